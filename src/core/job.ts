@@ -1,0 +1,124 @@
+// The job model: what a job is, the wire shapes of its results. Knows nothing of CLI, MCP or backends.
+
+export const ACTIVE_STATES = ["queued", "starting", "running", "stalled"] as const;
+export const TERMINAL_STATES = ["succeeded", "failed", "cancelled", "timed_out", "lost"] as const;
+export type ActiveState = (typeof ACTIVE_STATES)[number];
+export type TerminalState = (typeof TERMINAL_STATES)[number];
+export type JobState = ActiveState | TerminalState;
+export const JOB_STATES: readonly JobState[] = [...ACTIVE_STATES, ...TERMINAL_STATES];
+
+export type BackendName = "local" | "ssh" | "slurm";
+
+/** Everything that affects a launch. Secret values are never part of it: only their names. */
+export interface JobSpec {
+  argv: string[];
+  cwd: string;
+  env: Record<string, string>;
+  secret_env: string[];
+  backend: BackendName;
+  host: string | null;
+  queue: string | null;
+  timeout_seconds: number | null;
+  stall_timeout_seconds: number | null;
+  artifacts: string[];
+  slurm_options: Record<string, string>;
+  name: string | null;
+}
+
+/** Backend identity, known once the wrapper started (local: pids and boot ID). */
+export interface BackendId {
+  wrapper_pid?: number;
+  pid?: number;
+  pgid?: number;
+  boot_id?: string;
+  proc_start?: string;
+  [key: string]: unknown;
+}
+
+export interface Job {
+  job_id: string;
+  name: string | null;
+  backend: BackendName;
+  host: string | null;
+  state: JobState;
+  spec: JobSpec;
+  fingerprint: string;
+  client_request_id: string | null;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  job_dir: string;
+  backend_id: BackendId | null;
+  status_message: string | null;
+  cancel_requested_at: string | null;
+  exit_code: number | null;
+  signal: string | null;
+  reason: string | null;
+}
+
+export interface ErrorInfo {
+  stage: string;
+  reason: string;
+  retryable: boolean;
+  suggestion: string;
+  detail?: string;
+  [key: string]: unknown;
+}
+
+export interface ArtifactEntry {
+  path: string;
+  declared_path: string;
+  exists: boolean;
+  remote: boolean;
+  size_bytes?: number;
+  sha256?: string;
+  modified_at?: string;
+  content?: unknown;
+  parse_error?: string;
+  reason?: string;
+}
+
+/** The terminal result (PROTOCOL.md "Terminal result"): one object on every surface. */
+export interface JobResult {
+  job_id: string;
+  name: string | null;
+  backend: BackendName;
+  host: string | null;
+  state: TerminalState;
+  exit_code: number | null;
+  signal: string | null;
+  reason: string | null;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string;
+  duration_seconds: number | null;
+  stdout_tail: string;
+  stderr_tail: string;
+  stdout_bytes: number;
+  stderr_bytes: number;
+  stdout_dropped_bytes: number;
+  stderr_dropped_bytes: number;
+  truncated: boolean;
+  descendants_alive: boolean;
+  digest: string[];
+  artifacts: ArtifactEntry[];
+  parsed_results: unknown;
+  error: ErrorInfo | null;
+  snapshot: { sha256: string; captured_at: string };
+}
+
+export interface StateChange {
+  seq: number;
+  from_state: JobState | null;
+  to_state: JobState;
+  at: string;
+  reason: string | null;
+}
+
+export function isTerminal(state: JobState): state is TerminalState {
+  return (TERMINAL_STATES as readonly string[]).includes(state);
+}
+
+export function isActive(state: JobState): state is ActiveState {
+  return !isTerminal(state);
+}

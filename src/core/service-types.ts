@@ -1,0 +1,168 @@
+// Request and response shapes of the job use cases shared by the CLI and MCP (PROTOCOL.md field names).
+import type { AwaitlessError } from "./errors.ts";
+import type { BackendName, JobResult, JobState, StateChange } from "./job.ts";
+
+export interface LaunchRequest {
+  argv: string[];
+  cwd?: string;
+  env?: Record<string, string>;
+  secret_env?: string[];
+  backend?: BackendName;
+  host?: string;
+  queue?: string;
+  timeout_seconds?: number;
+  stall_timeout_seconds?: number;
+  artifacts?: string[];
+  slurm_options?: Record<string, string>;
+  name?: string;
+  client_request_id?: string;
+  allow_duplicate?: boolean;
+  /** Values for secret_env names; taken from the caller's environment when absent. */
+  secret_values?: Record<string, string>;
+}
+
+/** A short status view of any job (active or terminal). */
+export interface JobStatus {
+  job_id: string;
+  name: string | null;
+  backend: BackendName;
+  host: string | null;
+  state: JobState;
+  status_message: string | null;
+  argv: string[];
+  cwd: string;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  elapsed_seconds: number;
+  exit_code: number | null;
+  signal: string | null;
+  reason: string | null;
+  stdout_bytes: number;
+  stderr_bytes: number;
+  last_output_at: string | null;
+  client_request_id: string | null;
+  backend_id: Record<string, unknown> | null;
+}
+
+export interface SubmitResponse {
+  job_id: string;
+  state: JobState;
+  idempotent_replay: boolean;
+  job: JobStatus;
+}
+
+export type WaitState = "complete" | "client_timeout";
+export type DeliveryState = "delivered" | "pending";
+
+export interface WaitResponse {
+  job_id: string;
+  job_state: JobState;
+  wait_state: WaitState;
+  delivery_state: DeliveryState;
+  /** Present when the job is terminal: the stored snapshot, replayed byte-identically. */
+  result?: JobResult;
+  /** Present when pending: tails so far. */
+  stdout_tail?: string;
+  stderr_tail?: string;
+  status_message?: string;
+  next_action?: string;
+  next_command?: string;
+}
+
+export interface RunResponse extends WaitResponse {
+  delivery: "inline" | "detached";
+  detach_reason?: "inline_timeout" | "queued";
+  idempotent_replay: boolean;
+}
+
+export interface CompletionItem {
+  completion_id: string;
+  job_id: string;
+  state: JobState;
+  finished_at: string;
+  observed_at: string;
+  result: JobResult;
+}
+
+export interface CompletionsResponse {
+  completions: CompletionItem[];
+  next_cursor: string;
+  active_job_ids: string[];
+  unreachable_job_ids: string[];
+  has_more: boolean;
+  wait_timed_out: boolean;
+}
+
+export interface LogsRequest {
+  job_id: string;
+  stream?: "stdout" | "stderr" | "both";
+  tail_lines?: number;
+  grep?: string;
+  max_bytes?: number;
+}
+
+export interface LogsResponse {
+  job_id: string;
+  job_state: JobState;
+  stdout?: string;
+  stderr?: string;
+  stdout_bytes: number;
+  stderr_bytes: number;
+  dropped_bytes: { stdout: number; stderr: number };
+  truncated: boolean;
+}
+
+export interface CancelResponse {
+  job_id: string;
+  job_state: JobState;
+  cancel_requested: boolean;
+  /** Already terminal before the request: nothing was signalled. */
+  already_terminal: boolean;
+  result?: JobResult;
+}
+
+export interface ListRequest {
+  state?: JobState | "active" | "terminal";
+  name?: string;
+  host?: string;
+  queue?: string;
+  limit?: number;
+}
+
+export interface InspectResponse {
+  job: JobStatus;
+  spec: Record<string, unknown>;
+  history: StateChange[];
+  job_dir: string;
+  result?: JobResult;
+}
+
+/** Progress callback for held waits: called at least every `intervalMs` with a human sentence. */
+export type ProgressFn = (message: string) => void;
+
+export interface WaitOptions {
+  timeoutMs: number | null;
+  signal?: AbortSignal;
+  onProgress?: ProgressFn;
+  progressIntervalMs?: number;
+}
+
+export interface JobServiceApi {
+  submit(req: LaunchRequest): Promise<SubmitResponse>;
+  run(req: LaunchRequest, inlineTimeoutMs: number, opts?: Omit<WaitOptions, "timeoutMs">): Promise<RunResponse>;
+  wait(jobId: string, opts: WaitOptions): Promise<WaitResponse>;
+  completions(
+    jobIds: string[],
+    opts: { after_cursor?: string; limit?: number } & WaitOptions,
+  ): Promise<CompletionsResponse>;
+  status(jobId: string): Promise<JobStatus>;
+  logs(req: LogsRequest): Promise<LogsResponse>;
+  cancel(jobId: string, gracePeriodSeconds?: number): Promise<CancelResponse>;
+  list(req: ListRequest): Promise<JobStatus[]>;
+  inspect(jobId: string): Promise<InspectResponse>;
+  /** Resolves when the job reaches a terminal state (or the signal aborts). */
+  onTerminal(jobId: string, signal: AbortSignal): Promise<JobState>;
+}
+
+export type { AwaitlessError };
