@@ -1,0 +1,86 @@
+// Held calls: progress notifications at a steady cadence while a call waits, and the per-client hold budget.
+import type { JobStatus, ProgressFn } from "../core/service-types.ts";
+import { formatSeconds } from "./results.ts";
+
+export type ProgressToken = string | number;
+
+/** What a held call needs from its request: who to tell, how often, when to stop. */
+export interface HoldContext {
+  progressToken: ProgressToken | undefined;
+  notify: (notification: { method: string; params: Record<string, unknown> }) => Promise<void>;
+  signal: AbortSignal;
+  budgetMs: number;
+  progressIntervalMs: number;
+}
+
+export interface HoldHooks {
+  signal: AbortSignal;
+  onProgress: ProgressFn;
+  progressIntervalMs: number;
+}
+
+/** Shortest gap between two progress notifications when the service reports more often than the cadence. */
+const MIN_GAP_MS = 1_000;
+
+/**
+ * Runs `work` while sending `notifications/progress` (only when the request carries a progress token):
+ * the service's own sentences as they come, and `describe()` whenever a full interval passed without one.
+ */
+export async function holdWithProgress<T>(
+  ctx: HoldContext,
+  describe: () => Promise<string>,
+  work: (hooks: HoldHooks) => Promise<T>,
+): Promise<T> {
+  const token = ctx.progressToken;
+  let sent = 0;
+  let lastSentAt = Date.now();
+  let stopped = false;
+  const send = (message: string) => {
+    if (stopped || token === undefined) return;
+    sent += 1;
+    lastSentAt = Date.now();
+    ctx
+      .notify({ method: "notifications/progress", params: { progressToken: token, progress: sent, message } })
+      .catch(() => {});
+  };
+  const onProgress: ProgressFn = (message) => {
+    if (Date.now() - lastSentAt >= MIN_GAP_MS) send(message);
+  };
+  // The ticker runs at a fraction of the interval so a late tick can never stretch a gap past the interval.
+  const tickMs = Math.max(50, Math.floor(ctx.progressIntervalMs / 4));
+  const timer =
+    token === undefined
+      ? undefined
+      : setInterval(() => {
+          if (Date.now() - lastSentAt < ctx.progressIntervalMs - tickMs) return;
+          lastSentAt = Date.now();
+          describe()
+            .then(send)
+            .catch(() => send("still waiting"));
+        }, tickMs);
+  try {
+    return await work({ signal: ctx.signal, onProgress, progressIntervalMs: ctx.progressIntervalMs });
+  } finally {
+    stopped = true;
+    if (timer !== undefined) clearInterval(timer);
+  }
+}
+
+/** "running 3m12s, last output 2s ago" — the sentence progress and task status messages use. */
+export function statusSentence(status: JobStatus, nowMs: number = Date.now()): string {
+  const parts = [`${status.state} ${formatSeconds(status.elapsed_seconds)}`];
+  if (status.last_output_at !== null) {
+    const agoSeconds = Math.max(0, (nowMs - Date.parse(status.last_output_at)) / 1000);
+    parts.push(`last output ${formatSeconds(agoSeconds)} ago`);
+  } else if (status.state === "running" || status.state === "stalled") {
+    parts.push("no output yet");
+  }
+  if (status.status_message) parts.push(status.status_message);
+  return parts.join(", ");
+}
+
+/** Seconds requested by the caller, capped by the hold budget; in ms. */
+export function holdTimeoutMs(requestedSeconds: number | undefined, budgetMs: number): number {
+  if (requestedSeconds === undefined) return budgetMs;
+  return Math.min(budgetMs, Math.round(requestedSeconds * 1000));
+}

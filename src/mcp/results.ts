@@ -1,0 +1,115 @@
+// Tool results: structuredContent with protocol field names, a short human text, resource links, error results.
+import type { CallToolResult } from "@modelcontextprotocol/server";
+import { AwaitlessError } from "../core/errors.ts";
+import type { JobResult, JobState } from "../core/job.ts";
+import type { WaitResponse } from "../core/service-types.ts";
+
+export const JOB_URI_PREFIX = "awaitless://jobs/";
+export const jobUri = (jobId: string): string => `${JOB_URI_PREFIX}${jobId}`;
+
+export function resourceLink(jobId: string): CallToolResult["content"][number] {
+  return {
+    type: "resource_link",
+    uri: jobUri(jobId),
+    name: jobId,
+    mimeType: "application/json",
+    description: "Job status and bounded output tails; subscribe to be told when it finishes.",
+  };
+}
+
+/** A successful tool result: the object as structuredContent, plus a short text (and a link when a job is named). */
+export function toolResult(
+  structured: object,
+  text: string,
+  opts: { jobId?: string; isError?: boolean } = {},
+): CallToolResult {
+  const content: CallToolResult["content"] = [{ type: "text", text }];
+  if (opts.jobId !== undefined) content.push(resourceLink(opts.jobId));
+  const result: CallToolResult = { content, structuredContent: structured as Record<string, unknown> };
+  if (opts.isError) result.isError = true;
+  return result;
+}
+
+/** The one wrapper from any thrown error to an `isError` result carrying code, message and hint. */
+export function errorResult(error: unknown): CallToolResult {
+  const err =
+    error instanceof AwaitlessError
+      ? error
+      : new AwaitlessError(
+          "internal",
+          `Internal error: ${error instanceof Error ? error.message : String(error)}`,
+          "This is a bug in Awaitless; retry once, and report it with the server's stderr if it repeats.",
+        );
+  return {
+    isError: true,
+    content: [{ type: "text", text: `${err.code}: ${err.message}\nNext: ${err.hint}` }],
+    structuredContent: { error: err.toJSON() },
+  };
+}
+
+export function nextWaitAction(jobId: string, state: JobState): string {
+  return (
+    `Job ${jobId} is still ${state}. Call wait_for_job with {"job_id":"${jobId}"} to keep waiting ` +
+    "(waiting never changes the job), or get_job_logs to look at its output so far."
+  );
+}
+
+export function nextDetachedAction(jobId: string, state: JobState): string {
+  return (
+    `Job ${jobId} keeps ${state === "queued" ? "waiting in its queue" : "running"} in the background. ` +
+    `Call wait_for_job with {"job_id":"${jobId}"} to collect the result (no polling needed), ` +
+    `or subscribe to ${jobUri(jobId)}.`
+  );
+}
+
+/** MCP surface of a wait-like response: next_action names the MCP call; the CLI's next_command is dropped. */
+export function mcpWait<T extends WaitResponse>(resp: T): T {
+  const out = { ...resp };
+  delete out.next_command;
+  if (out.delivery_state === "pending") out.next_action = nextWaitAction(out.job_id, out.job_state);
+  else delete out.next_action;
+  return out;
+}
+
+export function describeResult(result: JobResult): string {
+  const duration = result.duration_seconds === null ? "" : ` after ${formatSeconds(result.duration_seconds)}`;
+  const how =
+    result.state === "succeeded"
+      ? "succeeded"
+      : result.state === "failed"
+        ? `failed with exit code ${result.exit_code ?? "?"}${result.signal ? ` (${result.signal})` : ""}`
+        : `ended ${result.state}${result.reason ? ` (${result.reason})` : ""}`;
+  const lines = [`Job ${result.job_id} ${how}${duration}.`];
+  if (result.digest.length > 0) lines.push(`Digest:\n${result.digest.slice(0, 5).join("\n")}`);
+  const tail = lastLines(result.stdout_tail, 10);
+  if (tail) lines.push(`Last stdout lines:\n${tail}`);
+  if (result.state !== "succeeded") {
+    const errTail = lastLines(result.stderr_tail, 10);
+    if (errTail) lines.push(`Last stderr lines:\n${errTail}`);
+  }
+  if (result.truncated) lines.push("Tails are truncated; get_job_logs reads more.");
+  return lines.join("\n");
+}
+
+export function describeWait(resp: WaitResponse): string {
+  if (resp.result) return describeResult(resp.result);
+  const status = resp.status_message ? ` (${resp.status_message})` : "";
+  return `Job ${resp.job_id} is ${resp.job_state}${status}; the wait ended before it finished.\n${resp.next_action ?? ""}`;
+}
+
+export function isFailure(result: JobResult | undefined): boolean {
+  return result !== undefined && result.state !== "succeeded";
+}
+
+export function formatSeconds(seconds: number): string {
+  const s = Math.round(seconds);
+  if (s < 60) return `${seconds < 10 ? seconds.toFixed(1) : s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m${String(s % 60).padStart(2, "0")}s`;
+  return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, "0")}m`;
+}
+
+function lastLines(text: string, count: number): string {
+  const lines = text.replace(/\n+$/, "").split("\n");
+  return lines.slice(-count).join("\n").trim() === "" ? "" : lines.slice(-count).join("\n");
+}

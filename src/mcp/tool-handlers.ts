@@ -1,0 +1,247 @@
+// What each tool does: map arguments onto JobServiceApi calls, hold where needed, shape the result.
+import type { CallToolResult } from "@modelcontextprotocol/server";
+import type * as v from "valibot";
+import { isTerminal } from "../core/job.ts";
+import type { JobServiceApi, LaunchRequest } from "../core/service-types.ts";
+import type { McpConfig } from "./config.ts";
+import { assertNoActiveDuplicate, assertNotBareSleep } from "./guards.ts";
+import { type HoldContext, holdTimeoutMs, holdWithProgress, statusSentence } from "./hold.ts";
+import type { JobWatch } from "./job-watch.ts";
+import {
+  describeResult,
+  describeWait,
+  formatSeconds,
+  isFailure,
+  mcpWait,
+  nextDetachedAction,
+  toolResult,
+} from "./results.ts";
+import { finalToolResult, type TaskView, taskView } from "./task-view.ts";
+import {
+  type cancelInput,
+  type completionsInput,
+  type listInput,
+  type logsInput,
+  type RunArgs,
+  type runJobInput,
+  type statusInput,
+  type submitInput,
+  toLaunchRequest,
+  toListRequest,
+  toLogsRequest,
+  type waitInput,
+} from "./tool-inputs.ts";
+
+export interface ToolEnv {
+  service: JobServiceApi;
+  config: McpConfig;
+  watch: JobWatch;
+}
+
+/** Per-call facts: the hold context and whether this request may be answered with a task handle. */
+export interface CallCtx {
+  hold: HoldContext;
+  /** The request declared the 2026 Tasks extension in its per-request capabilities. */
+  tasks: boolean;
+}
+
+export interface TaskOutcome {
+  kind: "task";
+  task: TaskView;
+}
+export type RunJobOutcome = CallToolResult | TaskOutcome;
+
+export function isTaskOutcome(outcome: RunJobOutcome): outcome is TaskOutcome {
+  return (outcome as Partial<TaskOutcome>).kind === "task";
+}
+
+async function launchGuards(env: ToolEnv, req: LaunchRequest): Promise<void> {
+  assertNotBareSleep(req.argv);
+  await assertNoActiveDuplicate(env.service, req);
+}
+
+export async function runTool(env: ToolEnv, args: RunArgs, ctx: CallCtx): Promise<CallToolResult> {
+  const req = toLaunchRequest(args);
+  await launchGuards(env, req);
+  const requestedMs = (args.inline_timeout_seconds ?? env.config.inlineWindowMs / 1000) * 1000;
+  const inlineMs = Math.min(requestedMs, ctx.hold.budgetMs);
+  const startedAt = Date.now();
+  let jobId: string | undefined;
+  const describe = async () =>
+    jobId === undefined
+      ? `starting, ${formatSeconds((Date.now() - startedAt) / 1000)}`
+      : statusSentence(await env.service.status(jobId));
+  const resp = await holdWithProgress(ctx.hold, describe, (hooks) =>
+    env.service.run(req, inlineMs, {
+      signal: hooks.signal,
+      progressIntervalMs: hooks.progressIntervalMs,
+      onProgress: hooks.onProgress,
+    }),
+  );
+  jobId = resp.job_id;
+  env.watch.watch(resp.job_id);
+  const out = mcpWait(resp);
+  if (out.delivery === "detached") {
+    out.next_action = nextDetachedAction(out.job_id, out.job_state);
+    const why =
+      out.detach_reason === "queued"
+        ? "is queued"
+        : `is still running after ${formatSeconds(inlineMs / 1000)}`;
+    return toolResult(
+      out,
+      `Job ${out.job_id} ${why}; it keeps going in the background.\n${out.next_action}`,
+      {
+        jobId: out.job_id,
+      },
+    );
+  }
+  return toolResult(out, describeWait(out), { jobId: out.job_id, isError: isFailure(out.result) });
+}
+
+export async function submitTool(
+  env: ToolEnv,
+  args: v.InferOutput<typeof submitInput>,
+): Promise<CallToolResult> {
+  const req = toLaunchRequest(args);
+  await launchGuards(env, req);
+  const resp = await env.service.submit(req);
+  env.watch.watch(resp.job_id);
+  const next_action = nextDetachedAction(resp.job_id, resp.state);
+  const replay = resp.idempotent_replay ? " (idempotent replay: this request ID already created it)" : "";
+  return toolResult(
+    { ...resp, next_action },
+    `Submitted job ${resp.job_id}, now ${resp.state}${replay}.\n${next_action}`,
+    {
+      jobId: resp.job_id,
+    },
+  );
+}
+
+/** run_job: a task handle once the job row is committed (Tasks clients), else a blocking hold. */
+export async function runJobTool(
+  env: ToolEnv,
+  args: v.InferOutput<typeof runJobInput>,
+  ctx: CallCtx,
+): Promise<RunJobOutcome> {
+  const req = toLaunchRequest(args);
+  await launchGuards(env, req);
+  const submitted = await env.service.submit(req);
+  env.watch.watch(submitted.job_id);
+  if (ctx.tasks) return { kind: "task", task: taskView(submitted.job, env.config) };
+  return waitFor(env, submitted.job_id, undefined, ctx, true);
+}
+
+export async function waitTool(
+  env: ToolEnv,
+  args: v.InferOutput<typeof waitInput>,
+  ctx: CallCtx,
+): Promise<CallToolResult> {
+  return waitFor(env, args.job_id, args.timeout_seconds, ctx, false);
+}
+
+async function waitFor(
+  env: ToolEnv,
+  jobId: string,
+  timeoutSeconds: number | undefined,
+  ctx: CallCtx,
+  finalShape: boolean,
+): Promise<CallToolResult> {
+  const timeoutMs = holdTimeoutMs(timeoutSeconds, ctx.hold.budgetMs);
+  const resp = await holdWithProgress(
+    ctx.hold,
+    async () => statusSentence(await env.service.status(jobId)),
+    (hooks) => env.service.wait(jobId, { timeoutMs, ...hooks }),
+  );
+  env.watch.watch(jobId);
+  if (finalShape || resp.result) return finalToolResult(resp);
+  const out = mcpWait(resp);
+  return toolResult(out, describeWait(out), { jobId });
+}
+
+export async function completionsTool(
+  env: ToolEnv,
+  args: v.InferOutput<typeof completionsInput>,
+  ctx: CallCtx,
+): Promise<CallToolResult> {
+  const timeoutMs = holdTimeoutMs(args.timeout_seconds, ctx.hold.budgetMs);
+  const resp = await holdWithProgress(
+    ctx.hold,
+    async () => `waiting for ${args.job_ids.length} job(s)`,
+    (hooks) =>
+      env.service.completions(args.job_ids, {
+        ...(args.after_cursor !== undefined && { after_cursor: args.after_cursor }),
+        ...(args.limit !== undefined && { limit: args.limit }),
+        timeoutMs,
+        ...hooks,
+      }),
+  );
+  for (const id of resp.active_job_ids) env.watch.watch(id);
+  const lines = resp.completions.map((c) => `- ${describeResult(c.result).split("\n")[0]}`);
+  const next = `Call wait_for_completions with {"job_ids":${JSON.stringify(args.job_ids)},"after_cursor":"${resp.next_cursor}"} for the next ones.`;
+  const head =
+    resp.completions.length === 0
+      ? `No job finished ${resp.wait_timed_out ? "before the wait ended" : "yet"}; ${resp.active_job_ids.length} still active.`
+      : `${resp.completions.length} job(s) finished:\n${lines.join("\n")}`;
+  const tail =
+    resp.active_job_ids.length > 0 || resp.has_more ? `\n${next}` : "\nAll selected jobs have finished.";
+  const unreachable =
+    resp.unreachable_job_ids.length > 0
+      ? `\nUnreachable right now: ${resp.unreachable_job_ids.join(", ")}.`
+      : "";
+  const structured = resp.active_job_ids.length > 0 || resp.has_more ? { ...resp, next_action: next } : resp;
+  return toolResult(structured, head + unreachable + tail);
+}
+
+export async function statusTool(
+  env: ToolEnv,
+  args: v.InferOutput<typeof statusInput>,
+): Promise<CallToolResult> {
+  const status = await env.service.status(args.job_id);
+  const text = isTerminal(status.state)
+    ? `Job ${status.job_id} ${status.state}${status.exit_code !== null ? ` (exit ${status.exit_code})` : ""}. wait_for_job returns its full result.`
+    : `Job ${status.job_id}: ${statusSentence(status)}. Call wait_for_job with {"job_id":"${status.job_id}"} to wait for it.`;
+  return toolResult(status, text, { jobId: status.job_id });
+}
+
+export async function logsTool(env: ToolEnv, args: v.InferOutput<typeof logsInput>): Promise<CallToolResult> {
+  const resp = await env.service.logs(toLogsRequest(args, env.config.maxReturnBytes));
+  const parts: string[] = [];
+  for (const stream of ["stdout", "stderr"] as const) {
+    const text = resp[stream];
+    if (text === undefined) continue;
+    const filter = args.grep !== undefined ? ` matching ${JSON.stringify(args.grep)}` : "";
+    parts.push(text === "" ? `(${stream}: no output${filter} yet)` : `--- ${stream} ---\n${text}`);
+  }
+  if (resp.truncated) parts.push("(truncated to the byte budget; narrow with tail_lines or grep)");
+  return toolResult(resp, parts.join("\n") || `Job ${args.job_id} has no output.`, { jobId: args.job_id });
+}
+
+export async function cancelTool(
+  env: ToolEnv,
+  args: v.InferOutput<typeof cancelInput>,
+): Promise<CallToolResult> {
+  const resp = await env.service.cancel(args.job_id, args.grace_period_seconds);
+  const text = resp.already_terminal
+    ? `Job ${resp.job_id} had already finished (${resp.job_state}); nothing was signalled.`
+    : `Cancellation of job ${resp.job_id} requested (now ${resp.job_state}). wait_for_job returns once it has stopped.`;
+  return toolResult(resp, text, { jobId: resp.job_id });
+}
+
+export async function listTool(env: ToolEnv, args: v.InferOutput<typeof listInput>): Promise<CallToolResult> {
+  const jobs = await env.service.list(toListRequest(args));
+  if (jobs.length === 0) {
+    const filters = Object.entries(args)
+      .filter(([, value]) => value !== undefined)
+      .map(([key, value]) => `${key}=${value}`)
+      .join(", ");
+    return toolResult(
+      { jobs: [], count: 0 },
+      `No jobs match${filters ? ` (${filters})` : ""}. Start one with run or submit_job.`,
+    );
+  }
+  const lines = jobs.map(
+    (job) =>
+      `${job.job_id}  ${job.state.padEnd(9)}  ${formatSeconds(job.elapsed_seconds).padStart(6)}  ${job.name ?? job.argv.join(" ").slice(0, 60)}`,
+  );
+  return toolResult({ jobs, count: jobs.length }, `${jobs.length} job(s):\n${lines.join("\n")}`);
+}

@@ -1,0 +1,179 @@
+// Input schemas of the MCP tools (valibot; PRODUCT.md argument names) and their mapping onto service requests.
+import * as v from "valibot";
+import { JOB_STATES } from "../core/job.ts";
+import type { LaunchRequest, ListRequest, LogsRequest } from "../core/service-types.ts";
+
+const positive = (what: string) =>
+  v.pipe(v.number(`${what} must be a number of seconds`), v.minValue(0, `${what} must be ≥ 0`));
+const count = (what: string, max: number) =>
+  v.pipe(
+    v.number(`${what} must be an integer`),
+    v.integer(`${what} must be an integer`),
+    v.minValue(1, `${what} must be ≥ 1`),
+    v.maxValue(max, `${what} must be ≤ ${max}`),
+  );
+const jobId = v.pipe(
+  v.string("job_id must be a string such as job_01J…"),
+  v.minLength(1, "job_id must not be empty"),
+  v.description("The job ID returned by run, submit_job or list_jobs (job_…)."),
+);
+const stringMap = (what: string) => v.record(v.string(), v.string(`${what} values must be strings`));
+
+export const launchEntries = {
+  command: v.pipe(
+    v.array(
+      v.string("each command element must be a string"),
+      'command must be an argv array of strings, e.g. ["make","test"] or ["sh","-c","make test && make lint"]',
+    ),
+    v.minLength(1, "command must name a program"),
+    v.description('Argv array; no shell unless you ask for one: ["sh","-c","make test | tee log"].'),
+  ),
+  cwd: v.optional(v.pipe(v.string(), v.description("Working directory (default: the server's cwd)."))),
+  env: v.optional(v.pipe(stringMap("env"), v.description("Extra environment variables."))),
+  secret_env: v.optional(
+    v.pipe(
+      v.array(v.string()),
+      v.description("Names of variables passed through from the server's environment; values are redacted."),
+    ),
+  ),
+  backend: v.optional(
+    v.pipe(
+      v.picklist(["local", "ssh", "slurm"], "backend must be local, ssh or slurm"),
+      v.description("Where to run."),
+    ),
+  ),
+  host: v.optional(v.pipe(v.string(), v.description("Host name (ssh/slurm); an ~/.ssh/config alias works."))),
+  timeout_seconds: v.optional(v.pipe(positive("timeout_seconds"), v.description("Job runtime limit."))),
+  stall_timeout_seconds: v.optional(
+    v.pipe(positive("stall_timeout_seconds"), v.description("Mark the job stalled after this much silence.")),
+  ),
+  artifacts: v.optional(
+    v.pipe(
+      v.array(v.string()),
+      v.description("Paths/globs (relative to cwd) reported in the result manifest."),
+    ),
+  ),
+  name: v.optional(v.pipe(v.string(), v.description("Human label for the job."))),
+  queue: v.optional(v.pipe(v.string(), v.description("Named FIFO queue (local/ssh)."))),
+  client_request_id: v.optional(
+    v.pipe(
+      v.string(),
+      v.description(
+        "Idempotency key: a retry with the same key and arguments returns the same job, never a second launch.",
+      ),
+    ),
+  ),
+  slurm_options: v.optional(v.pipe(stringMap("slurm_options"), v.description("Allowlisted sbatch options."))),
+  allow_duplicate: v.optional(
+    v.pipe(
+      v.boolean(),
+      v.description("Launch even if an identical command is already active in the same cwd/target."),
+    ),
+  ),
+};
+
+export const submitInput = v.object(launchEntries);
+export const runInput = v.object({
+  ...launchEntries,
+  inline_timeout_seconds: v.optional(
+    v.pipe(
+      positive("inline_timeout_seconds"),
+      v.description("How long to wait inline before detaching (default 10)."),
+    ),
+  ),
+});
+export const runJobInput = v.object({
+  ...launchEntries,
+  client_request_id: v.pipe(
+    v.string('run_job needs client_request_id: a key you reuse when retrying, e.g. "tests-after-fix-1"'),
+    v.minLength(1, "client_request_id must not be empty"),
+    v.description("Required idempotency key; retrying with the same key returns the same job/task."),
+  ),
+});
+export const waitInput = v.object({
+  job_id: jobId,
+  timeout_seconds: v.optional(
+    v.pipe(
+      positive("timeout_seconds"),
+      v.description("Stop waiting after this long (capped by the hold budget)."),
+    ),
+  ),
+});
+export const completionsInput = v.object({
+  job_ids: v.pipe(
+    v.array(v.string(), "job_ids must be an array of job IDs"),
+    v.minLength(1, "job_ids needs at least one job ID"),
+    v.maxLength(500, "job_ids takes at most 500 job IDs"),
+    v.description("Jobs to watch."),
+  ),
+  after_cursor: v.optional(v.pipe(v.string(), v.description("next_cursor from the previous call."))),
+  timeout_seconds: v.optional(
+    v.pipe(positive("timeout_seconds"), v.description("Longest to wait for one completion.")),
+  ),
+  limit: v.optional(v.pipe(count("limit", 500), v.description("Most completions to return (default 50)."))),
+});
+export const statusInput = v.object({ job_id: jobId });
+export const logsInput = v.object({
+  job_id: jobId,
+  stream: v.optional(v.picklist(["stdout", "stderr", "both"], "stream must be stdout, stderr or both")),
+  tail_lines: v.optional(v.pipe(count("tail_lines", 100_000), v.description("Last N lines only."))),
+  grep: v.optional(v.pipe(v.string(), v.description("Only lines matching this regular expression."))),
+  max_bytes: v.optional(
+    v.pipe(count("max_bytes", 1_048_576), v.description("Byte budget for the returned text.")),
+  ),
+});
+export const cancelInput = v.object({
+  job_id: jobId,
+  grace_period_seconds: v.optional(
+    v.pipe(positive("grace_period_seconds"), v.description("SIGTERM, then SIGKILL after this long.")),
+  ),
+});
+const listStates = [...JOB_STATES, "active", "terminal"] as const;
+export const listInput = v.object({
+  state: v.optional(v.picklist(listStates, `state must be one of: ${listStates.join(", ")}`)),
+  host: v.optional(v.string()),
+  queue: v.optional(v.string()),
+  name: v.optional(v.string()),
+  limit: v.optional(count("limit", 1_000)),
+});
+
+export type LaunchArgs = v.InferOutput<typeof submitInput>;
+export type RunArgs = v.InferOutput<typeof runInput>;
+
+/** Tool arguments → LaunchRequest (`command` becomes `argv`; absent stays absent). */
+export function toLaunchRequest(args: LaunchArgs): LaunchRequest {
+  const { command, ...rest } = args;
+  const req: LaunchRequest = { argv: command };
+  for (const [key, value] of Object.entries(rest)) {
+    if (value !== undefined && key !== "inline_timeout_seconds")
+      (req as unknown as Record<string, unknown>)[key] = value;
+  }
+  return req;
+}
+
+export function toLogsRequest(args: v.InferOutput<typeof logsInput>, maxReturnBytes: number): LogsRequest {
+  return { ...args, max_bytes: Math.min(args.max_bytes ?? maxReturnBytes, maxReturnBytes) };
+}
+
+export function toListRequest(args: v.InferOutput<typeof listInput>): ListRequest {
+  return args as ListRequest;
+}
+
+/** Validate tool arguments; issues become one sentence naming the argument. */
+export function parseArgs<S extends v.GenericSchema>(
+  schema: S,
+  args: unknown,
+): { ok: true; value: v.InferOutput<S> } | { ok: false; message: string } {
+  const result = v.safeParse(schema, args ?? {});
+  if (result.success) return { ok: true, value: result.output };
+  const message = result.issues
+    .slice(0, 3)
+    .map((issue) => {
+      const path = v.getDotPath(issue);
+      if (path && issue.input === undefined && issue.message.startsWith("Invalid key"))
+        return `${path} is required`;
+      return path ? `${path}: ${issue.message}` : issue.message;
+    })
+    .join("; ");
+  return { ok: false, message };
+}
