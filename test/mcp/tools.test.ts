@@ -1,0 +1,239 @@
+// The tool surface against a fake job service, through the official client, for both protocol generations.
+import { afterEach, describe, expect, test } from "bun:test";
+import { tmpdir } from "node:os";
+import { FakeJobService } from "./fake-service.ts";
+import { type Era, structured, textOf, waitFor } from "./harness.ts";
+import { connectInProcess } from "./in-process.ts";
+
+type Conn = Awaited<ReturnType<typeof connectInProcess>>;
+const open: Array<{ conn: Conn; fake: FakeJobService }> = [];
+
+async function setup(era: Era, overrides = {}) {
+  const fake = new FakeJobService();
+  const conn = await connectInProcess(fake, era, overrides);
+  open.push({ conn, fake });
+  return { fake, client: conn.client, conn };
+}
+
+afterEach(async () => {
+  for (const { conn, fake } of open.splice(0)) {
+    await conn.close();
+    fake.dispose();
+  }
+});
+
+for (const era of ["legacy", "modern"] as const) {
+  describe(`tools (${era})`, () => {
+    test("lists the nine tools, each saying when to use it and when not", async () => {
+      const { client } = await setup(era);
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name).sort()).toEqual(
+        [
+          "cancel_job",
+          "get_job_logs",
+          "get_job_status",
+          "list_jobs",
+          "run",
+          "run_job",
+          "submit_job",
+          "wait_for_completions",
+          "wait_for_job",
+        ].sort(),
+      );
+      for (const tool of tools) {
+        expect(tool.description ?? "").toMatch(/Not |not for|Prefer /);
+        expect(tool.inputSchema.type).toBe("object");
+      }
+      const run = tools.find((t) => t.name === "run")!;
+      expect(Object.keys(run.inputSchema.properties ?? {})).toContain("inline_timeout_seconds");
+      expect(run.inputSchema.required).toEqual(["command"]);
+    });
+
+    test("run returns a quick command's result inline with a resource link", async () => {
+      const { client } = await setup(era);
+      const result = await client.callTool({ name: "run", arguments: { command: ["fake:exit", "0", "5"] } });
+      const body = structured<{ delivery: string; wait_state: string; result: { state: string } }>(result);
+      expect(body.delivery).toBe("inline");
+      expect(body.wait_state).toBe("complete");
+      expect(body.result.state).toBe("succeeded");
+      expect(result.isError).toBeUndefined();
+      expect(JSON.stringify(result.content)).toContain("awaitless://jobs/job_");
+      expect(body).not.toHaveProperty("next_command");
+    });
+
+    test("a failed job comes back as isError with its exit code in words", async () => {
+      const { client } = await setup(era);
+      const result = await client.callTool({ name: "run", arguments: { command: ["fake:exit", "3", "5"] } });
+      expect(result.isError).toBe(true);
+      expect(textOf(result)).toContain("failed with exit code 3");
+    });
+
+    test("run detaches after the inline window; wait_for_job collects the result", async () => {
+      const { client, fake } = await setup(era);
+      const detached = await client.callTool({
+        name: "run",
+        arguments: { command: ["make", "test"], inline_timeout_seconds: 0.2 },
+      });
+      const body = structured<{ delivery: string; job_id: string; next_action: string }>(detached);
+      expect(body.delivery).toBe("detached");
+      expect(body.next_action).toContain(`wait_for_job with {"job_id":"${body.job_id}"}`);
+      fake.write(body.job_id, "all 12 tests passed\n");
+      const waiting = client.callTool({ name: "wait_for_job", arguments: { job_id: body.job_id } });
+      await waitFor(() => (fake.calls.filter((c) => c === "wait").length >= 2 ? true : undefined));
+      fake.finish(body.job_id, 0);
+      const done = structured<{ wait_state: string; result: { stdout_tail: string } }>(await waiting);
+      expect(done.wait_state).toBe("complete");
+      expect(done.result.stdout_tail).toContain("all 12 tests passed");
+    });
+
+    test("a held wait sends progress and ends at the hold budget with client_timeout; the job keeps running", async () => {
+      const { client, fake } = await setup(era, { holdBudgetMs: 1_200, progressIntervalMs: 150 });
+      const submitted = structured<{ job_id: string }>(
+        await client.callTool({ name: "submit_job", arguments: { command: ["./train.sh"] } }),
+      );
+      fake.write(submitted.job_id, "epoch 1\n");
+      const messages: string[] = [];
+      const result = await client.callTool(
+        { name: "wait_for_job", arguments: { job_id: submitted.job_id } },
+        { onprogress: (p) => messages.push(p.message ?? "") },
+      );
+      const body = structured<{ wait_state: string; job_state: string; next_action: string }>(result);
+      expect(body.wait_state).toBe("client_timeout");
+      expect(body.job_state).toBe("running");
+      expect(body.next_action).toContain(`Call wait_for_job with {"job_id":"${submitted.job_id}"}`);
+      expect(messages.length).toBeGreaterThanOrEqual(3);
+      expect(messages.at(-1)).toMatch(/^running \S+, last output \S+ ago/);
+      expect(fake.jobs.get(submitted.job_id)?.status.state).toBe("running");
+    });
+
+    test("a bare sleep is refused with the way to wait instead", async () => {
+      const { client, fake } = await setup(era);
+      for (const command of [
+        ["sleep", "30"],
+        ["sh", "-c", "sleep 30"],
+        ["/bin/sleep", "5m"],
+      ]) {
+        const result = await client.callTool({ name: "run", arguments: { command } });
+        expect(result.isError).toBe(true);
+        expect(textOf(result)).toContain("wait_for_job");
+        expect(structured<{ error: { code: string } }>(result).error.code).toBe("invalid_argument");
+      }
+      expect(fake.jobs.size).toBe(0);
+    });
+
+    test("an identical active command is not launched twice unless allow_duplicate", async () => {
+      const { client, fake } = await setup(era);
+      const first = structured<{ job_id: string }>(
+        await client.callTool({
+          name: "submit_job",
+          arguments: { command: ["make", "test"], cwd: tmpdir() },
+        }),
+      );
+      const again = await client.callTool({
+        name: "submit_job",
+        arguments: { command: ["make", "test"], cwd: tmpdir() },
+      });
+      expect(again.isError).toBe(true);
+      expect(structured<{ error: { code: string; job_id: string } }>(again).error).toMatchObject({
+        code: "duplicate_active_job",
+        job_id: first.job_id,
+      });
+      expect(textOf(again)).toContain(`wait_for_job with {"job_id":"${first.job_id}"}`);
+      const forced = await client.callTool({
+        name: "submit_job",
+        arguments: { command: ["make", "test"], cwd: tmpdir(), allow_duplicate: true },
+      });
+      expect(forced.isError).toBeUndefined();
+      expect(fake.jobs.size).toBe(2);
+    });
+
+    test("a client_request_id retry is an idempotent replay, not a duplicate", async () => {
+      const { client, fake } = await setup(era);
+      const args = { command: ["make", "test"], client_request_id: "tests-1" };
+      const first = structured<{ job_id: string }>(
+        await client.callTool({ name: "submit_job", arguments: args }),
+      );
+      const retry = await client.callTool({ name: "submit_job", arguments: args });
+      expect(retry.isError).toBeUndefined();
+      expect(structured<{ job_id: string; idempotent_replay: boolean }>(retry)).toMatchObject({
+        job_id: first.job_id,
+        idempotent_replay: true,
+      });
+      expect(fake.jobs.size).toBe(1);
+    });
+
+    test("unknown job IDs point at list_jobs; empty lists and logs say so in words", async () => {
+      const { client } = await setup(era);
+      const unknown = await client.callTool({ name: "get_job_status", arguments: { job_id: "job_NOPE" } });
+      expect(unknown.isError).toBe(true);
+      expect(textOf(unknown)).toContain("list_jobs");
+      const empty = await client.callTool({ name: "list_jobs", arguments: { state: "active" } });
+      expect(textOf(empty)).toContain("No jobs match (state=active)");
+      expect(structured(empty)).toEqual({ jobs: [], count: 0 });
+      const job = structured<{ job_id: string }>(
+        await client.callTool({ name: "submit_job", arguments: { command: ["quiet"] } }),
+      );
+      const logs = await client.callTool({ name: "get_job_logs", arguments: { job_id: job.job_id } });
+      expect(textOf(logs)).toContain("stdout: no output yet");
+    });
+
+    test("status, logs, cancel and list report the job", async () => {
+      const { client, fake } = await setup(era);
+      const job = structured<{ job_id: string }>(
+        await client.callTool({ name: "submit_job", arguments: { command: ["server"], name: "srv" } }),
+      );
+      fake.write(job.job_id, "listening on 8080\n");
+      expect(
+        textOf(await client.callTool({ name: "get_job_status", arguments: { job_id: job.job_id } })),
+      ).toContain("running");
+      const logs = await client.callTool({
+        name: "get_job_logs",
+        arguments: { job_id: job.job_id, stream: "stdout" },
+      });
+      expect(textOf(logs)).toContain("listening on 8080");
+      const cancelled = await client.callTool({ name: "cancel_job", arguments: { job_id: job.job_id } });
+      expect(structured<{ cancel_requested: boolean }>(cancelled).cancel_requested).toBe(true);
+      const listed = structured<{ jobs: Array<{ name: string; state: string }> }>(
+        await client.callTool({ name: "list_jobs", arguments: {} }),
+      );
+      expect(listed.jobs).toEqual([expect.objectContaining({ name: "srv", state: "cancelled" })]);
+    });
+
+    test("wait_for_completions returns finished jobs and a cursor that advances", async () => {
+      const { client, fake } = await setup(era);
+      const ids: string[] = [];
+      for (const n of [1, 2]) {
+        ids.push(
+          structured<{ job_id: string }>(
+            await client.callTool({ name: "submit_job", arguments: { command: ["w", `${n}`] } }),
+          ).job_id,
+        );
+      }
+      fake.finish(ids[1]!, 0);
+      const first = structured<{
+        completions: Array<{ job_id: string }>;
+        next_cursor: string;
+        active_job_ids: string[];
+      }>(await client.callTool({ name: "wait_for_completions", arguments: { job_ids: ids } }));
+      expect(first.completions.map((c) => c.job_id)).toEqual([ids[1]!]);
+      expect(first.active_job_ids).toEqual([ids[0]!]);
+      const pending = client.callTool({
+        name: "wait_for_completions",
+        arguments: { job_ids: ids, after_cursor: first.next_cursor },
+      });
+      fake.finish(ids[0]!, 1);
+      const second = await pending;
+      expect(
+        structured<{ completions: Array<{ job_id: string }> }>(second).completions.map((c) => c.job_id),
+      ).toEqual([ids[0]!]);
+      expect(textOf(second)).toContain("All selected jobs have finished.");
+    });
+
+    test("invalid arguments name the argument", async () => {
+      const { client } = await setup(era);
+      const result = await client.callTool({ name: "run_job", arguments: { command: ["make"] } });
+      expect(result.isError).toBe(true);
+      expect(textOf(result)).toContain("client_request_id is required");
+    });
+  });
+}
