@@ -122,7 +122,7 @@ describe("refusals name the file and line and say what to write instead", () => 
   const cases: { name: string; config: string; line: number; message: string; hint: string }[] = [
     {
       name: "Match block",
-      config: 'Host x\n  User a\nMatch host x exec "touch /tmp/pwned"\n  User b\n',
+      config: 'Host x\n  User a\nMatch host x exec "notify-send hi"\n  User b\n',
       line: 3,
       message: "Match host x exec",
       hint: 'Rewrite it as a "Host <patterns>" block',
