@@ -31,7 +31,9 @@ export class TapTransport implements Transport {
   constructor(private readonly inner: Transport) {
     inner.onclose = () => this.onclose?.();
     inner.onerror = (error) => this.onerror?.(error);
-    inner.onmessage = (message, extra) => {
+    inner.onmessage = (received, extra) => {
+      // Through JSON, as on a real pipe (an in-memory pipe would otherwise keep `undefined` members).
+      const message = JSON.parse(JSON.stringify(received)) as JSONRPCMessage;
       this.log.push({ dir: "<<", message: message as Json });
       const id = (message as { id?: unknown }).id;
       if (typeof id === "string" && this.pendingRaw.has(id)) {

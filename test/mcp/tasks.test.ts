@@ -1,0 +1,213 @@
+// The Tasks extension against a fake job service: the official ext-tasks requester, raw edge cases, schema validity.
+import { afterEach, describe, expect, test } from "bun:test";
+import { createTaskSessionFromClient, resultFromTaskOutcome } from "@modelcontextprotocol/ext-tasks/client";
+import { FakeJobService } from "./fake-service.ts";
+import { structured, type TapTransport, textOf, v2Framing, waitFor } from "./harness.ts";
+import { connectInProcess } from "./in-process.ts";
+import { tasksSchemaIssues } from "./tasks-schema.ts";
+
+type Conn = Awaited<ReturnType<typeof connectInProcess>>;
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function setup(fake = new FakeJobService()) {
+  const conn = await connectInProcess(fake, "modern", { taskPollIntervalMs: 50 });
+  cleanups.push(async () => {
+    await conn.close();
+    fake.dispose();
+  });
+  return { fake, conn };
+}
+
+function session(conn: Conn) {
+  const s = createTaskSessionFromClient(conn.client, {
+    endpointId: "awaitless-test",
+    rawDispatch: conn.tap.rawDispatch,
+    v2RequestFraming: v2Framing(conn.client),
+  });
+  cleanups.push(() => s.close());
+  return s;
+}
+
+const withTasks = { extensions: { "io.modelcontextprotocol/tasks": {} } };
+const envelope = (capabilities: object) => ({
+  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+  "io.modelcontextprotocol/clientInfo": { name: "raw", version: "0" },
+  "io.modelcontextprotocol/clientCapabilities": capabilities,
+});
+type Raw = {
+  kind: "result" | "error";
+  result?: Record<string, unknown>;
+  error?: { code: number; data?: unknown };
+};
+const raw = (tap: TapTransport, method: string, params: object, capabilities: object = withTasks) =>
+  tap.rawDispatch({ method, params: { ...params, _meta: envelope(capabilities) } }) as Promise<Raw>;
+
+/** Every Tasks-extension message on the wire validates against the extension's schema.json. */
+async function expectTasksWireValid(tap: TapTransport) {
+  const byId = new Map(tap.log.filter((e) => e.dir === ">>").map((e) => [e.message.id, e.message]));
+  const checked: string[] = [];
+  for (const entry of tap.log) {
+    const m = entry.message;
+    const request = m.method === undefined ? byId.get(m.id) : undefined;
+    const requestDef: Record<string, string> = {
+      "tasks/get": "GetTaskRequest",
+      "tasks/cancel": "CancelTaskRequest",
+      "tasks/update": "UpdateTaskRequest",
+    };
+    const resultDef: Record<string, string> = {
+      "tasks/get": "GetTaskResult",
+      "tasks/cancel": "CancelTaskResult",
+      "tasks/update": "UpdateTaskResult",
+    };
+    let def: string | undefined;
+    let value: unknown = m;
+    if (typeof m.method === "string" && requestDef[m.method]) def = requestDef[m.method];
+    else if (request && typeof request.method === "string" && m.result !== undefined) {
+      value = m.result;
+      if (resultDef[request.method]) def = resultDef[request.method];
+      else if (
+        request.method === "tools/call" &&
+        (m.result as { resultType?: string }).resultType === "task"
+      ) {
+        def = "CreateTaskResult";
+      }
+    }
+    if (def === undefined) continue;
+    expect({ def, issues: await tasksSchemaIssues(def, value) }).toEqual({ def, issues: [] });
+    checked.push(def);
+  }
+  return checked;
+}
+
+describe("Tasks extension (2026-07-28)", () => {
+  test("discover advertises the extension as exactly {}", async () => {
+    const { conn } = await setup();
+    expect(conn.client.getServerCapabilities()?.extensions?.["io.modelcontextprotocol/tasks"]).toEqual({});
+  });
+
+  test("the official requester settles a run_job task with the job result inlined", async () => {
+    const { conn, fake } = await setup();
+    const execution = await session(conn).callTool("run_job", {
+      command: ["fake:exit", "0", "300"],
+      client_request_id: "settle-1",
+    });
+    expect(execution.kind).toBe("task");
+    expect(fake.jobs.size).toBe(1);
+    const { outcome } = await execution.settle();
+    expect(outcome.status).toBe("completed");
+    const result = resultFromTaskOutcome(outcome) as { structuredContent: { result: { state: string } } };
+    expect(result.structuredContent.result.state).toBe("succeeded");
+    expect(JSON.stringify(result)).toContain("awaitless://jobs/job_");
+    const checked = await expectTasksWireValid(conn.tap);
+    expect(checked).toContain("CreateTaskResult");
+    expect(checked).toContain("GetTaskResult");
+    // The task handle is the spec shape: no SDK-added `content`.
+    const handle = conn.tap.log.find(
+      (e) => (e.message.result as { resultType?: string })?.resultType === "task",
+    );
+    expect(handle?.message.result).not.toHaveProperty("content");
+  });
+
+  test("a failed job completes the task with isError, a cancelled one cancels it", async () => {
+    const { conn, fake } = await setup();
+    const s = session(conn);
+    const failing = await s.callTool("run_job", {
+      command: ["fake:exit", "2", "50"],
+      client_request_id: "fail-1",
+    });
+    const failed = await failing.settle();
+    expect(failed.outcome.status).toBe("completed");
+    expect((resultFromTaskOutcome(failed.outcome) as { isError?: boolean }).isError).toBe(true);
+    const long = await s.callTool("run_job", { command: ["long"], client_request_id: "cancel-1" });
+    await long.cancel();
+    const settled = await long.settle();
+    expect(settled.outcome.status).toBe("cancelled");
+    expect([...fake.jobs.values()].find((j) => j.status.argv[0] === "long")?.status.state).toBe("cancelled");
+    expect(await expectTasksWireValid(conn.tap)).toContain("CancelTaskResult");
+  });
+
+  test("a run_job retry with the same client_request_id returns the same task", async () => {
+    const { conn, fake } = await setup();
+    const args = { name: "run_job", arguments: { command: ["long"], client_request_id: "same-1" } };
+    const first = await raw(conn.tap, "tools/call", args);
+    const second = await raw(conn.tap, "tools/call", args);
+    expect(first.result?.resultType).toBe("task");
+    expect(second.result?.taskId).toBe(first.result?.taskId as string);
+    expect(fake.jobs.size).toBe(1);
+    await expectTasksWireValid(conn.tap);
+  });
+
+  test("tasks/get while working says what the job is doing; tasks/update acknowledges", async () => {
+    const { conn, fake } = await setup();
+    const created = await raw(conn.tap, "tools/call", {
+      name: "run_job",
+      arguments: { command: ["long"], client_request_id: "w-1" },
+    });
+    const taskId = created.result?.taskId as string;
+    fake.write(taskId, "step 1\n");
+    const got = await raw(conn.tap, "tasks/get", { taskId });
+    expect(got.result).toMatchObject({
+      taskId,
+      status: "working",
+      pollIntervalMs: 50,
+      resultType: "complete",
+    });
+    expect(got.result?.statusMessage).toMatch(/^running .*last output/);
+    const updated = await raw(conn.tap, "tasks/update", { taskId, inputResponses: {}, unknownKey: 1 });
+    expect(updated.kind).toBe("result");
+    await expectTasksWireValid(conn.tap);
+  });
+
+  test("unknown task → -32602; tasks/* without the capability → -32021 with requiredCapabilities", async () => {
+    const { conn } = await setup();
+    for (const method of ["tasks/get", "tasks/update", "tasks/cancel"]) {
+      const unknown = await raw(conn.tap, method, { taskId: "job_UNKNOWN", inputResponses: {} });
+      expect(unknown.error?.code).toBe(-32602);
+      const noCap = await raw(conn.tap, method, { taskId: "job_UNKNOWN", inputResponses: {} }, {});
+      expect(noCap.error).toMatchObject({
+        code: -32021,
+        data: { requiredCapabilities: { extensions: { "io.modelcontextprotocol/tasks": {} } } },
+      });
+    }
+  });
+
+  test("without the capability run_job holds and returns the result; run never becomes a task", async () => {
+    const { conn } = await setup();
+    const blocking = await conn.client.callTool({
+      name: "run_job",
+      arguments: { command: ["fake:exit", "0", "100"], client_request_id: "plain-1" },
+    });
+    expect(structured<{ result: { state: string } }>(blocking).result.state).toBe("succeeded");
+    const run = await raw(conn.tap, "tools/call", {
+      name: "run",
+      arguments: { command: ["long-run"], inline_timeout_seconds: 0.1 },
+    });
+    expect(run.result?.resultType).toBe("complete");
+    expect((run.result?.structuredContent as { delivery: string }).delivery).toBe("detached");
+  });
+
+  test("a second client recovers a task the first client left behind", async () => {
+    const fake = new FakeJobService();
+    const first = await setup(fake);
+    const execution = await session(first.conn).callTool("run_job", {
+      command: ["long"],
+      client_request_id: "recover-1",
+    });
+    if (execution.kind !== "task") throw new Error("expected a task");
+    const reference = execution.serializeReference();
+    await execution.detach();
+    await first.conn.close();
+    const second = await setup(fake);
+    const resumed = await session(second.conn).resumeTask(reference);
+    const jobId = reference.taskId as string;
+    await waitFor(() => (fake.jobs.has(jobId) ? true : undefined));
+    fake.write(jobId, "done\n");
+    fake.finish(jobId, 0);
+    const { outcome } = await resumed.settle();
+    expect(outcome.status).toBe("completed");
+    expect(textOf(resultFromTaskOutcome(outcome))).toContain(`Job ${jobId} succeeded`);
+  });
+});
