@@ -186,7 +186,7 @@ describe("Tasks extension (2026-07-28)", () => {
       arguments: { command: ["long-run"], inline_timeout_seconds: 0.1 },
     });
     expect(run.result?.resultType).toBe("complete");
-    expect((run.result?.structuredContent as { delivery: string }).delivery).toBe("detached");
+    expect((run.result?.structuredContent as { delivery?: string } | undefined)?.delivery).toBe("detached");
   });
 
   test("a second client recovers a task the first client left behind", async () => {
