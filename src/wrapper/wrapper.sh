@@ -1,0 +1,400 @@
+#!/bin/sh
+# Awaitless job wrapper, protocol 1: runs one job, watches it, and records its outcome in its job directory.
+# POSIX sh only (dash, bash, busybox ash) plus common utilities. The TypeScript side is src/wrapper/protocol.ts;
+# docs/wrapper-protocol.md says the same as this header in more words.
+#
+# Usage: sh wrapper.sh JOB_DIR   (started detached, in its own session; its stdout/stderr go to JOB_DIR/wrapper.log)
+#
+# Files in JOB_DIR (umask 077: every file 0600; nothing is written outside JOB_DIR):
+#   spec.sh        client -> wrapper, sourced with `.`: AWL_JOB_ID AWL_CWD AWL_TIMEOUT AWL_GRACE AWL_TICK
+#                  AWL_HEARTBEAT AWL_LOG_CAP, `set -- argv...`, and awl_env() (exports applied only to the command).
+#   cancel         client -> wrapper: grace seconds (client writes cancel.tmp, then renames). Acted on each tick.
+#   started        key=value: protocol wrapper_pid pid pgid boot_id proc_start started_at. Written (started.tmp -> mv)
+#                  by the command's own process just before it execs the command, so pid is the command's pid.
+#   stdout stderr  the command's output, opened with >> (O_APPEND) from the first byte.
+#   progress       free for the command ($AWAITLESS_PROGRESS_FILE); only its size is watched.
+#   heartbeat      key=value: now out err progress last_change. Rewritten atomically every AWL_HEARTBEAT seconds.
+#                  out/err count every byte ever written, dropped ones included.
+#   timed_out | cancelled   marker (content: epoch seconds), written before the group is signalled.
+#   STREAM.head STREAM.prev STREAM.dropped   log cap (AWL_LOG_CAP > 0): see "Log cap" below.
+#   exit           key=value: exit_code signal reason finished_at descendants_alive stdout_dropped stderr_dropped
+#                  stdout_bytes stderr_bytes. Written atomically (exit.tmp -> mv); the last file written.
+#   wrapper.log    the wrapper's own messages.
+# Order: started, then heartbeats, then exit. Times are epoch seconds.
+#
+# exit_code: the command's status; 128+n when it died from signal n (signal= names n, e.g. KILL). sh cannot tell
+#   a command that exited 130 from one killed by SIGINT; both read exit_code=130 signal=INT.
+#   126 with reason=launch_failed: JOB_DIR/spec.sh or AWL_CWD unusable (details in wrapper.log).
+#   127: command not found (recorded as reason=exited, like a shell would). Empty with reason=cancelled: the
+#   cancel file existed before the command started, so it never ran.
+# reason: exited | timed_out | cancelled | launch_failed.
+# descendants_alive=1: processes of the command's process group outlived it (left running on a normal exit;
+#   killed on timeout and cancel, TERM then KILL after the grace period).
+#
+# Log cap, per stream, when AWL_LOG_CAP=CAP > 0: HEAD=CAP/8, TAIL=CAP-HEAD. When the live file exceeds TAIL/2,
+#   the monitor saves the first HEAD bytes once (STREAM.head), copies the live file and truncates it (`: >`, safe
+#   because the writer appends), keeps the last TAIL/2 bytes of the copy as STREAM.prev and adds what it let go to
+#   STREAM.dropped. After the command exits, prev+live are cut to their last TAIL bytes. Disk per stream stays
+#   within about CAP plus one tick of output. A reader shows head + [dropped-HEAD bytes omitted] + prev + live;
+#   the tail is the end of prev + live; bytes written = dropped + size(prev) + size(live).
+#   The one race: bytes the command writes between the copy reaching end-of-file and the truncation are lost and
+#   not counted (a window of a process exit; none after the command and its group have exited).
+
+umask 077
+IFS=' 	
+'
+
+awl_log() { printf 'awaitless wrapper: %s\n' "$*" >&2; }
+
+# awl_put FILE LINE... : write lines to FILE atomically (FILE.tmp, then rename).
+awl_put() {
+  awl_f=$1
+  shift
+  printf '%s\n' "$@" >"$awl_f.tmp" && mv -f "$awl_f.tmp" "$awl_f"
+}
+
+awl_now() { awl_t=$(date +%s); }
+
+# awl_stat: sizes of the watched files, one `ls` for all (missing files count 0).
+awl_stat() {
+  sz_out=0 sz_err=0 sz_prog=0 sz_outp=0 sz_errp=0
+  awl_ls=$(LC_ALL=C BLOCK_SIZE=1 LS_BLOCK_SIZE=1 ls -ln stdout stderr progress stdout.prev stderr.prev 2>/dev/null)
+  while read -r awl_x awl_x awl_x awl_x awl_sz awl_rest; do
+    case $awl_rest in
+    *' stdout') sz_out=$awl_sz ;;
+    *' stderr') sz_err=$awl_sz ;;
+    *' progress') sz_prog=$awl_sz ;;
+    *' stdout.prev') sz_outp=$awl_sz ;;
+    *' stderr.prev') sz_errp=$awl_sz ;;
+    esac
+  done <<EOF
+$awl_ls
+EOF
+}
+
+# awl_size FILE: sets awl_sz to its size in bytes.
+awl_size() {
+  set -- $(LC_ALL=C BLOCK_SIZE=1 LS_BLOCK_SIZE=1 ls -ln "$1" 2>/dev/null)
+  awl_sz=${5:-0}
+}
+
+# awl_rotate STREAM PREV_BYTES DROPPED KEEP: move the live file into STREAM.prev keeping the last KEEP bytes of
+# prev+live; sets awl_prev (new prev size) and awl_drop (new dropped total).
+awl_rotate() {
+  if [ ! -e "$1.head" ]; then
+    # Nothing was truncated before the first rotation: the live file still starts at the stream's first byte.
+    head -c "$awl_headcap" "$1" >"$1.head.tmp" && mv -f "$1.head.tmp" "$1.head"
+  fi
+  cat "$1" >"$1.snap"
+  : >"$1"
+  awl_size "$1.snap"
+  awl_total=$(($2 + awl_sz))
+  if [ "$awl_sz" -ge "$4" ]; then
+    tail -c "$4" "$1.snap" >"$1.prev.tmp"
+  elif [ "$2" -eq 0 ]; then
+    mv -f "$1.snap" "$1.prev.tmp"
+  else
+    cat "$1.prev" "$1.snap" | tail -c "$4" >"$1.prev.tmp"
+  fi
+  mv -f "$1.prev.tmp" "$1.prev"
+  rm -f "$1.snap"
+  awl_prev=$awl_total
+  [ "$awl_prev" -le "$4" ] || awl_prev=$4
+  awl_drop=$(($3 + awl_total - awl_prev))
+  awl_put "$1.dropped" "$awl_drop"
+}
+
+# awl_read_started: sets pid and pgid from the started file when it exists.
+awl_read_started() {
+  [ -f started ] || return 1
+  while IFS='=' read -r awl_k awl_v; do
+    case $awl_k in
+    pid) pid=$awl_v ;;
+    pgid) pgid=$awl_v ;;
+    esac
+  done <started
+  [ -n "$pid" ]
+}
+
+# awl_group_alive: is any live (non-zombie) process left in the command's process group? Zombies are skipped
+# because an init that never reaps (some containers) would otherwise make a dead group look alive forever.
+awl_group_alive() {
+  if [ -z "$pgid" ]; then
+    [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null
+    return
+  fi
+  kill -0 -"$pgid" 2>/dev/null || return 1
+  [ -r /proc/self/stat ] || return 0
+  for awl_f in /proc/[0-9]*/stat; do
+    { read -r awl_l <"$awl_f"; } 2>/dev/null || continue
+    set -- ${awl_l##*") "}
+    [ "$3" = "$pgid" ] && [ "$1" != Z ] && return 0
+  done
+  return 1
+}
+
+# awl_stat_field22 LINE: sets awl_proc_start to field 22 (starttime) of a /proc/PID/stat line, which is the 20th
+# field after the ") " that closes the command name (the name itself may hold spaces).
+awl_stat_field22() {
+  set -- ${1##*") "}
+  awl_proc_start=''
+  [ $# -ge 20 ] || return 0
+  shift 19
+  awl_proc_start=$1
+}
+
+# awl_signal_group SIG: signal the whole group (or the command alone when it has no group of its own).
+awl_signal_group() {
+  if [ -n "$pgid" ]; then
+    kill -"$1" -"$pgid" 2>/dev/null
+  elif [ -n "$pid" ]; then
+    kill -"$1" "$pid" 2>/dev/null
+  fi
+}
+
+# awl_nap SECONDS: sleep, but return early when a trapped signal (USR1 from the main wrapper) arrives.
+awl_nap() {
+  sleep "$1" &
+  awl_nap_pid=$!
+  wait "$awl_nap_pid" || {
+    kill "$awl_nap_pid" 2>/dev/null
+    wait "$awl_nap_pid" 2>/dev/null
+  }
+}
+
+# awl_begin_kill MARKER GRACE: record why, then TERM the group; KILL follows GRACE seconds later.
+awl_begin_kill() {
+  awl_put "$1" "$now"
+  awl_log "$1: sending TERM to process group ${pgid:-(none) pid $pid}, KILL after $2 s"
+  awl_signal_group TERM
+  kstate=term
+  kdeadline=$((now + $2))
+}
+
+# The monitor: heartbeat, log cap, timeout and cancel, once per AWL_TICK. USR1 from the main wrapper says the
+# command has exited; the monitor then finishes a kill in progress and stops.
+awl_monitor() {
+  awl_done=0
+  trap 'awl_done=1' USR1
+  pid='' pgid='' kstate=none kdeadline=0 o_drop=0 e_drop=0
+  last_out=0 last_err=0 last_prog=0 last_change=$awl_started_at last_hb=0
+  while :; do
+    [ -n "$pid" ] || awl_read_started
+    kill -0 "$awl_wrapper_pid" 2>/dev/null || exit 0
+    awl_stat
+    if [ "$awl_cap" -gt 0 ]; then
+      if [ "$sz_out" -gt "$awl_rotate_at" ]; then
+        awl_rotate stdout "$sz_outp" "$o_drop" "$awl_rotate_at"
+        o_drop=$awl_drop sz_outp=$awl_prev sz_out=0
+      fi
+      if [ "$sz_err" -gt "$awl_rotate_at" ]; then
+        awl_rotate stderr "$sz_errp" "$e_drop" "$awl_rotate_at"
+        e_drop=$awl_drop sz_errp=$awl_prev sz_err=0
+      fi
+    fi
+    out=$((o_drop + sz_outp + sz_out))
+    err=$((e_drop + sz_errp + sz_err))
+    awl_now
+    now=$awl_t
+    if [ "$out" -ne "$last_out" ] || [ "$err" -ne "$last_err" ] || [ "$sz_prog" -ne "$last_prog" ]; then
+      last_change=$now last_out=$out last_err=$err last_prog=$sz_prog
+    fi
+    if [ "$kstate" = none ] && [ -n "$pid" ]; then
+      if [ "$AWL_TIMEOUT" -gt 0 ] && [ $((now - awl_started_at)) -ge "$AWL_TIMEOUT" ]; then
+        awl_begin_kill timed_out "$AWL_GRACE"
+      elif [ -f cancel ]; then
+        awl_g=''
+        { read -r awl_g <cancel; } 2>/dev/null
+        case $awl_g in '' | *[!0-9]*) awl_g=$AWL_GRACE ;; esac
+        awl_begin_kill cancelled "$awl_g"
+      fi
+    fi
+    if [ "$kstate" = term ]; then
+      if ! awl_group_alive; then
+        kstate=done
+      elif [ "$now" -ge "$kdeadline" ]; then
+        awl_log "grace period over: sending KILL to process group ${pgid:-(none) pid $pid}"
+        awl_signal_group KILL
+        kstate=killed
+      fi
+    fi
+    if [ $((now - last_hb)) -ge "$AWL_HEARTBEAT" ]; then
+      awl_put heartbeat "now=$now" "out=$out" "err=$err" "progress=$sz_prog" "last_change=$last_change"
+      last_hb=$now
+    fi
+    if [ "$awl_done" = 1 ] && [ "$kstate" != term ]; then
+      [ "$kstate" = killed ] && awl_reap_wait
+      break
+    fi
+    awl_nap "$AWL_TICK"
+  done
+}
+
+# awl_reap_wait: after KILL, give the group up to 2 s to disappear so descendants_alive reports the outcome.
+awl_reap_wait() {
+  awl_now
+  awl_until=$((awl_t + 2))
+  while awl_group_alive; do
+    sleep 0.05 2>/dev/null || sleep 1
+    awl_now
+    [ "$awl_t" -lt "$awl_until" ] || break
+  done
+}
+
+# awl_finish CODE REASON: final log trim, then the exit record (last file written), then exit.
+awl_finish() {
+  awl_sig=''
+  if [ -n "$1" ] && [ "$1" -gt 128 ] && [ "$1" -le 192 ]; then
+    awl_n=$(($1 - 128))
+    if [ "$awl_n" -le 31 ]; then
+      awl_sig=$(kill -l "$awl_n" 2>/dev/null)
+      awl_sig=${awl_sig#SIG}
+    else
+      awl_sig=$awl_n
+    fi
+  fi
+  o_drop=0 e_drop=0
+  if [ "$awl_cap" -gt 0 ]; then
+    { read -r o_drop <stdout.dropped; } 2>/dev/null
+    { read -r e_drop <stderr.dropped; } 2>/dev/null
+  fi
+  awl_stat
+  if [ "$awl_cap" -gt 0 ]; then
+    if [ $((sz_out + sz_outp)) -gt "$awl_tailcap" ]; then
+      awl_rotate stdout "$sz_outp" "${o_drop:-0}" "$awl_tailcap"
+      o_drop=$awl_drop sz_outp=$awl_prev sz_out=0
+    fi
+    if [ $((sz_err + sz_errp)) -gt "$awl_tailcap" ]; then
+      awl_rotate stderr "$sz_errp" "${e_drop:-0}" "$awl_tailcap"
+      e_drop=$awl_drop sz_errp=$awl_prev sz_err=0
+    fi
+  fi
+  awl_now
+  awl_put exit "exit_code=$1" "signal=$awl_sig" "reason=$2" "finished_at=$awl_t" \
+    "descendants_alive=${awl_desc:-0}" "stdout_dropped=${o_drop:-0}" "stderr_dropped=${e_drop:-0}" \
+    "stdout_bytes=$((${o_drop:-0} + sz_outp + sz_out))" "stderr_bytes=$((${e_drop:-0} + sz_errp + sz_err))"
+  exit 0
+}
+
+awl_launch_failed() {
+  awl_log "launch failed: $*"
+  awl_finish 126 launch_failed
+}
+
+# awl_number NAME DEFAULT: validate a non-negative integer setting from spec.sh.
+awl_number() {
+  eval "awl_v=\${$1:-$2}"
+  case $awl_v in '' | *[!0-9]*) awl_launch_failed "$1='$awl_v' in spec.sh is not a non-negative integer" ;; esac
+  eval "$1=\$awl_v"
+}
+
+# --- main -------------------------------------------------------------------------------------------------
+awl_start_dir=$PWD
+case ${1-} in
+'')
+  awl_log "usage: sh wrapper.sh JOB_DIR (the job directory holding spec.sh)"
+  exit 2
+  ;;
+/*) awl_dir=$1 ;;
+*) awl_dir=$awl_start_dir/$1 ;;
+esac
+cd "$awl_dir" || {
+  awl_log "cannot enter job directory '$awl_dir'; create it (0700) with spec.sh inside"
+  exit 2
+}
+awl_cap=0
+: >>stdout
+: >>stderr
+if ! [ -r spec.sh ] || ! (. ./spec.sh) >/dev/null 2>&1; then
+  awl_launch_failed "'$awl_dir/spec.sh' is missing or is not valid sh; render it with renderSpec()"
+fi
+. ./spec.sh
+awl_number AWL_TIMEOUT 0
+awl_number AWL_GRACE 10
+awl_number AWL_TICK 1
+awl_number AWL_HEARTBEAT 5
+awl_number AWL_LOG_CAP 0
+[ "$AWL_TICK" -gt 0 ] || AWL_TICK=1
+awl_cap=$AWL_LOG_CAP
+awl_headcap=$((awl_cap / 8))
+awl_tailcap=$((awl_cap - awl_headcap))
+awl_rotate_at=$((awl_tailcap / 2))
+[ $# -gt 0 ] || awl_launch_failed "spec.sh sets no command (set -- argv...)"
+
+# --- QUEUE ADMISSION (later task): wait here for a slot in the job's named queue before anything starts. ---
+
+if [ -f cancel ]; then
+  awl_log "cancel requested before the command started; it never ran"
+  awl_finish '' cancelled
+fi
+
+awl_wrapper_pid=$$
+awl_boot_id=''
+[ -r /proc/sys/kernel/random/boot_id ] && read -r awl_boot_id </proc/sys/kernel/random/boot_id
+awl_proc_start=''
+if [ -r "/proc/$$/stat" ]; then
+  read -r awl_l <"/proc/$$/stat"
+  awl_stat_field22 "$awl_l"
+fi
+awl_setsid=$(command -v setsid 2>/dev/null)
+awl_now
+awl_started_at=$awl_t
+
+case $AWL_CWD in
+/*) awl_cwd=$AWL_CWD ;;
+*) awl_cwd=$awl_start_dir/$AWL_CWD ;;
+esac
+if ! cd "$awl_cwd"; then
+  cd "$awl_dir" || exit 2
+  awl_launch_failed "cannot change to working directory '$AWL_CWD'; create it or choose another cwd"
+fi
+
+# The monitor starts first (the command runs in the foreground below, so that it keeps default SIGINT/SIGQUIT
+# handling: sh ignores both in background jobs when job control is off).
+(cd "$awl_dir" && awl_monitor) &
+awl_mon=$!
+
+# The command's own process. Not a process-group leader (no job control), so setsid(1) calls setsid() without
+# forking: the exec'd command keeps this pid and leads its own session and group (pgid = pid). Without setsid,
+# job control (`set -m`, works in bash) gives it its own group; otherwise pgid is empty and only pid is signalled.
+if [ -n "$awl_setsid" ]; then
+  set -- "$awl_setsid" "$@"
+  awl_group=1
+else
+  awl_group=0
+  set -m 2>/dev/null
+  case $- in *m*) awl_group=1 ;; esac
+fi
+(
+  if [ -r /proc/self/stat ]; then
+    read -r awl_l </proc/self/stat
+    awl_pid=${awl_l%% *}
+  else
+    awl_pid=$(exec sh -c 'echo "$PPID"')
+  fi
+  awl_pgid=''
+  [ "$awl_group" = 1 ] && awl_pgid=$awl_pid
+  awl_put "$awl_dir/started" "protocol=1" "wrapper_pid=$awl_wrapper_pid" "pid=$awl_pid" "pgid=$awl_pgid" \
+    "boot_id=$awl_boot_id" "proc_start=$awl_proc_start" "started_at=$awl_started_at"
+  export AWAITLESS_JOB_ID="$AWL_JOB_ID" AWAITLESS_JOB_DIR="$awl_dir" AWAITLESS_PROGRESS_FILE="$awl_dir/progress"
+  exec </dev/null >>"$awl_dir/stdout" 2>>"$awl_dir/stderr"
+  awl_env
+  exec "$@"
+)
+awl_code=$?
+set +m 2>/dev/null
+
+cd "$awl_dir" || exit 2
+kill -USR1 "$awl_mon" 2>/dev/null
+wait "$awl_mon"
+pid='' pgid=''
+awl_read_started
+awl_desc=0
+awl_group_alive && awl_desc=1
+awl_reason=exited
+if [ -f timed_out ]; then
+  awl_reason=timed_out
+elif [ -f cancelled ]; then
+  awl_reason=cancelled
+fi
+awl_finish "$awl_code" "$awl_reason"
