@@ -1,0 +1,94 @@
+// Owns the batch script text sent to `sbatch --parsable` on stdin: tags, batch-shell log files, resources, exec of the wrapper. Pure.
+import { AwaitlessError } from "../../core/errors.ts";
+import { type SlurmOptions, slurmOptionArgs, validateSlurmOptions } from "./slurm-options.ts";
+
+/** Files in the job directory that catch the batch shell's own output (Slurm's kill notices land here). */
+export const SBATCH_STDOUT_FILE = "slurm-batch.out";
+export const SBATCH_STDERR_FILE = "slurm-batch.err";
+/** Prefix of the `--comment` tag; the full tag is `awaitless:<job_id>`. */
+export const SLURM_COMMENT_PREFIX = "awaitless:";
+
+export interface SbatchScriptInput {
+  /** Our job ID (`job_` + ULID); tags the Slurm job through its name and comment. */
+  jobId: string;
+  /** The user's job name, if any; sanitised into the Slurm job name ahead of the job ID. */
+  jobName?: string;
+  /** Absolute job directory on the cluster, visible from compute nodes (holds the wrapper's files). */
+  slurmJobDir: string;
+  /** Absolute path of wrapper.sh on the cluster. */
+  wrapperPath: string;
+  /** Merged, validated resources (host defaults + per-job overrides). */
+  options: SlurmOptions;
+}
+
+const JOB_ID = /^job_[0-9A-Za-z]{1,64}$/;
+// Characters that survive an #SBATCH line untouched: sbatch splits those lines on blanks and
+// expands %-patterns and \-escapes in --output/--error, so none of those may appear.
+const SBATCH_SAFE_PATH = /^\/[A-Za-z0-9._/+@=,-]*$/;
+
+/** The Slurm job name for our job: `<name>-<job_id>` (name sanitised, ≤ 64 chars) or `awaitless-<job_id>`. */
+export function slurmJobName(jobId: string, jobName?: string): string {
+  const cleaned = (jobName ?? "").replace(/[^A-Za-z0-9._-]+/g, "_").replace(/^[_.-]+|[_.-]+$/g, "");
+  return `${cleaned === "" ? "awaitless" : cleaned.slice(0, 64)}-${jobId}`;
+}
+
+/** The `--comment` tag for our job. */
+export function slurmCommentTag(jobId: string): string {
+  return `${SLURM_COMMENT_PREFIX}${jobId}`;
+}
+
+/** POSIX single-quoting: safe for any byte string in `sh`. */
+export function shellQuote(text: string): string {
+  return `'${text.replaceAll("'", `'\\''`)}'`;
+}
+
+function checkPath(label: string, value: string, hint: string): string {
+  if (!SBATCH_SAFE_PATH.test(value) || value.split("/").includes("..")) {
+    throw new AwaitlessError(
+      "invalid_argument",
+      `The Slurm ${label} ${JSON.stringify(value)} cannot be used in a batch script.`,
+      `${hint} It must be absolute and use only letters, digits and . _ / + @ = , - (no spaces, '%', quotes or '..').`,
+      { path: value },
+    );
+  }
+  return value.length > 1 ? value.replace(/\/+$/, "") : value;
+}
+
+/** Renders the batch script; throws invalid_argument for a bad job ID, path or option. */
+export function renderSbatchScript(input: SbatchScriptInput): string {
+  if (!JOB_ID.test(input.jobId)) {
+    throw new AwaitlessError(
+      "invalid_argument",
+      `Cannot render a Slurm batch script for job ID ${JSON.stringify(input.jobId)}.`,
+      "Job IDs look like job_01HZX3Y8M2Q7T0K5R9N4B6C1DE; this is a bug in the caller.",
+    );
+  }
+  const jobDir = checkPath(
+    "job directory",
+    input.slurmJobDir,
+    "Set slurm_job_dir for this host to a shared directory.",
+  );
+  const wrapper = checkPath(
+    "wrapper path",
+    input.wrapperPath,
+    "Install the wrapper under a plain absolute path.",
+  );
+  const options = validateSlurmOptions(input.options as Record<string, unknown>);
+  const directives = [
+    `--job-name=${slurmJobName(input.jobId, input.jobName)}`,
+    `--comment=${slurmCommentTag(input.jobId)}`,
+    `--chdir=${jobDir}`,
+    `--output=${jobDir}/${SBATCH_STDOUT_FILE}`,
+    `--error=${jobDir}/${SBATCH_STDERR_FILE}`,
+    // a requeued job runs again: keep the first attempt's batch output
+    "--open-mode=append",
+    ...slurmOptionArgs(options),
+  ];
+  return [
+    "#!/bin/sh",
+    ...directives.map((d) => `#SBATCH ${d}`),
+    `# Awaitless job ${input.jobId}: the wrapper records pid, heartbeat, output and exit status in the job directory.`,
+    `exec sh ${shellQuote(wrapper)} ${shellQuote(jobDir)}`,
+    "",
+  ].join("\n");
+}
