@@ -103,7 +103,7 @@ export function isFailure(result: JobResult | undefined): boolean {
 
 export function formatSeconds(seconds: number): string {
   const s = Math.round(seconds);
-  if (s < 60) return `${seconds < 10 ? seconds.toFixed(1) : s}s`;
+  if (s < 60) return `${seconds < 10 ? Number(seconds.toFixed(1)) : s}s`;
   const m = Math.floor(s / 60);
   if (m < 60) return `${m}m${String(s % 60).padStart(2, "0")}s`;
   return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, "0")}m`;

@@ -98,7 +98,9 @@ describe("Tasks extension (2026-07-28)", () => {
     expect(fake.jobs.size).toBe(1);
     const { outcome } = await execution.settle();
     expect(outcome.status).toBe("completed");
-    const result = resultFromTaskOutcome(outcome) as unknown as { structuredContent: { result: { state: string } } };
+    const result = resultFromTaskOutcome(outcome) as unknown as {
+      structuredContent: { result: { state: string } };
+    };
     expect(result.structuredContent.result.state).toBe("succeeded");
     expect(JSON.stringify(result)).toContain("awaitless://jobs/job_");
     const checked = await expectTasksWireValid(conn.tap);

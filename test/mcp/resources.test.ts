@@ -1,0 +1,111 @@
+// Job resources: template, list, read, and terminal-transition notifications in both generations.
+import { afterEach, describe, expect, test } from "bun:test";
+import { FakeJobService } from "./fake-service.ts";
+import { type Era, structured, waitFor } from "./harness.ts";
+import { connectInProcess } from "./in-process.ts";
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function setup(era: Era) {
+  const fake = new FakeJobService();
+  const conn = await connectInProcess(fake, era);
+  cleanups.push(async () => {
+    await conn.close();
+    fake.dispose();
+  });
+  const updated: string[] = [];
+  conn.client.setNotificationHandler("notifications/resources/updated", (n) => {
+    updated.push(n.params.uri);
+  });
+  return { fake, client: conn.client, updated };
+}
+
+/** Subscribes the era's way: resources/subscribe (2025) or subscriptions/listen (2026). */
+async function subscribe(era: Era, client: Awaited<ReturnType<typeof setup>>["client"], uri: string) {
+  if (era === "legacy") {
+    await client.subscribeResource({ uri });
+    return;
+  }
+  const subscription = await client.listen({ resourceSubscriptions: [uri] });
+  cleanups.push(() => subscription.close());
+}
+
+for (const era of ["legacy", "modern"] as const) {
+  describe(`job resources (${era})`, () => {
+    test("template, list and read show status and bounded tails", async () => {
+      const { client, fake } = await setup(era);
+      const { resourceTemplates } = await client.listResourceTemplates();
+      expect(resourceTemplates.map((t) => t.uriTemplate)).toEqual(["awaitless://jobs/{job_id}"]);
+      const job = structured<{ job_id: string }>(
+        await client.callTool({ name: "submit_job", arguments: { command: ["build"] } }),
+      );
+      fake.write(job.job_id, "compiling\n");
+      const { resources } = await client.listResources();
+      expect(resources.map((r) => r.uri)).toEqual([`awaitless://jobs/${job.job_id}`]);
+      const read = await client.readResource({ uri: `awaitless://jobs/${job.job_id}` });
+      const body = JSON.parse((read.contents[0] as { text: string }).text);
+      expect(body.job.state).toBe("running");
+      expect(body.stdout_tail).toBe("compiling\n");
+      fake.finish(job.job_id, 0);
+      const done = JSON.parse(
+        (
+          (await client.readResource({ uri: `awaitless://jobs/${job.job_id}` })).contents[0] as {
+            text: string;
+          }
+        ).text,
+      );
+      expect(done.result.state).toBe("succeeded");
+    });
+
+    test("reading an unknown job fails and suggests list_jobs", async () => {
+      const { client } = await setup(era);
+      await expect(client.readResource({ uri: "awaitless://jobs/job_NOPE" })).rejects.toThrow(/list_jobs/);
+    });
+
+    test("a subscription is told when the job reaches a terminal state", async () => {
+      const { client, fake, updated } = await setup(era);
+      const job = structured<{ job_id: string }>(
+        await client.callTool({ name: "submit_job", arguments: { command: ["test-suite"] } }),
+      );
+      const uri = `awaitless://jobs/${job.job_id}`;
+      await subscribe(era, client, uri);
+      fake.write(job.job_id, "still going\n");
+      expect(updated).toEqual([]);
+      fake.finish(job.job_id, 1);
+      await waitFor(() => (updated.includes(uri) ? true : undefined), 5_000, "resources/updated");
+    });
+
+    test("subscribing to an already finished job is answered at once", async () => {
+      const { client, fake, updated } = await setup(era);
+      const job = structured<{ job_id: string }>(
+        await client.callTool({ name: "submit_job", arguments: { command: ["quick"] } }),
+      );
+      fake.finish(job.job_id, 0);
+      const uri = `awaitless://jobs/${job.job_id}`;
+      await subscribe(era, client, uri);
+      await waitFor(
+        () => (updated.includes(uri) ? true : undefined),
+        5_000,
+        "resources/updated for a finished job",
+      );
+    });
+
+    test("jobs nobody subscribed to are not announced", async () => {
+      const { client, fake, updated } = await setup(era);
+      const watched = structured<{ job_id: string }>(
+        await client.callTool({ name: "submit_job", arguments: { command: ["a"] } }),
+      );
+      const other = structured<{ job_id: string }>(
+        await client.callTool({ name: "submit_job", arguments: { command: ["b"] } }),
+      );
+      await subscribe(era, client, `awaitless://jobs/${watched.job_id}`);
+      fake.finish(other.job_id, 0);
+      fake.finish(watched.job_id, 0);
+      await waitFor(() => (updated.length > 0 ? true : undefined), 5_000, "resources/updated");
+      expect(updated).toEqual([`awaitless://jobs/${watched.job_id}`]);
+    });
+  });
+}
