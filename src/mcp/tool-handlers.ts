@@ -4,7 +4,7 @@ import type * as v from "valibot";
 import { isTerminal } from "../core/job.ts";
 import type { JobServiceApi, LaunchRequest } from "../core/service-types.ts";
 import type { McpConfig } from "./config.ts";
-import { assertNoActiveDuplicate, assertNotBareSleep } from "./guards.ts";
+import { assertNotBareSleep } from "./guards.ts";
 import { type HoldContext, holdTimeoutMs, holdWithProgress, statusSentence } from "./hold.ts";
 import type { JobWatch } from "./job-watch.ts";
 import {
@@ -55,9 +55,9 @@ export function isTaskOutcome(outcome: RunJobOutcome): outcome is TaskOutcome {
   return (outcome as Partial<TaskOutcome>).kind === "task";
 }
 
-async function launchGuards(env: ToolEnv, req: LaunchRequest): Promise<void> {
+/** The bare-sleep guard; duplicate active commands are refused by the service itself (duplicate_active_job). */
+async function launchGuards(_env: ToolEnv, req: LaunchRequest): Promise<void> {
   assertNotBareSleep(req.argv);
-  await assertNoActiveDuplicate(env.service, req);
 }
 
 export async function runTool(env: ToolEnv, args: RunArgs, ctx: CallCtx): Promise<CallToolResult> {

@@ -62,6 +62,22 @@ export class FakeJobService implements JobServiceApi {
         };
       }
     }
+    const cwd = path.resolve(req.cwd ?? process.cwd());
+    const twin = [...this.jobs.values()].find(
+      (j) =>
+        !isTerminal(j.status.state) &&
+        j.status.cwd === cwd &&
+        j.status.argv.join("\0") === req.argv.join("\0"),
+    );
+    if (twin !== undefined && !req.allow_duplicate) {
+      // Same wording as the real service: the MCP layer must rewrite the hint into tool terms.
+      throw new AwaitlessError(
+        "duplicate_active_job",
+        `the same command is already running in the same directory as job ${twin.status.job_id}`,
+        `wait for it (awaitless wait ${twin.status.job_id} / wait_for_job) instead of starting it twice`,
+        { job_id: twin.status.job_id },
+      );
+    }
     const now = new Date().toISOString();
     const job: FakeJob = {
       fingerprint,
@@ -75,7 +91,7 @@ export class FakeJobService implements JobServiceApi {
         state: "running",
         status_message: null,
         argv: req.argv,
-        cwd: path.resolve(req.cwd ?? process.cwd()),
+        cwd,
         created_at: now,
         started_at: now,
         finished_at: null,
