@@ -157,8 +157,7 @@ describe.skipIf(!runE2e)("private sshd harness", () => {
     client.on("error", () => {}); // the server goes away under it
     client.exec("exec sleep 600", () => {});
     await waitUntil(
-      () =>
-        descendantPids(own.pid).some((p) => readFileSync(`/proc/${p}/cmdline`, "utf8").startsWith("sleep")),
+      () => descendantPids(own.pid).some((p) => commandLine(p).startsWith("sleep")),
       10_000,
       "the remote sleep to start",
     );
