@@ -1,0 +1,140 @@
+// Pure parsers for the wrapper's key=value records (started, heartbeat, exit); shared by local and SSH readers.
+
+/** Written once, just before the command execs. pid/pgid identify the command; proc_start guards PID reuse. */
+export interface StartedRecord {
+  protocol: number;
+  wrapperPid: number;
+  pid: number;
+  /** Absent when the command could not get its own process group (no setsid and no job control). */
+  pgid?: number;
+  /** Kernel boot ID (/proc/sys/kernel/random/boot_id); absent without /proc. */
+  bootId?: string;
+  /** Field 22 of /proc/<wrapper_pid>/stat (clock ticks since boot); absent without /proc. */
+  procStart?: string;
+  startedAtEpochSeconds: number;
+}
+
+/** Rewritten every heartbeat interval while the command runs. Byte counts include dropped bytes. */
+export interface HeartbeatRecord {
+  nowEpochSeconds: number;
+  stdoutBytes: number;
+  stderrBytes: number;
+  progressBytes: number;
+  /** When stdout, stderr or the progress file last changed size (started_at until then). */
+  lastChangeEpochSeconds: number;
+}
+
+export const EXIT_REASONS = ["exited", "timed_out", "cancelled", "launch_failed"] as const;
+export type ExitReason = (typeof EXIT_REASONS)[number];
+
+/** The last file the wrapper writes. */
+export interface ExitRecord {
+  /** The command's status (128+n after death by signal n); absent when a cancel came before it started. */
+  exitCode?: number;
+  /** Signal name without SIG (KILL, TERM…) when exitCode is 129–192; exit 130 and SIGINT read the same. */
+  signal?: string;
+  reason: ExitReason;
+  finishedAtEpochSeconds: number;
+  /** Processes of the command's group outlived it (killed on timeout/cancel, left alone otherwise). */
+  descendantsAlive: boolean;
+  stdoutDroppedBytes: number;
+  stderrDroppedBytes: number;
+  /** Every byte written to the stream, dropped ones included. */
+  stdoutBytes?: number;
+  stderrBytes?: number;
+}
+
+/** `key=value` lines → object. The value is everything after the first `=`; lines without `=` are ignored. */
+export function parseKeyValue(text: string): Record<string, string> {
+  const record: Record<string, string> = {};
+  for (const line of text.split("\n")) {
+    const eq = line.indexOf("=");
+    if (eq > 0) record[line.slice(0, eq)] = line.slice(eq + 1);
+  }
+  return record;
+}
+
+function integer(value: string | undefined): number | undefined {
+  return value !== undefined && /^[0-9]+$/.test(value) ? Number(value) : undefined;
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value === "" ? undefined : value;
+}
+
+// Records are renamed into place whole; a missing final newline means the text was cut (e.g. a remote read).
+function complete(text: string): Record<string, string> | null {
+  return text.endsWith("\n") ? parseKeyValue(text) : null;
+}
+
+export function parseStarted(text: string): StartedRecord | null {
+  const kv = complete(text);
+  if (kv === null) return null;
+  const wrapperPid = integer(kv.wrapper_pid);
+  const pid = integer(kv.pid);
+  const startedAt = integer(kv.started_at);
+  if (wrapperPid === undefined || pid === undefined || startedAt === undefined) return null;
+  const record: StartedRecord = {
+    protocol: integer(kv.protocol) ?? 1,
+    wrapperPid,
+    pid,
+    startedAtEpochSeconds: startedAt,
+  };
+  const pgid = integer(kv.pgid);
+  if (pgid !== undefined) record.pgid = pgid;
+  const bootId = nonEmpty(kv.boot_id);
+  if (bootId !== undefined) record.bootId = bootId;
+  const procStart = nonEmpty(kv.proc_start);
+  if (procStart !== undefined) record.procStart = procStart;
+  return record;
+}
+
+export function parseHeartbeat(text: string): HeartbeatRecord | null {
+  const kv = complete(text);
+  if (kv === null) return null;
+  const now = integer(kv.now);
+  const out = integer(kv.out);
+  const err = integer(kv.err);
+  const progress = integer(kv.progress);
+  const lastChange = integer(kv.last_change);
+  if (
+    now === undefined ||
+    out === undefined ||
+    err === undefined ||
+    progress === undefined ||
+    lastChange === undefined
+  ) {
+    return null;
+  }
+  return {
+    nowEpochSeconds: now,
+    stdoutBytes: out,
+    stderrBytes: err,
+    progressBytes: progress,
+    lastChangeEpochSeconds: lastChange,
+  };
+}
+
+export function parseExitRecord(text: string): ExitRecord | null {
+  const kv = complete(text);
+  if (kv === null) return null;
+  const reason = EXIT_REASONS.find((known) => known === kv.reason);
+  const finishedAt = integer(kv.finished_at);
+  if (reason === undefined || finishedAt === undefined) return null;
+  const record: ExitRecord = {
+    reason,
+    finishedAtEpochSeconds: finishedAt,
+    descendantsAlive: kv.descendants_alive === "1",
+    stdoutDroppedBytes: integer(kv.stdout_dropped) ?? 0,
+    stderrDroppedBytes: integer(kv.stderr_dropped) ?? 0,
+  };
+  const exitCode = integer(kv.exit_code);
+  if (exitCode !== undefined) record.exitCode = exitCode;
+  const signal = nonEmpty(kv.signal);
+  if (signal !== undefined) record.signal = signal;
+  const stdoutBytes = integer(kv.stdout_bytes);
+  if (stdoutBytes !== undefined) record.stdoutBytes = stdoutBytes;
+  const stderrBytes = integer(kv.stderr_bytes);
+  if (stderrBytes !== undefined) record.stderrBytes = stderrBytes;
+  return record;
+}
