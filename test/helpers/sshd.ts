@@ -65,6 +65,27 @@ function run(argv: string[]): string {
   return proc.stdout.toString();
 }
 
+// useradd/usermod fail while another process holds the passwd lock; retry those for a while.
+function runLocked(argv: string[]): void {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const proc = Bun.spawnSync(argv, { stdin: "ignore" });
+    const stderr = proc.stderr.toString();
+    if (proc.exitCode === 0) return;
+    if (!/lock/i.test(stderr) || Date.now() > deadline) {
+      throw new Error(`${argv.join(" ")} failed (exit ${proc.exitCode}): ${stderr.trim()}`);
+    }
+    Bun.sleepSync(50);
+  }
+}
+
+function shadowPassword(name: string): string | undefined {
+  const line = readFileSync("/etc/shadow", "utf8")
+    .split("\n")
+    .find((l) => l.startsWith(`${name}:`));
+  return line?.split(":")[1];
+}
+
 function userShell(name: string): string | undefined {
   const line = readFileSync("/etc/passwd", "utf8")
     .split("\n")
@@ -78,7 +99,11 @@ export function ensureTestUsers(): void {
   if (busybox === null) throw new Error(`busybox is not installed; ${ENABLE_HINT}`);
   if (!existsSync(BUSYBOX_SH)) {
     mkdirSync(dirname(BUSYBOX_SH), { recursive: true });
-    symlinkSync(busybox, BUSYBOX_SH);
+    try {
+      symlinkSync(busybox, BUSYBOX_SH);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    }
   }
   const dash = existsSync("/bin/dash") ? "/bin/dash" : (Bun.which("dash") ?? "/bin/dash");
   const shells = readFileSync("/etc/shells", "utf8");
@@ -91,14 +116,16 @@ export function ensureTestUsers(): void {
   ] as const) {
     const current = userShell(name);
     if (current === undefined) {
-      const made = Bun.spawnSync(["useradd", "--create-home", "--shell", shell, name], { stdin: "ignore" });
-      // Another test process may have created the user meanwhile.
-      if (made.exitCode !== 0 && userShell(name) === undefined) throw new Error(made.stderr.toString());
+      try {
+        runLocked(["useradd", "--create-home", "--shell", shell, name]);
+      } catch (err) {
+        if (userShell(name) === undefined) throw err; // else another test process created it meanwhile
+      }
     } else if (current !== shell) {
-      run(["usermod", "--shell", shell, name]);
+      runLocked(["usermod", "--shell", shell, name]);
     }
     // A "!" password means "locked" to sshd when PAM is off; "*" allows key logins only.
-    run(["usermod", "--password", "*", name]);
+    if (shadowPassword(name) !== "*") runLocked(["usermod", "--password", "*", name]);
   }
 }
 
