@@ -177,7 +177,7 @@ describe("Tasks over stdio (2026-07-28)", () => {
       params: { ...args, _meta: meta },
     })) as Raw;
     expect(first.result?.resultType).toBe("task");
-    expect(retry.result?.taskId).toBe(first.result?.taskId!);
+    expect(retry.result?.taskId).toBe(first.result?.taskId ?? "missing");
     for (const entry of conn.tap.log) {
       const m = entry.message as { method?: string; result?: { resultType?: string; taskId?: string } };
       if (m.method === "tasks/get") expect(await tasksSchemaIssues("GetTaskRequest", m)).toEqual([]);
