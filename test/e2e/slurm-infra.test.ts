@@ -112,7 +112,7 @@ describe.skipIf(unavailable !== undefined)("single-machine Slurm as a non-root u
   }
 
   async function observe(slurmJobId: string): Promise<SlurmStatus> {
-    const queue = await run(asSubmitter(squeueArgs([slurmJobId, slurmJobId])));
+    const queue = await run(asSubmitter(squeueArgs([slurmJobId])));
     const acct = await run(asSubmitter(sacctArgs([slurmJobId], new Date())));
     expect(queue.code).toBe(0);
     expect(acct.code).toBe(0);

@@ -227,6 +227,7 @@ describe("sbatch replies, tags and queries", () => {
   });
   test("query argv: one call for many jobs, explicit start day, allocations only", () => {
     expect(squeueArgs(["1", "2"])).toContain("--jobs=1,2");
+    expect(squeueArgs(["7"])).toContain("--jobs=7,7");
     const args = sacctArgs(["1", "2"], new Date("2026-11-30T00:30:00Z"));
     expect(args).toContain("--starttime=2026-11-29");
     expect(args).toContain("--allocations");

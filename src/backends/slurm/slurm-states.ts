@@ -8,9 +8,10 @@ import { SLURM_COMMENT_PREFIX } from "./sbatch-script.ts";
 export const SQUEUE_FORMAT = "%i|%T|%r|%j|%k";
 export const SACCT_FIELDS = "JobID,State,ExitCode,Reason,Submit,Start,End,JobName,Comment";
 
-/** One squeue call for many jobs. With ≥ 2 IDs an unknown ID is skipped; with 1 it fails (see isSqueueUnknownJobError). */
+/** One squeue call for many jobs. A lone ID is repeated: `--jobs=X` fails (rc 1) once X is purged, `--jobs=X,X` does not. */
 export function squeueArgs(slurmJobIds: readonly string[]): string[] {
-  return ["squeue", "--noheader", `--jobs=${slurmJobIds.join(",")}`, `--format=${SQUEUE_FORMAT}`];
+  const ids = slurmJobIds.length === 1 ? [slurmJobIds[0], slurmJobIds[0]] : slurmJobIds;
+  return ["squeue", "--noheader", `--jobs=${ids.join(",")}`, `--format=${SQUEUE_FORMAT}`];
 }
 /** Active jobs carrying our Slurm job name (find-by-tag: squeue knows a job the moment sbatch accepts it). */
 export function squeueByNameArgs(slurmJobName: string): string[] {
