@@ -65,9 +65,11 @@ export function applyLines(lines: ConfigLine[]): ConfigSettings {
       case "port":
         s.port ??= parsePort(single(), at);
         break;
-      case "identityfile":
-        if (!s.identityFiles.some((f) => f.value === single())) s.identityFiles.push({ value: arg, at });
+      case "identityfile": {
+        const file = single();
+        if (!s.identityFiles.some((f) => f.value === file)) s.identityFiles.push({ value: file, at });
         break;
+      }
       case "identitiesonly":
         s.identitiesOnly ??= parseYesNo(single(), at, "IdentitiesOnly");
         break;
