@@ -1,0 +1,177 @@
+// Test harness for wrapper.sh: one temp job per test, the wrapper started detached under a chosen shell,
+// condition waits with deadlines, and disposal that kills every process the job started (by PID / group).
+
+import { describe, test } from "bun:test";
+import { chmodSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  type ExitRecord,
+  readExitRecord,
+  readStarted,
+  renderSpec,
+  type SpecInput,
+  WRAPPER_TEXT,
+} from "../../src/wrapper/protocol.ts";
+
+export interface ShellCase {
+  name: string;
+  argv: string[];
+  available: boolean;
+}
+
+export const SHELLS: ShellCase[] = [
+  { name: "dash", argv: ["dash"] },
+  { name: "bash", argv: ["bash"] },
+  { name: "busybox sh", argv: ["busybox", "sh"] },
+].map((shell) => ({ ...shell, available: Bun.which(shell.argv[0]!) !== null }));
+
+/** Defines `body` once per shell; a missing shell is skipped with a message, or fails when AWAITLESS_REQUIRE_ALL=1. */
+export function describeEachShell(title: string, body: (shell: ShellCase) => void): void {
+  for (const shell of SHELLS) {
+    const name = `${title} [${shell.name}]`;
+    if (shell.available) {
+      describe.concurrent(name, () => body(shell));
+    } else if (process.env.AWAITLESS_REQUIRE_ALL === "1") {
+      test(name, () => {
+        throw new Error(`${shell.argv[0]} is not installed (apt-get install -y dash busybox bash)`);
+      });
+    } else {
+      console.warn(
+        `skipping "${name}": ${shell.argv[0]} is not installed (apt-get install -y dash busybox bash)`,
+      );
+      describe.skip(name, () => body(shell));
+    }
+  }
+}
+
+const scratch = mkdtempSync(join(tmpdir(), "awl-wrapper-test-"));
+/** The embedded script, written out once: tests run exactly what the binary ships. */
+export const WRAPPER_PATH = join(scratch, "wrapper.sh");
+writeFileSync(WRAPPER_PATH, WRAPPER_TEXT, { mode: 0o600 });
+
+/** Write an executable helper script into the shared scratch directory and return its path. */
+export function helperScript(name: string, body: string): string {
+  const path = join(scratch, name);
+  writeFileSync(path, `#!/bin/sh\n${body}\n`);
+  chmodSync(path, 0o755);
+  return path;
+}
+
+/** Poll `probe` until it returns a value other than undefined, or fail after `timeoutMs` saying what we waited for. */
+export async function waitFor<T>(what: string, probe: () => T | undefined, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await Bun.sleep(20);
+  }
+}
+
+/** A process is gone when it no longer exists or is a zombie (this machine's init may never reap orphans). */
+export function isGone(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return true;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
+  } catch {
+    return true;
+  }
+}
+
+function killQuietly(target: number): void {
+  try {
+    process.kill(target, "SIGKILL");
+  } catch {
+    // already gone
+  }
+}
+
+export type JobOptions = Partial<SpecInput> & Pick<SpecInput, "argv">;
+
+export class Job {
+  readonly root: string;
+  readonly dir: string;
+  readonly work: string;
+  /** Extra PIDs (e.g. grandchildren a test learned about) killed on disposal. */
+  readonly extraPids: number[] = [];
+  private wrapperPid = 0;
+
+  constructor() {
+    this.root = mkdtempSync(join(tmpdir(), "awl-job-"));
+    this.dir = join(this.root, "job");
+    this.work = join(this.root, "work");
+    mkdirSync(this.dir, { mode: 0o700 });
+    mkdirSync(this.work, { mode: 0o700 });
+  }
+
+  /** Render spec.sh (cwd defaults to this job's work directory) and start the wrapper detached. */
+  start(shell: ShellCase, options: JobOptions): this {
+    const spec = renderSpec({
+      jobId: "job_01HZTESTTESTTESTTESTTESTTE",
+      cwd: this.work,
+      env: {},
+      tickSeconds: 1,
+      heartbeatSeconds: 1,
+      ...options,
+    });
+    writeFileSync(join(this.dir, "spec.sh"), spec, { mode: 0o600 });
+    return this.launch(shell);
+  }
+
+  /** Start the wrapper on whatever the job directory holds now. */
+  launch(shell: ShellCase): this {
+    const log = openSync(join(this.dir, "wrapper.log"), "a", 0o600);
+    const proc = Bun.spawn([...shell.argv, WRAPPER_PATH, this.dir], {
+      detached: true,
+      stdin: "ignore",
+      stdout: log,
+      stderr: log,
+    });
+    this.wrapperPid = proc.pid;
+    return this;
+  }
+
+  path(name: string): string {
+    return join(this.dir, name);
+  }
+
+  read(name: string): string {
+    return readFileSync(this.path(name), "utf8");
+  }
+
+  bytes(name: string): Uint8Array {
+    return new Uint8Array(readFileSync(this.path(name)));
+  }
+
+  async exit(timeoutMs = 15_000): Promise<ExitRecord> {
+    try {
+      return await waitFor("the exit record", () => readExitRecord(this.dir) ?? undefined, timeoutMs);
+    } catch (error) {
+      let log = "";
+      try {
+        log = this.read("wrapper.log");
+      } catch {}
+      throw new Error(`${(error as Error).message}; wrapper.log:\n${log}`);
+    }
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    const started = readStarted(this.dir);
+    if (started?.pgid) killQuietly(-started.pgid);
+    if (started) killQuietly(started.pid);
+    for (const pid of this.extraPids) killQuietly(pid);
+    // The wrapper leads its own group (detached): this also stops its monitor and the monitor's sleep.
+    if (this.wrapperPid) killQuietly(-this.wrapperPid);
+    rmSync(this.root, { recursive: true, force: true });
+  }
+}
+
+export function newJob(): Job {
+  return new Job();
+}

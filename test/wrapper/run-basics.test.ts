@@ -1,0 +1,131 @@
+// wrapper.sh under each shell: exit codes, signals, started record, cwd, env, launch failures.
+
+import { expect, test } from "bun:test";
+import { mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { readStarted } from "../../src/wrapper/protocol.ts";
+import { describeEachShell, helperScript, newJob } from "./harness.ts";
+
+const envBin = Bun.which("env")!;
+
+describeEachShell("wrapper runs a command", (shell) => {
+  test("success: exit 0 and the exact stdout/stderr bytes", async () => {
+    await using job = newJob().start(shell, {
+      argv: ["sh", "-c", "printf 'out\\n\\001ü'; printf 'err line' >&2"],
+    });
+    const exit = await job.exit();
+    expect(exit).toMatchObject({ exitCode: 0, reason: "exited", descendantsAlive: false });
+    expect(exit.signal).toBeUndefined();
+    expect(job.bytes("stdout")).toEqual(new TextEncoder().encode("out\n\u0001ü"));
+    expect(job.read("stderr")).toBe("err line");
+    expect(exit).toMatchObject({
+      stdoutBytes: 7,
+      stderrBytes: 8,
+      stdoutDroppedBytes: 0,
+      stderrDroppedBytes: 0,
+    });
+  });
+
+  test("a non-zero exit code is recorded as is", async () => {
+    await using job = newJob().start(shell, { argv: ["sh", "-c", "exit 7"] });
+    expect(await job.exit()).toMatchObject({ exitCode: 7, reason: "exited" });
+  });
+
+  test("death by signal is 128+n with the signal named", async () => {
+    await using job = newJob().start(shell, { argv: ["sh", "-c", "kill -KILL $$"] });
+    const exit = await job.exit();
+    expect(exit).toMatchObject({ exitCode: 137, signal: "KILL", reason: "exited" });
+  });
+
+  test("a missing command exits 127 like a shell would", async () => {
+    await using job = newJob().start(shell, { argv: ["awaitless-no-such-command-xyz"] });
+    expect(await job.exit()).toMatchObject({ exitCode: 127, reason: "exited" });
+    expect(job.read("stderr")).toContain("awaitless-no-such-command-xyz");
+  });
+
+  test("started names the command's own pid, which leads its own process group", async () => {
+    const self = helperScript("print-self.sh", 'echo "$$"; cat /proc/self/status | grep -i sigign');
+    await using job = newJob().start(shell, { argv: [self] });
+    const exit = await job.exit();
+    expect(exit.exitCode).toBe(0);
+    const started = readStarted(job.dir)!;
+    const [pid, sigIgn] = job.read("stdout").trim().split("\n");
+    expect(started.pid).toBe(Number(pid));
+    expect(started.pgid).toBe(started.pid);
+    expect(started.wrapperPid).toBeGreaterThan(0);
+    expect(started.bootId).toBe(readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim());
+    expect(started.procStart).toMatch(/^[0-9]+$/);
+    expect(Math.abs(started.startedAtEpochSeconds - Date.now() / 1000)).toBeLessThan(60);
+    // Started in the foreground, the command keeps default SIGINT/SIGQUIT handling.
+    expect(sigIgn).toMatch(/SigIgn:\s*0+$/);
+  });
+
+  test("the command runs in a cwd whose name holds spaces, quotes and $", async () => {
+    await using job = newJob();
+    const cwd = join(job.root, `we ird'dir "$HOME" \`x\``);
+    mkdirSync(cwd);
+    job.start(shell, { argv: ["pwd", "-P"], cwd });
+    expect(await job.exit()).toMatchObject({ exitCode: 0 });
+    expect(job.read("stdout")).toBe(`${cwd}\n`);
+  });
+
+  test("a missing cwd is launch_failed with exit code 126 and a message in wrapper.log", async () => {
+    await using job = newJob();
+    const cwd = join(job.root, "does-not-exist");
+    job.start(shell, { argv: ["true"], cwd });
+    expect(await job.exit()).toMatchObject({ exitCode: 126, reason: "launch_failed" });
+    expect(job.read("wrapper.log")).toContain("does-not-exist");
+  });
+
+  test("a missing spec.sh is launch_failed", async () => {
+    await using job = newJob().launch(shell);
+    expect(await job.exit()).toMatchObject({ exitCode: 126, reason: "launch_failed" });
+    expect(job.read("wrapper.log")).toContain("spec.sh");
+  });
+
+  test("hostile env values reach the command byte-for-byte, and PATH/IFS do not disturb the wrapper", async () => {
+    const env: Record<string, string> = {
+      PLAIN: "value",
+      EMPTY: "",
+      QUOTES: `it's "quoted" '' \\'`,
+      DOLLAR: "$HOME ${PATH} $(id) `id` \\$",
+      NEWLINES: "line1\nline2\n\n",
+      UNICODE: "grüße ✓ 🚀",
+      DASH: "-n",
+      IFS: "x",
+      PATH: "/nonexistent-awaitless",
+      CDPATH: "/",
+    };
+    await using job = newJob().start(shell, { argv: [envBin, "-0"], env });
+    const exit = await job.exit();
+    expect(exit).toMatchObject({ exitCode: 0, reason: "exited" });
+    const seen = new Map<string, string>();
+    for (const entry of job.read("stdout").split("\0")) {
+      const eq = entry.indexOf("=");
+      if (eq > 0) seen.set(entry.slice(0, eq), entry.slice(eq + 1));
+    }
+    for (const [name, value] of Object.entries(env)) expect(seen.get(name)).toBe(value);
+    expect(seen.get("AWAITLESS_JOB_ID")).toBe("job_01HZTESTTESTTESTTESTTESTTE");
+    expect(seen.get("AWAITLESS_JOB_DIR")).toBe(job.dir);
+    expect(seen.get("AWAITLESS_PROGRESS_FILE")).toBe(join(job.dir, "progress"));
+  });
+
+  test("a readonly shell name in env does not stop the launch", async () => {
+    await using job = newJob().start(shell, {
+      argv: ["sh", "-c", "echo ran"],
+      env: { PPID: "1", OK: "yes" },
+    });
+    expect(await job.exit()).toMatchObject({ exitCode: 0 });
+    expect(job.read("stdout")).toBe("ran\n");
+  });
+
+  test("a cancel file present before the start means the command never runs", async () => {
+    await using job = newJob();
+    await Bun.write(job.path("cancel"), "0\n");
+    job.start(shell, { argv: ["sh", "-c", "echo ran > ran.txt"] });
+    const exit = await job.exit();
+    expect(exit).toMatchObject({ reason: "cancelled" });
+    expect(exit.exitCode).toBeUndefined();
+    expect(Bun.file(join(job.work, "ran.txt")).size).toBe(0);
+  });
+});
