@@ -69,7 +69,7 @@ export async function runTool(env: ToolEnv, args: RunArgs, ctx: CallCtx): Promis
   let jobId: string | undefined;
   const describe = async () =>
     jobId === undefined
-      ? `starting, ${formatSeconds((Date.now() - startedAt) / 1000)}`
+      ? `waiting for the command, ${formatSeconds((Date.now() - startedAt) / 1000)} elapsed`
       : statusSentence(await env.service.status(jobId));
   const resp = await holdWithProgress(ctx.hold, describe, (hooks) =>
     env.service.run(req, inlineMs, {
