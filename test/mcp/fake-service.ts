@@ -19,6 +19,7 @@ import type {
   WaitOptions,
   WaitResponse,
 } from "../../src/core/service-types.ts";
+import { fakeResult } from "./fake-result.ts";
 
 const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 const newJobId = () =>
@@ -135,34 +136,7 @@ export class FakeJobService implements JobServiceApi {
     const finishedAt = new Date().toISOString();
     const final: TerminalState = state ?? (exitCode === 0 ? "succeeded" : "failed");
     Object.assign(job.status, { state: final, finished_at: finishedAt, exit_code: state ? null : exitCode });
-    const s = job.status;
-    job.result = {
-      job_id: s.job_id,
-      name: s.name,
-      backend: s.backend,
-      host: s.host,
-      state: final,
-      exit_code: s.exit_code,
-      signal: null,
-      reason: final === "cancelled" ? "cancel_requested" : null,
-      created_at: s.created_at,
-      started_at: s.started_at,
-      finished_at: finishedAt,
-      duration_seconds: (Date.parse(finishedAt) - Date.parse(s.created_at)) / 1000,
-      stdout_tail: job.stdout,
-      stderr_tail: job.stderr,
-      stdout_bytes: s.stdout_bytes,
-      stderr_bytes: s.stderr_bytes,
-      stdout_dropped_bytes: 0,
-      stderr_dropped_bytes: 0,
-      truncated: false,
-      descendants_alive: false,
-      digest: final === "succeeded" ? [] : [`exit ${exitCode}`],
-      artifacts: [],
-      parsed_results: null,
-      error: null,
-      snapshot: { sha256: "0".repeat(64), captured_at: finishedAt },
-    };
+    job.result = fakeResult(job.status, final, exitCode, job.stdout, job.stderr);
     this.completionLog.push({
       completion_id: `cmp_${String(this.completionLog.length + 1).padStart(16, "0")}`,
       job_id: jobId,
