@@ -2,7 +2,16 @@
 // condition waits with deadlines, and disposal that kills every process the job started (by PID / group).
 
 import { describe, test } from "bun:test";
-import { chmodSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -18,13 +27,34 @@ export interface ShellCase {
   name: string;
   argv: string[];
   available: boolean;
+  /** PATH for the wrapper (and so the command), when the case needs other utilities than this machine's. */
+  path?: string;
+}
+
+const scratch = mkdtempSync(join(tmpdir(), "awl-wrapper-test-"));
+process.on("exit", () => rmSync(scratch, { recursive: true, force: true }));
+
+// A PATH holding only busybox applets: the wrapper must also work where busybox provides every utility.
+function busyboxOnlyPath(): string | undefined {
+  const busybox = Bun.which("busybox");
+  if (busybox === null) return undefined;
+  const dir = join(scratch, "busybox-bin");
+  mkdirSync(dir);
+  const list = Bun.spawnSync([busybox, "--list"]).stdout.toString().split("\n");
+  for (const applet of list) if (/^[a-z0-9_.[-]+$/.test(applet)) symlinkSync(busybox, join(dir, applet));
+  return dir;
 }
 
 export const SHELLS: ShellCase[] = [
   { name: "dash", argv: ["dash"] },
   { name: "bash", argv: ["bash"] },
   { name: "busybox sh", argv: ["busybox", "sh"] },
-].map((shell) => ({ ...shell, available: Bun.which(shell.argv[0]!) !== null }));
+  { name: "busybox sh, busybox utilities", argv: ["busybox", "sh"], path: busyboxOnlyPath() },
+].map((shell) => {
+  // Absolute, because the busybox-only case gives the wrapper a PATH that Bun would also search.
+  const program = Bun.which(shell.argv[0]!);
+  return { ...shell, argv: [program ?? shell.argv[0]!, ...shell.argv.slice(1)], available: program !== null };
+});
 
 /** Defines `body` once per shell; a missing shell is skipped with a message, or fails when AWAITLESS_REQUIRE_ALL=1. */
 export function describeEachShell(title: string, body: (shell: ShellCase) => void): void {
@@ -45,7 +75,6 @@ export function describeEachShell(title: string, body: (shell: ShellCase) => voi
   }
 }
 
-const scratch = mkdtempSync(join(tmpdir(), "awl-wrapper-test-"));
 /** The embedded script, written out once: tests run exactly what the binary ships. */
 export const WRAPPER_PATH = join(scratch, "wrapper.sh");
 writeFileSync(WRAPPER_PATH, WRAPPER_TEXT, { mode: 0o600 });
@@ -132,6 +161,7 @@ export class Job {
       stdin: "ignore",
       stdout: log,
       stderr: log,
+      env: shell.path === undefined ? process.env : { ...process.env, PATH: shell.path },
     });
     this.wrapperPid = proc.pid;
     return this;

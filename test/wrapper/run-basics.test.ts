@@ -88,7 +88,7 @@ describeEachShell("wrapper runs a command", (shell) => {
       PLAIN: "value",
       EMPTY: "",
       QUOTES: `it's "quoted" '' \\'`,
-      DOLLAR: "$HOME ${PATH} $(id) `id` \\$",
+      DOLLAR: "$HOME $" + "{PATH} $(id) `id` \\$",
       NEWLINES: "line1\nline2\n\n",
       UNICODE: "grüße ✓ 🚀",
       DASH: "-n",
