@@ -5,7 +5,8 @@
 #
 # Usage: sh wrapper.sh JOB_DIR   (started detached, in its own session; its stdout/stderr go to JOB_DIR/wrapper.log)
 #
-# Files in JOB_DIR (umask 077: every file 0600; nothing is written outside JOB_DIR):
+# Files in JOB_DIR (umask 077: every file 0600; nothing is written outside JOB_DIR; the command itself gets the
+# umask the wrapper was started with):
 #   spec.sh        client -> wrapper, sourced with `.`: AWL_JOB_ID AWL_CWD AWL_TIMEOUT AWL_GRACE AWL_TICK
 #                  AWL_HEARTBEAT AWL_LOG_CAP, `set -- argv...`, and awl_env() (exports applied only to the command).
 #   cancel         client -> wrapper: grace seconds (client writes cancel.tmp, then renames). Acted on each tick.
@@ -40,6 +41,7 @@
 #   The one race: bytes the command writes between the copy reaching end-of-file and the truncation are lost and
 #   not counted (a window of a process exit; none after the command and its group have exited).
 
+awl_umask=$(umask)
 umask 077
 IFS=' 	
 '
@@ -156,10 +158,10 @@ awl_signal_group() {
 awl_nap() {
   sleep "$1" &
   awl_nap_pid=$!
-  wait "$awl_nap_pid" || {
+  if [ "$awl_done" = 1 ] || ! wait "$awl_nap_pid"; then
     kill "$awl_nap_pid" 2>/dev/null
     wait "$awl_nap_pid" 2>/dev/null
-  }
+  fi
 }
 
 # awl_begin_kill MARKER GRACE: record why, then TERM the group; KILL follows GRACE seconds later.
@@ -378,6 +380,7 @@ fi
     "boot_id=$awl_boot_id" "proc_start=$awl_proc_start" "started_at=$awl_started_at"
   export AWAITLESS_JOB_ID="$AWL_JOB_ID" AWAITLESS_JOB_DIR="$awl_dir" AWAITLESS_PROGRESS_FILE="$awl_dir/progress"
   exec </dev/null >>"$awl_dir/stdout" 2>>"$awl_dir/stderr"
+  umask "$awl_umask"
   awl_env
   exec "$@"
 )

@@ -1,7 +1,7 @@
 // wrapper.sh under each shell: exit codes, signals, started record, cwd, env, launch failures.
 
 import { expect, test } from "bun:test";
-import { mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { readStarted } from "../../src/wrapper/protocol.ts";
 import { describeEachShell, helperScript, newJob } from "./harness.ts";
@@ -110,6 +110,16 @@ describeEachShell("wrapper runs a command", (shell) => {
     expect(seen.get("AWAITLESS_PROGRESS_FILE")).toBe(join(job.dir, "progress"));
   });
 
+  test("job files are private (0600) while the command keeps the umask the wrapper was started with", async () => {
+    await using job = newJob().start(shell, { argv: ["sh", "-c", "umask"] });
+    expect(await job.exit()).toMatchObject({ exitCode: 0 });
+    const inherited = process.umask();
+    expect(Number.parseInt(job.read("stdout").trim(), 8)).toBe(inherited);
+    for (const name of ["started", "exit", "stdout", "stderr"]) {
+      expect(statSync(job.path(name)).mode & 0o777).toBe(0o600);
+    }
+  });
+
   test("a readonly shell name in env does not stop the launch", async () => {
     await using job = newJob().start(shell, {
       argv: ["sh", "-c", "echo ran"],
@@ -126,6 +136,6 @@ describeEachShell("wrapper runs a command", (shell) => {
     const exit = await job.exit();
     expect(exit).toMatchObject({ reason: "cancelled" });
     expect(exit.exitCode).toBeUndefined();
-    expect(Bun.file(join(job.work, "ran.txt")).size).toBe(0);
+    expect(existsSync(join(job.work, "ran.txt"))).toBe(false);
   });
 });
