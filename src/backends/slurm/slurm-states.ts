@@ -340,13 +340,15 @@ export function observeSlurmJob(rows: { squeue?: SlurmRow; sacct?: SlurmRow }): 
   const { squeue, sacct } = rows;
   if (squeue !== undefined) {
     const fromQueue = mapSlurmRow(squeue, "squeue");
-    // requeued (or preempted and requeued): squeue says pending again, but the job has run before
+    // being requeued (squeue: COMPLETING, then PENDING again): the job has run before and will run again
     if (
       fromQueue.kind === "active" &&
-      fromQueue.state === "queued" &&
       (REQUEUED.has(sacct?.slurmState ?? "") || /requeue/i.test(squeue.reason ?? ""))
     ) {
-      return { kind: "interrupted", statusMessage: `${fromQueue.statusMessage} after Slurm requeued it` };
+      return {
+        kind: "interrupted",
+        statusMessage: `${fromQueue.statusMessage}; Slurm requeued it and will run it again`,
+      };
     }
     if (fromQueue.kind !== "terminal" || sacct === undefined) return fromQueue;
   }
