@@ -65,9 +65,9 @@ describe("sacct: recorded terminal outcomes (job line decides, steps parsed but 
     const exact = terminal(mapSlurmRow({ ...sc, name: "" }, "scontrol"));
     expect(exact.exit).toEqual({ exitCode: 200, exact: true });
   });
-  test("FAILED 0:9 → failed, SIGKILL, exit 137", () => {
+  test("FAILED 0:9 → failed, KILL, exit 137", () => {
     const s = terminal(mapSlurmRow(jobLine("sacct-failed-sigkill.txt"), "sacct"));
-    expect(s).toMatchObject({ state: "failed", exit: { exitCode: 137, signal: "SIGKILL", exact: true } });
+    expect(s).toMatchObject({ state: "failed", exit: { exitCode: 137, signal: "KILL", exact: true } });
   });
   test("OUT_OF_MEMORY 0:125 → failed, reason out_of_memory, no invented exit code", () => {
     const s = terminal(mapSlurmRow(jobLine("sacct-out-of-memory.txt"), "sacct"));
@@ -195,8 +195,8 @@ describe("exit codes", () => {
     expect(parseSlurmExitCode("0:0", "sacct")).toEqual({ exitCode: 0, exact: true });
     expect(parseSlurmExitCode("7:0", "sacct")).toEqual({ exitCode: 7, exact: false });
     expect(parseSlurmExitCode("7:0", "scontrol")).toEqual({ exitCode: 7, exact: true });
-    expect(parseSlurmExitCode("0:15", "sacct")).toEqual({ exitCode: 143, signal: "SIGTERM", exact: true });
-    expect(parseSlurmExitCode("0:11", "sacct")).toEqual({ exitCode: 139, signal: "SIGSEGV", exact: true });
+    expect(parseSlurmExitCode("0:15", "sacct")).toEqual({ exitCode: 143, signal: "TERM", exact: true });
+    expect(parseSlurmExitCode("0:11", "sacct")).toEqual({ exitCode: 139, signal: "SEGV", exact: true });
     expect(parseSlurmExitCode("0:125", "sacct")).toBeUndefined();
     expect(parseSlurmExitCode("", "sacct")).toBeUndefined();
     expect(parseSlurmExitCode("x", "sacct")).toBeUndefined();

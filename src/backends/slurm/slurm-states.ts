@@ -1,213 +1,8 @@
-// Owns every Slurm word: the squeue/sacct/scontrol/sbatch formats we request, their parsing, and the mapping to our job states.
-import { AwaitlessError } from "../../core/errors.ts";
+// Owns the meaning of Slurm's words: exit codes and the mapping of squeue/sacct job lines to our job states.
 import type { TerminalState } from "../../core/job.ts";
-import { SLURM_COMMENT_PREFIX } from "./sbatch-script.ts";
+import type { SlurmRow } from "./slurm-queries.ts";
 
-// ---------------------------------------------------------------- the queries we run
-// Fixed-grammar fields first, free text (job name, comment) last: sacct/squeue never escape '|'.
-export const SQUEUE_FORMAT = "%i|%T|%r|%j|%k";
-export const SACCT_FIELDS = "JobID,State,ExitCode,Reason,Submit,Start,End,JobName,Comment";
-
-/** One squeue call for many jobs. A lone ID is repeated: `--jobs=X` fails (rc 1) once X is purged, `--jobs=X,X` does not. */
-export function squeueArgs(slurmJobIds: readonly string[]): string[] {
-  const ids = slurmJobIds.length === 1 ? [slurmJobIds[0], slurmJobIds[0]] : slurmJobIds;
-  return ["squeue", "--noheader", `--jobs=${ids.join(",")}`, `--format=${SQUEUE_FORMAT}`];
-}
-/** Active jobs carrying our Slurm job name (find-by-tag: squeue knows a job the moment sbatch accepts it). */
-export function squeueByNameArgs(slurmJobName: string): string[] {
-  return ["squeue", "--noheader", `--name=${slurmJobName}`, `--format=${SQUEUE_FORMAT}`];
-}
-/** One sacct call for many jobs, allocation lines only, from an explicit start day (YYYY-MM-DD, a day early: sacct reads local time). */
-export function sacctArgs(slurmJobIds: readonly string[], since: Date): string[] {
-  return [
-    "sacct",
-    "--noheader",
-    "--parsable2",
-    "--allocations",
-    `--format=${SACCT_FIELDS}`,
-    `--starttime=${sacctDay(since)}`,
-    `--jobs=${slurmJobIds.join(",")}`,
-  ];
-}
-/**
- * Find-by-tag, second step (after squeueByNameArgs): the calling user's jobs since a day before `since`. Filter the
- * rows with findTaggedJobs: sacct's JobName is often the placeholder `allocation` and Comment stays empty until the
- * job ends, so `sacct --name` alone can miss our job.
- */
-export function sacctMineArgs(since: Date): string[] {
-  return [
-    "sacct",
-    "--noheader",
-    "--parsable2",
-    "--allocations",
-    `--format=${SACCT_FIELDS}`,
-    `--starttime=${sacctDay(since)}`,
-  ];
-}
-/** Exact exit codes (sacct loses 128 on codes ≥ 128) while the controller remembers the job (MinJobAge). */
-export function scontrolShowJobArgs(slurmJobId: string): string[] {
-  return ["scontrol", "--oneliner", "show", "job", slurmJobId];
-}
-function sacctDay(since: Date): string {
-  return new Date(since.getTime() - 86_400_000).toISOString().slice(0, 10);
-}
-
-// ---------------------------------------------------------------- parsing
-export interface SlurmRow {
-  /** The job's own ID: `123`, `123_4` (array task), `123+1` (het component). */
-  slurmJobId: string;
-  /** `batch`, `extern`, `0` … for step lines; absent on the job (allocation) line. */
-  step?: string;
-  /** Slurm's state word, without decorations (`CANCELLED by 0` → `CANCELLED`). */
-  slurmState: string;
-  /** uid from `CANCELLED by <uid>`. */
-  cancelledByUid?: string;
-  reason?: string;
-  /** Raw `N:S` (sacct only). */
-  exitCode?: string;
-  submit?: string;
-  start?: string;
-  end?: string;
-  name: string;
-  comment?: string;
-}
-
-function splitFixed(line: string, fixed: number): string[] | undefined {
-  const parts = line.split("|");
-  if (parts.length < fixed + 2) return undefined;
-  const head = parts.slice(0, fixed);
-  const rest = parts.slice(fixed);
-  // the comment is the last field; a job name containing '|' keeps its pipes
-  const comment = rest.pop() ?? "";
-  return [...head, rest.join("|"), comment];
-}
-
-function present(value: string | undefined): string | undefined {
-  return value === undefined || value === "" || value === "Unknown" || value === "None" || value === "(null)"
-    ? undefined
-    : value;
-}
-
-function parseIdAndState(
-  id: string,
-  state: string,
-): Pick<SlurmRow, "slurmJobId" | "step" | "slurmState" | "cancelledByUid"> {
-  const dot = id.indexOf(".");
-  const m = /^([A-Z_]+)\+?(?: by (\d+))?$/.exec(state.trim());
-  return {
-    slurmJobId: dot < 0 ? id : id.slice(0, dot),
-    ...(dot < 0 ? {} : { step: id.slice(dot + 1) }),
-    slurmState: m?.[1] ?? state.trim(),
-    ...(m?.[2] === undefined ? {} : { cancelledByUid: m[2] }),
-  };
-}
-
-function rowsOf(
-  stdout: string,
-  what: string,
-  fields: number,
-  toRow: (parts: string[]) => SlurmRow,
-): SlurmRow[] {
-  const rows: SlurmRow[] = [];
-  for (const line of stdout.split("\n")) {
-    if (line.trim() === "") continue;
-    const parts = splitFixed(line.replace(/\r$/, ""), fields);
-    if (parts === undefined || !/^\d+([_+][0-9[\]\-,%]+)?(\.[A-Za-z0-9_+-]+)?$/.test(parts[0] ?? "")) {
-      throw new AwaitlessError(
-        "internal",
-        `Could not parse a line of ${what} output: ${JSON.stringify(line.slice(0, 200))}.`,
-        "The cluster's Slurm prints a format Awaitless does not know; report this with your Slurm version.",
-        { scheduler_message: line.slice(0, 200) },
-      );
-    }
-    rows.push(toRow(parts));
-  }
-  return rows;
-}
-
-/** Rows of `squeue --noheader --format=SQUEUE_FORMAT`. */
-export function parseSqueue(stdout: string): SlurmRow[] {
-  return rowsOf(stdout, "squeue", 3, ([id = "", state = "", reason, name = "", comment]) => {
-    const row: SlurmRow = { ...parseIdAndState(id, state), name };
-    const r = present(reason);
-    const c = present(comment);
-    return { ...row, ...(r === undefined ? {} : { reason: r }), ...(c === undefined ? {} : { comment: c }) };
-  });
-}
-
-/** Rows of `sacct --noheader --parsable2 --format=SACCT_FIELDS` (step lines included when asked for). */
-export function parseSacct(stdout: string): SlurmRow[] {
-  return rowsOf(
-    stdout,
-    "sacct",
-    7,
-    ([id = "", state = "", exitCode, reason, submit, start, end, name = "", comment]) => {
-      const row: SlurmRow = { ...parseIdAndState(id, state), name };
-      const optional: Record<string, string | undefined> = {
-        reason: present(reason),
-        exitCode: present(exitCode),
-        submit: present(submit),
-        start: present(start),
-        end: present(end),
-        comment: present(comment),
-      };
-      for (const [k, v] of Object.entries(optional))
-        if (v !== undefined) (row as unknown as Record<string, string>)[k] = v;
-      return row;
-    },
-  );
-}
-
-/** True when squeue failed only because the single job it was asked about is unknown (purged after MinJobAge). */
-export function isSqueueUnknownJobError(stderr: string): boolean {
-  return /Invalid job id specified/i.test(stderr);
-}
-
-/** The reply of `sbatch --parsable`: `123` or `123;cluster`. */
-export function parseSbatchReply(stdout: string): { slurmJobId: string; cluster?: string } {
-  const lines = stdout
-    .split("\n")
-    .map((l) => l.trim())
-    .filter((l) => l !== "");
-  const m = lines.length === 1 ? /^(\d+)(?:;([A-Za-z0-9._-]+))?$/.exec(lines[0] ?? "") : null;
-  if (m === null) {
-    throw new AwaitlessError(
-      "launch_failed",
-      `sbatch replied ${JSON.stringify(stdout.slice(0, 200))}, which holds no Slurm job ID.`,
-      "The job may have been submitted anyway; Awaitless looks it up by its tag before any retry, so do not resubmit by hand.",
-      { scheduler_command: "sbatch", scheduler_message: stdout.slice(0, 200) },
-    );
-  }
-  return { slurmJobId: m[1] ?? "", ...(m[2] === undefined ? {} : { cluster: m[2] }) };
-}
-
-/** JobState, Reason and the exact ExitCode from `scontrol --oneliner show job ID`. */
-export function parseScontrolJob(
-  stdout: string,
-): { slurmJobId: string; slurmState: string; reason?: string; exitCode?: string } | undefined {
-  const fields = new Map<string, string>();
-  const re = /(?:^|\s)([A-Za-z][A-Za-z0-9_/:]*)=(\S*)/g;
-  for (const m of stdout.matchAll(re)) if (!fields.has(m[1] ?? "")) fields.set(m[1] ?? "", m[2] ?? "");
-  const id = fields.get("JobId");
-  const state = fields.get("JobState");
-  if (id === undefined || state === undefined) return undefined;
-  const reason = present(fields.get("Reason"));
-  const exitCode = present(fields.get("ExitCode"));
-  return {
-    slurmJobId: id,
-    slurmState: state,
-    ...(reason === undefined ? {} : { reason }),
-    ...(exitCode === undefined ? {} : { exitCode }),
-  };
-}
-
-/** Distinct Slurm job IDs among rows tagged with our job (name `…-<job_id>` or comment `awaitless:<job_id>`). */
-export function findTaggedJobs(rows: readonly SlurmRow[], jobId: string): string[] {
-  const ids = rows
-    .filter((r) => r.name.endsWith(`-${jobId}`) || r.comment === `${SLURM_COMMENT_PREFIX}${jobId}`)
-    .map((r) => r.slurmJobId);
-  return [...new Set(ids)].sort((a, b) => Number.parseInt(a, 10) - Number.parseInt(b, 10));
-}
+export * from "./slurm-queries.ts";
 
 // ---------------------------------------------------------------- exit codes
 const SIGNALS =
@@ -217,13 +12,13 @@ const SIGNALS =
 
 export interface SlurmExit {
   exitCode: number;
-  /** `SIGKILL` … when the batch script died of a signal (exitCode is then 128 + n). */
+  /** `KILL`, `TERM` … (no SIG prefix, like the wrapper's records) when the batch script died of a signal (exitCode is then 128 + n). */
   signal?: string;
   /** False when sacct reported `N:0`: it prints codes ≥ 128 minus 128, so N may really be N + 128. */
   exact: boolean;
 }
 
-/** `7:0` → exit 7; `0:9` → SIGKILL, exit 137; `0:0` → 0. Slurm's `0:125` OOM marker and other non-signals → undefined. */
+/** `7:0` → exit 7; `0:9` → KILL, exit 137; `0:0` → 0. Slurm's `0:125` OOM marker and other non-signals → undefined. */
 export function parseSlurmExitCode(
   raw: string | undefined,
   source: "sacct" | "scontrol",
@@ -234,7 +29,7 @@ export function parseSlurmExitCode(
   const sig = Number(m[2]);
   if (sig > 0) {
     const name = SIGNALS[sig - 1];
-    return name === undefined ? undefined : { exitCode: 128 + sig, signal: `SIG${name}`, exact: true };
+    return name === undefined ? undefined : { exitCode: 128 + sig, signal: name, exact: true };
   }
   return { exitCode: code, exact: source === "scontrol" || code === 0 };
 }
@@ -320,7 +115,7 @@ export function mapSlurmRow(row: SlurmRow, source: "squeue" | "sacct" | "scontro
     exit === undefined || exit.exitCode === 0
       ? ""
       : exit.signal !== undefined
-        ? `, killed by ${exit.signal}`
+        ? `, killed by signal ${exit.signal}`
         : `, exit code ${exit.exitCode}${exit.exact ? "" : " (or that plus 128)"}`;
   return {
     kind: "terminal",
