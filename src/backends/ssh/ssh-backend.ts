@@ -1,0 +1,202 @@
+// The SSH backend: the same wrapper and on-disk protocol as locally, in <remote_job_dir>/jobs/<job_id> on the host.
+// job.job_dir stays the LOCAL job dir (a 0600 copy of spec.sh, for redaction); backend_id.remote_dir names the
+// remote one (before launch it is derived from the host's prepared root).
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { HostConfig } from "../../config/config.ts";
+import type { Backend, FullLog, LaunchInput, LogTail, Observation, Stream } from "../../core/backend.ts";
+import { AwaitlessError } from "../../core/errors.ts";
+import type { ArtifactEntry, BackendId, Job } from "../../core/job.ts";
+import { renderSpec } from "../../wrapper/protocol.ts";
+import { parseSpecSecrets } from "../local/spec-secrets.ts";
+import { CANCEL, launchScript, REMOVE } from "./remote-scripts.ts";
+import { collectRemoteArtifacts } from "./ssh-artifacts.ts";
+import { keyValues, SshHost } from "./ssh-host.ts";
+import { readRemoteLog, readRemoteTail } from "./ssh-logs.ts";
+import { toObservation, unreachableObservation } from "./ssh-observe.ts";
+import { resolveHostSettings, type SshHostSettings } from "./ssh-target.ts";
+import { SshWatch } from "./ssh-watch.ts";
+
+export interface SshBackendOptions {
+  hosts: Record<string, HostConfig>;
+  tickSeconds?: number;
+  heartbeatSeconds?: number;
+  /** Host settings resolver (tests); default: [hosts.NAME] over ~/.ssh/config. */
+  resolve?: (name: string) => SshHostSettings;
+}
+
+export function isConnectionError(e: unknown): e is AwaitlessError {
+  return e instanceof AwaitlessError && e.code === "connection_failed";
+}
+
+export class SshBackend implements Backend {
+  readonly name = "ssh" as const;
+  private readonly hosts = new Map<string, { host: SshHost; watch: SshWatch }>();
+
+  constructor(private readonly opts: SshBackendOptions) {}
+
+  private hostFor(name: string | null): { host: SshHost; watch: SshWatch } {
+    if (!name) throw new AwaitlessError("invalid_argument", "an ssh job needs a host", "add --host NAME");
+    let h = this.hosts.get(name);
+    if (!h) {
+      const settings = this.opts.resolve
+        ? this.opts.resolve(name)
+        : resolveHostSettings(name, this.opts.hosts);
+      if (settings.transport === "openssh") {
+        throw new AwaitlessError(
+          "config_invalid",
+          `[hosts.${name}] sets transport = "openssh", which this build does not support yet`,
+          `remove transport from [hosts.${name}] to use the built-in SSH client`,
+        );
+      }
+      const host = new SshHost(settings);
+      h = { host, watch: new SshWatch(host) };
+      this.hosts.set(name, h);
+    }
+    return h;
+  }
+
+  /** The connection-level view of a host (doctor). */
+  host(name: string): SshHost {
+    return this.hostFor(name).host;
+  }
+
+  private async remoteDir(job: Job): Promise<string> {
+    const known = job.backend_id?.remote_dir;
+    if (typeof known === "string") return known;
+    const { root } = await this.hostFor(job.host).host.prepare();
+    return `${root}/jobs/${job.job_id}`;
+  }
+
+  async launch(input: LaunchInput): Promise<BackendId> {
+    const { job } = input;
+    const { host } = this.hostFor(job.host);
+    const spec = renderSpec({
+      jobId: job.job_id,
+      cwd: job.spec.cwd,
+      argv: job.spec.argv,
+      env: { ...job.spec.env, ...input.secretValues },
+      timeoutSeconds: Math.ceil(job.spec.timeout_seconds ?? 0),
+      graceSeconds: Math.ceil(input.graceSeconds),
+      tickSeconds: this.opts.tickSeconds ?? 1,
+      heartbeatSeconds: this.opts.heartbeatSeconds ?? 1,
+      logCapBytes: input.logCapBytes,
+    });
+    const text = `# secret_env: ${job.spec.secret_env.join(" ")}\n${spec}`;
+    mkdirSync(job.job_dir, { recursive: true, mode: 0o700 });
+    writeFileSync(join(job.job_dir, "spec.sh"), text, { mode: 0o600 });
+    const prepared = await host.prepare();
+    const dir = `${prepared.root}/jobs/${job.job_id}`;
+    const r = await host.run(launchScript(text), [dir, prepared.wrapperPath]);
+    const kv = keyValues(r.stdout.toString());
+    const pid = Number(kv.wrapper_pid);
+    if (r.code !== 0 || !Number.isSafeInteger(pid) || pid <= 0) {
+      const stderr = r.stderr.toString();
+      throw new AwaitlessError(
+        "launch_failed",
+        `could not start the job wrapper on ${host.name}: ${kv.error ?? (stderr.trim().slice(0, 300) || `exit ${r.code}`)}`,
+        `check that ${dir} can be created and that the host has sh and setsid or nohup-like job control`,
+        { host: host.name, wrapper_stage: "launch", remote_stderr: stderr.slice(0, 2000) },
+      );
+    }
+    return {
+      wrapper_pid: pid,
+      remote_dir: dir,
+      ...(kv.proc_start ? { proc_start: kv.proc_start } : {}),
+      ...(kv.boot_id ? { boot_id: kv.boot_id } : {}),
+      ...(kv.shell ? { remote_shell: kv.shell } : {}),
+    };
+  }
+
+  async observe(job: Job): Promise<Observation> {
+    const { host } = this.hostFor(job.host);
+    try {
+      const dir = await this.remoteDir(job);
+      const scan = dir.slice(0, dir.lastIndexOf("/"));
+      const report = await host.observe(dir, scan);
+      return toObservation(job, report.jobs.get(dir), report.bootId);
+    } catch (e) {
+      if (isConnectionError(e))
+        return unreachableObservation(`host ${host.name} is unreachable: ${e.message}`);
+      throw e;
+    }
+  }
+
+  async cancel(job: Job, graceSeconds: number): Promise<void> {
+    const { host } = this.hostFor(job.host);
+    const dir = await this.remoteDir(job);
+    const r = await host.run(CANCEL, [dir, String(Math.max(0, Math.ceil(graceSeconds)))]);
+    if (r.code !== 0) {
+      throw new AwaitlessError(
+        "connection_failed",
+        `could not signal job ${job.job_id} on ${host.name}: ${r.stderr.toString().trim() || `exit ${r.code}`}`,
+        "the cancel request is recorded; run `awaitless cancel` again once the host answers",
+        { host: host.name, remote_stderr: r.stderr.toString().slice(0, 2000) },
+      );
+    }
+  }
+
+  async readTail(job: Job, stream: Stream, maxBytes: number): Promise<LogTail> {
+    return readRemoteTail(this.hostFor(job.host).host, await this.remoteDir(job), stream, maxBytes);
+  }
+
+  async readLog(job: Job, stream: Stream, maxBytes: number): Promise<FullLog> {
+    return readRemoteLog(this.hostFor(job.host).host, await this.remoteDir(job), stream, maxBytes);
+  }
+
+  async collectArtifacts(job: Job, maxInlineBytes: number): Promise<ArtifactEntry[]> {
+    return collectRemoteArtifacts(
+      this.hostFor(job.host).host,
+      job.spec.cwd,
+      job.spec.artifacts,
+      maxInlineBytes,
+    );
+  }
+
+  async secretValues(job: Job): Promise<Record<string, string>> {
+    if (job.spec.secret_env.length === 0) return {};
+    try {
+      return parseSpecSecrets(readFileSync(join(job.job_dir, "spec.sh"), "utf8"), job.spec.secret_env);
+    } catch {
+      return {};
+    }
+  }
+
+  async waitForChange(job: Job, timeoutMs: number, signal?: AbortSignal, anyFile = false): Promise<void> {
+    const { watch } = this.hostFor(job.host);
+    let dir: string;
+    try {
+      dir = await this.remoteDir(job);
+    } catch {
+      // Unreachable before the root is known: just let the caller's slice pass.
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, Math.max(0, timeoutMs));
+        signal?.addEventListener("abort", () => {
+          clearTimeout(t);
+          resolve();
+        });
+      });
+      return;
+    }
+    return watch.wait(dir, timeoutMs, signal, anyFile);
+  }
+
+  async remove(job: Job): Promise<void> {
+    rmSync(job.job_dir, { recursive: true, force: true });
+    const { host } = this.hostFor(job.host);
+    try {
+      await host.run(REMOVE, [await this.remoteDir(job)]);
+    } catch (e) {
+      if (!isConnectionError(e)) throw e;
+      // The host is away: its copy stays (a later gc of the same job is not possible; see docs/ssh.md).
+    }
+  }
+
+  /** Closes every connection and watch channel (tests; MCP shutdown). */
+  close(): void {
+    for (const { host, watch } of this.hosts.values()) {
+      watch.close();
+      host.close();
+    }
+  }
+}

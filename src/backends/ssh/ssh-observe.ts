@@ -1,0 +1,109 @@
+// Parses the remote OBSERVE report (many job dirs in one round trip) and turns one job's part into an Observation.
+import type { Observation } from "../../core/backend.ts";
+import type { Job } from "../../core/job.ts";
+import { parseExitRecord, parseHeartbeat, parseStarted } from "../../wrapper/protocol.ts";
+
+export interface RemoteJobReport {
+  missing: boolean;
+  /** null when no wrapper pid is known yet. */
+  alive: boolean | null;
+  wrapperPid?: number;
+  /** Field 22 of /proc/PID/stat when the process is alive and /proc exists. */
+  procStart?: string;
+  files: Record<string, string>;
+}
+
+export interface ObserveReport {
+  bootId: string | null;
+  jobs: Map<string, RemoteJobReport>;
+}
+
+export function parseObserveReport(text: string): ObserveReport {
+  const parts = text.split("\n@@");
+  const head = parts[0] ?? "";
+  const boot = /^boot=(.*)$/m.exec(head)?.[1]?.trim() ?? "";
+  const jobs = new Map<string, RemoteJobReport>();
+  let current: RemoteJobReport | null = null;
+  for (const part of parts.slice(1)) {
+    const nl = part.indexOf("\n");
+    const first = nl < 0 ? part : part.slice(0, nl);
+    const rest = nl < 0 ? "" : part.slice(nl + 1);
+    if (first.startsWith("job ")) {
+      current = { missing: false, alive: null, files: {} };
+      jobs.set(first.slice(4), current);
+      for (const line of rest.split("\n")) {
+        if (line === "missing=1") current.missing = true;
+        const m = /^alive=([01]) pid=(\d*) start=(\S*)$/.exec(line);
+        if (m) {
+          current.alive = m[1] === "1";
+          if (m[2]) current.wrapperPid = Number(m[2]);
+          if (m[3]) current.procStart = m[3];
+        }
+      }
+    } else if (first.startsWith("file ") && current) {
+      current.files[first.slice(5)] = rest;
+    }
+  }
+  return { bootId: boot === "" ? null : boot, jobs };
+}
+
+const iso = (epochSeconds: number) => new Date(epochSeconds * 1000).toISOString();
+
+export function toObservation(
+  job: Job,
+  report: RemoteJobReport | undefined,
+  bootIdNow: string | null,
+): Observation {
+  const started = report?.files.started !== undefined ? parseStarted(report.files.started) : null;
+  const hb = report?.files.heartbeat !== undefined ? parseHeartbeat(report.files.heartbeat) : null;
+  const exit = report?.files.exit !== undefined ? parseExitRecord(report.files.exit) : null;
+  let wrapperAlive: boolean | null = report?.alive ?? null;
+  if (wrapperAlive === true) {
+    // A live pid whose start time differs from the wrapper's is a reused pid: the wrapper is gone.
+    const expected = started?.procStart ?? (job.backend_id?.proc_start as string | undefined);
+    if (expected && report?.procStart && expected !== report.procStart) wrapperAlive = false;
+  }
+  if (report?.missing && job.backend_id?.wrapper_pid) wrapperAlive = false;
+  return {
+    started: started
+      ? {
+          wrapper_pid: started.wrapperPid,
+          pid: started.pid,
+          pgid: started.pgid ?? started.pid,
+          boot_id: started.bootId ?? null,
+          started_at: iso(started.startedAtEpochSeconds),
+        }
+      : null,
+    exit: exit
+      ? {
+          exit_code: exit.exitCode ?? 0,
+          signal: exit.signal ?? null,
+          reason: exit.reason,
+          finished_at: iso(exit.finishedAtEpochSeconds),
+          descendants_alive: exit.descendantsAlive,
+        }
+      : null,
+    wrapperAlive,
+    bootIdNow,
+    heartbeat: hb
+      ? {
+          at: iso(hb.nowEpochSeconds),
+          last_change_at: iso(hb.lastChangeEpochSeconds),
+          stdout_bytes: hb.stdoutBytes,
+          stderr_bytes: hb.stderrBytes,
+        }
+      : null,
+  };
+}
+
+/** An observation that says only "cannot reach the host now" (the job keeps its state). */
+export function unreachableObservation(message: string): Observation {
+  return {
+    started: null,
+    exit: null,
+    wrapperAlive: null,
+    bootIdNow: null,
+    heartbeat: null,
+    unreachable: message,
+  };
+}

@@ -1,0 +1,371 @@
+// The only importer of ssh2: one authenticated, host-key-verified connection with a promise API (exec, long-lived
+// streams, atomic SFTP writes), keepalive, a channel semaphore, optional one-hop ProxyJump, and hard close.
+import type { AnyAuthMethod, Client, ClientChannel, ConnectConfig, SFTPWrapper } from "ssh2";
+import { AwaitlessError } from "../../core/errors.ts";
+import { type AuthPlan, authFailure, type ParsedKeyResult, planAuth } from "./ssh-auth.ts";
+import { decideHostKey, type HostKeyPolicy, hostKeyAlgorithms } from "./ssh-host-key.ts";
+
+export interface SessionTarget {
+  /** The name the user gave (messages). */
+  label: string;
+  host: string;
+  port: number;
+  user: string;
+  identityFiles: string[];
+  agentSocket: string | null;
+  hostKey: HostKeyPolicy;
+  connectTimeoutMs: number;
+  keepaliveIntervalMs: number;
+  keepaliveCountMax: number;
+  jump?: SessionTarget;
+}
+
+export interface ExecResult {
+  code: number | null;
+  signal: string | null;
+  stdout: Buffer;
+  stderr: Buffer;
+}
+
+export interface StreamHandle {
+  close(): void;
+}
+
+type Ssh2 = typeof import("ssh2");
+let ssh2: Ssh2 | null = null;
+// Loaded on first use so commands that never touch SSH do not pay for parsing ssh2.
+async function loadSsh2(): Promise<Ssh2> {
+  ssh2 ??= await import("ssh2");
+  return ssh2;
+}
+
+function parseKeyWith(lib: Ssh2): (data: Buffer) => ParsedKeyResult {
+  return (data) => {
+    const r = lib.utils.parseKey(data);
+    if (r instanceof Error) {
+      return /encrypted|passphrase/i.test(r.message)
+        ? { kind: "encrypted" }
+        : { kind: "invalid", message: r.message };
+    }
+    return { kind: "ok", key: Array.isArray(r) ? r[0] : r };
+  };
+}
+
+export function connectionError(
+  target: SessionTarget,
+  message: string,
+  hint: string,
+  extra: Record<string, unknown> = {},
+): AwaitlessError {
+  return new AwaitlessError("connection_failed", message, hint, { host: target.label, ...extra });
+}
+
+/** Bounded concurrency for channels: sshd's MaxSessions (default 10) also counts the SFTP and watch channels. */
+class Semaphore {
+  private queue: (() => void)[] = [];
+  constructor(private free: number) {}
+  async acquire(): Promise<() => void> {
+    if (this.free > 0) this.free--;
+    else await new Promise<void>((resolve) => this.queue.push(resolve));
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const next = this.queue.shift();
+      if (next) next();
+      else this.free++;
+    };
+  }
+}
+
+export class SshSession {
+  private closed = false;
+  private sftpP: Promise<SFTPWrapper> | null = null;
+  private readonly channels = new Semaphore(6);
+  private readonly closeListeners: (() => void)[] = [];
+
+  private constructor(
+    readonly target: SessionTarget,
+    private readonly client: Client,
+    private readonly jump: SshSession | null,
+  ) {
+    client.on("close", () => this.markClosed());
+    client.on("error", () => this.markClosed());
+  }
+
+  static async connect(target: SessionTarget): Promise<SshSession> {
+    const lib = await loadSsh2();
+    const jump = target.jump ? await SshSession.connect(target.jump) : null;
+    try {
+      const sock = jump ? await jump.forward(target.host, target.port) : undefined;
+      const plan = planAuth(target.identityFiles, target.agentSocket, parseKeyWith(lib));
+      const client = await handshake(lib, target, plan, sock);
+      return new SshSession(target, client, jump);
+    } catch (e) {
+      jump?.destroy();
+      throw e;
+    }
+  }
+
+  get isOpen(): boolean {
+    return !this.closed;
+  }
+
+  onClose(listener: () => void): void {
+    if (this.closed) listener();
+    else this.closeListeners.push(listener);
+  }
+
+  private markClosed(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.jump?.destroy();
+    for (const l of this.closeListeners.splice(0)) l();
+  }
+
+  /** Closes at once, even when the peer is frozen (end() would wait for its FIN forever). */
+  destroy(): void {
+    const sock = (this.client as unknown as { _sock?: { destroy(): void } })._sock;
+    try {
+      this.client.end();
+    } catch {
+      // already closed
+    }
+    sock?.destroy();
+    this.markClosed();
+  }
+
+  private forward(host: string, port: number): Promise<ClientChannel> {
+    return new Promise((resolve, reject) => {
+      this.client.forwardOut("127.0.0.1", 0, host, port, (err, stream) => {
+        if (err) {
+          reject(
+            connectionError(
+              this.target,
+              `the jump host ${this.target.label} could not open a connection to ${host}:${port}: ${err.message}`,
+              "check that the target is reachable from the jump host (ProxyJump in ~/.ssh/config)",
+            ),
+          );
+        } else resolve(stream);
+      });
+    });
+  }
+
+  // Opens an exec channel, retrying "open failed" (sshd frees a session slot a little after a channel closes).
+  private async openExec(command: string): Promise<ClientChannel> {
+    for (let attempt = 1; ; attempt++) {
+      if (this.closed)
+        throw connectionError(
+          this.target,
+          `the connection to ${this.target.label} is closed`,
+          "retry: a new connection is made",
+        );
+      try {
+        return await new Promise<ClientChannel>((resolve, reject) => {
+          try {
+            this.client.exec(command, (err, stream) => (err ? reject(err) : resolve(stream)));
+          } catch (e) {
+            reject(e);
+          }
+        });
+      } catch (e) {
+        const msg = (e as Error).message;
+        if (/open failed/i.test(msg) && attempt < 6) {
+          await Bun.sleep(25 * attempt);
+          continue;
+        }
+        throw connectionError(
+          this.target,
+          `could not run a command on ${this.target.label}: ${msg}`,
+          "retry; if it persists, check the host's sshd (MaxSessions) and `ssh HOST true`",
+        );
+      }
+    }
+  }
+
+  /** Runs `command` (through the login shell) with `stdin`, collecting both streams; a timeout destroys the connection. */
+  async exec(command: string, stdin: string | Buffer, timeoutMs: number): Promise<ExecResult> {
+    const release = await this.channels.acquire();
+    try {
+      const stream = await this.openExec(command);
+      return await new Promise<ExecResult>((resolve, reject) => {
+        const out: Buffer[] = [];
+        const err: Buffer[] = [];
+        let code: number | null = null;
+        let signal: string | null = null;
+        const timer = setTimeout(() => {
+          this.destroy();
+          reject(
+            connectionError(
+              this.target,
+              `${this.target.label} did not answer within ${Math.round(timeoutMs / 1000)}s`,
+              "the host or network may be overloaded or down; retry later (operation_timeout in [hosts.NAME] raises the limit)",
+            ),
+          );
+        }, timeoutMs);
+        stream.on("data", (d: Buffer) => out.push(d));
+        stream.stderr.on("data", (d: Buffer) => err.push(d));
+        stream.on("exit", (c: number | null, s?: string) => {
+          code = c;
+          signal = s ? s.replace(/^SIG/, "") : null;
+        });
+        stream.on("close", () => {
+          clearTimeout(timer);
+          if (code === null && signal === null && this.closed) {
+            reject(
+              connectionError(
+                this.target,
+                `the connection to ${this.target.label} was lost during a command`,
+                "retry: a new connection is made",
+              ),
+            );
+          } else resolve({ code, signal, stdout: Buffer.concat(out), stderr: Buffer.concat(err) });
+        });
+        stream.end(stdin);
+      });
+    } finally {
+      release();
+    }
+  }
+
+  /** A long-lived command: `onData` gets stdout chunks, `onEnd` runs once when the channel or connection closes. */
+  async stream(
+    command: string,
+    stdin: string,
+    onData: (chunk: Buffer) => void,
+    onEnd: () => void,
+  ): Promise<StreamHandle> {
+    const stream = await this.openExec(command);
+    let ended = false;
+    const end = () => {
+      if (ended) return;
+      ended = true;
+      onEnd();
+    };
+    stream.on("data", onData);
+    stream.stderr.resume();
+    stream.on("close", end);
+    this.onClose(end);
+    stream.end(stdin);
+    return {
+      close: () => {
+        try {
+          stream.close();
+        } catch {
+          // already closed
+        }
+        end();
+      },
+    };
+  }
+
+  private sftp(): Promise<SFTPWrapper> {
+    this.sftpP ??= new Promise<SFTPWrapper>((resolve, reject) => {
+      this.client.sftp((err, sftp) => (err ? reject(err) : resolve(sftp)));
+    }).catch((e) => {
+      this.sftpP = null;
+      throw connectionError(
+        this.target,
+        `could not open SFTP on ${this.target.label}: ${(e as Error).message}`,
+        "enable the sftp subsystem in the host's sshd_config (Subsystem sftp internal-sftp)",
+      );
+    });
+    return this.sftpP;
+  }
+
+  /** Writes a file atomically over SFTP: an exclusive temp file, fsync, then posix-rename over the target. */
+  async writeFileAtomic(path: string, data: string | Buffer, mode: number): Promise<void> {
+    const sftp = await this.sftp();
+    const tmp = `${path}.tmp-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
+    const call = <T>(f: (cb: (err: Error | null | undefined, v: T) => void) => void) =>
+      new Promise<T>((resolve, reject) => f((err, v) => (err ? reject(err) : resolve(v))));
+    try {
+      const handle = await call<Buffer>((cb) => sftp.open(tmp, "wx", { mode }, cb));
+      const buf = Buffer.from(data);
+      for (let off = 0; off < buf.length; off += 32_768) {
+        const n = Math.min(32_768, buf.length - off);
+        await call<void>((cb) => sftp.write(handle, buf, off, n, off, (e) => cb(e, undefined)));
+      }
+      await call<unknown>((cb) => sftp.ext_openssh_fsync(handle, cb)).catch(() => undefined);
+      await call<void>((cb) => sftp.close(handle, (e) => cb(e, undefined)));
+      await call<void>((cb) => sftp.ext_openssh_rename(tmp, path, (e) => cb(e, undefined)));
+    } catch (e) {
+      sftp.unlink(tmp, () => undefined);
+      if (e instanceof AwaitlessError) throw e;
+      throw connectionError(
+        this.target,
+        `could not write ${path} on ${this.target.label} over SFTP: ${(e as Error).message}`,
+        "check free space and permissions of remote_job_dir on the host",
+        { wrapper_stage: "upload" },
+      );
+    }
+  }
+}
+
+function handshake(
+  lib: Ssh2,
+  target: SessionTarget,
+  plan: AuthPlan,
+  sock: ClientChannel | undefined,
+): Promise<Client> {
+  const client = new lib.Client();
+  client.on("error", () => undefined); // later errors surface through "close"; an unheard error would throw
+  let refusal: { message: string; hint: string } | undefined;
+  const methods: AnyAuthMethod[] = [
+    ...(plan.agentSocket ? [{ type: "agent" as const, username: target.user, agent: plan.agentSocket }] : []),
+    ...plan.keys.map((k) => ({ type: "publickey" as const, username: target.user, key: k.key as Buffer })),
+  ];
+  const config: ConnectConfig = {
+    host: target.host,
+    port: target.port,
+    username: target.user,
+    readyTimeout: target.connectTimeoutMs,
+    keepaliveInterval: target.keepaliveIntervalMs,
+    keepaliveCountMax: target.keepaliveCountMax,
+    authHandler: methods,
+    algorithms: { serverHostKey: hostKeyAlgorithms(target.hostKey) as never },
+    hostVerifier: (blob: Buffer) => {
+      const d = decideHostKey(target.hostKey, blob);
+      refusal = d.refusal;
+      return d.accept;
+    },
+    ...(sock ? { sock } : {}),
+  };
+  return new Promise((resolve, reject) => {
+    const onError = (e: Error & { level?: string; code?: string }) => {
+      client.removeListener("ready", onReady);
+      const where = `${target.user}@${target.host}:${target.port}`;
+      if (refusal) return reject(connectionError(target, refusal.message, refusal.hint));
+      if (e.level === "client-authentication" || methods.length === 0) {
+        const f = authFailure(target.user, target.label, plan);
+        return reject(connectionError(target, f.message, f.hint));
+      }
+      const timedOut = e.level === "client-timeout" || /timed out/i.test(e.message);
+      reject(
+        connectionError(
+          target,
+          `cannot connect to ${target.label} (${where}): ${timedOut ? `no answer within ${Math.round(target.connectTimeoutMs / 1000)}s` : e.message}`,
+          "check that the host is up and that `ssh " +
+            target.label +
+            " true` works; connect_timeout in [hosts.NAME] or ConnectTimeout in ~/.ssh/config sets the limit",
+        ),
+      );
+    };
+    const onReady = () => {
+      client.removeListener("error", onError);
+      client.on("error", () => undefined);
+      (client as unknown as { setNoDelay?: (v: boolean) => void }).setNoDelay?.(true);
+      resolve(client);
+    };
+    client.once("ready", onReady);
+    client.once("error", onError);
+    if (methods.length === 0) {
+      return onError(Object.assign(new Error("no credentials"), { level: "client-authentication" }));
+    }
+    try {
+      client.connect(config);
+    } catch (e) {
+      onError(e as Error);
+    }
+  });
+}
