@@ -40,7 +40,7 @@ for (const era of ["legacy", "modern"] as const) {
       const sleep = await client.callTool({ name: "run", arguments: { command: ["sleep", "20"] } });
       expect(sleep.isError).toBe(true);
       expect(textOf(sleep)).toContain("wait_for_job");
-    });
+    }, 20_000);
 
     test("resource subscription: updated on completion, and at once for a finished job", async () => {
       const box = sandbox();
@@ -51,7 +51,10 @@ for (const era of ["legacy", "modern"] as const) {
       });
       const subscribe = async (uri: string) => {
         if (era === "legacy") await client.subscribeResource({ uri });
-        else cleanups.push(async () => (await client.listen({ resourceSubscriptions: [uri] })).close());
+        else {
+          const subscription = await client.listen({ resourceSubscriptions: [uri] });
+          cleanups.push(() => subscription.close());
+        }
       };
       const job = structured<{ job_id: string }>(
         await client.callTool({
@@ -80,7 +83,7 @@ for (const era of ["legacy", "modern"] as const) {
         cleanups.push(() => sub.close());
       }
       await waitFor(() => (lateUpdates.includes(uri) ? true : undefined), 5_000, "replay for a finished job");
-    });
+    }, 40_000);
   });
 }
 
@@ -153,14 +156,14 @@ describe("Tasks over stdio (2026-07-28)", () => {
     expect(settled.outcome.status).toBe("completed");
     expect(textOf(resultFromTaskOutcome(settled.outcome))).toContain("task-ok");
     const long = await s.callTool("run_job", {
-      command: ["sh", "-c", "sleep 60"],
+      command: ["sh", "-c", "sleep 60; echo never"],
       client_request_id: "t-cancel",
     });
     await long.cancel();
     expect((await long.settle()).outcome.status).toBe("cancelled");
     const args = {
       name: "run_job",
-      arguments: { command: ["sh", "-c", "sleep 2"], client_request_id: "t-retry" },
+      arguments: { command: ["sh", "-c", "sleep 2; echo retried"], client_request_id: "t-retry" },
     };
     const meta = {
       "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -178,6 +181,11 @@ describe("Tasks over stdio (2026-07-28)", () => {
     })) as Raw;
     expect(first.result?.resultType).toBe("task");
     expect(retry.result?.taskId).toBe(first.result?.taskId ?? "missing");
+    // Jobs outlive their server by design; stop this one so nothing runs past the test.
+    await conn.client.callTool({
+      name: "cancel_job",
+      arguments: { job_id: first.result?.taskId ?? "missing" },
+    });
     for (const entry of conn.tap.log) {
       const m = entry.message as { method?: string; result?: { resultType?: string; taskId?: string } };
       if (m.method === "tasks/get") expect(await tasksSchemaIssues("GetTaskRequest", m)).toEqual([]);
