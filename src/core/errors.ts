@@ -38,7 +38,13 @@ export class AwaitlessError extends Error {
   readonly code: ErrorCode;
   readonly hint: string;
   readonly details: Record<string, unknown>;
-  constructor(code: ErrorCode, message: string, hint: string, details: Record<string, unknown> = {}, cause?: unknown) {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    hint: string,
+    details: Record<string, unknown> = {},
+    cause?: unknown,
+  ) {
     super(message, cause === undefined ? undefined : { cause });
     this.name = "AwaitlessError";
     this.code = code;

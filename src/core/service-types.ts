@@ -150,7 +150,11 @@ export interface WaitOptions {
 
 export interface JobServiceApi {
   submit(req: LaunchRequest): Promise<SubmitResponse>;
-  run(req: LaunchRequest, inlineTimeoutMs: number, opts?: Omit<WaitOptions, "timeoutMs">): Promise<RunResponse>;
+  run(
+    req: LaunchRequest,
+    inlineTimeoutMs: number,
+    opts?: Omit<WaitOptions, "timeoutMs">,
+  ): Promise<RunResponse>;
   wait(jobId: string, opts: WaitOptions): Promise<WaitResponse>;
   completions(
     jobIds: string[],

@@ -1,0 +1,240 @@
+// The local backend: launches the wrapper detached (own session) on this machine and reads its files.
+import { spawn } from "node:child_process";
+import {
+  closeSync,
+  existsSync,
+  type FSWatcher,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  watch,
+  writeFileSync,
+} from "node:fs";
+import { join } from "node:path";
+import type { Backend, FullLog, LaunchInput, LogTail, Observation, Stream } from "../../core/backend.ts";
+import { AwaitlessError } from "../../core/errors.ts";
+import type { ArtifactEntry, BackendId, Job } from "../../core/job.ts";
+import {
+  FILES,
+  readExitRecord,
+  readHeartbeat,
+  readStarted,
+  renderSpec,
+  WRAPPER_SHA256,
+  WRAPPER_TEXT,
+  writeCancelRequest,
+} from "../../wrapper/protocol.ts";
+import { collectLocalArtifacts } from "./artifacts-local.ts";
+import { readLocalLog, readLocalTail } from "./local-logs.ts";
+import { isProcessAlive, localBootId, processStartTime } from "./proc.ts";
+import { parseSpecSecrets } from "./spec-secrets.ts";
+
+export interface LocalBackendOptions {
+  dataDir: string;
+  /** The POSIX shell that runs the wrapper. */
+  shell: string;
+  tickSeconds?: number;
+  heartbeatSeconds?: number;
+}
+
+/** File names the waiters care about: the lifecycle, not the output. */
+const LIFECYCLE_FILES = new Set(["started", "exit", "cancel"]);
+
+/** A record's time with the file's millisecond mtime when it agrees with the record's whole seconds. */
+function fileTime(path: string, epochSeconds: number): string {
+  try {
+    const ms = statSync(path).mtimeMs;
+    if (Math.abs(ms / 1000 - epochSeconds) < 2) return new Date(ms).toISOString();
+  } catch {
+    // fall back to the record's own time
+  }
+  return new Date(epochSeconds * 1000).toISOString();
+}
+
+export class LocalBackend implements Backend {
+  readonly name = "local" as const;
+  private wrapperPath: string | null = null;
+
+  constructor(private readonly opts: LocalBackendOptions) {}
+
+  /** Installs the wrapper once per version: its content hash is in its name; written then renamed. */
+  private ensureWrapper(): string {
+    if (this.wrapperPath) return this.wrapperPath;
+    const dir = join(this.opts.dataDir, "bin");
+    const path = join(dir, `wrapper-${WRAPPER_SHA256.slice(0, 16)}.sh`);
+    if (!existsSync(path)) {
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      const tmp = `${path}.${process.pid}.tmp`;
+      writeFileSync(tmp, WRAPPER_TEXT, { mode: 0o600 });
+      renameSync(tmp, path);
+    }
+    this.wrapperPath = path;
+    return path;
+  }
+
+  async launch(input: LaunchInput): Promise<BackendId> {
+    const { job } = input;
+    const wrapper = this.ensureWrapper();
+    try {
+      mkdirSync(job.job_dir, { recursive: true, mode: 0o700 });
+      const spec = renderSpec({
+        jobId: job.job_id,
+        cwd: job.spec.cwd,
+        argv: job.spec.argv,
+        env: { ...job.spec.env, ...input.secretValues },
+        timeoutSeconds: Math.ceil(job.spec.timeout_seconds ?? 0),
+        graceSeconds: Math.ceil(input.graceSeconds),
+        tickSeconds: this.opts.tickSeconds ?? 1,
+        heartbeatSeconds: this.opts.heartbeatSeconds ?? 1,
+        logCapBytes: input.logCapBytes,
+      });
+      const secretHeader = `# secret_env: ${job.spec.secret_env.join(" ")}\n`;
+      writeFileSync(join(job.job_dir, "spec.sh"), secretHeader + spec, { mode: 0o600 });
+    } catch (e) {
+      throw new AwaitlessError(
+        "launch_failed",
+        `could not prepare the job directory ${job.job_dir}: ${(e as Error).message}`,
+        "check free disk space and permissions of the data directory",
+      );
+    }
+    const log = openSync(join(job.job_dir, "wrapper.log"), "a", 0o600);
+    try {
+      // detached: the wrapper gets its own session, so it outlives this process and its terminal.
+      const child = spawn(this.opts.shell, [wrapper, job.job_dir], {
+        detached: true,
+        stdio: ["ignore", log, log],
+        cwd: "/",
+        env: process.env,
+      });
+      const pid = await new Promise<number>((resolve, reject) => {
+        child.once("spawn", () => resolve(child.pid!));
+        child.once("error", reject);
+      });
+      child.unref();
+      const start = processStartTime(pid);
+      return { wrapper_pid: pid, ...(start ? { proc_start: start } : {}) };
+    } catch (e) {
+      throw new AwaitlessError(
+        "launch_failed",
+        `could not start the job wrapper with ${this.opts.shell}: ${(e as Error).message}`,
+        "check that a POSIX shell exists at that path (AWAITLESS_SHELL overrides it)",
+      );
+    } finally {
+      closeSync(log);
+    }
+  }
+
+  async observe(job: Job): Promise<Observation> {
+    const dir = job.job_dir;
+    const exit = readExitRecord(dir);
+    const started = readStarted(dir);
+    const hb = readHeartbeat(dir);
+    let wrapperAlive: boolean | null = null;
+    const pid = started?.wrapperPid ?? job.backend_id?.wrapper_pid;
+    if (pid) {
+      const expectStart = started?.procStart ?? (job.backend_id?.proc_start as string | undefined);
+      wrapperAlive = isProcessAlive(pid, expectStart ?? null);
+    }
+    // The wrapper may have written its exit record and exited between the two reads above.
+    const x = exit ?? (wrapperAlive === false ? readExitRecord(dir) : null);
+    return {
+      started: started
+        ? {
+            wrapper_pid: started.wrapperPid,
+            pid: started.pid,
+            pgid: started.pgid ?? started.pid,
+            boot_id: started.bootId ?? null,
+            started_at: fileTime(join(dir, FILES.started), started.startedAtEpochSeconds),
+          }
+        : null,
+      exit: x
+        ? {
+            exit_code: x.exitCode ?? 0,
+            signal: x.signal ?? null,
+            reason: x.reason,
+            finished_at: fileTime(join(dir, FILES.exit), x.finishedAtEpochSeconds),
+            descendants_alive: x.descendantsAlive,
+          }
+        : null,
+      wrapperAlive,
+      bootIdNow: localBootId(),
+      heartbeat: hb
+        ? {
+            at: new Date(hb.nowEpochSeconds * 1000).toISOString(),
+            last_change_at: new Date(hb.lastChangeEpochSeconds * 1000).toISOString(),
+            stdout_bytes: hb.stdoutBytes,
+            stderr_bytes: hb.stderrBytes,
+          }
+        : null,
+    };
+  }
+
+  async cancel(job: Job, graceSeconds: number): Promise<void> {
+    const dir = job.job_dir;
+    if (!existsSync(dir)) return;
+    // The wrapper escalates TERM → KILL after the grace period itself, so this survives our death.
+    writeCancelRequest(dir, Math.ceil(graceSeconds));
+    const started = readStarted(dir);
+    if (started) {
+      try {
+        if (started.pgid) process.kill(-started.pgid, "SIGTERM");
+        else process.kill(started.pid, "SIGTERM");
+      } catch {
+        // the group is already gone
+      }
+    }
+  }
+
+  async readTail(job: Job, stream: Stream, maxBytes: number): Promise<LogTail> {
+    return readLocalTail(job.job_dir, stream, maxBytes);
+  }
+
+  async readLog(job: Job, stream: Stream, maxBytes: number): Promise<FullLog> {
+    return readLocalLog(job.job_dir, stream, maxBytes);
+  }
+
+  async collectArtifacts(job: Job, maxInlineBytes: number): Promise<ArtifactEntry[]> {
+    return collectLocalArtifacts(job.spec.cwd, job.spec.artifacts, { maxInlineBytes });
+  }
+
+  async secretValues(job: Job): Promise<Record<string, string>> {
+    if (job.spec.secret_env.length === 0) return {};
+    try {
+      return parseSpecSecrets(readFileSync(join(job.job_dir, "spec.sh"), "utf8"), job.spec.secret_env);
+    } catch {
+      return {};
+    }
+  }
+
+  waitForChange(job: Job, timeoutMs: number, signal?: AbortSignal, anyFile = false): Promise<void> {
+    return new Promise<void>((resolve) => {
+      let watcher: FSWatcher | null = null;
+      const done = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", done);
+        watcher?.close();
+        resolve();
+      };
+      const timer = setTimeout(done, Math.max(0, timeoutMs));
+      if (signal?.aborted) return done();
+      signal?.addEventListener("abort", done, { once: true });
+      try {
+        watcher = watch(job.job_dir, { persistent: true }, (_event, name) => {
+          if (anyFile || (name !== null && LIFECYCLE_FILES.has(String(name)))) done();
+        });
+        watcher.on("error", () => undefined);
+      } catch {
+        // No directory yet (launch in progress) or no inotify: the timer is the fallback.
+      }
+      // A file that appeared just before the watch started would be missed: check once after arming.
+      if (!anyFile && existsSync(join(job.job_dir, "exit"))) done();
+    });
+  }
+
+  async remove(job: Job): Promise<void> {
+    rmSync(job.job_dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,148 @@
+// The CLI (cac): declares commands and options, then hands each to its action in commands.ts.
+import { cac } from "cac";
+import { AwaitlessError, EXIT } from "../core/errors.ts";
+import { type CliIo, COMMANDS, type Ctx } from "./commands.ts";
+import { paint, styleFor } from "./render.ts";
+
+const LAUNCH_OPTIONS: [string, string][] = [
+  ["--backend <name>", "local (default), ssh or slurm"],
+  ["--host <name>", "target host ([hosts.NAME] or ~/.ssh/config alias)"],
+  ["--cwd <dir>", "working directory (default: the current one)"],
+  ["--env <NAME=VALUE>", "environment variable for the command (repeatable)"],
+  ["--secret-env <NAME>", "pass NAME from this environment; its value is redacted everywhere (repeatable)"],
+  ["--timeout <duration>", "runtime limit, e.g. 30m (the job is timed_out after it)"],
+  ["--stall-timeout <duration>", "report `stalled` after this long without output"],
+  ["--artifact <path>", "file, directory or glob to collect (repeatable)"],
+  ["--name <name>", "a label for the job"],
+  ["--queue <name>", "named queue (not available yet)"],
+  ["--client-request-id <id>", "idempotency key: a retry with the same key never launches twice"],
+  ["--slurm-option <KEY=VALUE>", "Slurm resource (allowlisted keys; slurm backend)"],
+];
+
+export async function runCli(argv: string[], io: CliIo, makeCtx: () => Promise<Ctx>): Promise<number> {
+  const cli = cac("awaitless");
+  let exitCode = EXIT.ok as number;
+  let action: Promise<number> | null = null;
+  const bind =
+    (name: keyof typeof COMMANDS) =>
+    (...args: unknown[]) => {
+      action = COMMANDS[name]!(args, io, makeCtx);
+    };
+  const launch = (c: ReturnType<typeof cli.command>) => {
+    for (const [flag, desc] of LAUNCH_OPTIONS) c.option(flag, desc);
+    return c;
+  };
+
+  cli.option("--json", "machine-readable output (one JSON object)");
+  cli.option("--config <file>", "config file (default: $XDG_CONFIG_HOME/awaitless/config.toml)");
+
+  launch(
+    cli.command("run", "run a command as a durable job; show the result if it ends within the inline window"),
+  )
+    .option("--inline-timeout <duration>", "how long to wait inline before detaching (default 10s)")
+    .usage("run [options] -- <command> [args...]")
+    .action(bind("run"));
+  launch(cli.command("submit", "start a command as a durable job and return its ID at once"))
+    .usage("submit [options] -- <command> [args...]")
+    .action(bind("submit"));
+  cli
+    .command("wait [job_id]", "wait for a job to finish and show its result")
+    .option("--last", "the most recently created job")
+    .option("--timeout <duration>", "give up waiting after this long (the job keeps running; exit 4)")
+    .action(bind("wait"));
+  cli
+    .command("completions [...job_ids]", "completion feed for several jobs: returns as each finishes")
+    .option("--after <cursor>", "only completions after this cursor (next_cursor of the previous call)")
+    .option("--drain", "keep reading until every listed job has completed")
+    .option("--timeout <duration>", "how long to block when nothing has completed yet (default: no limit)")
+    .option("--limit <n>", "items per page (1–500, default 50)")
+    .action(bind("completions"));
+  cli.command("status <job_id>", "current state of a job").action(bind("status"));
+  cli
+    .command("logs <job_id>", "the job's output (bounded; full logs stay on disk)")
+    .option("--tail <lines>", "only the last N lines")
+    .option("--grep <regex>", "only lines matching this regular expression")
+    .option("--follow", "keep printing new output until the job ends")
+    .option("--stream <name>", "stdout, stderr or both (default both)")
+    .action(bind("logs"));
+  cli
+    .command("cancel <job_id>", "stop a job: SIGTERM to its process group, SIGKILL after the grace period")
+    .option("--grace-period <duration>", "time between SIGTERM and SIGKILL (default 10s)")
+    .action(bind("cancel"));
+  cli
+    .command("list", "recent jobs, newest first")
+    .option("--state <state>", "a state, or active / terminal")
+    .option("--name <name>", "jobs with this name")
+    .option("--host <name>", "jobs on this host")
+    .option("--queue <name>", "jobs in this queue")
+    .option("--limit <n>", "how many (default 20)")
+    .action(bind("list"));
+  cli
+    .command("inspect <job_id>", "everything about a job: spec, backend identity, state history")
+    .action(bind("inspect"));
+  cli
+    .command("doctor", "check that this machine can run jobs, and show where things live")
+    .action(bind("doctor"));
+  cli
+    .command("demo", "watch a job survive its client: submit, kill the waiter, recover from a new client")
+    .action(bind("demo"));
+  cli
+    .command("gc", "remove finished jobs' files and rows (never an active job)")
+    .option("--older-than <duration>", "finished longer ago than this (default: retention_days)")
+    .option("--keep <n>", "keep at most this many finished jobs (default: retention_max_jobs)")
+    .option("--dry-run", "only show what would be removed")
+    .action(bind("gc"));
+  cli.command("mcp", "serve the MCP protocol on stdio (for agents)").action(bind("mcp"));
+  cli.command("version", "print the version").action(bind("version"));
+  cli.help();
+
+  const style = styleFor(io.stderr, io.env);
+  try {
+    cli.parse(["awaitless", "awaitless", ...argv], { run: false });
+    if (argv.length === 0) {
+      cli.outputHelp();
+      return EXIT.usage;
+    }
+    if (cli.options.help || cli.options.h) return EXIT.ok;
+    const matched = cli.matchedCommand;
+    if (!matched) {
+      throw new AwaitlessError(
+        "invalid_argument",
+        `unknown command ${JSON.stringify(argv[0])}`,
+        "run `awaitless --help` to list commands",
+      );
+    }
+    cli.runMatchedCommand();
+    exitCode = action ? await action : EXIT.ok;
+  } catch (e) {
+    exitCode = reportError(e, io, Boolean(cli.options.json), style);
+  }
+  return exitCode;
+}
+
+export function reportError(
+  e: unknown,
+  io: CliIo,
+  json: boolean,
+  style: ReturnType<typeof styleFor>,
+): number {
+  const err =
+    e instanceof AwaitlessError
+      ? e
+      : (e as { name?: string })?.name === "CACError"
+        ? new AwaitlessError(
+            "invalid_argument",
+            (e as Error).message,
+            "run `awaitless <command> --help` for its options",
+          )
+        : new AwaitlessError(
+            "internal",
+            String((e as Error)?.stack ?? e),
+            "this is a bug: please report it with the command you ran",
+          );
+  if (json) io.stdout.write(JSON.stringify({ error: err.toJSON() }) + "\n");
+  io.stderr.write(
+    `${paint(style, "red", "error:")} ${err.message}\n${paint(style, "dim", "hint:")} ${err.hint}\n`,
+  );
+  return err.exitCode;
+}

@@ -1,0 +1,358 @@
+// CLI actions: each turns parsed options into a JobService call and prints the answer.
+import type { Config } from "../config/config.ts";
+import { EXIT, invalid } from "../core/errors.ts";
+import { isTerminal, type JobState } from "../core/job.ts";
+import type { JobService } from "../core/job-service.ts";
+import type { WaitResponse } from "../core/service-types.ts";
+import { renderList, renderResult, renderStatus, renderWait, toJson } from "./output.ts";
+import { launchRequest, parseDuration, parseIntOption, type RawLaunchOptions } from "./parse.ts";
+import { humanDuration, paint, type Style, styleFor } from "./render.ts";
+
+export interface CliIo {
+  stdout: { write(s: string): unknown; isTTY?: boolean };
+  stderr: { write(s: string): unknown; isTTY?: boolean };
+  env: Record<string, string | undefined>;
+}
+
+export interface Ctx {
+  service: JobService;
+  config: Config;
+}
+
+type Opts = Record<string, unknown> & { json?: boolean; "--"?: string[] };
+type Action = (args: unknown[], io: CliIo, makeCtx: () => Promise<Ctx>) => Promise<number>;
+
+export function exitCodeFor(state: JobState): number {
+  switch (state) {
+    case "succeeded":
+      return EXIT.ok;
+    case "failed":
+    case "timed_out":
+      return EXIT.jobFailed;
+    case "cancelled":
+      return EXIT.cancelled;
+    case "lost":
+      return EXIT.lost;
+    default:
+      return EXIT.waitTimedOut;
+  }
+}
+
+function optsOf(args: unknown[]): Opts {
+  return (args[args.length - 1] ?? {}) as Opts;
+}
+
+function out(io: CliIo, text: string): void {
+  io.stdout.write(text.endsWith("\n") ? text : text + "\n");
+}
+
+/** A live "running 12s" line on stderr while a wait holds, only on a TTY. */
+function liveLine(
+  io: CliIo,
+  style: Style,
+  json: boolean,
+): { onProgress?: (m: string) => void; done(): void } {
+  if (json || !io.stderr.isTTY) return { done() {} };
+  const frames = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+  let i = 0;
+  let last = "";
+  return {
+    onProgress(m: string) {
+      last = m;
+      io.stderr.write(`\r\x1b[K${paint(style, "cyan", frames[i++ % frames.length]!)} ${m}`);
+    },
+    done() {
+      if (last) io.stderr.write("\r\x1b[K");
+    },
+  };
+}
+
+async function printWait(io: CliIo, opts: Opts, ctx: Ctx, w: WaitResponse): Promise<number> {
+  const style = styleFor(io.stdout, io.env);
+  if (opts.json) {
+    const raw = w.result ? ctx.service.store.get(w.job_id)?.result_json : null;
+    out(io, toJson(w, raw));
+  } else {
+    out(io, renderWait(w, style));
+  }
+  return w.wait_state === "complete" ? exitCodeFor(w.job_state) : EXIT.waitTimedOut;
+}
+
+export const COMMANDS: Record<string, Action> = {
+  async run(args, io, makeCtx) {
+    const opts = optsOf(args);
+    const req = launchRequest(opts["--"] ?? [], opts as RawLaunchOptions);
+    const ctx = await makeCtx();
+    const inline =
+      opts.inlineTimeout !== undefined
+        ? parseDuration(opts.inlineTimeout as string, "--inline-timeout")
+        : ctx.config.defaults.inline_timeout_seconds;
+    const live = liveLine(io, styleFor(io.stderr, io.env), Boolean(opts.json));
+    const r = await ctx.service.run(req, inline * 1000, {
+      ...(live.onProgress ? { onProgress: live.onProgress, progressIntervalMs: 250 } : {}),
+    });
+    live.done();
+    if (r.delivery === "detached" && !opts.json) {
+      io.stderr.write(`detached after ${humanDuration(inline)}: the job keeps running\n`);
+    }
+    return printWait(io, opts, ctx, r);
+  },
+
+  async submit(args, io, makeCtx) {
+    const opts = optsOf(args);
+    const req = launchRequest(opts["--"] ?? [], opts as RawLaunchOptions);
+    const ctx = await makeCtx();
+    const r = await ctx.service.submit(req);
+    if (opts.json) out(io, toJson(r));
+    else {
+      out(io, r.job_id);
+      const style = styleFor(io.stderr, io.env);
+      io.stderr.write(
+        `${r.idempotent_replay ? "already submitted" : "submitted"} (${r.state}); wait for it: ${paint(style, "bold", `awaitless wait ${r.job_id}`)}\n`,
+      );
+    }
+    return EXIT.ok;
+  },
+
+  async wait(args, io, makeCtx) {
+    const opts = optsOf(args);
+    const ctx = await makeCtx();
+    let jobId = args[0] as string | undefined;
+    if (opts.last) {
+      if (jobId) throw invalid("give either a job ID or --last, not both", "drop one of them");
+      const latest = ctx.service.store.list({ limit: 1 })[0];
+      if (!latest) throw invalid("there are no jobs yet", "submit one: awaitless submit -- <command>");
+      jobId = latest.job_id;
+    }
+    if (!jobId) throw invalid("wait needs a job ID", "awaitless wait <job_id>, or awaitless wait --last");
+    const timeoutMs =
+      opts.timeout !== undefined ? parseDuration(opts.timeout as string, "--timeout") * 1000 : null;
+    const ctl = new AbortController();
+    const onSig = () => ctl.abort();
+    process.once("SIGINT", onSig);
+    const live = liveLine(io, styleFor(io.stderr, io.env), Boolean(opts.json));
+    try {
+      const w = await ctx.service.wait(jobId, {
+        timeoutMs,
+        signal: ctl.signal,
+        ...(live.onProgress ? { onProgress: live.onProgress, progressIntervalMs: 250 } : {}),
+      });
+      live.done();
+      return printWait(io, opts, ctx, w);
+    } finally {
+      process.off("SIGINT", onSig);
+    }
+  },
+
+  async completions(args, io, makeCtx) {
+    const opts = optsOf(args);
+    const ids = (args[0] as string[] | undefined) ?? [];
+    const ctx = await makeCtx();
+    const timeoutMs =
+      opts.timeout !== undefined ? parseDuration(opts.timeout as string, "--timeout") * 1000 : null;
+    const limit = opts.limit !== undefined ? parseIntOption(opts.limit, "--limit", 1, 500) : undefined;
+    let cursor = opts.after !== undefined ? String(opts.after) : undefined;
+    const style = styleFor(io.stdout, io.env);
+    let worst: number = EXIT.ok;
+    for (;;) {
+      const r = await ctx.service.completions(ids, {
+        timeoutMs,
+        ...(cursor !== undefined ? { after_cursor: cursor } : {}),
+        ...(limit !== undefined ? { limit } : {}),
+      });
+      for (const c of r.completions) worst = Math.max(worst, exitCodeFor(c.state));
+      if (opts.json) {
+        const items = r.completions.map(
+          (c) =>
+            `{"completion_id":${JSON.stringify(c.completion_id)},"finished_at":${JSON.stringify(c.finished_at)},"job_id":${JSON.stringify(c.job_id)},"observed_at":${JSON.stringify(c.observed_at)},"result":${ctx.service.store.get(c.job_id)?.result_json ?? "null"},"state":${JSON.stringify(c.state)}}`,
+        );
+        const { completions: _c, ...rest } = r;
+        out(io, `${JSON.stringify(rest).slice(0, -1)},"completions":[${items.join(",")}]}`);
+      } else {
+        for (const c of r.completions)
+          out(io, `${paint(style, "dim", c.completion_id)}  ${renderResult(c.result, style)}\n`);
+        if (r.completions.length === 0 && r.wait_timed_out) out(io, "nothing completed before the timeout");
+      }
+      cursor = r.next_cursor;
+      const more = Boolean(opts.drain) && (r.has_more || (r.active_job_ids.length > 0 && !r.wait_timed_out));
+      if (!more) {
+        if (!opts.json && r.active_job_ids.length > 0) {
+          out(
+            io,
+            `still active: ${r.active_job_ids.join(" ")}\nnext: awaitless completions ${ids.join(" ")} --after ${cursor}`,
+          );
+        }
+        return r.active_job_ids.length > 0 && worst === EXIT.ok ? EXIT.waitTimedOut : worst;
+      }
+    }
+  },
+
+  async status(args, io, makeCtx) {
+    const opts = optsOf(args);
+    const ctx = await makeCtx();
+    const s = await ctx.service.status(String(args[0]));
+    out(io, opts.json ? toJson(s) : renderStatus(s, styleFor(io.stdout, io.env)));
+    return EXIT.ok;
+  },
+
+  async logs(args, io, makeCtx) {
+    const opts = optsOf(args);
+    const ctx = await makeCtx();
+    const jobId = String(args[0]);
+    const stream = (opts.stream as string | undefined) ?? "both";
+    if (!["stdout", "stderr", "both"].includes(stream))
+      throw invalid(`--stream ${stream}`, "use stdout, stderr or both");
+    const tail = opts.tail !== undefined ? parseIntOption(opts.tail, "--tail", 1, 10_000_000) : undefined;
+    if (opts.follow) return followLogs(ctx, io, jobId, stream as "stdout" | "stderr" | "both", opts);
+    const r = await ctx.service.logs({
+      job_id: jobId,
+      stream: stream as "stdout" | "stderr" | "both",
+      ...(tail !== undefined ? { tail_lines: tail } : {}),
+      ...(opts.grep !== undefined ? { grep: String(opts.grep) } : {}),
+    });
+    if (opts.json) {
+      out(io, toJson(r));
+      return EXIT.ok;
+    }
+    const style = styleFor(io.stdout, io.env);
+    for (const s of ["stdout", "stderr"] as const) {
+      const text = r[s];
+      if (text === undefined) continue;
+      if (stream === "both") out(io, paint(style, "dim", `── ${s} ──`));
+      if (text) io.stdout.write(text.endsWith("\n") ? text : text + "\n");
+      else if (stream !== "both" || s === "stdout")
+        out(io, paint(style, "dim", `(no ${s} output${opts.grep ? " matching" : ""})`));
+    }
+    return EXIT.ok;
+  },
+
+  async cancel(args, io, makeCtx) {
+    const opts = optsOf(args);
+    const ctx = await makeCtx();
+    const grace =
+      opts.gracePeriod !== undefined
+        ? parseDuration(opts.gracePeriod as string, "--grace-period")
+        : undefined;
+    const r = await ctx.service.cancel(String(args[0]), grace);
+    if (opts.json) out(io, toJson(r));
+    else if (r.already_terminal) out(io, `${r.job_id} had already ended (${r.job_state}); nothing to cancel`);
+    else out(io, `${r.job_id} ${r.job_state}`);
+    return r.already_terminal || isTerminal(r.job_state) ? EXIT.ok : EXIT.waitTimedOut;
+  },
+
+  async list(args, io, makeCtx) {
+    const opts = optsOf(args);
+    const ctx = await makeCtx();
+    const jobs = await ctx.service.list({
+      ...(opts.state !== undefined ? { state: String(opts.state) as JobState } : {}),
+      ...(opts.name !== undefined ? { name: String(opts.name) } : {}),
+      ...(opts.host !== undefined ? { host: String(opts.host) } : {}),
+      ...(opts.queue !== undefined ? { queue: String(opts.queue) } : {}),
+      ...(opts.limit !== undefined ? { limit: parseIntOption(opts.limit, "--limit", 1, 10_000) } : {}),
+    });
+    out(io, opts.json ? toJson({ jobs }) : renderList(jobs, styleFor(io.stdout, io.env)));
+    return EXIT.ok;
+  },
+
+  async inspect(args, io, makeCtx) {
+    const opts = optsOf(args);
+    const ctx = await makeCtx();
+    const r = await ctx.service.inspect(String(args[0]));
+    if (opts.json) {
+      out(io, toJson(r, r.result ? ctx.service.store.get(r.job.job_id)?.result_json : null));
+      return EXIT.ok;
+    }
+    const style = styleFor(io.stdout, io.env);
+    const lines = [renderStatus(r.job, style), "", paint(style, "bold", "history")];
+    for (const h of r.history) {
+      lines.push(`  ${h.at}  ${h.from_state ?? "∅"} → ${h.to_state}${h.reason ? `  (${h.reason})` : ""}`);
+    }
+    lines.push("", `${paint(style, "bold", "job dir")}  ${r.job_dir}`);
+    if (r.job.backend_id)
+      lines.push(`${paint(style, "bold", "backend id")}  ${JSON.stringify(r.job.backend_id)}`);
+    lines.push(`${paint(style, "bold", "spec")}  ${JSON.stringify(r.spec)}`);
+    out(io, lines.join("\n"));
+    return EXIT.ok;
+  },
+
+  async doctor(args, io, makeCtx) {
+    const { doctor } = await import("./doctor.ts");
+    return doctor(optsOf(args), io, makeCtx);
+  },
+
+  async demo(args, io) {
+    const { demo } = await import("./demo.ts");
+    return demo(optsOf(args), io);
+  },
+
+  async gc(args, io, makeCtx) {
+    const opts = optsOf(args);
+    const ctx = await makeCtx();
+    const d = ctx.config.defaults;
+    const olderS =
+      opts.olderThan !== undefined
+        ? parseDuration(opts.olderThan as string, "--older-than")
+        : d.retention_days * 86_400;
+    const keep =
+      opts.keep !== undefined ? parseIntOption(opts.keep, "--keep", 0, 100_000_000) : d.retention_max_jobs;
+    const r = await ctx.service.gc({ olderThanSeconds: olderS, keep, dryRun: Boolean(opts.dryRun) });
+    if (opts.json) out(io, toJson(r));
+    else
+      out(
+        io,
+        `${opts.dryRun ? "would remove" : "removed"} ${r.removed.length} finished job(s)${r.removed.length ? ": " + r.removed.join(" ") : ""}`,
+      );
+    return EXIT.ok;
+  },
+
+  async mcp(_args, _io, makeCtx) {
+    const ctx = await makeCtx();
+    const { startMcp } = await import("../mcp-entry.ts");
+    await startMcp(ctx);
+    return EXIT.ok;
+  },
+
+  async version(args, io) {
+    const opts = optsOf(args);
+    const { VERSION } = await import("../version.ts");
+    out(io, opts.json ? JSON.stringify({ version: VERSION }) : `awaitless ${VERSION}`);
+    return EXIT.ok;
+  },
+};
+
+async function followLogs(
+  ctx: Ctx,
+  io: CliIo,
+  jobId: string,
+  stream: "stdout" | "stderr" | "both",
+  opts: Opts,
+): Promise<number> {
+  const svc = ctx.service;
+  const streams = stream === "both" ? (["stdout", "stderr"] as const) : [stream];
+  const printed: Record<string, number> = { stdout: 0, stderr: 0 };
+  const ctl = new AbortController();
+  const onSig = () => ctl.abort();
+  process.once("SIGINT", onSig);
+  try {
+    for (;;) {
+      const job = await svc.refresh(jobId);
+      const backend = svc.backendFor(job);
+      for (const s of streams) {
+        const t = await backend.readTail(job, s, 1024 * 1024);
+        const fresh = t.totalBytes - printed[s]!;
+        if (fresh > 0) {
+          const bytes = t.bytes.subarray(Math.max(0, t.bytes.length - fresh));
+          const { Redactor } = await import("../core/redact.ts");
+          const r = new Redactor(Object.values(await backend.secretValues(job)));
+          const text = r.redact(Buffer.from(bytes).toString("utf8"));
+          io.stdout.write(opts.json ? JSON.stringify({ stream: s, text }) + "\n" : text);
+          printed[s] = t.totalBytes;
+        }
+      }
+      if (isTerminal(job.state) || ctl.signal.aborted) return EXIT.ok;
+      await backend.waitForChange(job, svc.settings.pollIntervalMs, ctl.signal, true);
+    }
+  } finally {
+    process.off("SIGINT", onSig);
+  }
+}

@@ -1,0 +1,141 @@
+// `awaitless doctor`: checks what the local backend needs and says how to fix each failure.
+import { spawnSync } from "node:child_process";
+import { accessSync, constants, existsSync, mkdtempSync, rmSync, watch, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { localBootId } from "../backends/local/proc.ts";
+import { configPath, loadConfig } from "../config/config.ts";
+import { EXIT } from "../core/errors.ts";
+import type { CliIo, Ctx } from "./commands.ts";
+import { paint, styleFor } from "./render.ts";
+
+interface Check {
+  check: string;
+  ok: boolean;
+  detail: string;
+  fix?: string;
+}
+
+function which(cmd: string): string | null {
+  const r = spawnSync("/bin/sh", ["-c", `command -v ${cmd}`], { encoding: "utf8" });
+  return r.status === 0 ? r.stdout.trim() : null;
+}
+
+async function inotifyWorks(dir: string): Promise<boolean> {
+  const probe = mkdtempSync(join(dir, ".doctor-"));
+  try {
+    return await new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => {
+        w.close();
+        resolve(false);
+      }, 1000);
+      const w = watch(probe, () => {
+        clearTimeout(timer);
+        w.close();
+        resolve(true);
+      });
+      writeFileSync(join(probe, "x"), "x");
+    });
+  } catch {
+    return false;
+  } finally {
+    rmSync(probe, { recursive: true, force: true });
+  }
+}
+
+export async function doctor(
+  opts: { json?: boolean },
+  io: CliIo,
+  makeCtx: () => Promise<Ctx>,
+): Promise<number> {
+  const checks: Check[] = [];
+  const { path } = configPath(io.env);
+  try {
+    const cfg = loadConfig(io.env);
+    checks.push({
+      check: "config",
+      ok: true,
+      detail: cfg.path ? `${cfg.path} is valid` : `none at ${path} (all defaults)`,
+    });
+  } catch (e) {
+    checks.push({
+      check: "config",
+      ok: false,
+      detail: (e as Error).message,
+      fix: (e as { hint?: string }).hint ?? "",
+    });
+  }
+  let ctx: Ctx | null = null;
+  try {
+    ctx = await makeCtx();
+    const n = ctx.service.store.countJobs();
+    checks.push({ check: "store", ok: true, detail: `${ctx.service.store.path} (${n} jobs, WAL)` });
+  } catch (e) {
+    checks.push({
+      check: "store",
+      ok: false,
+      detail: (e as Error).message,
+      fix: (e as { hint?: string }).hint ?? "",
+    });
+  }
+  if (ctx) {
+    const dir = ctx.config.dataDir;
+    try {
+      accessSync(dir, constants.W_OK);
+      checks.push({ check: "data dir", ok: true, detail: `${dir} is writable` });
+    } catch {
+      checks.push({
+        check: "data dir",
+        ok: false,
+        detail: `${dir} is not writable`,
+        fix: "set AWAITLESS_DATA_DIR to a writable directory",
+      });
+    }
+    const events = await inotifyWorks(dir);
+    checks.push({
+      check: "file events",
+      ok: true,
+      detail: events
+        ? "inotify works: waits return as soon as a job exits"
+        : "no file-system events: waits fall back to polling",
+    });
+  }
+  const shell = io.env.AWAITLESS_SHELL || "/bin/sh";
+  checks.push(
+    existsSync(shell)
+      ? { check: "shell", ok: true, detail: `${shell} runs the job wrapper` }
+      : {
+          check: "shell",
+          ok: false,
+          detail: `${shell} is missing`,
+          fix: "install a POSIX sh or set AWAITLESS_SHELL",
+        },
+  );
+  const setsid = which("setsid");
+  checks.push({
+    check: "setsid",
+    ok: true,
+    detail: setsid
+      ? `${setsid}: each job gets its own session and process group`
+      : "missing: the wrapper uses job control (set -m) instead",
+  });
+  const boot = localBootId();
+  checks.push({
+    check: "boot id",
+    ok: true,
+    detail: boot
+      ? "readable: a reboot is reported as lost/host_rebooted"
+      : "unavailable: a reboot is reported as lost/wrapper_killed",
+  });
+  const failed = checks.filter((c) => !c.ok).length;
+  if (opts.json) {
+    io.stdout.write(JSON.stringify({ ok: failed === 0, checks }) + "\n");
+  } else {
+    const style = styleFor(io.stdout, io.env);
+    for (const c of checks) {
+      const mark = c.ok ? paint(style, "green", "ok  ") : paint(style, "red", "FAIL");
+      io.stdout.write(`${mark} ${c.check.padEnd(12)} ${c.detail}\n`);
+      if (c.fix) io.stdout.write(`     ${"".padEnd(12)} fix: ${c.fix}\n`);
+    }
+  }
+  return failed === 0 ? EXIT.ok : EXIT.internal;
+}

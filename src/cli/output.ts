@@ -1,0 +1,112 @@
+// Writing results for people and for scripts (--json). Terminal results are replayed byte-identically.
+import type { JobResult } from "../core/job.ts";
+import type { JobStatus, WaitResponse } from "../core/service-types.ts";
+import {
+  ago,
+  displayArgv,
+  humanBytes,
+  humanDuration,
+  paint,
+  type Style,
+  stateText,
+  table,
+} from "./render.ts";
+
+/** Compact JSON; a `result` taken from the store is spliced in as its stored bytes. */
+export function toJson(value: object, rawResult?: string | null): string {
+  if (rawResult && "result" in value) {
+    const { result: _omit, ...rest } = value as Record<string, unknown>;
+    const head = JSON.stringify(rest);
+    return head === "{}" ? `{"result":${rawResult}}` : `${head.slice(0, -1)},"result":${rawResult}}`;
+  }
+  return JSON.stringify(value);
+}
+
+export function renderResult(r: JobResult, style: Style): string {
+  const lines: string[] = [];
+  const dur = humanDuration(r.duration_seconds);
+  let head = `${r.job_id} ${stateText(style, r.state)} after ${dur}`;
+  if (r.exit_code !== null) head += ` (exit ${r.exit_code}${r.signal ? `, signal ${r.signal}` : ""})`;
+  if (r.reason && r.state !== "failed") head += ` — ${r.reason}`;
+  lines.push(head);
+  if (r.name) lines.push(`name: ${r.name}`);
+  if (r.descendants_alive) {
+    lines.push(
+      paint(style, "yellow", "warning: processes the command started are still running (descendants_alive)"),
+    );
+  }
+  for (const [label, text, total] of [
+    ["stdout", r.stdout_tail, r.stdout_bytes],
+    ["stderr", r.stderr_tail, r.stderr_bytes],
+  ] as const) {
+    if (!text) continue;
+    const shown = Buffer.byteLength(text) < total ? ` (tail of ${humanBytes(total)})` : "";
+    lines.push(paint(style, "dim", `── ${label}${shown} ──`));
+    lines.push(text.replace(/\n$/, ""));
+  }
+  if (r.digest.length > 0) {
+    lines.push(paint(style, "dim", "── why it failed ──"));
+    for (const d of r.digest) lines.push(`  ${d}`);
+  }
+  if (r.error) lines.push(`${paint(style, "bold", "next:")} ${r.error.suggestion}`);
+  for (const a of r.artifacts) {
+    if (!a.exists) {
+      lines.push(
+        `artifact ${a.declared_path}: ${paint(style, "yellow", "missing")}${a.reason ? ` (${a.reason})` : ""}`,
+      );
+      continue;
+    }
+    const parsed = a.content !== undefined ? ", parsed" : a.parse_error ? `, ${a.parse_error}` : "";
+    lines.push(
+      `artifact ${a.path}: ${humanBytes(a.size_bytes ?? 0)}, sha256 ${(a.sha256 ?? "").slice(0, 12)}…${parsed}`,
+    );
+  }
+  return lines.join("\n");
+}
+
+export function renderWait(w: WaitResponse, style: Style): string {
+  if (w.result) return renderResult(w.result, style);
+  const lines = [
+    `${w.job_id} is still ${stateText(style, w.job_state)}${w.status_message ? ` (${w.status_message})` : ""}`,
+  ];
+  if (w.stdout_tail) lines.push(paint(style, "dim", "── stdout so far ──"), w.stdout_tail.replace(/\n$/, ""));
+  if (w.stderr_tail) lines.push(paint(style, "dim", "── stderr so far ──"), w.stderr_tail.replace(/\n$/, ""));
+  if (w.next_command) lines.push(`${paint(style, "bold", "next:")} ${w.next_command}`);
+  return lines.join("\n");
+}
+
+export function renderStatus(s: JobStatus, style: Style): string {
+  const rows: [string, string][] = [
+    ["job", s.job_id],
+    ["state", stateText(style, s.state) + (s.status_message ? ` (${s.status_message})` : "")],
+    ["command", displayArgv(s.argv, 200)],
+    ["cwd", s.cwd],
+    ["backend", s.host ? `${s.backend} on ${s.host}` : s.backend],
+  ];
+  if (s.name) rows.push(["name", s.name]);
+  rows.push(["created", `${s.created_at} (${ago(s.created_at)})`]);
+  rows.push([s.finished_at ? "ran for" : "elapsed", humanDuration(s.elapsed_seconds)]);
+  if (s.exit_code !== null)
+    rows.push(["exit code", String(s.exit_code) + (s.signal ? ` (signal ${s.signal})` : "")]);
+  if (s.reason) rows.push(["reason", s.reason]);
+  rows.push(["output", `${humanBytes(s.stdout_bytes)} stdout, ${humanBytes(s.stderr_bytes)} stderr`]);
+  if (s.last_output_at) rows.push(["last output", ago(s.last_output_at)]);
+  const w = Math.max(...rows.map(([k]) => k.length));
+  return rows.map(([k, v]) => `${paint(style, "dim", k.padEnd(w))}  ${v}`).join("\n");
+}
+
+export function renderList(jobs: JobStatus[], style: Style): string {
+  if (jobs.length === 0) return "no jobs match (submit one with `awaitless run -- <command>`)";
+  return table(
+    ["JOB", "STATE", "AGE", "DURATION", "EXIT", "NAME/COMMAND"],
+    jobs.map((j) => [
+      j.job_id,
+      stateText(style, j.state),
+      ago(j.created_at).replace(" ago", ""),
+      humanDuration(j.elapsed_seconds),
+      j.exit_code === null ? "-" : String(j.exit_code),
+      j.name ?? displayArgv(j.argv, 50),
+    ]),
+    style,
+  );
+}

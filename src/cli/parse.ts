@@ -1,0 +1,98 @@
+// Parsing of CLI option values: durations, NAME=VALUE pairs, repeatable flags. Errors name the flag and the fix.
+import { invalid } from "../core/errors.ts";
+import type { LaunchRequest } from "../core/service-types.ts";
+
+const UNIT_SECONDS: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600, d: 86_400 };
+
+/** "90" (seconds), "90s", "10m", "2h", "1h30m", "1.5h", "250ms" → seconds. */
+export function parseDuration(text: string | number, flag: string): number {
+  const s = String(text).trim();
+  if (/^\d+(\.\d+)?$/.test(s)) return Number(s);
+  const re = /(\d+(?:\.\d+)?)(ms|s|m|h|d)/gy;
+  let total = 0;
+  let pos = 0;
+  let m: RegExpExecArray | null = re.exec(s);
+  while (m) {
+    total += Number(m[1]) * UNIT_SECONDS[m[2]!]!;
+    pos = re.lastIndex;
+    m = re.exec(s);
+  }
+  if (pos === 0 || pos !== s.length) {
+    throw invalid(`${flag}: bad duration ${JSON.stringify(s)}`, "write it like 30, 90s, 10m, 2h or 1h30m");
+  }
+  return total;
+}
+
+export function asList(v: unknown): string[] {
+  if (v === undefined || v === null || v === false) return [];
+  return (Array.isArray(v) ? v : [v]).map(String);
+}
+
+/** NAME=VALUE pairs (the value may contain '=' and anything else). */
+export function parsePairs(values: string[], flag: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const v of values) {
+    const eq = v.indexOf("=");
+    if (eq <= 0)
+      throw invalid(
+        `${flag} ${JSON.stringify(v)}: expected NAME=VALUE`,
+        `write ${flag} NAME=VALUE (e.g. ${flag} MODE=fast)`,
+      );
+    out[v.slice(0, eq)] = v.slice(eq + 1);
+  }
+  return out;
+}
+
+export function parseIntOption(v: unknown, flag: string, min: number, max: number): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw invalid(`${flag}: bad number ${JSON.stringify(v)}`, `give a whole number from ${min} to ${max}`);
+  }
+  return n;
+}
+
+export interface RawLaunchOptions {
+  backend?: string;
+  host?: string;
+  cwd?: string;
+  env?: unknown;
+  secretEnv?: unknown;
+  timeout?: string;
+  stallTimeout?: string;
+  artifact?: unknown;
+  name?: string;
+  queue?: string;
+  clientRequestId?: string;
+  slurmOption?: unknown;
+  allowDuplicate?: boolean;
+}
+
+export function launchRequest(argv: string[], o: RawLaunchOptions): LaunchRequest {
+  if (argv.length === 0) {
+    throw invalid("no command given", "put the command after `--`: awaitless run -- make test");
+  }
+  const req: LaunchRequest = { argv, allow_duplicate: o.allowDuplicate ?? true };
+  if (o.backend !== undefined) {
+    if (!["local", "ssh", "slurm"].includes(o.backend)) {
+      throw invalid(`--backend ${o.backend}: unknown backend`, "use --backend local, ssh or slurm");
+    }
+    req.backend = o.backend as LaunchRequest["backend"];
+  }
+  if (o.host !== undefined) req.host = String(o.host);
+  if (o.cwd !== undefined) req.cwd = String(o.cwd);
+  const env = parsePairs(asList(o.env), "--env");
+  if (Object.keys(env).length) req.env = env;
+  const secrets = asList(o.secretEnv);
+  if (secrets.length) req.secret_env = secrets;
+  if (o.timeout !== undefined) req.timeout_seconds = parseDuration(o.timeout, "--timeout");
+  if (o.stallTimeout !== undefined)
+    req.stall_timeout_seconds = parseDuration(o.stallTimeout, "--stall-timeout");
+  const artifacts = asList(o.artifact);
+  if (artifacts.length) req.artifacts = artifacts;
+  if (o.name !== undefined) req.name = String(o.name);
+  if (o.queue !== undefined) req.queue = String(o.queue);
+  if (o.clientRequestId !== undefined) req.client_request_id = String(o.clientRequestId);
+  const slurm = parsePairs(asList(o.slurmOption), "--slurm-option");
+  if (Object.keys(slurm).length) req.slurm_options = slurm;
+  return req;
+}

@@ -1,0 +1,196 @@
+// Configuration: where files live (XDG + overrides) and the TOML config, validated with valibot.
+// Every default is documented here with its unit; docs/configuration.md mirrors this file.
+import { readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import * as v from "valibot";
+import { AwaitlessError } from "../core/errors.ts";
+
+const seconds = (max: number) => v.pipe(v.number(), v.minValue(0), v.maxValue(max));
+const positiveInt = (max: number) => v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(max));
+
+const DefaultsSchema = v.strictObject({
+  /** Backend for jobs that name none. */
+  backend: v.optional(v.picklist(["local", "ssh", "slurm"])),
+  host: v.optional(v.string()),
+  queue: v.optional(v.string()),
+  /** Seconds `run` waits inline before detaching. */
+  inline_timeout_seconds: v.optional(seconds(3600)),
+  /** Bytes of stdout+stderr tails returned in one result (shared budget). */
+  max_return_bytes: v.optional(positiveInt(10 * 1024 * 1024)),
+  /** Lines `logs` shows by default. */
+  log_tail_lines: v.optional(positiveInt(1_000_000)),
+  /** Seconds between liveness checks while waiting (fallback to file-system events). */
+  poll_interval_seconds: v.optional(v.pipe(v.number(), v.minValue(0.05), v.maxValue(3600))),
+  /** Seconds between SIGTERM and SIGKILL on cancel and timeout. */
+  grace_period_seconds: v.optional(seconds(3600)),
+  /** Bytes kept on disk per log stream (head + rolling tail); 0 = unlimited. */
+  log_cap_bytes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
+  /** Seconds a launch may take before a job still `starting` with no wrapper is declared lost. */
+  launch_grace_seconds: v.optional(seconds(3600)),
+  /** gc: finished jobs older than this many days are removed. */
+  retention_days: v.optional(v.pipe(v.number(), v.minValue(0))),
+  /** gc: at most this many finished jobs are kept. */
+  retention_max_jobs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
+  /** MCP: seconds a held call may last before answering `client_timeout`. */
+  hold_budget_seconds: v.optional(seconds(86_400)),
+  /** MCP: seconds a task handle stays visible after creation (never cancels work). */
+  task_ttl_seconds: v.optional(seconds(30 * 86_400)),
+  /** MCP: seconds suggested to Tasks clients between tasks/get calls. */
+  task_poll_interval_seconds: v.optional(seconds(3600)),
+});
+
+const HostSchema = v.looseObject({
+  hostname: v.optional(v.string()),
+  port: v.optional(positiveInt(65535)),
+  user: v.optional(v.string()),
+  identity_file: v.optional(v.string()),
+  backend: v.optional(v.picklist(["ssh", "slurm"])),
+  transport: v.optional(v.picklist(["ssh2", "openssh"])),
+  remote_job_dir: v.optional(v.string()),
+  connect_timeout: v.optional(seconds(600)),
+  operation_timeout: v.optional(seconds(3600)),
+  queue: v.optional(v.string()),
+  slurm_job_dir: v.optional(v.string()),
+  slurm_accounting_grace: v.optional(seconds(86_400)),
+  slurm: v.optional(v.record(v.string(), v.union([v.string(), v.number()]))),
+});
+
+const ConfigSchema = v.strictObject({
+  defaults: v.optional(DefaultsSchema),
+  hosts: v.optional(v.record(v.string(), HostSchema)),
+});
+
+export type HostConfig = v.InferOutput<typeof HostSchema>;
+
+export interface Defaults {
+  backend: "local" | "ssh" | "slurm";
+  host: string | null;
+  queue: string | null;
+  inline_timeout_seconds: number;
+  max_return_bytes: number;
+  log_tail_lines: number;
+  poll_interval_seconds: number;
+  grace_period_seconds: number;
+  log_cap_bytes: number;
+  launch_grace_seconds: number;
+  retention_days: number;
+  retention_max_jobs: number;
+  hold_budget_seconds: number;
+  task_ttl_seconds: number;
+  task_poll_interval_seconds: number;
+}
+
+export const DEFAULTS: Defaults = {
+  backend: "local",
+  host: null,
+  queue: null,
+  inline_timeout_seconds: 10,
+  max_return_bytes: 16_384,
+  log_tail_lines: 50,
+  poll_interval_seconds: 2,
+  grace_period_seconds: 10,
+  log_cap_bytes: 64 * 1024 * 1024,
+  launch_grace_seconds: 30,
+  retention_days: 30,
+  retention_max_jobs: 10_000,
+  hold_budget_seconds: 50,
+  task_ttl_seconds: 7 * 86_400,
+  task_poll_interval_seconds: 5,
+};
+
+export interface Config {
+  /** The file the config came from, or null when none exists (all defaults). */
+  path: string | null;
+  dataDir: string;
+  defaults: Defaults;
+  hosts: Record<string, HostConfig>;
+}
+
+export interface PathEnv {
+  AWAITLESS_CONFIG?: string;
+  AWAITLESS_DATA_DIR?: string;
+  XDG_CONFIG_HOME?: string;
+  XDG_DATA_HOME?: string;
+  HOME?: string;
+}
+
+export function configPath(
+  env: PathEnv | Record<string, string | undefined>,
+  flag?: string,
+): { path: string; explicit: boolean } {
+  if (env.AWAITLESS_CONFIG) return { path: env.AWAITLESS_CONFIG, explicit: true };
+  if (flag) return { path: flag, explicit: true };
+  const base = env.XDG_CONFIG_HOME || join(env.HOME || homedir(), ".config");
+  return { path: join(base, "awaitless", "config.toml"), explicit: false };
+}
+
+export function dataDir(env: PathEnv | Record<string, string | undefined>): string {
+  if (env.AWAITLESS_DATA_DIR) return env.AWAITLESS_DATA_DIR;
+  const base = env.XDG_DATA_HOME || join(env.HOME || homedir(), ".local", "share");
+  return join(base, "awaitless");
+}
+
+/** Loads and validates the config. A missing default file means "all defaults"; a missing explicit one is an error. */
+export function loadConfig(
+  env: PathEnv | Record<string, string | undefined> = process.env,
+  flag?: string,
+): Config {
+  const { path, explicit } = configPath(env, flag);
+  let text: string | null = null;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== "ENOENT" || explicit) {
+      throw new AwaitlessError(
+        "config_invalid",
+        `cannot read the config file ${path}: ${(e as Error).message}`,
+        explicit
+          ? "fix the path in AWAITLESS_CONFIG / --config, or create the file"
+          : "make the file readable",
+      );
+    }
+  }
+  const parsed = text === null ? {} : parseConfigText(text, path);
+  return {
+    path: text === null ? null : path,
+    dataDir: dataDir(env),
+    defaults: { ...DEFAULTS, ...stripUndefined(parsed.defaults ?? {}) },
+    hosts: parsed.hosts ?? {},
+  };
+}
+
+export function parseConfigText(text: string, path: string): v.InferOutput<typeof ConfigSchema> {
+  let raw: unknown;
+  try {
+    raw = Bun.TOML.parse(text);
+  } catch (e) {
+    throw new AwaitlessError(
+      "config_invalid",
+      `${path} is not valid TOML: ${(e as Error).message}`,
+      "fix the syntax at the position named (strings need quotes; tables are [name])",
+    );
+  }
+  const res = v.safeParse(ConfigSchema, raw);
+  if (res.success) return res.output;
+  const issue = res.issues[0];
+  const key = issue.path?.map((p) => String(p.key)).join(".") ?? "(top level)";
+  const unknownKey = issue.kind === "schema" && issue.type === "strict_object";
+  const hint = unknownKey
+    ? `remove or rename it; known keys: ${knownKeys(key)}`
+    : `expected ${issue.expected ?? "a valid value"} (got ${issue.received}); see docs/configuration.md`;
+  throw new AwaitlessError("config_invalid", `${path}: key ${key}: ${issue.message}`, hint, {
+    file: path,
+    key,
+  });
+}
+
+function knownKeys(key: string): string {
+  if (key.startsWith("defaults.")) return Object.keys(DefaultsSchema.entries).join(", ");
+  return "defaults, hosts";
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, val]) => val !== undefined)) as Partial<T>;
+}

@@ -1,0 +1,32 @@
+// Builds what a command needs: config, store, backends and the job service.
+import { LocalBackend } from "./backends/local/local-backend.ts";
+import { SshBackend } from "./backends/ssh/ssh-backend.ts";
+import type { Ctx } from "./cli/commands.ts";
+import { loadConfig } from "./config/config.ts";
+import { JobService } from "./core/job-service.ts";
+import { JobStore } from "./core/job-store.ts";
+
+export function createContext(env: Record<string, string | undefined>, configFlag?: string): Ctx {
+  const config = loadConfig(env, configFlag);
+  const store = JobStore.open(config.dataDir);
+  const d = config.defaults;
+  const local = new LocalBackend({ dataDir: config.dataDir, shell: env.AWAITLESS_SHELL || "/bin/sh" });
+  const service = new JobService(
+    store,
+    { local, ssh: new SshBackend({ hosts: config.hosts }) },
+    {
+      maxReturnBytes: d.max_return_bytes,
+      pollIntervalMs: d.poll_interval_seconds * 1000,
+      graceSeconds: d.grace_period_seconds,
+      logCapBytes: d.log_cap_bytes,
+      launchGraceSeconds: d.launch_grace_seconds,
+      defaultBackend: d.backend,
+      defaultHost: d.host,
+      defaultQueue: d.queue,
+      startWaitMs: 2000,
+      callerEnv: env,
+      callerCwd: process.cwd(),
+    },
+  );
+  return { service, config };
+}

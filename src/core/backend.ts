@@ -1,0 +1,84 @@
+// What every backend offers the job engine: launch, observe, cancel, read logs and artifacts, watch.
+import type { ArtifactEntry, BackendId, BackendName, Job } from "./job.ts";
+
+export interface LaunchInput {
+  job: Job;
+  /** Values of the job's secret_env names; written only into the 0600 spec file the wrapper reads. */
+  secretValues: Record<string, string>;
+  graceSeconds: number;
+  logCapBytes: number;
+}
+
+export interface StartedInfo {
+  wrapper_pid: number;
+  pid: number;
+  pgid: number;
+  boot_id: string | null;
+  started_at: string;
+}
+
+export interface ExitInfo {
+  exit_code: number;
+  signal: string | null;
+  reason: "exited" | "timed_out" | "cancelled" | "launch_failed";
+  finished_at: string;
+  descendants_alive: boolean;
+}
+
+export interface HeartbeatInfo {
+  at: string;
+  last_change_at: string;
+  stdout_bytes: number;
+  stderr_bytes: number;
+}
+
+/** What the backend sees of a job right now (the wrapper's files plus liveness). */
+export interface Observation {
+  started: StartedInfo | null;
+  exit: ExitInfo | null;
+  /** Is the wrapper process alive? null when it cannot be known (never launched, or unreachable). */
+  wrapperAlive: boolean | null;
+  /** The target's boot ID now, to tell a reboot from a killed wrapper. */
+  bootIdNow: string | null;
+  heartbeat: HeartbeatInfo | null;
+  /** Set when the target cannot be reached now: the job keeps its state. */
+  unreachable?: string;
+}
+
+export interface LogTail {
+  /** The last bytes of the stream (up to what was asked). */
+  bytes: Uint8Array;
+  /** Bytes the command wrote in total, including dropped ones. */
+  totalBytes: number;
+  /** Bytes removed from the middle by the log cap. */
+  droppedBytes: number;
+}
+
+export interface FullLog {
+  text: Uint8Array;
+  totalBytes: number;
+  droppedBytes: number;
+  truncated: boolean;
+}
+
+export type Stream = "stdout" | "stderr";
+
+export interface Backend {
+  readonly name: BackendName;
+  launch(input: LaunchInput): Promise<BackendId>;
+  observe(job: Job): Promise<Observation>;
+  /** Persisted intent already exists in the store; this signals the target. */
+  cancel(job: Job, graceSeconds: number): Promise<void>;
+  readTail(job: Job, stream: Stream, maxBytes: number): Promise<LogTail>;
+  /** The whole retained log: head, a marker where bytes were dropped, and the rolling tail; at most maxBytes from the end. */
+  readLog(job: Job, stream: Stream, maxBytes: number): Promise<FullLog>;
+  collectArtifacts(job: Job, maxInlineBytes: number): Promise<ArtifactEntry[]>;
+  secretValues(job: Job): Promise<Record<string, string>>;
+  /**
+   * Resolves on the next change of the job's lifecycle files (start, exit record), or of any file
+   * (output too) when `anyFile`, or after `timeoutMs`, or when `signal` aborts.
+   */
+  waitForChange(job: Job, timeoutMs: number, signal?: AbortSignal, anyFile?: boolean): Promise<void>;
+  /** Removes the job's files (gc of finished jobs only). */
+  remove(job: Job): Promise<void>;
+}

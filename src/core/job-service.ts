@@ -1,0 +1,530 @@
+// The use cases shared by CLI and MCP: submit, run, wait, status, logs, cancel, list, inspect.
+// Every read reconciles what it needs first (no daemon): observe the wrapper, apply the rules in reconcile.ts.
+import type { Backend } from "./backend.ts";
+import { completions as completionsFeed } from "./completions.ts";
+import { AwaitlessError, invalid } from "./errors.ts";
+import { isJobId, newJobId } from "./ids.ts";
+import { isTerminal, JOB_STATES, type Job, type JobResult, type JobState, TERMINAL_STATES } from "./job.ts";
+import { type JobStore, nowIso, type StoredJob } from "./job-store.ts";
+import { validateLaunch } from "./launch-request.ts";
+import { decide } from "./reconcile.ts";
+import { Redactor, shapeRedactor } from "./redact.ts";
+import { buildResult, readTails } from "./result-builder.ts";
+import type {
+  CancelResponse,
+  CompletionsResponse,
+  InspectResponse,
+  JobServiceApi,
+  JobStatus,
+  LaunchRequest,
+  ListRequest,
+  LogsRequest,
+  LogsResponse,
+  RunResponse,
+  SubmitResponse,
+  WaitOptions,
+  WaitResponse,
+} from "./service-types.ts";
+import { cleanText, grepLines, tailLines } from "./text.ts";
+
+export interface ServiceSettings {
+  maxReturnBytes: number;
+  pollIntervalMs: number;
+  graceSeconds: number;
+  logCapBytes: number;
+  launchGraceSeconds: number;
+  defaultBackend: "local" | "ssh" | "slurm";
+  defaultHost: string | null;
+  defaultQueue: string | null;
+  /** How long submit waits (event-driven) for the wrapper to report the command started. */
+  startWaitMs: number;
+  /** The caller's environment (for --secret-env values) and working directory. */
+  callerEnv: Record<string, string | undefined>;
+  callerCwd: string;
+}
+
+export class JobService implements JobServiceApi {
+  constructor(
+    readonly store: JobStore,
+    private readonly backends: Partial<Record<Job["backend"], Backend>>,
+    readonly settings: ServiceSettings,
+  ) {}
+
+  backendFor(job: Pick<Job, "backend">): Backend {
+    const b = this.backends[job.backend];
+    if (!b) {
+      throw new AwaitlessError(
+        "invalid_argument",
+        `the ${job.backend} backend is not available in this build`,
+        "use --backend local",
+      );
+    }
+    return b;
+  }
+
+  getJob(jobId: string): StoredJob {
+    if (!isJobId(jobId)) {
+      throw invalid(
+        `${JSON.stringify(jobId)} is not a job ID`,
+        "job IDs look like job_01J…; run `awaitless list` to see them",
+      );
+    }
+    const job = this.store.get(jobId);
+    if (!job)
+      throw new AwaitlessError(
+        "not_found",
+        `no job ${jobId}`,
+        "run `awaitless list` (MCP: list_jobs) to see job IDs",
+      );
+    return job;
+  }
+
+  async submit(req: LaunchRequest): Promise<SubmitResponse> {
+    const s = this.settings;
+    const v = validateLaunch(
+      req,
+      { backend: s.defaultBackend, host: s.defaultHost, queue: s.defaultQueue, cwd: s.callerCwd },
+      s.callerEnv,
+    );
+    const backend = this.backendFor(v.spec);
+    const jobId = newJobId();
+    const res = this.store.reserve(
+      {
+        job_id: jobId,
+        state: "starting",
+        spec: v.spec,
+        fingerprint: v.fingerprint,
+        client_request_id: v.clientRequestId,
+        active_key: v.activeKey,
+        created_at: nowIso(),
+        job_dir: this.jobDirFor(jobId),
+      },
+      req.allow_duplicate ?? false,
+    );
+    if (res.kind === "conflict") {
+      throw new AwaitlessError(
+        "idempotency_conflict",
+        `client_request_id ${v.clientRequestId} was already used for job ${res.job.job_id} with different arguments`,
+        `use a new client_request_id, or retry with exactly the arguments of ${res.job.job_id}`,
+        { job_id: res.job.job_id },
+      );
+    }
+    if (res.kind === "duplicate") {
+      throw new AwaitlessError(
+        "duplicate_active_job",
+        `the same command is already running in the same directory as job ${res.job.job_id} (${res.job.state})`,
+        `wait for it (awaitless wait ${res.job.job_id} / wait_for_job) instead of starting it twice; pass allow_duplicate to run another copy`,
+        { job_id: res.job.job_id },
+      );
+    }
+    if (res.kind === "replay") {
+      const job = await this.refresh(res.job.job_id);
+      return { job_id: job.job_id, state: job.state, idempotent_replay: true, job: this.toStatus(job) };
+    }
+    if (process.env.AWAITLESS_TEST_CRASH_AFTER_RESERVE === "1") process.exit(99);
+    try {
+      const backendId = await backend.launch({
+        job: res.job,
+        secretValues: v.secretValues,
+        graceSeconds: s.graceSeconds,
+        logCapBytes: s.logCapBytes,
+      });
+      this.store.setBackendId(jobId, backendId);
+    } catch (e) {
+      await this.finishWithError(res.job, e);
+      throw e;
+    }
+    const job = await this.waitForStart(jobId);
+    return { job_id: jobId, state: job.state, idempotent_replay: false, job: this.toStatus(job) };
+  }
+
+  /** A launch that failed before the wrapper ran: the job is failed with stage launch_failed, never left dangling. */
+  private async finishWithError(job: StoredJob, e: unknown): Promise<void> {
+    const message = e instanceof Error ? e.message : String(e);
+    const now = nowIso();
+    const result: Omit<JobResult, "snapshot"> = {
+      job_id: job.job_id,
+      name: job.name,
+      backend: job.backend,
+      host: job.host,
+      state: "failed",
+      exit_code: null,
+      signal: null,
+      reason: "launch_failed",
+      created_at: job.created_at,
+      started_at: null,
+      finished_at: now,
+      duration_seconds: null,
+      stdout_tail: "",
+      stderr_tail: "",
+      stdout_bytes: 0,
+      stderr_bytes: 0,
+      stdout_dropped_bytes: 0,
+      stderr_dropped_bytes: 0,
+      truncated: false,
+      descendants_alive: false,
+      digest: [message],
+      artifacts: [],
+      parsed_results: null,
+      error: {
+        stage: "launch_failed",
+        reason: "launch_failed",
+        retryable: true,
+        suggestion: e instanceof AwaitlessError ? e.hint : "check the message and retry",
+        detail: message,
+      },
+    };
+    const { canonicalJson, sha256Hex } = await import("./canonical-json.ts");
+    const sha = sha256Hex(canonicalJson(result));
+    const full = { ...result, snapshot: { sha256: sha, captured_at: now } };
+    this.store.transition(job.job_id, "failed", {
+      historyReason: "launch_failed",
+      terminal: {
+        exit_code: null,
+        signal: null,
+        reason: "launch_failed",
+        finished_at: now,
+        stdout_bytes: 0,
+        stderr_bytes: 0,
+        result_json: canonicalJson(full),
+        result_sha256: sha,
+      },
+    });
+  }
+
+  private async waitForStart(jobId: string): Promise<StoredJob> {
+    const deadline = Date.now() + this.settings.startWaitMs;
+    let job = await this.refresh(jobId);
+    while (job.state === "starting" && Date.now() < deadline) {
+      await this.backendFor(job).waitForChange(job, Math.min(50, deadline - Date.now()));
+      job = await this.refresh(jobId);
+    }
+    return job;
+  }
+
+  jobDirFor(jobId: string): string {
+    return `${this.store.path.replace(/awaitless\.db$/, "")}jobs/${jobId}`;
+  }
+
+  /** Observes the job's wrapper and applies the reconcile rules; returns the job as stored afterwards. */
+  async refresh(jobId: string): Promise<StoredJob> {
+    const job = this.getJob(jobId);
+    if (isTerminal(job.state)) return job;
+    const backend = this.backendFor(job);
+    const obs = await backend.observe(job);
+    const d = decide(job, obs, { nowMs: Date.now(), launchGraceSeconds: this.settings.launchGraceSeconds });
+    if (d.kind === "none") return job;
+    if (d.kind === "unreachable") {
+      if (job.status_message !== d.message) this.store.setStatusMessage(jobId, d.message);
+      return this.store.get(jobId)!;
+    }
+    if (d.kind === "active") {
+      if (d.to === job.state) {
+        if (d.status_message !== job.status_message) this.store.setStatusMessage(jobId, d.status_message);
+        return this.store.get(jobId)!;
+      }
+      const patch = d.started_at ? { started_at: d.started_at } : {};
+      return this.store.transition(jobId, d.to, {
+        ...patch,
+        status_message: d.status_message,
+        historyReason:
+          d.to === "stalled"
+            ? "no output"
+            : d.to === "running"
+              ? job.state === "stalled"
+                ? "output resumed"
+                : "started"
+              : null,
+      }).job;
+    }
+    const built = await buildResult(backend, job, d, this.settings.maxReturnBytes);
+    return this.store.transition(jobId, d.to, {
+      ...(d.started_at ? { started_at: d.started_at } : {}),
+      historyReason: d.reason ?? d.to,
+      terminal: {
+        exit_code: d.exit_code,
+        signal: d.signal,
+        reason: d.reason,
+        finished_at: d.finished_at,
+        stdout_bytes: built.stdoutBytes,
+        stderr_bytes: built.stderrBytes,
+        result_json: built.json,
+        result_sha256: built.sha256,
+      },
+    }).job;
+  }
+
+  resultOf(job: StoredJob): JobResult | undefined {
+    return job.result_json ? (JSON.parse(job.result_json) as JobResult) : undefined;
+  }
+
+  async wait(jobId: string, opts: WaitOptions): Promise<WaitResponse> {
+    const start = Date.now();
+    const deadline = opts.timeoutMs === null ? Number.POSITIVE_INFINITY : start + opts.timeoutMs;
+    const progressEvery = opts.progressIntervalMs ?? 10_000;
+    let nextProgress = start + progressEvery;
+    let job = await this.refresh(jobId);
+    while (!isTerminal(job.state)) {
+      const now = Date.now();
+      if (now >= deadline || opts.signal?.aborted) break;
+      if (opts.onProgress && now >= nextProgress) {
+        opts.onProgress(await this.progressMessage(job));
+        nextProgress = now + progressEvery;
+      }
+      const slice = Math.min(
+        this.settings.pollIntervalMs,
+        deadline - now,
+        opts.onProgress ? nextProgress - now : Infinity,
+      );
+      await this.backendFor(job).waitForChange(job, Math.max(1, slice), opts.signal);
+      job = await this.refresh(jobId);
+    }
+    return this.waitResponse(job);
+  }
+
+  async waitResponse(job: StoredJob): Promise<WaitResponse> {
+    if (isTerminal(job.state)) {
+      return {
+        job_id: job.job_id,
+        job_state: job.state,
+        wait_state: "complete",
+        delivery_state: "delivered",
+        result: this.resultOf(job)!,
+      };
+    }
+    const backend = this.backendFor(job);
+    const redactor = new Redactor(Object.values(await backend.secretValues(job)));
+    const tails = await readTails(backend, job, this.settings.maxReturnBytes, redactor);
+    return {
+      job_id: job.job_id,
+      job_state: job.state,
+      wait_state: "client_timeout",
+      delivery_state: "pending",
+      stdout_tail: tails.stdout_tail,
+      stderr_tail: tails.stderr_tail,
+      status_message: await this.progressMessage(job),
+      next_action: `The job is still ${job.state}; it keeps running. Call wait_for_job with job_id ${job.job_id} to collect the result.`,
+      next_command: `awaitless wait ${job.job_id}`,
+    };
+  }
+
+  async run(
+    req: LaunchRequest,
+    inlineTimeoutMs: number,
+    opts: Omit<WaitOptions, "timeoutMs"> = {},
+  ): Promise<RunResponse> {
+    const sub = await this.submit(req);
+    const w = await this.wait(sub.job_id, { ...opts, timeoutMs: inlineTimeoutMs });
+    const inline = w.wait_state === "complete";
+    return {
+      ...w,
+      delivery: inline ? "inline" : "detached",
+      ...(inline ? {} : { detach_reason: "inline_timeout" as const }),
+      idempotent_replay: sub.idempotent_replay,
+    };
+  }
+
+  async progressMessage(job: StoredJob): Promise<string> {
+    const st = this.toStatus(job);
+    if (isTerminal(job.state)) return `${job.state}`;
+    const elapsed = formatDuration(st.elapsed_seconds);
+    if (job.state === "starting" || job.state === "queued") return `${job.state} for ${elapsed}`;
+    const obs = await this.backendFor(job).observe(job);
+    const last = obs.heartbeat
+      ? Math.max(0, (Date.now() - Date.parse(obs.heartbeat.last_change_at)) / 1000)
+      : null;
+    const tail = last === null ? "" : `, last output ${formatDuration(last)} ago`;
+    return `${job.state} ${elapsed}${tail}`;
+  }
+
+  async status(jobId: string): Promise<JobStatus> {
+    const job = await this.refresh(jobId);
+    const st = this.toStatus(job);
+    if (!isTerminal(job.state) && job.state !== "starting") {
+      const obs = await this.backendFor(job).observe(job);
+      if (obs.heartbeat) {
+        st.stdout_bytes = obs.heartbeat.stdout_bytes;
+        st.stderr_bytes = obs.heartbeat.stderr_bytes;
+        st.last_output_at = obs.heartbeat.last_change_at;
+      }
+    }
+    return st;
+  }
+
+  toStatus(job: StoredJob): JobStatus {
+    const startMs = Date.parse(job.started_at ?? job.created_at);
+    const endMs = job.finished_at ? Date.parse(job.finished_at) : Date.now();
+    return {
+      job_id: job.job_id,
+      name: job.name,
+      backend: job.backend,
+      host: job.host,
+      state: job.state,
+      status_message: job.status_message,
+      // Command lines are shown, so they pass through the credential-shape redactor like every output.
+      argv: job.spec.argv.map((a) => shapeRedactor.redact(a)),
+      cwd: job.spec.cwd,
+      created_at: job.created_at,
+      started_at: job.started_at,
+      finished_at: job.finished_at,
+      elapsed_seconds: Math.max(0, Math.round((endMs - startMs) / 100) / 10),
+      exit_code: job.exit_code,
+      signal: job.signal,
+      reason: job.reason,
+      stdout_bytes: job.stdout_bytes ?? 0,
+      stderr_bytes: job.stderr_bytes ?? 0,
+      last_output_at: null,
+      client_request_id: job.client_request_id,
+      backend_id: job.backend_id,
+    };
+  }
+
+  async logs(req: LogsRequest): Promise<LogsResponse> {
+    const job = await this.refresh(req.job_id);
+    const backend = this.backendFor(job);
+    const redactor = new Redactor(Object.values(await backend.secretValues(job)));
+    const streams = req.stream === "both" || !req.stream ? (["stdout", "stderr"] as const) : [req.stream];
+    const maxBytes = req.max_bytes ?? 1024 * 1024;
+    const out: LogsResponse = {
+      job_id: job.job_id,
+      job_state: job.state,
+      stdout_bytes: 0,
+      stderr_bytes: 0,
+      dropped_bytes: { stdout: 0, stderr: 0 },
+      truncated: false,
+    };
+    for (const s of ["stdout", "stderr"] as const) {
+      const log = await backend.readLog(job, s, maxBytes);
+      out[`${s}_bytes`] = log.totalBytes;
+      out.dropped_bytes[s] = log.droppedBytes;
+      if (!(streams as readonly string[]).includes(s)) continue;
+      let text = redactor.redact(cleanText(log.text));
+      if (req.grep !== undefined) text = grepLines(text, req.grep);
+      if (req.tail_lines !== undefined) text = tailLines(text, req.tail_lines);
+      out[s] = text;
+      out.truncated ||= log.truncated;
+    }
+    return out;
+  }
+
+  async cancel(jobId: string, gracePeriodSeconds?: number): Promise<CancelResponse> {
+    const grace = gracePeriodSeconds ?? this.settings.graceSeconds;
+    if (!Number.isFinite(grace) || grace < 0)
+      throw invalid(`bad grace period ${grace}`, "give a duration ≥ 0, e.g. 10s");
+    let job = await this.refresh(jobId);
+    if (isTerminal(job.state)) {
+      return {
+        job_id: jobId,
+        job_state: job.state,
+        cancel_requested: false,
+        already_terminal: true,
+        result: this.resultOf(job)!,
+      };
+    }
+    // Intent first: once persisted, any reader that sees the command die records `cancelled`.
+    if (!this.store.requestCancel(jobId, nowIso())) {
+      job = this.getJob(jobId);
+      return {
+        job_id: jobId,
+        job_state: job.state,
+        cancel_requested: false,
+        already_terminal: true,
+        result: this.resultOf(job)!,
+      };
+    }
+    job = this.getJob(jobId);
+    await this.backendFor(job).cancel(job, grace);
+    const w = await this.wait(jobId, { timeoutMs: (grace + 5) * 1000 });
+    job = this.getJob(jobId);
+    return {
+      job_id: jobId,
+      job_state: w.job_state,
+      cancel_requested: true,
+      already_terminal: false,
+      ...(w.result ? { result: w.result } : {}),
+    };
+  }
+
+  async list(req: ListRequest): Promise<JobStatus[]> {
+    const limit = req.limit ?? 20;
+    if (!Number.isInteger(limit) || limit < 1 || limit > 10_000)
+      throw invalid(`bad limit ${limit}`, "use 1–10000");
+    let states: readonly JobState[] | undefined;
+    if (req.state === "active") states = JOB_STATES.filter((s) => !isTerminal(s));
+    else if (req.state === "terminal") states = TERMINAL_STATES;
+    else if (req.state !== undefined) {
+      if (!JOB_STATES.includes(req.state)) {
+        throw invalid(
+          `unknown state ${JSON.stringify(req.state)}`,
+          `use one of ${JOB_STATES.join(", ")}, active, terminal`,
+        );
+      }
+      states = [req.state];
+    }
+    // Reconcile the active jobs first so the listing shows fresh states (few are ever active).
+    for (const id of this.store.activeJobIds()) await this.refresh(id).catch(() => undefined);
+    const rows = this.store.list({
+      ...(states ? { states } : {}),
+      ...(req.name !== undefined ? { name: req.name } : {}),
+      ...(req.host !== undefined ? { host: req.host } : {}),
+      ...(req.queue !== undefined ? { queue: req.queue } : {}),
+      limit,
+    });
+    return rows.map((j) => this.toStatus(j));
+  }
+
+  async inspect(jobId: string): Promise<InspectResponse> {
+    const job = await this.refresh(jobId);
+    const result = this.resultOf(job);
+    return {
+      job: await this.status(jobId),
+      spec: {
+        ...job.spec,
+        argv: job.spec.argv.map((a) => shapeRedactor.redact(a)),
+        env: Object.fromEntries(Object.entries(job.spec.env).map(([k, v]) => [k, shapeRedactor.redact(v)])),
+        fingerprint: job.fingerprint,
+      },
+      history: this.store.history(jobId),
+      job_dir: job.job_dir,
+      ...(result ? { result } : {}),
+    };
+  }
+
+  completions(
+    jobIds: string[],
+    opts: { after_cursor?: string; limit?: number } & WaitOptions,
+  ): Promise<CompletionsResponse> {
+    return completionsFeed(this, jobIds, opts);
+  }
+
+  /** Removes finished jobs (files, then rows) by age and count; active jobs are never touched. */
+  async gc(o: {
+    olderThanSeconds: number | null;
+    keep: number | null;
+    dryRun: boolean;
+  }): Promise<{ removed: string[] }> {
+    const cutoff =
+      o.olderThanSeconds === null ? null : new Date(Date.now() - o.olderThanSeconds * 1000).toISOString();
+    const victims = this.store.gcCandidates(cutoff, o.keep);
+    if (o.dryRun) return { removed: victims.map((j) => j.job_id) };
+    const removed: string[] = [];
+    for (const job of victims) {
+      await this.backendFor(job).remove(job);
+      removed.push(job.job_id);
+    }
+    this.store.deleteTerminal(removed);
+    return { removed };
+  }
+
+  async onTerminal(jobId: string, signal: AbortSignal): Promise<JobState> {
+    const w = await this.wait(jobId, { timeoutMs: null, signal });
+    return w.job_state;
+  }
+}
+
+export function formatDuration(totalSeconds: number): string {
+  const s = Math.floor(totalSeconds);
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s`;
+  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}m`;
+}

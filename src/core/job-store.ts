@@ -1,0 +1,615 @@
+// The durable store: the only importer of bun:sqlite. WAL, busy_timeout, BEGIN IMMEDIATE with retry,
+// migrations by PRAGMA user_version. Every state change goes through `transition`.
+import { Database, type SQLQueryBindings } from "bun:sqlite";
+import { chmodSync, existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { AwaitlessError } from "./errors.ts";
+import { formatCursor } from "./ids.ts";
+import {
+  type BackendId,
+  isTerminal,
+  type Job,
+  type JobSpec,
+  type JobState,
+  type StateChange,
+} from "./job.ts";
+import { canTransition } from "./lifecycle.ts";
+
+const MIGRATIONS: string[] = [
+  `CREATE TABLE jobs (
+     job_id TEXT PRIMARY KEY,
+     name TEXT,
+     backend TEXT NOT NULL,
+     host TEXT,
+     queue TEXT,
+     state TEXT NOT NULL,
+     spec_json TEXT NOT NULL,
+     fingerprint TEXT NOT NULL,
+     client_request_id TEXT UNIQUE,
+     active_key TEXT,
+     created_at TEXT NOT NULL,
+     started_at TEXT,
+     finished_at TEXT,
+     job_dir TEXT NOT NULL,
+     backend_id_json TEXT,
+     status_message TEXT,
+     cancel_requested_at TEXT,
+     exit_code INTEGER,
+     signal TEXT,
+     reason TEXT,
+     stdout_bytes INTEGER,
+     stderr_bytes INTEGER,
+     result_json TEXT,
+     result_sha256 TEXT
+   );
+   CREATE INDEX jobs_state ON jobs(state, job_id);
+   CREATE INDEX jobs_name ON jobs(name, job_id);
+   CREATE INDEX jobs_host ON jobs(host, job_id);
+   CREATE INDEX jobs_queue ON jobs(queue, job_id);
+   CREATE INDEX jobs_active_key ON jobs(active_key) WHERE active_key IS NOT NULL;
+   CREATE TABLE state_history (
+     seq INTEGER PRIMARY KEY AUTOINCREMENT,
+     job_id TEXT NOT NULL,
+     from_state TEXT,
+     to_state TEXT NOT NULL,
+     at TEXT NOT NULL,
+     reason TEXT
+   );
+   CREATE INDEX state_history_job ON state_history(job_id, seq);
+   CREATE TABLE completions (
+     seq INTEGER PRIMARY KEY AUTOINCREMENT,
+     job_id TEXT NOT NULL UNIQUE,
+     state TEXT NOT NULL,
+     finished_at TEXT NOT NULL,
+     observed_at TEXT NOT NULL
+   );`,
+];
+
+export const ACTIVE_SQL = "('queued','starting','running','stalled')";
+
+interface JobRow {
+  job_id: string;
+  name: string | null;
+  backend: string;
+  host: string | null;
+  queue: string | null;
+  state: string;
+  spec_json: string;
+  fingerprint: string;
+  client_request_id: string | null;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  job_dir: string;
+  backend_id_json: string | null;
+  status_message: string | null;
+  cancel_requested_at: string | null;
+  exit_code: number | null;
+  signal: string | null;
+  reason: string | null;
+  stdout_bytes: number | null;
+  stderr_bytes: number | null;
+  result_json: string | null;
+}
+
+export interface StoredJob extends Job {
+  queue: string | null;
+  stdout_bytes: number | null;
+  stderr_bytes: number | null;
+  /** The terminal result snapshot exactly as stored (replayed byte-identically). */
+  result_json: string | null;
+}
+
+function rowToJob(r: JobRow): StoredJob {
+  return {
+    job_id: r.job_id,
+    name: r.name,
+    backend: r.backend as Job["backend"],
+    host: r.host,
+    queue: r.queue,
+    state: r.state as JobState,
+    spec: JSON.parse(r.spec_json) as JobSpec,
+    fingerprint: r.fingerprint,
+    client_request_id: r.client_request_id,
+    created_at: r.created_at,
+    started_at: r.started_at,
+    finished_at: r.finished_at,
+    job_dir: r.job_dir,
+    backend_id: r.backend_id_json ? (JSON.parse(r.backend_id_json) as BackendId) : null,
+    status_message: r.status_message,
+    cancel_requested_at: r.cancel_requested_at,
+    exit_code: r.exit_code,
+    signal: r.signal,
+    reason: r.reason,
+    stdout_bytes: r.stdout_bytes,
+    stderr_bytes: r.stderr_bytes,
+    result_json: r.result_json,
+  };
+}
+
+export interface NewJob {
+  job_id: string;
+  state: "queued" | "starting";
+  spec: JobSpec;
+  fingerprint: string;
+  client_request_id: string | null;
+  active_key: string;
+  created_at: string;
+  job_dir: string;
+}
+
+export type Reservation =
+  | { kind: "created"; job: StoredJob }
+  | { kind: "replay"; job: StoredJob }
+  | { kind: "conflict"; job: StoredJob }
+  | { kind: "duplicate"; job: StoredJob };
+
+export interface TerminalWrite {
+  exit_code: number | null;
+  signal: string | null;
+  reason: string | null;
+  finished_at: string;
+  stdout_bytes: number;
+  stderr_bytes: number;
+  result_json: string;
+  result_sha256: string;
+}
+
+export interface TransitionPatch {
+  status_message?: string | null;
+  started_at?: string;
+  backend_id?: BackendId;
+  terminal?: TerminalWrite;
+  historyReason?: string | null;
+}
+
+export interface ListFilter {
+  states?: readonly JobState[];
+  name?: string;
+  host?: string;
+  queue?: string;
+  limit: number;
+}
+
+/** How long a write waits for another process's write lock before giving up (ms). */
+const BUSY_TIMEOUT_MS = Number(process.env.AWAITLESS_BUSY_TIMEOUT_MS) || 10_000;
+
+function isBusy(e: unknown): boolean {
+  const msg = String((e as { message?: string })?.message ?? e);
+  return /SQLITE_BUSY|database is locked/i.test(msg);
+}
+
+export class JobStore {
+  readonly db: Database;
+  readonly path: string;
+
+  private constructor(db: Database, path: string) {
+    this.db = db;
+    this.path = path;
+  }
+
+  /** Opens (creating if needed) the store in `dataDir`; the directory is 0700 and the database 0600. */
+  static open(dataDir: string): JobStore {
+    try {
+      mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+      chmodSync(dataDir, 0o700);
+    } catch (e) {
+      throw new AwaitlessError(
+        "store_unavailable",
+        `cannot create or use the data directory ${dataDir}: ${(e as Error).message}`,
+        "set AWAITLESS_DATA_DIR to a writable directory you own",
+        {},
+        e,
+      );
+    }
+    const path = join(dataDir, "awaitless.db");
+    const fresh = !existsSync(path);
+    let db: Database;
+    try {
+      db = new Database(path, { create: true, readwrite: true, strict: true });
+      if (fresh) chmodSync(path, 0o600);
+      db.exec(`PRAGMA busy_timeout = ${Math.min(BUSY_TIMEOUT_MS, 5000)}`);
+      db.exec("PRAGMA journal_mode = WAL");
+      db.exec("PRAGMA synchronous = NORMAL");
+      db.exec("PRAGMA foreign_keys = ON");
+    } catch (e) {
+      throw storeError(path, e);
+    }
+    const store = new JobStore(db, path);
+    store.migrate();
+    return store;
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  private migrate(): void {
+    const version = (this.db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
+    if (version > MIGRATIONS.length) {
+      throw new AwaitlessError(
+        "store_unavailable",
+        `the database ${this.path} was written by a newer Awaitless (schema ${version}, this one knows ${MIGRATIONS.length})`,
+        "upgrade awaitless, or point AWAITLESS_DATA_DIR at another directory",
+      );
+    }
+    for (let v = version; v < MIGRATIONS.length; v++) {
+      this.write(() => {
+        const now = (this.db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
+        if (now !== v) return; // another process migrated meanwhile
+        this.db.exec(MIGRATIONS[v]!);
+        this.db.exec(`PRAGMA user_version = ${v + 1}`);
+      });
+    }
+  }
+
+  /** Runs `fn` inside BEGIN IMMEDIATE, retrying when another process holds the write lock. */
+  write<T>(fn: () => T): T {
+    const deadline = Date.now() + BUSY_TIMEOUT_MS;
+    for (;;) {
+      try {
+        this.db.exec("BEGIN IMMEDIATE");
+      } catch (e) {
+        if (isBusy(e) && Date.now() < deadline) {
+          Bun.sleepSync(5 + Math.floor(Math.random() * 20));
+          continue;
+        }
+        throw storeError(this.path, e);
+      }
+      try {
+        const out = fn();
+        this.db.exec("COMMIT");
+        return out;
+      } catch (e) {
+        try {
+          this.db.exec("ROLLBACK");
+        } catch {
+          // the transaction may already be gone
+        }
+        if (isBusy(e) && Date.now() < deadline) continue;
+        if (e instanceof AwaitlessError) throw e;
+        throw storeError(this.path, e);
+      }
+    }
+  }
+
+  private read<T>(fn: () => T): T {
+    try {
+      return fn();
+    } catch (e) {
+      throw storeError(this.path, e);
+    }
+  }
+
+  /**
+   * Binds client_request_id (if any) to a fingerprint and creates the job row, all in one transaction,
+   * before any side effect. The duplicate guard (same active_key still active) is checked in the same
+   * transaction unless allowDuplicate.
+   */
+  reserve(job: NewJob, allowDuplicate: boolean): Reservation {
+    return this.write(() => {
+      if (job.client_request_id) {
+        const prior = this.db
+          .query("SELECT * FROM jobs WHERE client_request_id = ?")
+          .get(job.client_request_id) as JobRow | null;
+        if (prior) {
+          const stored = rowToJob(prior);
+          return prior.fingerprint === job.fingerprint
+            ? { kind: "replay", job: stored }
+            : { kind: "conflict", job: stored };
+        }
+      }
+      if (!allowDuplicate) {
+        const dup = this.db
+          .query(`SELECT * FROM jobs WHERE active_key = ? AND state IN ${ACTIVE_SQL} LIMIT 1`)
+          .get(job.active_key) as JobRow | null;
+        if (dup) return { kind: "duplicate", job: rowToJob(dup) };
+      }
+      this.db
+        .query(
+          `INSERT INTO jobs (job_id, name, backend, host, queue, state, spec_json, fingerprint, client_request_id,
+             active_key, created_at, job_dir)
+           VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`,
+        )
+        .run(
+          job.job_id,
+          job.spec.name,
+          job.spec.backend,
+          job.spec.host,
+          job.spec.queue,
+          job.state,
+          JSON.stringify(job.spec),
+          job.fingerprint,
+          job.client_request_id,
+          job.active_key,
+          job.created_at,
+          job.job_dir,
+        );
+      this.db
+        .query("INSERT INTO state_history (job_id, from_state, to_state, at, reason) VALUES (?,?,?,?,?)")
+        .run(job.job_id, null, job.state, job.created_at, "created");
+      return { kind: "created", job: this.get(job.job_id)! };
+    });
+  }
+
+  get(jobId: string): StoredJob | null {
+    return this.read(() => {
+      const row = this.db.query("SELECT * FROM jobs WHERE job_id = ?").get(jobId) as JobRow | null;
+      return row ? rowToJob(row) : null;
+    });
+  }
+
+  /** Records backend identity without a state change (e.g. the wrapper pid right after spawn). */
+  setBackendId(jobId: string, backendId: BackendId): void {
+    this.write(() => {
+      this.db
+        .query("UPDATE jobs SET backend_id_json = ? WHERE job_id = ?")
+        .run(JSON.stringify(backendId), jobId);
+    });
+  }
+
+  setStatusMessage(jobId: string, message: string | null): void {
+    this.write(() => {
+      this.db
+        .query(`UPDATE jobs SET status_message = ? WHERE job_id = ? AND state IN ${ACTIVE_SQL}`)
+        .run(message, jobId);
+    });
+  }
+
+  /** Persists cancel intent; returns false when the job is already terminal. */
+  requestCancel(jobId: string, at: string): boolean {
+    return this.write(() => {
+      const res = this.db
+        .query(
+          `UPDATE jobs SET cancel_requested_at = COALESCE(cancel_requested_at, ?)
+           WHERE job_id = ? AND state IN ${ACTIVE_SQL}`,
+        )
+        .run(at, jobId);
+      return res.changes > 0;
+    });
+  }
+
+  /**
+   * Moves a job to `to` if the lifecycle allows it from its current state, re-read inside the transaction.
+   * A terminal transition writes the state, its history row, its completion event and the result snapshot
+   * in this one transaction, so a racing writer can never overwrite it.
+   */
+  transition(jobId: string, to: JobState, patch: TransitionPatch = {}): { changed: boolean; job: StoredJob } {
+    return this.write(() => {
+      const row = this.db.query("SELECT * FROM jobs WHERE job_id = ?").get(jobId) as JobRow | null;
+      if (!row)
+        throw new AwaitlessError("not_found", `no job ${jobId}`, "run `awaitless list` to see job IDs");
+      const from = row.state as JobState;
+      const at = nowIso();
+      if (!canTransition(from, to)) {
+        if (patch.backend_id && !isTerminal(from)) {
+          this.db
+            .query("UPDATE jobs SET backend_id_json = ? WHERE job_id = ?")
+            .run(JSON.stringify(patch.backend_id), jobId);
+        }
+        return { changed: false, job: rowToJob(row) };
+      }
+      const sets: string[] = ["state = ?"];
+      const args: SQLQueryBindings[] = [to];
+      if (patch.status_message !== undefined) {
+        sets.push("status_message = ?");
+        args.push(patch.status_message);
+      }
+      if (patch.started_at && !row.started_at) {
+        sets.push("started_at = ?");
+        args.push(patch.started_at);
+      }
+      if (patch.backend_id) {
+        sets.push("backend_id_json = ?");
+        args.push(JSON.stringify(patch.backend_id));
+      }
+      if (isTerminal(to)) {
+        const t = patch.terminal;
+        if (!t) throw new Error("a terminal transition needs its result");
+        sets.push(
+          "finished_at = ?",
+          "exit_code = ?",
+          "signal = ?",
+          "reason = ?",
+          "stdout_bytes = ?",
+          "stderr_bytes = ?",
+          "result_json = ?",
+          "result_sha256 = ?",
+          "active_key = NULL",
+          "status_message = NULL",
+        );
+        args.push(
+          t.finished_at,
+          t.exit_code,
+          t.signal,
+          t.reason,
+          t.stdout_bytes,
+          t.stderr_bytes,
+          t.result_json,
+          t.result_sha256,
+        );
+      }
+      args.push(jobId);
+      this.db.query(`UPDATE jobs SET ${sets.join(", ")} WHERE job_id = ?`).run(...args);
+      this.db
+        .query("INSERT INTO state_history (job_id, from_state, to_state, at, reason) VALUES (?,?,?,?,?)")
+        .run(jobId, from, to, at, patch.historyReason ?? null);
+      if (isTerminal(to)) {
+        this.db
+          .query("INSERT INTO completions (job_id, state, finished_at, observed_at) VALUES (?,?,?,?)")
+          .run(jobId, to, patch.terminal!.finished_at, at);
+      }
+      return {
+        changed: true,
+        job: rowToJob(this.db.query("SELECT * FROM jobs WHERE job_id = ?").get(jobId) as JobRow),
+      };
+    });
+  }
+
+  history(jobId: string): StateChange[] {
+    return this.read(
+      () =>
+        this.db
+          .query(
+            "SELECT seq, from_state, to_state, at, reason FROM state_history WHERE job_id = ? ORDER BY seq",
+          )
+          .all(jobId) as StateChange[],
+    );
+  }
+
+  list(filter: ListFilter): StoredJob[] {
+    const where: string[] = [];
+    const args: SQLQueryBindings[] = [];
+    if (filter.states && filter.states.length > 0) {
+      where.push(`state IN (${filter.states.map(() => "?").join(",")})`);
+      args.push(...filter.states);
+    }
+    if (filter.name !== undefined) {
+      where.push("name = ?");
+      args.push(filter.name);
+    }
+    if (filter.host !== undefined) {
+      where.push("host = ?");
+      args.push(filter.host);
+    }
+    if (filter.queue !== undefined) {
+      where.push("queue = ?");
+      args.push(filter.queue);
+    }
+    const sql = `SELECT * FROM jobs ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY job_id DESC LIMIT ?`;
+    args.push(filter.limit);
+    return this.read(() => (this.db.query(sql).all(...args) as JobRow[]).map(rowToJob));
+  }
+
+  activeJobIds(): string[] {
+    return this.read(() =>
+      (
+        this.db.query(`SELECT job_id FROM jobs WHERE state IN ${ACTIVE_SQL}`).all() as { job_id: string }[]
+      ).map((r) => r.job_id),
+    );
+  }
+
+  /** Completion events for `jobIds` after cursor `afterSeq`, in cursor order. */
+  completionsAfter(
+    jobIds: string[],
+    afterSeq: number,
+    limit: number,
+  ): { seq: number; job_id: string; state: JobState; finished_at: string; observed_at: string }[] {
+    const marks = jobIds.map(() => "?").join(",");
+    return this.read(
+      () =>
+        this.db
+          .query(
+            `SELECT seq, job_id, state, finished_at, observed_at FROM completions
+             WHERE seq > ? AND job_id IN (${marks}) ORDER BY seq LIMIT ?`,
+          )
+          .all(afterSeq, ...jobIds, limit) as {
+          seq: number;
+          job_id: string;
+          state: JobState;
+          finished_at: string;
+          observed_at: string;
+        }[],
+    );
+  }
+
+  latestCompletionSeq(): number {
+    return this.read(
+      () => (this.db.query("SELECT COALESCE(MAX(seq), 0) AS s FROM completions").get() as { s: number }).s,
+    );
+  }
+
+  /** Terminal jobs eligible for gc: finished before `olderThan`, or beyond the newest `keep` terminal jobs. */
+  gcCandidates(olderThan: string | null, keep: number | null): StoredJob[] {
+    const ids = new Set<string>();
+    const rows: JobRow[] = [];
+    this.read(() => {
+      if (olderThan) {
+        for (const r of this.db
+          .query(`SELECT * FROM jobs WHERE state NOT IN ${ACTIVE_SQL} AND finished_at < ?`)
+          .all(olderThan) as JobRow[]) {
+          if (!ids.has(r.job_id)) {
+            ids.add(r.job_id);
+            rows.push(r);
+          }
+        }
+      }
+      if (keep !== null) {
+        for (const r of this.db
+          .query(`SELECT * FROM jobs WHERE state NOT IN ${ACTIVE_SQL} ORDER BY job_id DESC LIMIT -1 OFFSET ?`)
+          .all(keep) as JobRow[]) {
+          if (!ids.has(r.job_id)) {
+            ids.add(r.job_id);
+            rows.push(r);
+          }
+        }
+      }
+    });
+    return rows.map(rowToJob);
+  }
+
+  /** Deletes terminal jobs' rows (history too; completion events stay so cursors remain monotonic). */
+  deleteTerminal(jobIds: string[]): number {
+    return this.write(() => {
+      let n = 0;
+      for (const id of jobIds) {
+        const res = this.db.query(`DELETE FROM jobs WHERE job_id = ? AND state NOT IN ${ACTIVE_SQL}`).run(id);
+        if (res.changes > 0) {
+          this.db.query("DELETE FROM state_history WHERE job_id = ?").run(id);
+          n++;
+        }
+      }
+      return n;
+    });
+  }
+
+  countJobs(): number {
+    return this.read(() => (this.db.query("SELECT COUNT(*) AS n FROM jobs").get() as { n: number }).n);
+  }
+}
+
+export function nowIso(): string {
+  return new Date().toISOString();
+}
+
+export function completionId(seq: number): string {
+  return formatCursor(seq);
+}
+
+function storeError(path: string, e: unknown): AwaitlessError {
+  const msg = String((e as { message?: string })?.message ?? e);
+  if (isBusy(e)) {
+    return new AwaitlessError(
+      "store_unavailable",
+      `the job database ${path} stayed locked by another process`,
+      "retry in a moment; if it persists, find the process holding it (fuser) — no data was changed",
+      {},
+      e,
+    );
+  }
+  if (/not a database|malformed|corrupt/i.test(msg)) {
+    return new AwaitlessError(
+      "store_unavailable",
+      `the job database ${path} is damaged (${msg})`,
+      `keep the file for recovery (do not delete it), move it aside (mv ${path} ${path}.bad) to start fresh, or try \`sqlite3 ${path} .recover\``,
+      {},
+      e,
+    );
+  }
+  if (/readonly|permission|unable to open|EACCES/i.test(msg)) {
+    return new AwaitlessError(
+      "store_unavailable",
+      `cannot write the job database ${path} (${msg})`,
+      "make the data directory writable by you, or set AWAITLESS_DATA_DIR to one that is",
+      {},
+      e,
+    );
+  }
+  return new AwaitlessError(
+    "internal",
+    `job database error at ${path}: ${msg}`,
+    "report this with the command you ran",
+    {},
+    e,
+  );
+}

@@ -1,0 +1,183 @@
+// Validates a launch request into a JobSpec, and derives its idempotency fingerprint and duplicate key.
+import { accessSync, constants, statSync } from "node:fs";
+import { resolve } from "node:path";
+import { canonicalJson, sha256Hex } from "./canonical-json.ts";
+import { invalid } from "./errors.ts";
+import { CLIENT_REQUEST_ID_RE } from "./ids.ts";
+import type { BackendName, JobSpec } from "./job.ts";
+import type { LaunchRequest } from "./service-types.ts";
+
+const ENV_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const NAME_MAX = 200;
+
+export interface LaunchDefaults {
+  backend: BackendName;
+  host: string | null;
+  queue: string | null;
+  cwd: string;
+}
+
+export interface ValidatedLaunch {
+  spec: JobSpec;
+  fingerprint: string;
+  activeKey: string;
+  clientRequestId: string | null;
+  secretValues: Record<string, string>;
+}
+
+function hasNul(s: string): boolean {
+  return s.includes("\0");
+}
+
+export function validateLaunch(
+  req: LaunchRequest,
+  defaults: LaunchDefaults,
+  callerEnv: Record<string, string | undefined>,
+): ValidatedLaunch {
+  if (!Array.isArray(req.argv) || req.argv.length === 0 || req.argv[0] === "") {
+    throw invalid(
+      "no command given",
+      'put the command after `--`, e.g. `awaitless run -- make test` (MCP: command: ["make", "test"])',
+    );
+  }
+  for (const a of req.argv) {
+    if (typeof a !== "string")
+      throw invalid("every command argument must be a string", "pass argv as strings");
+    if (hasNul(a))
+      throw invalid("a command argument contains a NUL byte", "remove the NUL byte; argv cannot carry it");
+  }
+  const backend = req.backend ?? defaults.backend;
+  const host = req.host ?? (backend === "local" ? null : defaults.host);
+  if (backend === "local" && req.host) {
+    throw invalid(`--host ${req.host} was given with the local backend`, "drop --host, or add --backend ssh");
+  }
+  if (backend !== "local" && !host) {
+    throw invalid(
+      `the ${backend} backend needs a host`,
+      "add --host NAME (a [hosts.NAME] entry or an ~/.ssh/config alias)",
+    );
+  }
+  // Remote jobs run relative to the login directory unless told otherwise.
+  const cwdIn = req.cwd ?? (backend === "local" ? defaults.cwd : ".");
+  if (hasNul(cwdIn))
+    throw invalid("the working directory contains a NUL byte", "pass a valid directory path");
+  const cwd = backend === "local" ? resolve(defaults.cwd, cwdIn) : cwdIn;
+  if (backend === "local") checkLocalDir(cwd);
+
+  const env: Record<string, string> = {};
+  for (const [k, val] of Object.entries(req.env ?? {})) {
+    if (!ENV_NAME_RE.test(k)) {
+      throw invalid(
+        `bad environment variable name ${JSON.stringify(k)}`,
+        "names are letters, digits and _ (not first a digit): --env NAME=VALUE",
+      );
+    }
+    if (typeof val !== "string" || hasNul(val)) {
+      throw invalid(
+        `the value of ${k} is not a string without NUL bytes`,
+        "pass --env NAME=VALUE with a plain string",
+      );
+    }
+    env[k] = val;
+  }
+  const secretNames = [...new Set(req.secret_env ?? [])].sort();
+  const secretValues: Record<string, string> = {};
+  for (const n of secretNames) {
+    if (!ENV_NAME_RE.test(n))
+      throw invalid(`bad secret variable name ${JSON.stringify(n)}`, "--secret-env takes a variable NAME");
+    if (n in env)
+      throw invalid(`${n} is given both with --env and --secret-env`, "pass it once, as --secret-env");
+    const value = req.secret_values?.[n] ?? callerEnv[n];
+    if (value === undefined) {
+      throw invalid(
+        `--secret-env ${n}: the variable is not set in this environment`,
+        `export ${n}=… before running, then retry`,
+      );
+    }
+    if (hasNul(value))
+      throw invalid(`the value of ${n} contains a NUL byte`, "secrets must be plain strings");
+    secretValues[n] = value;
+  }
+  const timeout = optionalSeconds(req.timeout_seconds, "timeout");
+  const stall = optionalSeconds(req.stall_timeout_seconds, "stall timeout");
+  const artifacts = [...(req.artifacts ?? [])];
+  for (const a of artifacts) {
+    if (typeof a !== "string" || a === "" || hasNul(a)) {
+      throw invalid(
+        `bad artifact path ${JSON.stringify(a)}`,
+        "pass --artifact with a path or glob relative to the job's cwd",
+      );
+    }
+  }
+  const name = req.name ?? null;
+  if (name !== null && (name.length === 0 || name.length > NAME_MAX || /[\0-\x1f\x7f]/.test(name))) {
+    throw invalid(`bad job name ${JSON.stringify(name)}`, `use 1–${NAME_MAX} printable characters`);
+  }
+  const queue = req.queue ?? (backend === "slurm" ? null : defaults.queue);
+  if (queue !== null) {
+    throw invalid(
+      `queue ${JSON.stringify(queue)}: named queues are not available in this version`,
+      "drop --queue",
+    );
+  }
+  const slurmOptions = { ...(req.slurm_options ?? {}) };
+  if (Object.keys(slurmOptions).length > 0 && backend !== "slurm") {
+    throw invalid(
+      "--slurm-option only applies to the slurm backend",
+      "add --backend slurm or drop the option",
+    );
+  }
+  const clientRequestId = req.client_request_id ?? null;
+  if (clientRequestId !== null && !CLIENT_REQUEST_ID_RE.test(clientRequestId)) {
+    throw invalid(
+      `bad client_request_id ${JSON.stringify(clientRequestId)}`,
+      "use 1–200 characters from A-Z a-z 0-9 . _ : @ / -",
+    );
+  }
+  const spec: JobSpec = {
+    argv: [...req.argv],
+    cwd,
+    env,
+    secret_env: secretNames,
+    backend,
+    host,
+    queue,
+    timeout_seconds: timeout,
+    stall_timeout_seconds: stall,
+    artifacts,
+    slurm_options: slurmOptions,
+    name,
+  };
+  return {
+    spec,
+    fingerprint: sha256Hex(canonicalJson(spec)),
+    activeKey: sha256Hex(canonicalJson({ argv: spec.argv, cwd, backend, host })),
+    clientRequestId,
+    secretValues,
+  };
+}
+
+function optionalSeconds(v: number | undefined, what: string): number | null {
+  if (v === undefined || v === null) return null;
+  if (typeof v !== "number" || !Number.isFinite(v) || v <= 0) {
+    throw invalid(`bad ${what}: ${String(v)}`, "give a positive duration such as 90s, 10m or 2h");
+  }
+  return v;
+}
+
+function checkLocalDir(cwd: string): void {
+  let st: ReturnType<typeof statSync>;
+  try {
+    st = statSync(cwd);
+  } catch {
+    throw invalid(`working directory ${cwd} does not exist`, "create it or pass an existing --cwd");
+  }
+  if (!st.isDirectory())
+    throw invalid(`working directory ${cwd} is not a directory`, "pass a directory as --cwd");
+  try {
+    // readable and searchable by us (the command runs as us)
+    accessSync(cwd, constants.R_OK | constants.X_OK);
+  } catch {
+    throw invalid(`working directory ${cwd} is not readable`, "fix its permissions or pass another --cwd");
+  }
+}

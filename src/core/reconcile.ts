@@ -1,0 +1,181 @@
+// The crash-recovery rules in one place: what an observation of a job's wrapper means for its state. Pure.
+import type { Observation } from "./backend.ts";
+import type { ErrorInfo, Job, JobState, TerminalState } from "./job.ts";
+
+export type Decision =
+  | { kind: "none" }
+  | { kind: "unreachable"; message: string }
+  | { kind: "active"; to: JobState; status_message: string | null; started_at?: string }
+  | {
+      kind: "terminal";
+      to: TerminalState;
+      exit_code: number | null;
+      signal: string | null;
+      reason: string | null;
+      finished_at: string;
+      started_at: string | null;
+      descendants_alive: boolean;
+      error: ErrorInfo | null;
+    };
+
+export interface ReconcileContext {
+  nowMs: number;
+  launchGraceSeconds: number;
+}
+
+export function decide(job: Job, obs: Observation, ctx: ReconcileContext): Decision {
+  // Rule 1: terminal state is immutable.
+  if (job.state === "succeeded" || job.state === "failed" || job.state === "cancelled")
+    return { kind: "none" };
+  if (job.state === "timed_out" || job.state === "lost") return { kind: "none" };
+
+  // Rule 2: the exit record is the truth about how the command ended, whoever reads it first.
+  if (obs.exit) return fromExit(job, obs);
+
+  // Rule 3: an unreachable target says nothing about the job: keep its state.
+  if (obs.unreachable) return { kind: "unreachable", message: obs.unreachable };
+
+  // Rule 4: a boot ID different from the one at launch means the machine rebooted under the job.
+  if (obs.started?.boot_id && obs.bootIdNow && obs.started.boot_id !== obs.bootIdNow) {
+    return lost(
+      job,
+      obs,
+      "host_rebooted",
+      "the machine rebooted while the job ran; its exit was never recorded",
+    );
+  }
+
+  // Rule 5: the wrapper is gone without writing an exit record: it was killed.
+  if (obs.wrapperAlive === false) {
+    if (obs.started || job.backend_id?.wrapper_pid) {
+      return lost(job, obs, "wrapper_killed", "the wrapper process died without recording an exit (killed?)");
+    }
+  }
+
+  // Rule 6: reserved but never launched (a client died between reservation and launch): after the launch
+  // grace, nothing can start it any more, so it is lost — never relaunched by guesswork.
+  if (!obs.started && obs.wrapperAlive !== true) {
+    const ageMs = ctx.nowMs - Date.parse(job.created_at);
+    if (ageMs > ctx.launchGraceSeconds * 1000 && !job.backend_id?.wrapper_pid) {
+      return lost(job, obs, "launch_interrupted", "the client that created the job died before launching it");
+    }
+    return { kind: "none" };
+  }
+
+  // Rule 7: started → running; no output or progress for stall_timeout → stalled (observation only).
+  if (obs.started) {
+    const stallS = job.spec.stall_timeout_seconds;
+    const hb = obs.heartbeat;
+    if (stallS && hb) {
+      const quietMs = ctx.nowMs - Date.parse(hb.last_change_at);
+      if (quietMs >= stallS * 1000) {
+        return {
+          kind: "active",
+          to: "stalled",
+          status_message: `no output for ${Math.round(quietMs / 1000)}s (stall timeout ${stallS}s)`,
+          started_at: obs.started.started_at,
+        };
+      }
+    }
+    return { kind: "active", to: "running", status_message: null, started_at: obs.started.started_at };
+  }
+  return { kind: "none" };
+}
+
+function fromExit(job: Job, obs: Observation): Decision {
+  const x = obs.exit!;
+  const started_at = obs.started?.started_at ?? job.started_at;
+  const base = {
+    kind: "terminal" as const,
+    exit_code: x.exit_code,
+    signal: x.signal,
+    finished_at: x.finished_at,
+    started_at,
+    descendants_alive: x.descendants_alive,
+  };
+  if (x.reason === "cancelled" || (job.cancel_requested_at && x.signal && x.exit_code !== 0)) {
+    return {
+      ...base,
+      to: "cancelled",
+      reason: "cancelled",
+      error: err("cancelled", "cancelled", false, "resubmit the command if it still needs to run"),
+    };
+  }
+  if (x.reason === "timed_out") {
+    const t = job.spec.timeout_seconds;
+    return {
+      ...base,
+      to: "timed_out",
+      reason: "timed_out",
+      error: err(
+        "timed_out",
+        `runtime limit of ${t}s reached`,
+        true,
+        "raise --timeout (timeout_seconds) or make the command faster",
+      ),
+    };
+  }
+  if (x.reason === "launch_failed") {
+    return {
+      ...base,
+      to: "failed",
+      reason: "launch_failed",
+      error: err(
+        "launch_failed",
+        "the command could not be started",
+        false,
+        "check that --cwd exists on the target and the command is installed; see the stderr tail",
+      ),
+    };
+  }
+  if (x.exit_code === 0) return { ...base, to: "succeeded", reason: null, error: null };
+  const what = x.signal ? `killed by signal ${x.signal}` : `exited with code ${x.exit_code}`;
+  const notFound = x.exit_code === 127 && !x.signal;
+  return {
+    ...base,
+    to: "failed",
+    reason: notFound ? "command_not_found" : x.signal ? "signaled" : "nonzero_exit",
+    error: err(
+      "runtime_failed",
+      `the command ${what}`,
+      false,
+      notFound
+        ? "the command was not found on the target: check its name and PATH"
+        : "read the digest and stderr tail; fix the command and run it again",
+    ),
+  };
+}
+
+function lost(job: Job, obs: Observation, reason: string, detail: string): Decision {
+  return {
+    kind: "terminal",
+    to: "lost",
+    exit_code: null,
+    signal: null,
+    reason,
+    finished_at: obs.heartbeat?.at ?? new Date().toISOString(),
+    started_at: obs.started?.started_at ?? job.started_at,
+    descendants_alive: false,
+    error: err(
+      "lost",
+      reason,
+      true,
+      reason === "launch_interrupted"
+        ? "submit the command again (a new client_request_id) — it never ran"
+        : "its output so far is in the tails; run it again if it must finish",
+      detail,
+    ),
+  };
+}
+
+function err(
+  stage: string,
+  reason: string,
+  retryable: boolean,
+  suggestion: string,
+  detail?: string,
+): ErrorInfo {
+  return detail === undefined
+    ? { stage, reason, retryable, suggestion }
+    : { stage, reason, retryable, suggestion, detail };
+}

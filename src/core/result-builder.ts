@@ -1,0 +1,120 @@
+// Builds the terminal result once, at the terminal transition: tails within one byte budget, digest,
+// artifacts, redaction, and the snapshot hash over the canonical JSON.
+import { parsedResults, redactJsonStrings } from "./artifacts.ts";
+import type { Backend, LogTail } from "./backend.ts";
+import { canonicalJson, sha256Hex } from "./canonical-json.ts";
+import { failureDigest } from "./digest.ts";
+import type { ArtifactEntry, Job, JobResult } from "./job.ts";
+import type { Decision } from "./reconcile.ts";
+import { REDACTION_MARGIN_BYTES, Redactor } from "./redact.ts";
+import { cleanText, splitBudget, tailText, utf8Length } from "./text.ts";
+
+type TerminalDecision = Extract<Decision, { kind: "terminal" }>;
+
+export interface BuiltResult {
+  result: JobResult;
+  json: string;
+  sha256: string;
+  stdoutBytes: number;
+  stderrBytes: number;
+}
+
+export interface Tails {
+  stdout_tail: string;
+  stderr_tail: string;
+  stdout: LogTail;
+  stderr: LogTail;
+  truncated: boolean;
+}
+
+/** Reads both tails sharing `maxReturnBytes`, cleaned and redacted. */
+export async function readTails(
+  backend: Backend,
+  job: Job,
+  maxReturnBytes: number,
+  redactor: Redactor,
+): Promise<Tails> {
+  // Read past the budget so redaction and cleaning see whole secrets and lines before the final cut.
+  const readBytes = maxReturnBytes + REDACTION_MARGIN_BYTES;
+  const [out, err] = await Promise.all([
+    backend.readTail(job, "stdout", readBytes),
+    backend.readTail(job, "stderr", readBytes),
+  ]);
+  const clean = (t: LogTail) =>
+    redactor.redact(cleanText(t.bytes), { startsMidStream: t.bytes.length < t.totalBytes });
+  const outText = clean(out);
+  const errText = clean(err);
+  const budget = splitBudget(utf8Length(outText), utf8Length(errText), maxReturnBytes);
+  const o = tailText(outText, budget.stdoutBytes);
+  const e = tailText(errText, budget.stderrBytes);
+  const truncated =
+    o.truncated || e.truncated || out.bytes.length < out.totalBytes || err.bytes.length < err.totalBytes;
+  return { stdout_tail: o.text, stderr_tail: e.text, stdout: out, stderr: err, truncated };
+}
+
+export async function buildResult(
+  backend: Backend,
+  job: Job,
+  d: TerminalDecision,
+  maxReturnBytes: number,
+): Promise<BuiltResult> {
+  const redactor = new Redactor(Object.values(await backend.secretValues(job)));
+  const tails = await readTails(backend, job, maxReturnBytes, redactor);
+  let artifacts: ArtifactEntry[] = [];
+  if (job.spec.artifacts.length > 0) {
+    try {
+      artifacts = await backend.collectArtifacts(job, maxReturnBytes);
+    } catch (e) {
+      artifacts = job.spec.artifacts.map((p) => ({
+        path: p,
+        declared_path: p,
+        exists: false,
+        remote: job.backend !== "local",
+        reason: `could not be read: ${(e as Error).message}`,
+      }));
+    }
+    artifacts = artifacts.map((a) => redactArtifact(a, redactor));
+  }
+  const digest = d.to === "succeeded" ? [] : failureDigest(tails.stdout_tail, tails.stderr_tail);
+  const startedMs = d.started_at ? Date.parse(d.started_at) : null;
+  const duration = startedMs === null ? null : Math.max(0, (Date.parse(d.finished_at) - startedMs) / 1000);
+  const body: Omit<JobResult, "snapshot"> = {
+    job_id: job.job_id,
+    name: job.name,
+    backend: job.backend,
+    host: job.host,
+    state: d.to,
+    exit_code: d.exit_code,
+    signal: d.signal,
+    reason: d.reason,
+    created_at: job.created_at,
+    started_at: d.started_at,
+    finished_at: d.finished_at,
+    duration_seconds: duration === null ? null : Math.round(duration * 1000) / 1000,
+    stdout_tail: tails.stdout_tail,
+    stderr_tail: tails.stderr_tail,
+    stdout_bytes: tails.stdout.totalBytes,
+    stderr_bytes: tails.stderr.totalBytes,
+    stdout_dropped_bytes: tails.stdout.droppedBytes,
+    stderr_dropped_bytes: tails.stderr.droppedBytes,
+    truncated: tails.truncated,
+    descendants_alive: d.descendants_alive,
+    digest,
+    artifacts,
+    parsed_results: parsedResults(artifacts),
+    error: d.error,
+  };
+  const sha256 = sha256Hex(canonicalJson(body));
+  const result: JobResult = { ...body, snapshot: { sha256, captured_at: new Date().toISOString() } };
+  return {
+    result,
+    json: canonicalJson(result),
+    sha256,
+    stdoutBytes: tails.stdout.totalBytes,
+    stderrBytes: tails.stderr.totalBytes,
+  };
+}
+
+function redactArtifact(a: ArtifactEntry, r: Redactor): ArtifactEntry {
+  return a.content === undefined ? a : { ...a, content: redactJsonStrings(a.content, r) };
+}

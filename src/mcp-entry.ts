@@ -1,0 +1,21 @@
+// Starts the MCP stdio server (loaded lazily: plain CLI commands never load the MCP SDK).
+import type { Ctx } from "./cli/commands.ts";
+import { applyMcpEnv, resolveMcpConfig } from "./mcp/config.ts";
+import { runMcpStdio } from "./mcp/stdio.ts";
+import { VERSION } from "./version.ts";
+
+export async function startMcp(ctx: Ctx): Promise<void> {
+  const d = ctx.config.defaults;
+  const config = applyMcpEnv(
+    resolveMcpConfig({
+      inlineWindowMs: d.inline_timeout_seconds * 1000,
+      holdBudgetMs: d.hold_budget_seconds * 1000,
+      taskTtlMs: d.task_ttl_seconds * 1000,
+      taskPollIntervalMs: d.task_poll_interval_seconds * 1000,
+      maxReturnBytes: d.max_return_bytes,
+      serverVersion: VERSION,
+    }),
+    process.env,
+  );
+  await runMcpStdio(ctx.service, config);
+}

@@ -1,0 +1,162 @@
+// Runs the compiled binary as a user would, against a private data dir; helpers to wait on conditions.
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export const ROOT = join(import.meta.dir, "..", "..");
+export const BINARY = join(ROOT, "dist", "awaitless");
+
+export function requireBinary(): void {
+  if (!existsSync(BINARY)) {
+    throw new Error(`${BINARY} is missing: run \`bun run build\` first (npm test does it for you)`);
+  }
+}
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+  // biome-ignore lint/suspicious/noExplicitAny: parsed JSON of whatever the command printed
+  json: any;
+}
+
+export class Sandbox {
+  readonly root: string;
+  readonly dataDir: string;
+  readonly work: string;
+  readonly env: Record<string, string>;
+
+  constructor(extraEnv: Record<string, string> = {}) {
+    requireBinary();
+    this.root = realpathSync(mkdtempSync(join(tmpdir(), "awl-test-")));
+    this.dataDir = join(this.root, "data");
+    this.work = join(this.root, "work");
+    Bun.spawnSync(["mkdir", "-p", this.work]);
+    this.env = {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      HOME: this.root,
+      AWAITLESS_DATA_DIR: this.dataDir,
+      AWAITLESS_CONFIG: join(this.root, "config.toml"),
+      NO_COLOR: "1",
+      ...extraEnv,
+    };
+    Bun.write(this.env.AWAITLESS_CONFIG!, "");
+  }
+
+  writeConfig(toml: string): void {
+    Bun.spawnSync(["sh", "-c", 'printf "%s" "$1" > "$2"', "sh", toml, this.env.AWAITLESS_CONFIG!]);
+  }
+
+  run(args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}): CliResult {
+    const r = Bun.spawnSync([BINARY, ...args], {
+      cwd: opts.cwd ?? this.work,
+      env: { ...this.env, ...opts.env },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    return finish(r.exitCode ?? -1, r.stdout.toString(), r.stderr.toString());
+  }
+
+  async runAsync(
+    args: string[],
+    opts: { cwd?: string; env?: Record<string, string> } = {},
+  ): Promise<CliResult> {
+    const p = Bun.spawn([BINARY, ...args], {
+      cwd: opts.cwd ?? this.work,
+      env: { ...this.env, ...opts.env },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const [stdout, stderr, code] = await Promise.all([
+      new Response(p.stdout).text(),
+      new Response(p.stderr).text(),
+      p.exited,
+    ]);
+    return finish(code, stdout, stderr);
+  }
+
+  spawn(args: string[], opts: { env?: Record<string, string> } = {}) {
+    return Bun.spawn([BINARY, ...args], {
+      cwd: this.work,
+      env: { ...this.env, ...opts.env },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+  }
+
+  submit(argv: string[], flags: string[] = []): string {
+    const r = this.run(["submit", "--json", ...flags, "--", ...argv]);
+    if (r.code !== 0) throw new Error(`submit failed (${r.code}): ${r.stderr}`);
+    return r.json.job_id as string;
+  }
+
+  status(jobId: string) {
+    const r = this.run(["status", "--json", jobId]);
+    if (r.code !== 0) throw new Error(`status failed (${r.code}): ${r.stderr}`);
+    return r.json;
+  }
+
+  jobCount(): number {
+    const r = this.run(["list", "--json", "--limit", "10000"]);
+    return r.code === 0 ? r.json.jobs.length : 0;
+  }
+
+  cleanup(): void {
+    rmSync(this.root, { recursive: true, force: true });
+  }
+}
+
+function finish(code: number, stdout: string, stderr: string): CliResult {
+  let json: unknown = null;
+  try {
+    json = JSON.parse(stdout);
+  } catch {
+    json = null;
+  }
+  return { code, stdout, stderr, json };
+}
+
+/** Polls `check` until it returns a truthy value or the deadline passes (then throws with `what`). */
+export async function until<T>(
+  what: string,
+  check: () => T | Promise<T>,
+  timeoutMs = 15_000,
+  everyMs = 50,
+): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await check();
+      if (v) return v as NonNullable<T>;
+      last = v;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (last: ${String(last)})`);
+    await Bun.sleep(everyMs);
+  }
+}
+
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  // A zombie (exited, not yet reaped) counts as dead.
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+export function killQuietly(pid: number, signal: NodeJS.Signals = "SIGKILL"): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // already gone
+  }
+}

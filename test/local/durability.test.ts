@@ -1,0 +1,179 @@
+// Durability promises through the compiled binary: idempotency under races, crash between reservation
+// and launch, completion feed replay, gc, and the binary running without node_modules.
+import { afterAll, describe, expect, test } from "bun:test";
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { BINARY, Sandbox } from "../helpers/cli.ts";
+
+const sb = new Sandbox();
+afterAll(() => sb.cleanup());
+
+describe("idempotent creation", () => {
+  test("20 concurrent processes with one client_request_id launch exactly once", async () => {
+    const marker = join(sb.work, "launches");
+    const argv = ["sh", "-c", `echo launched >> ${marker}`];
+    const runs = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        sb.runAsync(["submit", "--json", "--client-request-id", "race-1", "--", ...argv]),
+      ),
+    );
+    for (const r of runs) expect(r.code).toBe(0);
+    const ids = new Set(runs.map((r) => r.json.job_id));
+    expect(ids.size).toBe(1);
+    expect(runs.filter((r) => r.json.idempotent_replay === false).length).toBe(1);
+    const [id] = [...ids];
+    sb.run(["wait", id!]);
+    expect(readFileSync(marker, "utf8")).toBe("launched\n");
+  });
+
+  test("the same key with other arguments is refused before anything starts", () => {
+    const id = sb.submit(["true"], ["--client-request-id", "conflict-1"]);
+    const before = sb.jobCount();
+    const r = sb.run(["submit", "--json", "--client-request-id", "conflict-1", "--", "false"]);
+    expect(r.code).toBe(2);
+    expect(r.json.error.code).toBe("idempotency_conflict");
+    expect(r.json.error.job_id).toBe(id);
+    expect(r.stderr).toContain(id);
+    expect(sb.jobCount()).toBe(before);
+  });
+
+  test("a crash between reservation and launch leaves the job starting; a retry does not relaunch", () => {
+    const marker = join(sb.work, "crash-launches");
+    const args = [
+      "submit",
+      "--json",
+      "--client-request-id",
+      "crash-1",
+      "--",
+      "sh",
+      "-c",
+      `echo x >> ${marker}`,
+    ];
+    const crashed = sb.run(args, { env: { AWAITLESS_TEST_CRASH_AFTER_RESERVE: "1" } });
+    expect(crashed.code).toBe(99);
+    const list = sb.run(["list", "--json", "--state", "starting"]).json.jobs;
+    expect(list.length).toBe(1);
+    const id = list[0].job_id;
+    const retry = sb.run(args);
+    expect(retry.code).toBe(0);
+    expect(retry.json.job_id).toBe(id);
+    expect(retry.json.idempotent_replay).toBe(true);
+    expect(retry.json.state).toBe("starting");
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  test("after the launch grace an interrupted launch is lost, never relaunched", () => {
+    const own = new Sandbox();
+    try {
+      own.writeConfig("[defaults]\nlaunch_grace_seconds = 0\n");
+      own.run(["submit", "--client-request-id", "crash-2", "--", "true"], {
+        env: { AWAITLESS_TEST_CRASH_AFTER_RESERVE: "1" },
+      });
+      const id = own.run(["list", "--json"]).json.jobs[0].job_id;
+      const w = own.run(["wait", "--json", id]);
+      expect(w.json.result.state).toBe("lost");
+      expect(w.json.result.reason).toBe("launch_interrupted");
+      expect(w.json.result.error.suggestion).toContain("never ran");
+    } finally {
+      own.cleanup();
+    }
+  });
+});
+
+describe("completion feed", () => {
+  test("returns completions as jobs finish and replays a cursor deterministically", () => {
+    const a = sb.submit(["sh", "-c", "echo a"]);
+    const b = sb.submit(["sh", "-c", "sleep 0.5; exit 2"]);
+    const c = sb.submit(["sleep", "30"]);
+    sb.run(["wait", a]);
+    sb.run(["wait", b]);
+    const first = sb.run(["completions", "--json", "--timeout", "0", a, b, c]);
+    expect(first.json.completions.map((x: { job_id: string }) => x.job_id)).toEqual([a, b]);
+    expect(first.json.active_job_ids).toEqual([c]);
+    expect(first.json.completions[0].completion_id).toMatch(/^cmp_\d{16}$/);
+    const again = sb.run(["completions", "--json", "--timeout", "0", a, b, c]);
+    expect(again.stdout).toBe(first.stdout);
+    const after = sb.run([
+      "completions",
+      "--json",
+      "--timeout",
+      "0.2",
+      "--after",
+      first.json.next_cursor,
+      a,
+      b,
+      c,
+    ]);
+    expect(after.json.completions).toEqual([]);
+    expect(after.json.wait_timed_out).toBe(true);
+    expect(after.json.next_cursor).toBe(first.json.next_cursor);
+    const page = sb.run(["completions", "--json", "--limit", "1", "--timeout", "0", a, b]);
+    expect(page.json.completions.length).toBe(1);
+    expect(page.json.has_more).toBe(true);
+    sb.run(["cancel", "--grace-period", "0", c]);
+    const last = sb.run(["completions", "--json", "--after", first.json.next_cursor, a, b, c]);
+    expect(last.json.completions.map((x: { state: string }) => x.state)).toEqual(["cancelled"]);
+  });
+
+  test("blocks until a selected job finishes", async () => {
+    const a = sb.submit(["sh", "-c", "sleep 0.5; echo done"]);
+    const r = await sb.runAsync(["completions", "--json", a]);
+    expect(r.json.completions[0].job_id).toBe(a);
+    expect(r.json.completions[0].result.stdout_tail).toBe("done\n");
+  });
+});
+
+describe("gc", () => {
+  test("removes finished jobs' rows and files by count, never an active one", () => {
+    const own = new Sandbox();
+    try {
+      const done = [own.submit(["true"]), own.submit(["true"]), own.submit(["true"])];
+      for (const id of done) own.run(["wait", id]);
+      const active = own.submit(["sleep", "30"]);
+      const dry = own.run(["gc", "--json", "--keep", "1", "--dry-run"]);
+      expect(dry.json.removed.length).toBe(2);
+      expect(own.jobCount()).toBe(4);
+      const r = own.run(["gc", "--json", "--keep", "0"]);
+      expect(r.json.removed.sort()).toEqual([...done].sort());
+      expect(own.jobCount()).toBe(1);
+      expect(readdirSync(join(own.dataDir, "jobs"))).toEqual([active]);
+      expect(own.status(active).state).toBe("running");
+      own.run(["cancel", "--grace-period", "0", active]);
+    } finally {
+      own.cleanup();
+    }
+  });
+});
+
+describe("files and the binary", () => {
+  test("data dir is 0700, database and spec 0600", () => {
+    const id = sb.submit(["true"]);
+    sb.run(["wait", id]);
+    expect(statSync(sb.dataDir).mode & 0o777).toBe(0o700);
+    expect(statSync(join(sb.dataDir, "awaitless.db")).mode & 0o777).toBe(0o600);
+    const dir = join(sb.dataDir, "jobs", id);
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    expect(statSync(join(dir, "spec.sh")).mode & 0o777).toBe(0o600);
+  });
+
+  test("the compiled binary runs `demo` from a directory with no node_modules", () => {
+    const dir = mkdtempSync(join(tmpdir(), "awl-bin-"));
+    try {
+      const bin = join(dir, "awaitless");
+      copyFileSync(BINARY, bin);
+      Bun.spawnSync(["chmod", "755", bin]);
+      const r = Bun.spawnSync([bin, "demo", "--json"], {
+        cwd: dir,
+        env: { PATH: "/usr/bin:/bin", HOME: dir, AWAITLESS_DATA_DIR: join(dir, "data"), NO_COLOR: "1" },
+      });
+      const out = JSON.parse(r.stdout.toString());
+      expect(r.exitCode).toBe(0);
+      expect(out.ok).toBe(true);
+      expect(out.results[0].artifacts[0].content).toEqual({ passed: 42, failed: 0 });
+      expect(existsSync(join(dir, "node_modules"))).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

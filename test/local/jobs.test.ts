@@ -1,0 +1,225 @@
+// End to end through the compiled binary: outcomes, exit codes, waits, cancel, timeout, descendants.
+import { afterAll, describe, expect, test } from "bun:test";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { killQuietly, pidAlive, Sandbox, until } from "../helpers/cli.ts";
+
+const sb = new Sandbox();
+afterAll(() => sb.cleanup());
+
+describe("outcomes", () => {
+  test("run returns a success inline with exact tails and exit 0", () => {
+    const r = sb.run(["run", "--json", "--", "sh", "-c", "echo out; echo err >&2"]);
+    expect(r.code).toBe(0);
+    expect(r.json.delivery).toBe("inline");
+    expect(r.json.result.state).toBe("succeeded");
+    expect(r.json.result.exit_code).toBe(0);
+    expect(r.json.result.stdout_tail).toBe("out\n");
+    expect(r.json.result.stderr_tail).toBe("err\n");
+    expect(r.json.result.digest).toEqual([]);
+    expect(r.json.result.snapshot.sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(r.json.job_id).toMatch(/^job_[0-9A-HJKMNP-TV-Z]{26}$/);
+  });
+
+  test("a failing command is failed with its exit code, a digest and CLI exit 3", () => {
+    const r = sb.run(["run", "--json", "--", "sh", "-c", "echo 'Error: broken thing' >&2; exit 7"]);
+    expect(r.code).toBe(3);
+    expect(r.json.result.state).toBe("failed");
+    expect(r.json.result.exit_code).toBe(7);
+    expect(r.json.result.error.stage).toBe("runtime_failed");
+    expect(r.json.result.error.suggestion.length).toBeGreaterThan(0);
+    expect(r.json.result.digest.join("\n")).toContain("Error: broken thing");
+  });
+
+  test("signal death is 128+n with the signal named", () => {
+    const r = sb.run(["run", "--json", "--", "sh", "-c", "kill -KILL $$"]);
+    expect(r.code).toBe(3);
+    expect(r.json.result.exit_code).toBe(137);
+    expect(r.json.result.signal).toBe("KILL");
+  });
+
+  test("a missing command fails with 127 and says so", () => {
+    const r = sb.run(["run", "--json", "--", "definitely-not-a-command-awl"]);
+    expect(r.json.result.exit_code).toBe(127);
+    expect(r.json.result.reason).toBe("command_not_found");
+  });
+
+  test("human output names the state and shows the tails", () => {
+    const r = sb.run(["run", "--", "sh", "-c", "echo hello-human"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("succeeded");
+    expect(r.stdout).toContain("hello-human");
+    expect(r.stdout).not.toContain("\x1b[");
+  });
+});
+
+describe("waiting", () => {
+  test("run detaches after the inline window; the job keeps running and wait collects it", () => {
+    const r = sb.run(["run", "--json", "--inline-timeout", "0.3", "--", "sh", "-c", "sleep 1; echo late"]);
+    expect(r.code).toBe(4);
+    expect(r.json.delivery).toBe("detached");
+    expect(r.json.detach_reason).toBe("inline_timeout");
+    expect(r.json.wait_state).toBe("client_timeout");
+    expect(r.json.delivery_state).toBe("pending");
+    expect(r.json.next_command).toBe(`awaitless wait ${r.json.job_id}`);
+    const w = sb.run(["wait", "--json", r.json.job_id]);
+    expect(w.code).toBe(0);
+    expect(w.json.result.stdout_tail).toBe("late\n");
+  });
+
+  test("wait --timeout exits 4 and never changes the job", () => {
+    const id = sb.submit(["sleep", "2"]);
+    const w = sb.run(["wait", "--json", "--timeout", "0.2", id]);
+    expect(w.code).toBe(4);
+    expect(w.json.job_state).toBe("running");
+    expect(sb.status(id).state).toBe("running");
+    expect(sb.run(["wait", id]).code).toBe(0);
+  });
+
+  test("wait --last waits for the newest job", () => {
+    const id = sb.submit(["sh", "-c", "echo newest"]);
+    const w = sb.run(["wait", "--json", "--last"]);
+    expect(w.json.job_id).toBe(id);
+    expect(w.json.result.stdout_tail).toBe("newest\n");
+  });
+
+  test("a replayed result is byte-identical", () => {
+    const id = sb.submit(["sh", "-c", "echo same"]);
+    const a = sb.run(["wait", "--json", id]).stdout;
+    const b = sb.run(["wait", "--json", id]).stdout;
+    expect(a).toBe(b);
+    const inspect = sb.run(["inspect", "--json", id]).json;
+    expect(JSON.stringify(inspect.result)).toBe(JSON.stringify(JSON.parse(a).result));
+  });
+
+  test("a waiter killed mid-wait does not stop the job; a new client gets the result", async () => {
+    const id = sb.submit(["sh", "-c", "sleep 1; echo survived"]);
+    const waiter = sb.spawn(["wait", id]);
+    await until("job running", () => sb.status(id).state === "running");
+    waiter.kill("SIGKILL");
+    await waiter.exited;
+    const w = sb.run(["wait", "--json", id]);
+    expect(w.json.result.state).toBe("succeeded");
+    expect(w.json.result.stdout_tail).toBe("survived\n");
+  });
+});
+
+describe("cancel, timeout, descendants", () => {
+  const pidScript = (file: string) =>
+    `sleep 60 & echo $! >> ${file}; (sleep 60 & echo $! >> ${file}; wait) & echo $! >> ${file}; echo $$ >> ${file}; wait`;
+
+  test("cancel stops every process in the job's group and is cancelled (exit 5)", async () => {
+    const pids = join(sb.work, "cancel-pids");
+    const id = sb.submit(["sh", "-c", pidScript(pids)]);
+    const list: number[] = await until("4 pids", () => {
+      try {
+        const p = readFileSync(pids, "utf8").trim().split("\n").map(Number);
+        return p.length >= 4 ? p : undefined;
+      } catch {
+        return undefined;
+      }
+    });
+    expect(list.every(pidAlive)).toBe(true);
+    const c = sb.run(["cancel", "--json", "--grace-period", "2s", id]);
+    expect(c.json.job_state).toBe("cancelled");
+    await until("all pids gone", () => list.every((p) => !pidAlive(p)), 10_000);
+    const w = sb.run(["wait", id]);
+    expect(w.code).toBe(5);
+    const again = sb.run(["cancel", "--json", id]);
+    expect(again.json.already_terminal).toBe(true);
+  });
+
+  test("a command ignoring SIGTERM is killed after the grace period", async () => {
+    const id = sb.submit(["sh", "-c", "trap '' TERM; echo ready; while :; do sleep 1; done"]);
+    await until("ready", () => sb.run(["logs", id]).stdout.includes("ready"));
+    const c = sb.run(["cancel", "--json", "--grace-period", "1", id]);
+    expect(c.json.job_state).toBe("cancelled");
+    expect(c.json.result.signal).toBe("KILL");
+  });
+
+  test("--timeout ends the job as timed_out and stops its descendants", async () => {
+    const pids = join(sb.work, "timeout-pids");
+    const r = sb.run(["run", "--json", "--timeout", "1", "--", "sh", "-c", pidScript(pids)]);
+    expect(r.json.result.state).toBe("timed_out");
+    expect(r.code).toBe(3);
+    expect(r.json.result.error.stage).toBe("timed_out");
+    const list = readFileSync(pids, "utf8").trim().split("\n").map(Number);
+    await until("all pids gone", () => list.every((p) => !pidAlive(p)), 15_000);
+  });
+
+  test("descendants still alive after the main command exits are reported", async () => {
+    const pidFile = join(sb.work, "bg-pid");
+    const r = sb.run([
+      "run",
+      "--json",
+      "--",
+      "sh",
+      "-c",
+      `sleep 30 >/dev/null 2>&1 & echo $! > ${pidFile}; echo main done`,
+    ]);
+    try {
+      expect(r.json.result.state).toBe("succeeded");
+      expect(r.json.result.descendants_alive).toBe(true);
+    } finally {
+      killQuietly(Number(readFileSync(pidFile, "utf8")));
+    }
+  });
+});
+
+describe("stall and lost", () => {
+  test("stalled while quiet, running again when output resumes", async () => {
+    const flag = join(sb.work, "resume");
+    const id = sb.submit(
+      ["sh", "-c", `echo start; while [ ! -e ${flag} ]; do sleep 0.2; done; echo resumed; sleep 3`],
+      ["--stall-timeout", "1"],
+    );
+    await until("stalled", () => sb.status(id).state === "stalled", 15_000);
+    writeFileSync(flag, "");
+    await until("running again", () => sb.status(id).state === "running", 15_000);
+    const hist = sb.run(["inspect", "--json", id]).json.history.map((h: { to_state: string }) => h.to_state);
+    expect(hist).toContain("stalled");
+    expect(hist.lastIndexOf("running")).toBeGreaterThan(hist.indexOf("stalled"));
+    sb.run(["cancel", id]);
+  });
+
+  test("a killed wrapper makes the job lost with reason wrapper_killed", async () => {
+    const id = sb.submit(["sleep", "30"]);
+    const st = sb.status(id);
+    const info = sb.run(["inspect", "--json", id]).json;
+    const started = readFileSync(join(info.job_dir, "started"), "utf8");
+    const wrapperPid = Number(/wrapper_pid=(\d+)/.exec(started)![1]);
+    const cmdPid = Number(/^pid=(\d+)/m.exec(started)![1]);
+    expect(st.state).toBe("running");
+    process.kill(wrapperPid, "SIGKILL");
+    await until("wrapper gone", () => !pidAlive(wrapperPid));
+    const w = sb.run(["wait", "--json", id]);
+    killQuietly(cmdPid);
+    expect(w.json.result.state).toBe("lost");
+    expect(w.json.result.reason).toBe("wrapper_killed");
+    expect(w.code).toBe(6);
+  });
+
+  test("a changed boot ID makes the job lost with reason host_rebooted", async () => {
+    const id = sb.submit(["sleep", "30"]);
+    const info = sb.run(["inspect", "--json", id]).json;
+    const startedPath = join(info.job_dir, "started");
+    const started = readFileSync(startedPath, "utf8");
+    if (!/boot_id=\S/.test(started)) {
+      console.warn("skip: this machine exposes no boot ID");
+      sb.run(["cancel", id]);
+      return;
+    }
+    // Simulate a reboot: the job's recorded boot differs from the machine's current one.
+    writeFileSync(
+      startedPath,
+      started.replace(/boot_id=\S+/, "boot_id=00000000-0000-0000-0000-000000000000"),
+    );
+    const w = sb.run(["wait", "--json", id]);
+    expect(w.json.result.state).toBe("lost");
+    expect(w.json.result.reason).toBe("host_rebooted");
+    const cmdPid = Number(/^pid=(\d+)/m.exec(started)![1]);
+    const wrapperPid = Number(/wrapper_pid=(\d+)/.exec(started)![1]);
+    killQuietly(cmdPid);
+    killQuietly(wrapperPid);
+  });
+});
