@@ -1,9 +1,10 @@
 // Test harness for wrapper.sh: one temp job per test, the wrapper started detached under a chosen shell,
 // condition waits with deadlines, and disposal that kills every process the job started (by PID / group).
 
-import { describe, test } from "bun:test";
+import { afterAll, describe, test } from "bun:test";
 import {
   chmodSync,
+  closeSync,
   mkdirSync,
   mkdtempSync,
   openSync,
@@ -27,19 +28,36 @@ export interface ShellCase {
   name: string;
   argv: string[];
   available: boolean;
-  /** PATH for the wrapper (and so the command), when the case needs other utilities than this machine's. */
-  path?: string;
+  /** The wrapper (and so the command) gets a PATH of busybox applets only. */
+  busyboxOnly?: boolean;
 }
 
-const scratch = mkdtempSync(join(tmpdir(), "awl-wrapper-test-"));
-process.on("exit", () => rmSync(scratch, { recursive: true, force: true }));
+// Shared per test file: the wrapper script and helper scripts. Bun's test runner fires no process exit hooks,
+// so each file removes it in afterAll (registered by describeEachShell) and the next file makes a new one.
+let scratch: string | undefined;
+
+function scratchDir(): string {
+  if (scratch === undefined) {
+    scratch = mkdtempSync(join(tmpdir(), "awl-wrapper-test-"));
+    writeFileSync(join(scratch, "wrapper.sh"), WRAPPER_TEXT, { mode: 0o600 });
+  }
+  return scratch;
+}
+
+function removeScratch(): void {
+  if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
+  scratch = undefined;
+}
 
 // A PATH holding only busybox applets: the wrapper must also work where busybox provides every utility.
-function busyboxOnlyPath(): string | undefined {
-  const busybox = Bun.which("busybox");
-  if (busybox === null) return undefined;
-  const dir = join(scratch, "busybox-bin");
-  mkdirSync(dir);
+function busyboxOnlyPath(): string {
+  const dir = join(scratchDir(), "busybox-bin");
+  try {
+    mkdirSync(dir);
+  } catch {
+    return dir;
+  }
+  const busybox = Bun.which("busybox")!;
   const list = Bun.spawnSync([busybox, "--list"]).stdout.toString().split("\n");
   for (const applet of list) if (/^[a-z0-9_.[-]+$/.test(applet)) symlinkSync(busybox, join(dir, applet));
   return dir;
@@ -49,7 +67,7 @@ export const SHELLS: ShellCase[] = [
   { name: "dash", argv: ["dash"] },
   { name: "bash", argv: ["bash"] },
   { name: "busybox sh", argv: ["busybox", "sh"] },
-  { name: "busybox sh, busybox utilities", argv: ["busybox", "sh"], path: busyboxOnlyPath() },
+  { name: "busybox sh, busybox utilities", argv: ["busybox", "sh"], busyboxOnly: true },
 ].map((shell) => {
   // Absolute, because the busybox-only case gives the wrapper a PATH that Bun would also search.
   const program = Bun.which(shell.argv[0]!);
@@ -58,6 +76,7 @@ export const SHELLS: ShellCase[] = [
 
 /** Defines `body` once per shell; a missing shell is skipped with a message, or fails when AWAITLESS_REQUIRE_ALL=1. */
 export function describeEachShell(title: string, body: (shell: ShellCase) => void): void {
+  afterAll(removeScratch);
   for (const shell of SHELLS) {
     const name = `${title} [${shell.name}]`;
     if (shell.available) {
@@ -75,13 +94,9 @@ export function describeEachShell(title: string, body: (shell: ShellCase) => voi
   }
 }
 
-/** The embedded script, written out once: tests run exactly what the binary ships. */
-export const WRAPPER_PATH = join(scratch, "wrapper.sh");
-writeFileSync(WRAPPER_PATH, WRAPPER_TEXT, { mode: 0o600 });
-
 /** Write an executable helper script into the shared scratch directory and return its path. */
 export function helperScript(name: string, body: string): string {
-  const path = join(scratch, name);
+  const path = join(scratchDir(), name);
   writeFileSync(path, `#!/bin/sh\n${body}\n`);
   chmodSync(path, 0o755);
   return path;
@@ -156,14 +171,24 @@ export class Job {
   /** Start the wrapper on whatever the job directory holds now. */
   launch(shell: ShellCase): this {
     const log = openSync(join(this.dir, "wrapper.log"), "a", 0o600);
-    const proc = Bun.spawn([...shell.argv, WRAPPER_PATH, this.dir], {
-      detached: true,
-      stdin: "ignore",
-      stdout: log,
-      stderr: log,
-      env: shell.path === undefined ? process.env : { ...process.env, PATH: shell.path },
-    });
-    this.wrapperPid = proc.pid;
+    try {
+      // The embedded script, written out: tests run exactly what the binary ships.
+      const wrapper = join(scratchDir(), "wrapper.sh");
+      const proc = Bun.spawn([...shell.argv, wrapper, this.dir], {
+        detached: true,
+        stdin: "ignore",
+        stdout: log,
+        stderr: log,
+        env: shell.busyboxOnly ? { ...process.env, PATH: busyboxOnlyPath() } : process.env,
+      });
+      this.wrapperPid = proc.pid;
+    } catch (error) {
+      // Not yet bound by `await using`: clean up here.
+      rmSync(this.root, { recursive: true, force: true });
+      throw error;
+    } finally {
+      closeSync(log);
+    }
     return this;
   }
 
