@@ -1,0 +1,186 @@
+// Release builds: every target through build/build.ts into one directory, with SHA256SUMS and a size report.
+// Usage: bun build/release.ts [--outdir=DIR] [--only=linux-x64,darwin-arm64]
+// Bun fetches each cross-target runtime from the npm registry (cached under ~/.bun/install/cache).
+import { createHash } from "node:crypto";
+import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+
+export interface ReleaseTarget {
+  /** Asset suffix: the file is `awaitless-<name>`. */
+  name: string;
+  /** bun build --target value. */
+  bunTarget: string;
+  os: "linux" | "darwin";
+  arch: "x64" | "arm64";
+  libc?: "glibc" | "musl";
+  /** Runs on x86-64 CPUs without AVX2 (Bun's "baseline" builds). */
+  baseline?: boolean;
+}
+
+export const TARGETS: readonly ReleaseTarget[] = [
+  { name: "linux-x64", bunTarget: "bun-linux-x64", os: "linux", arch: "x64", libc: "glibc" },
+  {
+    name: "linux-x64-baseline",
+    bunTarget: "bun-linux-x64-baseline",
+    os: "linux",
+    arch: "x64",
+    libc: "glibc",
+    baseline: true,
+  },
+  { name: "linux-arm64", bunTarget: "bun-linux-arm64", os: "linux", arch: "arm64", libc: "glibc" },
+  { name: "linux-x64-musl", bunTarget: "bun-linux-x64-musl", os: "linux", arch: "x64", libc: "musl" },
+  {
+    name: "linux-x64-musl-baseline",
+    bunTarget: "bun-linux-x64-musl-baseline",
+    os: "linux",
+    arch: "x64",
+    libc: "musl",
+    baseline: true,
+  },
+  { name: "linux-arm64-musl", bunTarget: "bun-linux-arm64-musl", os: "linux", arch: "arm64", libc: "musl" },
+  { name: "darwin-arm64", bunTarget: "bun-darwin-arm64", os: "darwin", arch: "arm64" },
+  { name: "darwin-x64", bunTarget: "bun-darwin-x64", os: "darwin", arch: "x64" },
+];
+
+export const assetName = (t: ReleaseTarget): string => `awaitless-${t.name}`;
+
+export function sha256File(path: string): string {
+  return createHash("sha256").update(readFileSync(path)).digest("hex");
+}
+
+/** `sha256sum` format: "<hex>  <file>" per line, sorted by file name. */
+export function renderSums(entries: { file: string; sha256: string }[]): string {
+  return (
+    [...entries]
+      .sort((a, b) => a.file.localeCompare(b.file))
+      .map((e) => `${e.sha256}  ${e.file}`)
+      .join("\n") + "\n"
+  );
+}
+
+export interface BinaryFormat {
+  format: "elf" | "macho";
+  arch: "x64" | "arm64" | "other";
+  /** ELF only: the program interpreter (tells glibc from musl). */
+  interpreter?: string;
+}
+
+/** Reads the executable header: ELF e_machine + PT_INTERP, or Mach-O 64 cputype. */
+export function sniffBinary(bytes: Uint8Array): BinaryFormat {
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (dv.getUint32(0, false) === 0x7f454c46) {
+    const machine = dv.getUint16(18, true);
+    const arch = machine === 62 ? "x64" : machine === 183 ? "arm64" : "other";
+    const phoff = Number(dv.getBigUint64(32, true));
+    const phentsize = dv.getUint16(54, true);
+    const phnum = dv.getUint16(56, true);
+    for (let i = 0; i < phnum; i++) {
+      const at = phoff + i * phentsize;
+      if (dv.getUint32(at, true) !== 3) continue; // PT_INTERP
+      const off = Number(dv.getBigUint64(at + 8, true));
+      const size = Number(dv.getBigUint64(at + 32, true));
+      const interpreter = Buffer.from(bytes.subarray(off, off + size))
+        .toString("utf8")
+        .replace(/\0+$/, "");
+      return { format: "elf", arch, interpreter };
+    }
+    return { format: "elf", arch };
+  }
+  if (dv.getUint32(0, true) === 0xfeedfacf) {
+    const cpu = dv.getUint32(4, true);
+    return { format: "macho", arch: cpu === 0x01000007 ? "x64" : cpu === 0x0100000c ? "arm64" : "other" };
+  }
+  throw new Error("not an ELF or 64-bit Mach-O executable");
+}
+
+/** What a target's binary must look like; returns a problem sentence, or undefined when it matches. */
+export function checkBinary(t: ReleaseTarget, f: BinaryFormat): string | undefined {
+  const wantFormat = t.os === "linux" ? "elf" : "macho";
+  if (f.format !== wantFormat) return `${t.name}: expected ${wantFormat}, got ${f.format}`;
+  if (f.arch !== t.arch) return `${t.name}: expected ${t.arch}, got ${f.arch}`;
+  if (t.os === "linux") {
+    const musl = /ld-musl/.test(f.interpreter ?? "");
+    if ((t.libc === "musl") !== musl)
+      return `${t.name}: expected a ${t.libc} interpreter, got ${f.interpreter ?? "none"}`;
+  }
+  return undefined;
+}
+
+export interface BuiltAsset {
+  target: ReleaseTarget;
+  file: string;
+  sizeBytes: number;
+  sha256: string;
+}
+
+/** Builds one target with build/build.ts (same flags as the dev build), then checks its header. */
+export function buildTarget(t: ReleaseTarget, outdir: string): BuiltAsset {
+  const root = join(import.meta.dir, "..");
+  const file = join(outdir, assetName(t));
+  const tmp = `${file}.partial`;
+  rmSync(tmp, { force: true });
+  const proc = Bun.spawnSync(
+    [process.execPath, join(root, "build", "build.ts"), `--target=${t.bunTarget}`, `--outfile=${tmp}`],
+    { cwd: root, stdout: "pipe", stderr: "pipe" },
+  );
+  if (proc.exitCode !== 0) {
+    rmSync(tmp, { force: true });
+    const tail = (proc.stderr.toString() + proc.stdout.toString()).trim().split("\n").slice(-5).join("\n");
+    throw new Error(`building ${t.name} (${t.bunTarget}) failed:\n${tail}`);
+  }
+  const problem = checkBinary(t, sniffBinary(readFileSync(tmp)));
+  if (problem) {
+    rmSync(tmp, { force: true });
+    throw new Error(`built binary has the wrong format: ${problem}`);
+  }
+  renameSync(tmp, file);
+  return { target: t, file, sizeBytes: statSync(file).size, sha256: sha256File(file) };
+}
+
+export function selectTargets(only: string | undefined): ReleaseTarget[] {
+  if (!only) return [...TARGETS];
+  const names = only.split(",").filter(Boolean);
+  const unknown = names.filter((n) => !TARGETS.some((t) => t.name === n));
+  if (unknown.length > 0)
+    throw new Error(
+      `unknown target(s) ${unknown.join(", ")}; the targets are ${TARGETS.map((t) => t.name).join(", ")}`,
+    );
+  return TARGETS.filter((t) => names.includes(t.name));
+}
+
+const mib = (n: number): string => `${(n / 1024 / 1024).toFixed(1)} MiB`;
+
+async function main(): Promise<number> {
+  const arg = (k: string) => process.argv.find((a) => a.startsWith(`--${k}=`))?.slice(k.length + 3);
+  const outdir = resolve(arg("outdir") ?? join(import.meta.dir, "..", "dist"));
+  const targets = selectTargets(arg("only"));
+  mkdirSync(outdir, { recursive: true });
+  const built: BuiltAsset[] = [];
+  const failed: string[] = [];
+  for (const t of targets) {
+    const started = performance.now();
+    try {
+      const a = buildTarget(t, outdir);
+      built.push(a);
+      const s = ((performance.now() - started) / 1000).toFixed(1);
+      console.log(`${assetName(t).padEnd(34)} ${mib(a.sizeBytes).padStart(10)}  ${a.sha256}  (${s} s)`);
+    } catch (e) {
+      failed.push(`${t.name}: ${(e as Error).message}`);
+      console.error(`${assetName(t).padEnd(34)} FAILED`);
+    }
+  }
+  writeFileSync(
+    join(outdir, "SHA256SUMS"),
+    renderSums(built.map((a) => ({ file: assetName(a.target), sha256: a.sha256 }))),
+  );
+  const total = built.reduce((n, a) => n + a.sizeBytes, 0);
+  console.log(`${built.length} binaries, ${mib(total)} in ${outdir} (checksums in SHA256SUMS)`);
+  if (failed.length > 0) {
+    console.error(`\n${failed.length} target(s) failed:\n${failed.join("\n")}`);
+    console.error("hint: cross-target runtimes come from the npm registry; check network access and retry");
+    return 1;
+  }
+  return 0;
+}
+
+if (import.meta.main) process.exit(await main());

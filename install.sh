@@ -1,0 +1,209 @@
+#!/bin/sh
+# Awaitless installer: picks the binary for this OS, CPU and C library, verifies its SHA-256 against the
+# release's SHA256SUMS, and installs it into ~/.local/bin (no root). Rerunning upgrades in place.
+#
+#   sh install.sh [--version X.Y.Z] [--dir DIR] [--target NAME]
+#
+# Environment (all optional):
+#   AWAITLESS_VERSION       same as --version (default: latest)
+#   AWAITLESS_INSTALL_DIR   same as --dir (default: ~/.local/bin)
+#   AWAITLESS_TARGET        skip detection, e.g. linux-x64-musl (see docs/install.md for the list)
+#   AWAITLESS_DOWNLOAD_URL  release root instead of GitHub: an http(s):// or file:// URL or a directory,
+#                           laid out like GitHub releases: latest/download/<asset>, download/v<X.Y.Z>/<asset>
+#   AWAITLESS_CPUINFO       file read for CPU flags (default /proc/cpuinfo; tests point it at a fake)
+# Detection inputs: `uname -s`, `uname -m`, `ldd --version` (musl or glibc; without ldd, the loader
+# named in /bin/sh, then /lib/ld-musl-*),
+# the avx2 flag in /proc/cpuinfo, and on macOS `sysctl` (Rosetta, AVX2).
+#
+# Everything runs inside main(), called on the last line: a truncated download of this script does nothing.
+set -eu
+
+RELEASES_URL="https://github.com/awaitless/awaitless/releases"
+
+say() { printf 'awaitless-install: %s\n' "$*" >&2; }
+die() {
+	printf 'awaitless-install: error: %s\n' "$1" >&2
+	[ -n "${2:-}" ] && printf 'awaitless-install: hint: %s\n' "$2" >&2
+	exit 1
+}
+
+usage() {
+	cat <<'EOF'
+Usage: install.sh [--version X.Y.Z] [--dir DIR] [--target NAME]
+  --version  install this release (default: latest); rerun with another version to change
+  --dir      install directory (default: $AWAITLESS_INSTALL_DIR, else ~/.local/bin)
+  --target   skip detection: linux-x64, linux-x64-baseline, linux-arm64, linux-x64-musl,
+             linux-x64-musl-baseline, linux-arm64-musl, darwin-arm64, darwin-x64
+EOF
+}
+
+detect_libc() {
+	if command -v ldd >/dev/null 2>&1; then
+		ldd_out=$(ldd --version 2>&1 || true)
+		case $ldd_out in
+		*musl*) echo musl && return 0 ;;
+		*GLIBC* | *"GNU libc"* | *glibc*) echo glibc && return 0 ;;
+		esac
+	fi
+	# No usable ldd: the loader /bin/sh was linked against, then any musl loader on the system.
+	if [ -r /bin/sh ]; then
+		grep -q 'ld-musl' /bin/sh && echo musl && return 0
+		grep -q 'ld-linux' /bin/sh && echo glibc && return 0
+	fi
+	for loader in /lib/ld-musl-*.so.1; do
+		[ -e "$loader" ] && echo musl && return 0
+	done
+	echo glibc
+}
+
+has_avx2() {
+	if [ "$1" = darwin ]; then
+		[ "$(sysctl -n hw.optional.avx2_0 2>/dev/null || echo 0)" = 1 ]
+		return
+	fi
+	cpuinfo=${AWAITLESS_CPUINFO:-/proc/cpuinfo}
+	[ -r "$cpuinfo" ] && grep -q -w avx2 "$cpuinfo"
+}
+
+detect_target() {
+	case $(uname -s) in
+	Linux) os=linux ;;
+	Darwin) os=darwin ;;
+	*) die "unsupported operating system $(uname -s)" "Awaitless ships binaries for Linux and macOS" ;;
+	esac
+	case $(uname -m) in
+	x86_64 | amd64) arch=x64 ;;
+	aarch64 | arm64) arch=arm64 ;;
+	*) die "unsupported CPU architecture $(uname -m)" "Awaitless ships x86-64 and arm64 binaries" ;;
+	esac
+	if [ "$os" = darwin ]; then
+		# An x86-64 shell under Rosetta on Apple silicon: the native binary is the right one.
+		if [ "$arch" = x64 ] && [ "$(sysctl -n sysctl.proc_translated 2>/dev/null || echo 0)" = 1 ]; then
+			arch=arm64
+		fi
+		if [ "$arch" = x64 ] && ! has_avx2 darwin; then
+			say "warning: this Mac's CPU reports no AVX2; the darwin-x64 binary may not start"
+		fi
+		echo "darwin-$arch"
+		return 0
+	fi
+	target="linux-$arch"
+	[ "$(detect_libc)" = musl ] && target="$target-musl"
+	if [ "$arch" = x64 ] && ! has_avx2 linux; then
+		target="$target-baseline"
+	fi
+	echo "$target"
+}
+
+fetch() { # fetch URL-or-path DEST
+	case $1 in
+	file://*) cp "${1#file://}" "$2" ;;
+	/*) cp "$1" "$2" ;;
+	*)
+		if command -v curl >/dev/null 2>&1; then
+			curl --fail --silent --show-error --location --retry 2 --output "$2" "$1"
+		elif command -v wget >/dev/null 2>&1; then
+			wget -q -O "$2" "$1"
+		else
+			die "neither curl nor wget is installed" "install one of them, or download the files by hand (docs/install.md)"
+		fi
+		;;
+	esac
+}
+
+sha256_of() {
+	if command -v sha256sum >/dev/null 2>&1; then
+		sha256sum "$1" | cut -d ' ' -f 1
+	elif command -v shasum >/dev/null 2>&1; then
+		shasum -a 256 "$1" | cut -d ' ' -f 1
+	elif command -v openssl >/dev/null 2>&1; then
+		openssl dgst -sha256 "$1" | sed 's/^.*= *//'
+	else
+		die "no SHA-256 tool found (sha256sum, shasum or openssl)" "install coreutils or openssl; the download is never installed unverified"
+	fi
+}
+
+main() {
+	version=${AWAITLESS_VERSION:-latest}
+	dir=${AWAITLESS_INSTALL_DIR:-}
+	target=${AWAITLESS_TARGET:-}
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--version) [ $# -ge 2 ] || die "--version needs a value" "e.g. --version 0.1.0"; version=$2; shift ;;
+		--version=*) version=${1#--version=} ;;
+		--dir) [ $# -ge 2 ] || die "--dir needs a value" "e.g. --dir ~/bin"; dir=$2; shift ;;
+		--dir=*) dir=${1#--dir=} ;;
+		--target) [ $# -ge 2 ] || die "--target needs a value" "run with --help for the list"; target=$2; shift ;;
+		--target=*) target=${1#--target=} ;;
+		-h | --help) usage && return 0 ;;
+		*) usage >&2 && die "unknown argument $1" "run with --help" ;;
+		esac
+		shift
+	done
+	if [ -z "$dir" ]; then
+		[ -n "${HOME:-}" ] || die "HOME is not set" "set AWAITLESS_INSTALL_DIR to the directory to install into"
+		dir="$HOME/.local/bin"
+	fi
+
+	forced=$target
+	[ -n "$target" ] || target=$(detect_target)
+	case $target in
+	linux-x64 | linux-x64-baseline | linux-arm64 | linux-x64-musl | linux-x64-musl-baseline | linux-arm64-musl | darwin-arm64 | darwin-x64) ;;
+	*) die "unknown target $target" "run with --help for the list of targets" ;;
+	esac
+	asset="awaitless-$target"
+
+	base=${AWAITLESS_DOWNLOAD_URL:-$RELEASES_URL}
+	base=${base%/}
+	version=${version#v}
+	if [ "$version" = latest ]; then
+		url="$base/latest/download"
+	else
+		url="$base/download/v$version"
+	fi
+
+	work=$(mktemp -d 2>/dev/null || mktemp -d -t awaitless)
+	staged="$dir/.awaitless.new.$$"
+	trap 'rm -rf "$work"; rm -f "$staged"' EXIT
+	trap 'exit 130' INT TERM
+
+	say "installing $asset ($version) from $url"
+	fetch "$url/SHA256SUMS" "$work/SHA256SUMS" ||
+		die "could not download $url/SHA256SUMS" "check the version ($version) and your network; releases are listed at $RELEASES_URL"
+	fetch "$url/$asset" "$work/$asset" ||
+		die "could not download $url/$asset" "this release may not have a $target build; see --help for --target"
+
+	expected=$(awk -v f="$asset" '$2 == f || $2 == "*" f { print $1; exit }' "$work/SHA256SUMS")
+	[ -n "$expected" ] || die "SHA256SUMS has no entry for $asset" "the release is incomplete; try another --version"
+	actual=$(sha256_of "$work/$asset")
+	if [ "$actual" != "$expected" ]; then
+		die "checksum mismatch for $asset: expected $expected, got $actual; nothing was installed" \
+			"retry the download; if it keeps failing, report it (the file may have been tampered with)"
+	fi
+
+	mkdir -p "$dir" || die "cannot create $dir" "choose another directory with --dir or AWAITLESS_INSTALL_DIR"
+	cp "$work/$asset" "$staged" || die "cannot write into $dir" "choose a writable directory with --dir"
+	chmod 755 "$staged"
+	if ! "$staged" version >/dev/null 2>&1; then
+		if [ -z "$forced" ]; then
+			die "the $target binary does not start on this machine; nothing was installed" \
+				"pick another build with --target (e.g. a -baseline or -musl one); docs/troubleshooting.md"
+		fi
+		say "warning: the $target binary does not start here (installing anyway: --target was given)"
+	fi
+	# rename(2) within one directory is atomic: running copies keep the old file, new starts get the new one.
+	mv -f "$staged" "$dir/awaitless"
+
+	installed=$("$dir/awaitless" version 2>/dev/null || echo "awaitless ($target)")
+	say "installed $installed at $dir/awaitless"
+	case ":${PATH:-}:" in
+	*":$dir:"*) ;;
+	*)
+		say "$dir is not on your PATH; add this line to your shell profile (~/.profile, ~/.bashrc or ~/.zshrc):"
+		say "  export PATH=\"$dir:\$PATH\""
+		;;
+	esac
+	say "next: awaitless demo   (then: awaitless mcp-config claude --write, or codex, cursor, gemini)"
+}
+
+main "$@"
