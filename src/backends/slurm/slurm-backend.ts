@@ -1,0 +1,258 @@
+// The Slurm backend: sbatch runs the wrapper inside the allocation in <slurm_job_dir>/jobs/<job_id>; squeue/sacct
+// (one of each per cluster per poll interval) and the wrapper's records decide the state. job.job_dir stays the
+// LOCAL job dir (a 0600 copy of spec.sh, for redaction); backend_id.remote_dir names the cluster one.
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { HostConfig } from "../../config/config.ts";
+import type { Backend, FullLog, LaunchInput, LogTail, Observation, Stream } from "../../core/backend.ts";
+import { AwaitlessError } from "../../core/errors.ts";
+import type { ArtifactEntry, BackendId, Job } from "../../core/job.ts";
+import { renderSpec, writeCancelRequest } from "../../wrapper/protocol.ts";
+import { parseSpecSecrets } from "../local/spec-secrets.ts";
+import { type CommandRunner, LocalRunner } from "./runner.ts";
+import { renderSbatchScript } from "./sbatch-script.ts";
+import { isLocalLoginNode, SlurmHost, slurmHostSettings } from "./slurm-host.ts";
+import { type ObserveDeps, observeJob } from "./slurm-observe.ts";
+import { formatSlurmTime, mergeSlurmOptions } from "./slurm-options.ts";
+import { submitBatch } from "./slurm-submit.ts";
+
+export interface SlurmBackendOptions {
+  hosts: Record<string, HostConfig>;
+  /** One squeue + one sacct per cluster per this interval (grows with backoff). */
+  pollIntervalMs: number;
+  /** How long a job with no confirmed submission may stay unresolved (plus slurm_accounting_grace). */
+  launchGraceSeconds: number;
+  tickSeconds?: number;
+  heartbeatSeconds?: number;
+  /** How long launch looks for a job by its tag after a lost sbatch reply. */
+  adoptWindowMs?: number;
+  /** The runner for a host (tests; the SSH adapter). Default: LocalRunner for localhost, else unavailable. */
+  runnerFor?: (name: string) => CommandRunner;
+}
+
+export interface SlurmBackendId extends BackendId {
+  slurm_job_id?: string;
+  remote_dir?: string;
+  cwd?: string;
+  submitted_at?: string;
+  adopted?: boolean;
+  submit_unconfirmed?: string;
+}
+
+export class SlurmBackend implements Backend {
+  readonly name = "slurm" as const;
+  private readonly hosts = new Map<string, SlurmHost>();
+  private readonly deps: ObserveDeps = {
+    adopted: new Map(),
+    unsettledSince: new Map(),
+    scontrol: new Map(),
+    lookups: new Map(),
+    scancelled: new Set(),
+  };
+
+  constructor(private readonly opts: SlurmBackendOptions) {}
+
+  host(name: string | null): SlurmHost {
+    if (!name)
+      throw new AwaitlessError(
+        "invalid_argument",
+        "a slurm job needs a host",
+        "add --host NAME (the cluster's login node)",
+      );
+    let h = this.hosts.get(name);
+    if (!h) {
+      h = new SlurmHost(
+        slurmHostSettings(name, this.opts.hosts),
+        this.runnerFor(name),
+        this.opts.pollIntervalMs,
+      );
+      this.hosts.set(name, h);
+    }
+    return h;
+  }
+
+  private runnerFor(name: string): CommandRunner {
+    if (this.opts.runnerFor) return this.opts.runnerFor(name);
+    if (isLocalLoginNode(name, this.opts.hosts)) return new LocalRunner(name);
+    throw new AwaitlessError(
+      "invalid_argument",
+      `the Slurm cluster ${name} would be reached over SSH, which this build cannot do for Slurm yet`,
+      "run awaitless on the cluster's login node with --host localhost",
+      { host: name },
+    );
+  }
+
+  async launch(input: LaunchInput): Promise<BackendId> {
+    const { job } = input;
+    const h = this.host(job.host);
+    const prepared = await h.prepare();
+    const dir = `${prepared.root}/jobs/${job.job_id}`;
+    const cwd = h.resolveCwd(job.spec.cwd, prepared.home);
+    const options = mergeSlurmOptions(
+      h.settings.defaults,
+      job.spec.slurm_options,
+      `[hosts.${h.name}.slurm] option`,
+    );
+    const timeout = job.spec.timeout_seconds;
+    // the wrapper enforces --timeout exactly; Slurm's limit sits behind it so the wrapper's record names the timeout
+    if (timeout && job.spec.slurm_options.time === undefined)
+      options.time = formatSlurmTime(timeout + input.graceSeconds + 60);
+    const script = renderSbatchScript({
+      jobId: job.job_id,
+      ...(job.name ? { jobName: job.name } : {}),
+      slurmJobDir: dir,
+      wrapperPath: prepared.wrapperPath,
+      options,
+    });
+    const spec = renderSpec({
+      jobId: job.job_id,
+      cwd,
+      argv: job.spec.argv,
+      env: { ...job.spec.env, ...input.secretValues },
+      timeoutSeconds: Math.ceil(timeout ?? 0),
+      graceSeconds: Math.ceil(input.graceSeconds),
+      tickSeconds: this.opts.tickSeconds ?? 1,
+      heartbeatSeconds: this.opts.heartbeatSeconds ?? 1,
+      logCapBytes: input.logCapBytes,
+    });
+    const text = `# secret_env: ${job.spec.secret_env.join(" ")}\n${spec}`;
+    mkdirSync(job.job_dir, { recursive: true, mode: 0o700 });
+    writeFileSync(join(job.job_dir, "spec.sh"), text, { mode: 0o600 });
+    await h.runner.mkdirp(dir, 0o700);
+    await h.runner.writeFile(`${dir}/spec.sh`, text, 0o600);
+    const submittedAt = new Date();
+    const out = await submitBatch(
+      h.runner,
+      script,
+      { jobId: job.job_id, ...(job.name ? { jobName: job.name } : {}) },
+      {
+        timeoutMs: h.settings.callTimeoutMs,
+        adoptWindowMs: this.opts.adoptWindowMs ?? 10_000,
+        since: submittedAt,
+      },
+    );
+    const id: SlurmBackendId = { remote_dir: dir, cwd, submitted_at: submittedAt.toISOString() };
+    if (out.slurmJobId !== undefined) id.slurm_job_id = out.slurmJobId;
+    if (out.adopted) id.adopted = true;
+    if (out.unconfirmed !== undefined) id.submit_unconfirmed = out.unconfirmed;
+    return id;
+  }
+
+  async observe(job: Job): Promise<Observation> {
+    const h = this.host(job.host);
+    return observeJob(h, job, this.deps, {
+      launchGraceMs: this.opts.launchGraceSeconds * 1000,
+      scancel: (id) => this.scancel(h, id, job),
+    });
+  }
+
+  private async scancel(h: SlurmHost, slurmJobId: string, job: Job): Promise<void> {
+    const r = await h.runner.exec(["scancel", slurmJobId], { timeoutMs: h.settings.callTimeoutMs });
+    if (r.code !== 0) {
+      throw new AwaitlessError(
+        "connection_failed",
+        `scancel ${slurmJobId} (job ${job.job_id}) failed on ${h.name} (exit ${r.code}): ${r.stderr.trim().slice(0, 300)}`,
+        "the cancel request is recorded; run `awaitless cancel` again once Slurm answers",
+        { host: h.name, scheduler_command: "scancel", scheduler_message: r.stderr.slice(0, 2000) },
+      );
+    }
+    this.deps.scancelled.add(slurmJobId);
+  }
+
+  async cancel(job: Job, graceSeconds: number): Promise<void> {
+    const h = this.host(job.host);
+    const bid = job.backend_id as SlurmBackendId | null;
+    const dir = bid?.remote_dir;
+    if (dir) {
+      // if the allocation starts before scancel lands, the wrapper sees this and never starts the command
+      if (h.runner.isLocal) {
+        try {
+          writeCancelRequest(dir, graceSeconds);
+        } catch {
+          // the directory is gone or not ours: scancel alone decides
+        }
+      } else
+        await h.runner
+          .writeFile(`${dir}/cancel`, `${Math.max(0, Math.ceil(graceSeconds))}\n`, 0o600)
+          .catch(() => undefined);
+    }
+    const id = bid?.slurm_job_id ?? this.deps.adopted.get(job.job_id);
+    // no ID yet (unconfirmed submission): the next observation that finds it by tag cancels it
+    if (id !== undefined) await this.scancel(h, id, job);
+  }
+
+  private remoteDir(job: Job): string {
+    const dir = (job.backend_id as SlurmBackendId | null)?.remote_dir;
+    if (!dir)
+      throw new AwaitlessError(
+        "not_found",
+        `job ${job.job_id} has no Slurm job directory yet`,
+        "wait until it is submitted",
+      );
+    return dir;
+  }
+
+  async readTail(job: Job, stream: Stream, maxBytes: number): Promise<LogTail> {
+    const dir = (job.backend_id as SlurmBackendId | null)?.remote_dir;
+    if (!dir) return { bytes: new Uint8Array(0), totalBytes: 0, droppedBytes: 0 };
+    return this.host(job.host).runner.readTail(dir, stream, maxBytes);
+  }
+
+  async readLog(job: Job, stream: Stream, maxBytes: number): Promise<FullLog> {
+    const dir = (job.backend_id as SlurmBackendId | null)?.remote_dir;
+    if (!dir) return { text: new Uint8Array(0), totalBytes: 0, droppedBytes: 0, truncated: false };
+    return this.host(job.host).runner.readLog(dir, stream, maxBytes);
+  }
+
+  async collectArtifacts(job: Job, maxInlineBytes: number): Promise<ArtifactEntry[]> {
+    if (job.spec.artifacts.length === 0) return [];
+    const h = this.host(job.host);
+    const bid = job.backend_id as SlurmBackendId | null;
+    const cwd = bid?.cwd ?? h.resolveCwd(job.spec.cwd, (await h.prepare()).home);
+    return h.runner.collectArtifacts(cwd, job.spec.artifacts, maxInlineBytes);
+  }
+
+  async secretValues(job: Job): Promise<Record<string, string>> {
+    if (job.spec.secret_env.length === 0) return {};
+    try {
+      return parseSpecSecrets(readFileSync(join(job.job_dir, "spec.sh"), "utf8"), job.spec.secret_env);
+    } catch {
+      return {};
+    }
+  }
+
+  /** Resolves after the cluster's next poll that includes this job (shared by every waiter), or on timeout/abort. */
+  waitForChange(job: Job, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    const bid = job.backend_id as SlurmBackendId | null;
+    const id = bid?.slurm_job_id ?? this.deps.adopted.get(job.job_id);
+    if (id === undefined || !job.host) {
+      return new Promise((resolve) => {
+        const t = setTimeout(resolve, Math.max(0, timeoutMs));
+        signal?.addEventListener("abort", () => {
+          clearTimeout(t);
+          resolve();
+        });
+      });
+    }
+    const since = Date.parse(bid?.submitted_at ?? job.created_at);
+    return this.host(job.host).poller.waitForPoll(id, since, timeoutMs, signal);
+  }
+
+  async remove(job: Job): Promise<void> {
+    rmSync(job.job_dir, { recursive: true, force: true });
+    const dir = (job.backend_id as SlurmBackendId | null)?.remote_dir;
+    if (dir)
+      await this.host(job.host)
+        .runner.removeJobDir(dir)
+        .catch(() => undefined);
+  }
+
+  /** The cluster's job directory of a job (doctor, tests). */
+  jobDirOnCluster(job: Job): string {
+    return this.remoteDir(job);
+  }
+
+  close(): void {
+    for (const h of this.hosts.values()) h.close();
+  }
+}

@@ -1,0 +1,115 @@
+// Owns one Slurm cluster as this process sees it: its settings from [hosts.NAME], its runner, its shared poller,
+// and the prepared job root (slurm_job_dir) with the wrapper installed once per version.
+import { isAbsolute, resolve } from "node:path";
+import type { HostConfig } from "../../config/config.ts";
+import { AwaitlessError } from "../../core/errors.ts";
+import { WRAPPER_SHA256, WRAPPER_TEXT } from "../../wrapper/protocol.ts";
+import type { CommandRunner } from "./runner.ts";
+import { SlurmPoller } from "./slurm-poller.ts";
+
+export const DEFAULT_ACCOUNTING_GRACE_SECONDS = 120;
+export const DEFAULT_SLURM_CALL_TIMEOUT_MS = 30_000;
+/** Relative to the login user's home; it must be on a file system the compute nodes see. */
+export const DEFAULT_SLURM_JOB_DIR = ".awaitless/slurm";
+
+export interface SlurmHostSettings {
+  name: string;
+  /** slurm_job_dir as configured (absolute, or relative to the login user's home). */
+  jobDir: string;
+  accountingGraceMs: number;
+  /** [hosts.NAME.slurm]: default resources, validated at launch. */
+  defaults: Record<string, string | number>;
+  callTimeoutMs: number;
+}
+
+export interface PreparedRoot {
+  home: string;
+  root: string;
+  wrapperPath: string;
+}
+
+export function slurmHostSettings(name: string, hosts: Record<string, HostConfig>): SlurmHostSettings {
+  const h = hosts[name] ?? {};
+  return {
+    name,
+    jobDir: h.slurm_job_dir ?? DEFAULT_SLURM_JOB_DIR,
+    accountingGraceMs: (h.slurm_accounting_grace ?? DEFAULT_ACCOUNTING_GRACE_SECONDS) * 1000,
+    defaults: h.slurm ?? {},
+    callTimeoutMs:
+      h.operation_timeout !== undefined ? h.operation_timeout * 1000 : DEFAULT_SLURM_CALL_TIMEOUT_MS,
+  };
+}
+
+/**
+ * True when the cluster's login node is this machine: the host `localhost` (or `local`) with no SSH settings of its
+ * own in [hosts.NAME]. Every other host is reached over SSH.
+ */
+export function isLocalLoginNode(name: string, hosts: Record<string, HostConfig>): boolean {
+  if (name !== "localhost" && name !== "local") return false;
+  const h = hosts[name];
+  return h === undefined || (h.hostname === undefined && h.port === undefined && h.user === undefined);
+}
+
+export class SlurmHost {
+  readonly poller: SlurmPoller;
+  private preparedP: Promise<PreparedRoot> | null = null;
+
+  constructor(
+    readonly settings: SlurmHostSettings,
+    readonly runner: CommandRunner,
+    pollIntervalMs: number,
+  ) {
+    this.poller = new SlurmPoller(runner, {
+      intervalMs: pollIntervalMs,
+      callTimeoutMs: settings.callTimeoutMs,
+    });
+  }
+
+  get name(): string {
+    return this.settings.name;
+  }
+
+  /** Creates <slurm_job_dir>/{jobs,bin} (0700) and installs the wrapper there once per version. */
+  prepare(): Promise<PreparedRoot> {
+    this.preparedP ??= this.doPrepare().catch((e) => {
+      this.preparedP = null;
+      throw e;
+    });
+    return this.preparedP;
+  }
+
+  private async doPrepare(): Promise<PreparedRoot> {
+    const home = await this.runner.homeDir();
+    const dir = this.settings.jobDir.replace(/^~(\/|$)/, "");
+    const root = isAbsolute(dir) ? dir : `${home.replace(/\/+$/, "")}/${dir}`;
+    const wrapperPath = `${root}/bin/wrapper-${WRAPPER_SHA256.slice(0, 16)}.sh`;
+    try {
+      await this.runner.mkdirp(`${root}/jobs`, 0o700);
+      await this.runner.mkdirp(`${root}/bin`, 0o700);
+      if ((await this.runner.readFile(wrapperPath, 0)) === null) {
+        await this.runner.writeFile(wrapperPath, WRAPPER_TEXT, 0o600);
+      }
+    } catch (e) {
+      if (e instanceof AwaitlessError && e.code === "connection_failed") throw e;
+      throw new AwaitlessError(
+        "launch_failed",
+        `could not prepare the Slurm job directory ${root} on ${this.name}: ${(e as Error).message}`,
+        `set slurm_job_dir in [hosts.${this.name}] to a writable directory that the compute nodes also see`,
+        { host: this.name },
+      );
+    }
+    return { home, root, wrapperPath };
+  }
+
+  /** The job's working directory on the cluster: relative paths start at the caller's cwd (local) or the home directory. */
+  resolveCwd(cwd: string, home: string): string {
+    if (isAbsolute(cwd)) return cwd;
+    if (this.runner.isLocal) return resolve(process.cwd(), cwd);
+    const rel = cwd.replace(/^~(\/|$)/, "");
+    return rel === "" || rel === "." ? home : `${home.replace(/\/+$/, "")}/${rel}`;
+  }
+
+  close(): void {
+    this.runner.close();
+  }
+}

@@ -1,0 +1,136 @@
+// Test harness for the Slurm backend against the real test cluster (test/infra/slurm-up.sh): availability gate,
+// a JobService over a temp store, a runner that counts (and can cut) scheduler calls.
+import { test } from "bun:test";
+import { mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type ExecOptions, LocalRunner, type RunResult } from "../../src/backends/slurm/runner.ts";
+import { SlurmBackend } from "../../src/backends/slurm/slurm-backend.ts";
+import type { HostConfig } from "../../src/config/config.ts";
+import { AwaitlessError } from "../../src/core/errors.ts";
+import { JobService } from "../../src/core/job-service.ts";
+import { JobStore } from "../../src/core/job-store.ts";
+
+export const HOW_TO = "start it with `bash test/infra/slurm-up.sh` as root (docs/slurm.md), then rerun";
+
+export async function run(argv: string[]): Promise<RunResult> {
+  return new LocalRunner().exec(argv, { timeoutMs: 30_000 });
+}
+
+async function probe(): Promise<string | undefined> {
+  const ping = await run(["scontrol", "ping"]).catch(() => undefined);
+  if (ping === undefined) return "the Slurm client tools are not installed";
+  if (ping.code !== 0 || !/UP/.test(ping.stdout)) return "slurmctld does not answer `scontrol ping`";
+  if (process.getuid?.() !== 0) return "the local-runner tests submit as root; run them as root";
+  return undefined;
+}
+
+/** Returns whether Slurm is up; otherwise skips with a how-to, or fails under AWAITLESS_REQUIRE_ALL=1. */
+export async function slurmUp(what: string): Promise<boolean> {
+  const why = await probe();
+  if (why === undefined) return true;
+  if (process.env.AWAITLESS_REQUIRE_ALL === "1") {
+    test(`${what} can run (AWAITLESS_REQUIRE_ALL=1)`, () => {
+      throw new Error(`${what} cannot run: ${why}; ${HOW_TO}.`);
+    });
+  } else console.warn(`[skip] ${what}: ${why}; ${HOW_TO}.`);
+  return false;
+}
+
+/** A LocalRunner that records every call and can cut the "connection" right after a chosen program ran. */
+export class CountingRunner extends LocalRunner {
+  readonly calls: { program: string; argv: string[]; atMs: number }[] = [];
+  /** When set, the next call of this program runs, then its reply is thrown away (a dropped connection). */
+  cutAfter: string | null = null;
+
+  override async exec(argv: readonly string[], opts: ExecOptions): Promise<RunResult> {
+    const program = argv[0] ?? "";
+    this.calls.push({ program, argv: [...argv], atMs: Date.now() });
+    const r = await super.exec(argv, opts);
+    if (this.cutAfter === program) {
+      this.cutAfter = null;
+      throw new AwaitlessError(
+        "connection_failed",
+        `the connection to ${this.label} was lost during ${program}`,
+        "retry",
+      );
+    }
+    return r;
+  }
+
+  count(program: string, sinceMs = 0): number {
+    return this.calls.filter((c) => c.program === program && c.atMs >= sinceMs).length;
+  }
+}
+
+export interface Rig {
+  service: JobService;
+  backend: SlurmBackend;
+  runner: CountingRunner;
+  root: string;
+  close(): void;
+}
+
+export function makeRig(opts: { pollIntervalMs?: number; host?: Partial<HostConfig> } = {}): Rig {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), "awl-slurm-backend-")));
+  const runner = new CountingRunner();
+  const pollIntervalMs = opts.pollIntervalMs ?? 500;
+  const hosts: Record<string, HostConfig> = {
+    localhost: { slurm_job_dir: join(root, "cluster"), slurm_accounting_grace: 30, ...opts.host },
+  };
+  const backend = new SlurmBackend({
+    hosts,
+    pollIntervalMs,
+    launchGraceSeconds: 30,
+    runnerFor: () => runner,
+  });
+  const store = JobStore.open(join(root, "data"));
+  const service = new JobService(
+    store,
+    { slurm: backend },
+    {
+      maxReturnBytes: 16_384,
+      pollIntervalMs,
+      graceSeconds: 2,
+      logCapBytes: 1024 * 1024,
+      launchGraceSeconds: 30,
+      defaultBackend: "slurm",
+      defaultHost: "localhost",
+      defaultQueue: null,
+      startWaitMs: 2000,
+      callerEnv: process.env,
+      callerCwd: root,
+    },
+  );
+  return {
+    service,
+    backend,
+    runner,
+    root,
+    close() {
+      backend.close();
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Waits for a condition with a deadline (no fixed sleeps). */
+export async function until<T>(
+  what: string,
+  probeFn: () => Promise<T | undefined>,
+  timeoutMs: number,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probeFn();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** sacct's allocation lines for a job ID: State and ExitCode. */
+export async function sacctState(slurmJobId: string): Promise<string> {
+  const r = await run(["sacct", "-X", "-n", "-P", "-o", "State,ExitCode", "-j", slurmJobId]);
+  return r.stdout.trim();
+}
