@@ -22,11 +22,11 @@ const ERROR_PATTERNS: RegExp[] = [
   // "fatal: not a git repository", but not "non-fatal".
   /(?<![\w-])fatal\b/i,
   // npm (v6 "npm ERR!", v7+ "npm error"), make ("*** [target] Error 2").
-  /^npm (?:ERR!|error\b)|\*\*\* \[[^\]]*\] Error/,
+  /^npm (?:ERR!|error\b)|\*\*\* \[[^\]]{0,200}\] Error/,
   // pytest's assertion detail lines start with "E" and three or more spaces.
   /^E {3}/,
   // Failed assertions in several runners: "assertion failed", "assertion `left == right` failed".
-  /\bassert(?:ion)?\b.*\bfailed\b/i,
+  /\bassert(?:ion)?\b.{0,200}\bfailed\b/i,
   // Linkers, crashes, the shell and the kernel.
   /\bundefined reference to\b|\bsegmentation fault\b|\bcore dumped\b|\bbus error\b/i,
   /\bKilled\b|\bOOM\b/,
@@ -38,9 +38,13 @@ const ERROR_PATTERNS: RegExp[] = [
   /(?<!\b0 )\bfailed\b(?!:? 0\b)/i,
 ];
 
+/** Characters of a line examined for error patterns: verdicts come early, and this bounds the work per line. */
+const MATCH_PREFIX_CHARS = 2000;
+
 /** True when a (clean) line looks like it explains a failure. */
 export function isErrorLine(line: string): boolean {
-  return ERROR_PATTERNS.some((re) => re.test(line));
+  const head = line.length > MATCH_PREFIX_CHARS ? line.slice(0, MATCH_PREFIX_CHARS) : line;
+  return ERROR_PATTERNS.some((re) => re.test(head));
 }
 
 function capLine(line: string): string {

@@ -104,4 +104,10 @@ describe("failureDigest", () => {
   test("gives only the last stderr line when nothing matches", () => {
     expect(failureDigest("all good\n", "starting\nstopped early\n")).toEqual(["stopped early"]);
   });
+
+  test("1 MB of near-miss text finishes and finds nothing", () => {
+    const line = "assert ".repeat(150_000);
+    const many = "compiling 0 errors, error-free, -Werror\r100%\n".repeat(20_000);
+    expect(failureDigest(`${line}\n${many}`, "")).toEqual([]);
+  });
 });
