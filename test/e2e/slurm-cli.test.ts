@@ -1,0 +1,47 @@
+// The Slurm backend through the compiled binary: a client killed mid-wait, and recovery of the job from a new process.
+import { afterAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { Sandbox, until } from "../helpers/cli.ts";
+import { run, slurmUp } from "./slurm-harness.ts";
+
+const up = await slurmUp("Slurm CLI e2e");
+
+describe.skipIf(!up)("Slurm through the binary", () => {
+  const sb = up ? new Sandbox() : null;
+  const submitted: string[] = [];
+  afterAll(async () => {
+    if (submitted.length > 0) await run(["scancel", ...submitted]);
+    sb?.cleanup();
+  });
+
+  test("client killed mid-wait; a new process recovers the exact outcome", async () => {
+    const s = sb!;
+    s.writeConfig(
+      `[defaults]\npoll_interval_seconds = 0.5\n[hosts.localhost]\nslurm_job_dir = "${join(s.root, "cluster")}"\nslurm_accounting_grace = 20\n`,
+    );
+    const marker = join(s.work, "go");
+    const id = s.submit(
+      ["sh", "-c", `while [ ! -e ${marker} ]; do sleep 0.2; done; echo finished; exit 3`],
+      ["--backend", "slurm", "--host", "localhost", "--slurm-option", "mem=32M"],
+    );
+    const slurmJobId = String(s.status(id).backend_id.slurm_job_id);
+    submitted.push(slurmJobId);
+    expect(slurmJobId).toMatch(/^\d+$/);
+
+    const waiter = s.spawn(["wait", "--json", id]);
+    await until("the job running", () => s.status(id).state === "running", 20_000);
+    waiter.kill("SIGKILL");
+    expect(await waiter.exited).not.toBe(0);
+
+    // the job is unaffected by its client's death
+    expect((await run(["squeue", "-h", "-j", `${slurmJobId},${slurmJobId}`, "-o", "%T"])).stdout.trim()).toBe(
+      "RUNNING",
+    );
+    await Bun.write(marker, "");
+    const w = await s.runAsync(["wait", "--json", id]);
+    expect(w.json.job_state).toBe("failed");
+    expect(w.json.result.exit_code).toBe(3);
+    expect(w.json.result.stdout_tail).toContain("finished");
+    expect(w.json.result.backend).toBe("slurm");
+  }, 60_000);
+});
