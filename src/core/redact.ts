@@ -28,7 +28,7 @@ const SHAPES: Shape[] = [
   { re: /\b(?:AKIA|ASIA)[A-Z0-9]{16}\b/g, replace: whole },
   // AWS secret access keys appear bare only next to their well-known name.
   {
-    re: /\b(aws_secret_access_key["']?\s*[=:]\s*["']?)[A-Za-z0-9/+=]{40}\b/gi,
+    re: /\b(aws_secret_access_key["']?[ \t]*[=:][ \t]*["']?)[A-Za-z0-9/+=]{40}\b/gi,
     replace: (_m, name) => `${name}${REDACTED}`,
   },
   // GitHub tokens: personal, OAuth, user-to-server, server-to-server, refresh; fine-grained PATs.
