@@ -95,7 +95,10 @@ obs() {
     a=0 s=''
     if kill -0 "$p" 2>/dev/null; then
       a=1
-      [ -r "/proc/$p/stat" ] && read -r x <"/proc/$p/stat" && s=$(f22 "$x")
+      if [ -r "/proc/$p/stat" ] && read -r x <"/proc/$p/stat"; then
+        st=\${x##*") "}
+        case $st in Z*) a=0 ;; *) s=$(f22 "$x") ;; esac
+      fi
     fi
     echo "alive=$a pid=$p start=$s"
   fi

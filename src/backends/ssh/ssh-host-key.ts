@@ -59,7 +59,7 @@ export function decideHostKey(p: HostKeyPolicy, blob: Buffer): HostKeyDecision {
           "the connection, or the host was reinstalled",
         hint:
           `if you know the host was reinstalled, remove the old entry (ssh-keygen -R '${name}' -f ${verdict.file}), ` +
-          `check the new fingerprint with its administrator, then add it (${formatAddCommand(p.host, p.port)})`,
+          `check the new fingerprint with its administrator, then add it (${formatAddCommand(p.host, p.port, verdict.file)})`,
       },
     };
   }

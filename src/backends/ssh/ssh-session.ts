@@ -82,7 +82,7 @@ export class SshSession {
   private closed = false;
   private sftpP: Promise<SFTPWrapper> | null = null;
   private readonly channels = new Semaphore(6);
-  private readonly closeListeners: (() => void)[] = [];
+  private readonly closeListeners = new Set<() => void>();
 
   private constructor(
     readonly target: SessionTarget,
@@ -111,16 +111,23 @@ export class SshSession {
     return !this.closed;
   }
 
-  onClose(listener: () => void): void {
-    if (this.closed) listener();
-    else this.closeListeners.push(listener);
+  /** Runs `listener` when the connection closes (at once if it is closed); returns a function that unregisters it. */
+  onClose(listener: () => void): () => void {
+    if (this.closed) {
+      listener();
+      return () => undefined;
+    }
+    this.closeListeners.add(listener);
+    return () => this.closeListeners.delete(listener);
   }
 
   private markClosed(): void {
     if (this.closed) return;
     this.closed = true;
     this.jump?.destroy();
-    for (const l of this.closeListeners.splice(0)) l();
+    const listeners = [...this.closeListeners];
+    this.closeListeners.clear();
+    for (const l of listeners) l();
   }
 
   /** Closes at once, even when the peer is frozen (end() would wait for its FIN forever). */
@@ -162,9 +169,16 @@ export class SshSession {
         );
       try {
         return await new Promise<ClientChannel>((resolve, reject) => {
+          // A connection that dies while the open is pending never calls back: settle on close instead.
+          const off = this.onClose(() => reject(new Error("the connection closed")));
           try {
-            this.client.exec(command, (err, stream) => (err ? reject(err) : resolve(stream)));
+            this.client.exec(command, (err, stream) => {
+              off();
+              if (err) reject(err);
+              else resolve(stream);
+            });
           } catch (e) {
+            off();
             reject(e);
           }
         });
@@ -209,8 +223,21 @@ export class SshSession {
           code = c;
           signal = s ? s.replace(/^SIG/, "") : null;
         });
+        const lost = () =>
+          reject(
+            connectionError(
+              this.target,
+              `the connection to ${this.target.label} was lost during a command`,
+              "retry: a new connection is made",
+            ),
+          );
+        const off = this.onClose(() => {
+          clearTimeout(timer);
+          lost();
+        });
         stream.on("close", () => {
           clearTimeout(timer);
+          off();
           if (code === null && signal === null && this.closed) {
             reject(
               connectionError(
@@ -322,7 +349,8 @@ function handshake(
     readyTimeout: target.connectTimeoutMs,
     keepaliveInterval: target.keepaliveIntervalMs,
     keepaliveCountMax: target.keepaliveCountMax,
-    authHandler: methods,
+    // With nothing to offer, still connect (reachability and the host key are checked first) and try "none".
+    authHandler: methods.length > 0 ? methods : [{ type: "none", username: target.user }],
     algorithms: { serverHostKey: hostKeyAlgorithms(target.hostKey) as never },
     hostVerifier: (blob: Buffer) => {
       const d = decideHostKey(target.hostKey, blob);
@@ -334,9 +362,10 @@ function handshake(
   return new Promise((resolve, reject) => {
     const onError = (e: Error & { level?: string; code?: string }) => {
       client.removeListener("ready", onReady);
+      client.removeListener("close", onClose);
       const where = `${target.user}@${target.host}:${target.port}`;
       if (refusal) return reject(connectionError(target, refusal.message, refusal.hint));
-      if (e.level === "client-authentication" || methods.length === 0) {
+      if (e.level === "client-authentication") {
         const f = authFailure(target.user, target.label, plan);
         return reject(connectionError(target, f.message, f.hint));
       }
@@ -351,17 +380,18 @@ function handshake(
         ),
       );
     };
+    // A peer that closes during the handshake may emit only "close": settle then too.
+    const onClose = () => onError(new Error("the server closed the connection during the handshake"));
     const onReady = () => {
       client.removeListener("error", onError);
+      client.removeListener("close", onClose);
       client.on("error", () => undefined);
       (client as unknown as { setNoDelay?: (v: boolean) => void }).setNoDelay?.(true);
       resolve(client);
     };
     client.once("ready", onReady);
     client.once("error", onError);
-    if (methods.length === 0) {
-      return onError(Object.assign(new Error("no credentials"), { level: "client-authentication" }));
-    }
+    client.once("close", onClose);
     try {
       client.connect(config);
     } catch (e) {

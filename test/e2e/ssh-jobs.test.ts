@@ -1,0 +1,161 @@
+// SSH backend end to end through the compiled binary against a private OpenSSH sshd, for a dash and a busybox
+// login shell: results and artifacts, hostile argv/env, cancel, timeout, lost, client death and dropped connections.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { killQuietly, pidAlive, until } from "../helpers/cli.ts";
+import { gateOnAvailability, sshdAvailable } from "../helpers/sshd.ts";
+import { groupMembers, remoteFile, type SshWorld, sessionPids, sshWorld } from "./ssh-fixture.ts";
+
+const runE2e = gateOnAvailability("SSH backend e2e tests (private OpenSSH server)", sshdAvailable());
+
+let w: SshWorld;
+if (runE2e) {
+  beforeAll(async () => {
+    w = await sshWorld();
+  });
+  afterAll(async () => {
+    await w?.close();
+  });
+}
+
+const HOSTILE = [
+  "it's",
+  'a "quoted" $HOME `id` $(id)',
+  "new\nline",
+  "",
+  "tab\there",
+  "üñí €",
+  "*",
+  "-n",
+  "\\",
+  "'\"'",
+];
+
+describe.each(runE2e ? (["dash", "busybox"] as const) : [])("ssh jobs as the %s user", (kind) => {
+  const host = () => w.alias[kind];
+  const submit = (argv: string[], flags: string[] = []) =>
+    w.sb.submit(argv, ["--backend", "ssh", "--host", host(), ...flags]);
+
+  test("submit → wait → result with tails and a hashed, parsed JSON artifact", () => {
+    const id = submit(
+      [
+        "sh",
+        "-c",
+        'mkdir -p out && printf \'{"ok": true, "n": 3}\' > out/r.json && echo done && echo warn >&2',
+      ],
+      ["--artifact", "out/*.json"],
+    );
+    const r = w.sb.run(["wait", "--json", id]);
+    expect(r.code).toBe(0);
+    const res = r.json.result;
+    expect(res.state).toBe("succeeded");
+    expect(res.backend).toBe("ssh");
+    expect(res.host).toBe(host());
+    expect(res.stdout_tail).toBe("done\n");
+    expect(res.stderr_tail).toBe("warn\n");
+    expect(res.artifacts).toHaveLength(1);
+    const a = res.artifacts[0];
+    expect(a.exists).toBe(true);
+    expect(a.remote).toBe(true);
+    expect(a.size_bytes).toBe(20);
+    expect(a.sha256).toBe(new Bun.CryptoHasher("sha256").update('{"ok": true, "n": 3}').digest("hex"));
+    expect(a.content).toEqual({ ok: true, n: 3 });
+    expect(res.parsed_results).toEqual({ ok: true, n: 3 });
+    const st = w.sb.status(id);
+    expect(st.backend_id.remote_dir).toContain(`/.awaitless/jobs/${id}`);
+  }, 30_000);
+
+  test("argv and env with hostile characters round-trip exactly", () => {
+    const id = submit(
+      [
+        "sh",
+        "-c",
+        'for a in "$@"; do printf "[%s]\\n" "$a"; done; printf "<%s>\\n" "$AWL_HOSTILE"',
+        "sh",
+        ...HOSTILE,
+      ],
+      ["--env", `AWL_HOSTILE=${HOSTILE.join("|")}`],
+    );
+    const r = w.sb.run(["wait", "--json", id]);
+    expect(r.json.result.state).toBe("succeeded");
+    const expected = `${HOSTILE.map((a) => `[${a}]\n`).join("")}<${HOSTILE.join("|")}>\n`;
+    expect(r.json.result.stdout_tail).toBe(expected);
+  }, 30_000);
+
+  test("a failing command is failed with its exit code (CLI exit 3); logs --grep reads the remote log", () => {
+    const id = submit(["sh", "-c", "echo alpha; echo beta; echo 'Error: gamma' >&2; exit 9"]);
+    const r = w.sb.run(["wait", "--json", id]);
+    expect(r.code).toBe(3);
+    expect(r.json.result.exit_code).toBe(9);
+    expect(r.json.result.digest.join("\n")).toContain("Error: gamma");
+    const logs = w.sb.run(["logs", "--json", "--grep", "bet", id]);
+    expect(logs.code).toBe(0);
+    expect(logs.json.stdout).toBe("beta");
+  }, 30_000);
+
+  test("cancel kills the remote process group", async () => {
+    const id = submit(["sh", "-c", "sleep 300 & sleep 300 & wait"]);
+    const dir = w.sb.status(id).backend_id.remote_dir as string;
+    const started = await until("started record", () => remoteFile(dir, "started"));
+    const pgid = Number(/^pgid=(\d+)$/m.exec(started)?.[1]);
+    expect(pgid).toBeGreaterThan(1);
+    await until("the group's sleeps", () => groupMembers(pgid).length >= 3);
+    const r = w.sb.run(["cancel", "--json", "--grace-period", "2s", id]);
+    expect(r.json.job_state).toBe("cancelled");
+    await until("the group to be gone", () => groupMembers(pgid).length === 0, 10_000);
+  }, 30_000);
+
+  test("the wrapper enforces the runtime timeout on the host", () => {
+    const id = submit(["sleep", "60"], ["--timeout", "1s"]);
+    const r = w.sb.run(["wait", "--json", id]);
+    expect(r.json.job_state).toBe("timed_out");
+    expect(r.json.result.error.stage).toBe("timed_out");
+  }, 30_000);
+
+  test("a killed remote wrapper makes the job lost (wrapper_killed)", async () => {
+    const id = submit(["sh", "-c", "sleep 300"]);
+    const dir = w.sb.status(id).backend_id.remote_dir as string;
+    const started = await until("started record", () => remoteFile(dir, "started"));
+    const wrapperPid = Number(/^wrapper_pid=(\d+)$/m.exec(started)?.[1]);
+    const pgid = Number(/^pgid=(\d+)$/m.exec(started)?.[1]);
+    for (const p of [wrapperPid, ...groupMembers(wrapperPid)]) killQuietly(p);
+    await until("the wrapper to die", () => !pidAlive(wrapperPid));
+    const r = w.sb.run(["wait", "--json", id]);
+    for (const p of groupMembers(pgid)) killQuietly(p);
+    expect(r.code).toBe(6);
+    expect(r.json.job_state).toBe("lost");
+    expect(r.json.result.reason).toBe("wrapper_killed");
+  }, 30_000);
+
+  test("a client killed mid-wait loses nothing: a new client collects the result", async () => {
+    const id = submit(["sh", "-c", "sleep 2; echo survived"]);
+    const waiter = w.sb.spawn(["wait", "--json", id]);
+    await Bun.sleep(300); // let it connect and start watching (its death is what matters)
+    waiter.kill("SIGKILL");
+    await waiter.exited;
+    const r = await w.sb.runAsync(["wait", "--json", id]);
+    expect(r.json.result.state).toBe("succeeded");
+    expect(r.json.result.stdout_tail).toBe("survived\n");
+  }, 30_000);
+
+  test("dropping the SSH connection mid-wait (sshd child killed): the wait reconnects and completes", async () => {
+    const user = w.sshd.users[kind];
+    const id = submit(["sh", "-c", "sleep 3; echo after-drop"]);
+    const before = new Set(sessionPids(w.sshd, user));
+    const waiter = w.sb.spawn(["wait", "--json", id]);
+    const serving = await until("the waiter's sshd session", () => {
+      const fresh = sessionPids(w.sshd, user).filter((p) => !before.has(p));
+      return fresh.length > 0 ? fresh : null;
+    });
+    for (const p of serving) killQuietly(p);
+    const [stdout, stderr, code] = await Promise.all([
+      new Response(waiter.stdout).text(),
+      new Response(waiter.stderr).text(),
+      waiter.exited,
+    ]);
+    expect(stderr).toBe("");
+    expect(code).toBe(0);
+    const res = JSON.parse(stdout).result;
+    expect(res.state).toBe("succeeded");
+    expect(res.stdout_tail).toBe("after-drop\n");
+  }, 30_000);
+});
