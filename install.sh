@@ -186,8 +186,11 @@ main() {
 	chmod 755 "$staged"
 	if ! "$staged" version >/dev/null 2>&1; then
 		if [ -z "$forced" ]; then
-			die "the $target binary does not start on this machine; nothing was installed" \
-				"pick another build with --target (e.g. a -baseline or -musl one); docs/troubleshooting.md"
+			case $target in
+			*musl*) hint="the musl build needs the C++ runtime: on Alpine, apk add libstdc++ (then rerun)" ;;
+			*) hint="pick another build with --target (e.g. a -baseline one); see docs/troubleshooting.md" ;;
+			esac
+			die "the $target binary does not start on this machine; nothing was installed" "$hint"
 		fi
 		say "warning: the $target binary does not start here (installing anyway: --target was given)"
 	fi

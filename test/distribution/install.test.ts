@@ -1,0 +1,274 @@
+// install.sh end to end: real release binaries from a loopback server, under dash and busybox sh.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  fileHash,
+  INSTALL_SH,
+  type ReleaseServer,
+  releaseCache,
+  serveReleases,
+  writeReleaseTree,
+} from "./release-fixture.ts";
+
+const T = 60_000;
+const SHELLS = { dash: ["/usr/bin/dash"], busybox: ["/usr/bin/busybox", "sh"] } as const;
+const BUSYBOX_APPLETS =
+  "sh wget sha256sum cp mkdir mv chmod awk grep cut sed mktemp rm uname cat printf tr".split(" ");
+
+let scratch: string;
+let cache: string;
+let server: ReleaseServer;
+let asset: Record<string, string>;
+let cpuAvx2: string;
+let cpuOld: string;
+let busyboxPath: string;
+let muslStub: string;
+const MUSL_RUNS = existsSync("/lib/ld-musl-x86_64.so.1") && existsSync("/usr/lib/libstdc++.so.6");
+
+beforeAll(() => {
+  cache = releaseCache(["linux-x64", "linux-x64-baseline", "linux-x64-musl"]);
+  asset = {
+    x64: join(cache, "awaitless-linux-x64"),
+    baseline: join(cache, "awaitless-linux-x64-baseline"),
+    musl: join(cache, "awaitless-linux-x64-musl"),
+  };
+  scratch = mkdtempSync(join(tmpdir(), "awl-install-"));
+  cpuAvx2 = join(scratch, "cpuinfo-avx2");
+  cpuOld = join(scratch, "cpuinfo-old");
+  writeFileSync(cpuAvx2, "processor\t: 0\nflags\t\t: fpu sse sse2 avx avx2 bmi2\n");
+  writeFileSync(cpuOld, "processor\t: 0\nflags\t\t: fpu sse sse2 sse4_2 avx\n");
+  // A stub `ldd` that answers like Alpine's (musl prints its banner on stderr and exits 1).
+  muslStub = join(scratch, "musl-bin");
+  mkdirSync(muslStub);
+  writeFileSync(
+    join(muslStub, "ldd"),
+    "#!/bin/sh\necho 'musl libc (x86_64)' >&2\necho 'Version 1.2.5' >&2\nexit 1\n",
+  );
+  chmodSync(join(muslStub, "ldd"), 0o755);
+  // A PATH with busybox applets only: no curl, no coreutils, no ldd.
+  busyboxPath = join(scratch, "busybox-bin");
+  mkdirSync(busyboxPath);
+  for (const a of BUSYBOX_APPLETS) symlinkSync("/usr/bin/busybox", join(busyboxPath, a));
+  const all = { "awaitless-linux-x64": asset.x64, "awaitless-linux-x64-baseline": asset.baseline };
+  const withMusl = { ...all, "awaitless-linux-x64-musl": asset.musl };
+  server = serveReleases(
+    {
+      "0.1.0": { assets: withMusl },
+      // A later release whose linux-x64 bytes differ (the baseline build), to see upgrades happen.
+      "0.2.0": { assets: { "awaitless-linux-x64": asset.baseline } },
+      // A release whose SHA256SUMS does not match the binary served.
+      "6.6.6": { assets: all, sums: `${"0".repeat(64)}  awaitless-linux-x64\n` },
+    },
+    "0.1.0",
+  );
+}, 180_000);
+
+afterAll(() => {
+  server?.stop();
+  if (scratch) rmSync(scratch, { recursive: true, force: true });
+});
+
+interface Run {
+  code: number;
+  stderr: string;
+  home: string;
+  bin: string;
+}
+
+async function install(
+  shell: keyof typeof SHELLS,
+  opts: { args?: string[]; env?: Record<string, string>; path?: string } = {},
+): Promise<Run> {
+  const home = mkdtempSync(join(scratch, "home-"));
+  const proc = Bun.spawn([...SHELLS[shell], INSTALL_SH, ...(opts.args ?? [])], {
+    cwd: home,
+    env: {
+      HOME: home,
+      PATH: opts.path ?? (shell === "busybox" ? busyboxPath : "/usr/local/bin:/usr/bin:/bin"),
+      AWAITLESS_DOWNLOAD_URL: server.url,
+      AWAITLESS_CPUINFO: cpuAvx2,
+      ...opts.env,
+    },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [code, stderr] = await Promise.all([proc.exited, new Response(proc.stderr).text()]);
+  return { code, stderr, home, bin: join(home, ".local", "bin") };
+}
+
+const run = (bin: string, ...args: string[]) => {
+  const r = Bun.spawnSync([join(bin, "awaitless"), ...args], { stdout: "pipe", stderr: "pipe" });
+  return { code: r.exitCode, stdout: r.stdout.toString() };
+};
+const requested = (name: string) => server.requests.filter((p) => p.endsWith(`/${name}`)).length;
+
+for (const shell of Object.keys(SHELLS) as (keyof typeof SHELLS)[]) {
+  describe.skipIf(!existsSync(SHELLS[shell][0]))(`install.sh under ${shell}`, () => {
+    test(
+      "installs the verified linux-x64 binary into ~/.local/bin and says it is not on PATH",
+      async () => {
+        const r = await install(shell);
+        expect(r.code, r.stderr).toBe(0);
+        expect(fileHash(join(r.bin, "awaitless"))).toBe(fileHash(asset.x64!));
+        expect(run(r.bin, "version").stdout).toMatch(/^awaitless \d+\.\d+\.\d+/);
+        expect(r.stderr).toContain(`${r.bin} is not on your PATH`);
+        expect(readdirSync(r.bin)).toEqual(["awaitless"]);
+      },
+      T,
+    );
+
+    test(
+      "a checksum mismatch is refused and nothing is installed",
+      async () => {
+        const r = await install(shell, { args: ["--version", "6.6.6"] });
+        expect(r.code).not.toBe(0);
+        expect(r.stderr).toContain("checksum mismatch for awaitless-linux-x64");
+        expect(r.stderr).toContain("nothing was installed");
+        expect(existsSync(r.bin)).toBe(false);
+      },
+      T,
+    );
+
+    test(
+      "musl is detected (stub ldd on PATH) and the musl build is fetched",
+      async () => {
+        const before = requested("awaitless-linux-x64-musl");
+        const path = `${muslStub}:${shell === "busybox" ? busyboxPath : "/usr/bin:/bin"}`;
+        const r = await install(shell, { path });
+        expect(requested("awaitless-linux-x64-musl")).toBe(before + 1);
+        if (MUSL_RUNS) {
+          expect(r.code, r.stderr).toBe(0);
+          expect(fileHash(join(r.bin, "awaitless"))).toBe(fileHash(asset.musl!));
+        } else {
+          // This glibc host has no musl C++ runtime: the binary cannot start, so nothing is installed.
+          expect(r.code).not.toBe(0);
+          expect(r.stderr).toContain("linux-x64-musl binary does not start");
+          expect(r.stderr).toContain("apk add libstdc++");
+          expect(existsSync(join(r.bin, "awaitless"))).toBe(false);
+        }
+      },
+      T,
+    );
+  });
+}
+
+describe.skipIf(!existsSync(SHELLS.dash[0]))("install.sh choices (dash)", () => {
+  test(
+    "a CPU without AVX2 gets the baseline build, which runs here",
+    async () => {
+      const r = await install("dash", { env: { AWAITLESS_CPUINFO: cpuOld } });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toContain("installing awaitless-linux-x64-baseline");
+      expect(fileHash(join(r.bin, "awaitless"))).toBe(fileHash(asset.baseline!));
+      expect(run(r.bin, "version").code).toBe(0);
+    },
+    T,
+  );
+
+  test(
+    "--target forces a build; one that cannot start here is installed with a warning",
+    async () => {
+      const r = await install("dash", { args: ["--target", "linux-x64-musl"] });
+      expect(r.code, r.stderr).toBe(0);
+      expect(fileHash(join(r.bin, "awaitless"))).toBe(fileHash(asset.musl!));
+      if (!MUSL_RUNS) expect(r.stderr).toContain("installing anyway: --target was given");
+    },
+    T,
+  );
+
+  test(
+    "--version pins; AWAITLESS_INSTALL_DIR is honoured; a directory on PATH gets no warning",
+    async () => {
+      const dir = mkdtempSync(join(scratch, "dir-"));
+      const r = await install("dash", {
+        args: ["--version=v0.2.0"],
+        env: { AWAITLESS_INSTALL_DIR: dir },
+        path: `${dir}:/usr/bin:/bin`,
+      });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toContain("/download/v0.2.0");
+      expect(fileHash(join(dir, "awaitless"))).toBe(fileHash(asset.baseline!));
+      expect(r.stderr).not.toContain("not on your PATH");
+      expect(existsSync(r.bin)).toBe(false);
+    },
+    T,
+  );
+
+  test(
+    "rerunning upgrades atomically while the old binary is running",
+    async () => {
+      const dir = mkdtempSync(join(scratch, "up-"));
+      const env = { AWAITLESS_INSTALL_DIR: dir };
+      expect((await install("dash", { args: ["--version", "0.1.0"], env })).code).toBe(0);
+      const oldHash = fileHash(join(dir, "awaitless"));
+      // A running copy (the MCP server waits on stdin): overwriting it in place would fail (ETXTBSY).
+      const running = Bun.spawn([join(dir, "awaitless"), "mcp"], {
+        env: { HOME: dir, AWAITLESS_DATA_DIR: join(dir, "data") },
+        stdin: "pipe",
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+      try {
+        const r = await install("dash", { args: ["--version", "0.2.0"], env });
+        expect(r.code, r.stderr).toBe(0);
+        expect(fileHash(join(dir, "awaitless"))).not.toBe(oldHash);
+        expect(fileHash(join(dir, "awaitless"))).toBe(fileHash(asset.baseline!));
+        expect(running.exitCode).toBeNull();
+        expect(readdirSync(dir).filter((f) => f.startsWith(".awaitless"))).toEqual([]);
+      } finally {
+        running.kill();
+        await running.exited;
+      }
+    },
+    T,
+  );
+
+  test(
+    "installs from a local release directory (file://) and rejects unknown arguments",
+    async () => {
+      const tree = mkdtempSync(join(scratch, "tree-"));
+      writeReleaseTree(tree, "0.1.0", { assets: { "awaitless-linux-x64": asset.x64! } });
+      const r = await install("dash", { env: { AWAITLESS_DOWNLOAD_URL: `file://${tree}` } });
+      expect(r.code, r.stderr).toBe(0);
+      expect(fileHash(join(r.bin, "awaitless"))).toBe(fileHash(asset.x64!));
+      const bad = await install("dash", { args: ["--frobnicate"] });
+      expect(bad.code).toBe(1);
+      expect(bad.stderr).toContain("unknown argument --frobnicate");
+    },
+    T,
+  );
+
+  test(
+    "a version with no release fails with the URL it tried",
+    async () => {
+      const r = await install("dash", { args: ["--version", "9.9.9"] });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`could not download ${server.url}/download/v9.9.9/SHA256SUMS`);
+      expect(existsSync(r.bin)).toBe(false);
+    },
+    T,
+  );
+});
+
+test("install.sh is shellcheck-clean (POSIX sh)", () => {
+  const which = Bun.spawnSync(["sh", "-c", "command -v shellcheck"]);
+  if (which.exitCode !== 0) {
+    if (process.env.AWAITLESS_REQUIRE_ALL === "1") throw new Error("shellcheck is not installed");
+    console.warn("[skip] shellcheck not installed (apt-get install shellcheck)");
+    return;
+  }
+  const r = Bun.spawnSync(["shellcheck", "-s", "sh", INSTALL_SH], { stdout: "pipe", stderr: "pipe" });
+  expect(r.stdout.toString()).toBe("");
+  expect(r.exitCode).toBe(0);
+});
