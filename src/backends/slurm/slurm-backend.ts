@@ -9,12 +9,15 @@ import { AwaitlessError } from "../../core/errors.ts";
 import type { ArtifactEntry, BackendId, Job } from "../../core/job.ts";
 import { renderSpec, writeCancelRequest } from "../../wrapper/protocol.ts";
 import { parseSpecSecrets } from "../local/spec-secrets.ts";
+import { SshHost } from "../ssh/ssh-host.ts";
+import { resolveHostSettings } from "../ssh/ssh-target.ts";
 import { type CommandRunner, LocalRunner } from "./runner.ts";
 import { renderSbatchScript } from "./sbatch-script.ts";
 import { isLocalLoginNode, SlurmHost, slurmHostSettings } from "./slurm-host.ts";
 import { type ObserveDeps, observeJob } from "./slurm-observe.ts";
 import { formatSlurmTime, mergeSlurmOptions } from "./slurm-options.ts";
 import { submitBatch } from "./slurm-submit.ts";
+import { SshRunner } from "./ssh-runner.ts";
 
 export interface SlurmBackendOptions {
   hosts: Record<string, HostConfig>;
@@ -74,12 +77,8 @@ export class SlurmBackend implements Backend {
   private runnerFor(name: string): CommandRunner {
     if (this.opts.runnerFor) return this.opts.runnerFor(name);
     if (isLocalLoginNode(name, this.opts.hosts)) return new LocalRunner(name);
-    throw new AwaitlessError(
-      "invalid_argument",
-      `the Slurm cluster ${name} would be reached over SSH, which this build cannot do for Slurm yet`,
-      "run awaitless on the cluster's login node with --host localhost",
-      { host: name },
-    );
+    // the login node over SSH: [hosts.NAME] over ~/.ssh/config, exactly as for the ssh backend
+    return new SshRunner(new SshHost(resolveHostSettings(name, this.opts.hosts)));
   }
 
   async launch(input: LaunchInput): Promise<BackendId> {
