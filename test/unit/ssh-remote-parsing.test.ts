@@ -1,0 +1,170 @@
+// Pure parts of the SSH backend: observe/artifact report parsing, host-key decisions, auth planning, heredocs.
+import { describe, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { heredocDelimiter, launchScript } from "../../src/backends/ssh/remote-scripts.ts";
+import { parseArtifactReport } from "../../src/backends/ssh/ssh-artifacts.ts";
+import { authFailure, planAuth } from "../../src/backends/ssh/ssh-auth.ts";
+import { decideHostKey, fingerprint, hostKeyAlgorithms } from "../../src/backends/ssh/ssh-host-key.ts";
+import { parseObserveReport, toObservation } from "../../src/backends/ssh/ssh-observe.ts";
+import type { Job } from "../../src/core/job.ts";
+
+const job = (backend_id: Job["backend_id"] = null) => ({ backend_id }) as Job;
+
+describe("observe report", () => {
+  const text = [
+    "boot=B1",
+    "\n@@job /r/jobs/job_A",
+    "alive=1 pid=42 start=777",
+    "\n@@file started",
+    "protocol=1\nwrapper_pid=42\npid=43\npgid=43\nboot_id=B0\nproc_start=777\nstarted_at=100\n",
+    "@@file exit",
+    "exit_code=0\nsignal=\nreason=exited\nfinished_at=105\ndescendants_alive=0\nstdout_dropped=0\nstderr_dropped=0\n",
+    "@@job /r/jobs/job_B",
+    "missing=1",
+    "",
+  ].join("\n");
+
+  test("splits jobs and files; records keep their text", () => {
+    const r = parseObserveReport(text);
+    expect(r.bootId).toBe("B1");
+    expect([...r.jobs.keys()]).toEqual(["/r/jobs/job_A", "/r/jobs/job_B"]);
+    const a = r.jobs.get("/r/jobs/job_A")!;
+    expect(a).toMatchObject({ alive: true, wrapperPid: 42, procStart: "777", missing: false });
+    expect(a.files.started).toContain("pgid=43\n");
+    expect(r.jobs.get("/r/jobs/job_B")!.missing).toBe(true);
+  });
+
+  test("an observation carries the exit, boot IDs for the reboot rule, and a reused pid reads as dead", () => {
+    const r = parseObserveReport(text);
+    const o = toObservation(job(), r.jobs.get("/r/jobs/job_A"), r.bootId);
+    expect(o.exit).toMatchObject({
+      exit_code: 0,
+      reason: "exited",
+      finished_at: new Date(105_000).toISOString(),
+    });
+    expect(o.started?.boot_id).toBe("B0");
+    expect(o.bootIdNow).toBe("B1");
+    expect(o.wrapperAlive).toBe(true);
+    const reused = parseObserveReport(text.replace("start=777", "start=999"));
+    expect(toObservation(job(), reused.jobs.get("/r/jobs/job_A"), "B1").wrapperAlive).toBe(false);
+    const gone = toObservation(job({ wrapper_pid: 5 }), r.jobs.get("/r/jobs/job_B"), "B1");
+    expect(gone.wrapperAlive).toBe(false);
+  });
+});
+
+describe("artifact report", () => {
+  test("one group per pattern; outside paths and misses are exists:false", () => {
+    const sha = "a".repeat(64);
+    const text = [
+      "P",
+      `F\t12\t1700000000\t${sha}\t/h/out/a.json`,
+      `F\t3\t1700000001\t${sha}\t/h/out/b\tc.txt`,
+      "P",
+      "O\t/etc/passwd",
+      "P",
+      "",
+    ].join("\n");
+    const e = parseArtifactReport(text, ["out/*", "../x", "none*"]);
+    expect(e).toHaveLength(4);
+    expect(e[0]).toMatchObject({
+      path: "/h/out/a.json",
+      exists: true,
+      size_bytes: 12,
+      sha256: sha,
+      remote: true,
+    });
+    expect(e[0]!.modified_at).toBe(new Date(1_700_000_000_000).toISOString());
+    expect(e[1]!.path).toBe("/h/out/b\tc.txt");
+    expect(e[2]).toMatchObject({ declared_path: "../x", exists: false });
+    expect(e[2]!.reason).toContain("outside");
+    expect(e[3]).toMatchObject({ path: "none*", exists: false });
+  });
+
+  test("an unusable cwd marks every declaration missing with the reason", () => {
+    const e = parseArtifactReport("E\tcannot enter /nope\n", ["a", "b"]);
+    expect(e.map((x) => x.reason)).toEqual(["cannot enter /nope", "cannot enter /nope"]);
+  });
+});
+
+describe("host keys", () => {
+  const blob = (type: string, body: string) => {
+    const t = Buffer.from(type);
+    const len = Buffer.alloc(4);
+    len.writeUInt32BE(t.length);
+    return Buffer.concat([len, t, Buffer.from(body)]);
+  };
+  const key = blob("ssh-ed25519", "k1");
+  const dir = mkdtempSync(join(tmpdir(), "awl-hk-"));
+  const policy = (lines: string, strict: "yes" | "accept-new" = "yes") => {
+    const file = join(dir, `kh-${Math.random()}`);
+    writeFileSync(file, lines);
+    return { host: "box", port: 2222, userKnownHostsFiles: [file], globalKnownHostsFiles: [], strict };
+  };
+
+  test("match, changed, revoked and unknown", () => {
+    const b64 = key.toString("base64");
+    expect(decideHostKey(policy(`[box]:2222 ssh-ed25519 ${b64}\n`), key).accept).toBe(true);
+    const changed = decideHostKey(
+      policy(`[box]:2222 ssh-ed25519 ${blob("ssh-ed25519", "k2").toString("base64")}\n`),
+      key,
+    );
+    expect(changed.accept).toBe(false);
+    expect(changed.refusal?.message).toContain("HAS CHANGED");
+    const revoked = decideHostKey(
+      policy(`@revoked * ssh-ed25519 ${b64}\n[box]:2222 ssh-ed25519 ${b64}\n`),
+      key,
+    );
+    expect(revoked.refusal?.message).toContain("@revoked");
+    const unknown = decideHostKey(policy(""), key);
+    expect(unknown.refusal?.hint).toContain("ssh-keyscan -p 2222 box");
+    expect(unknown.refusal?.message).toContain(fingerprint(key));
+  });
+
+  test("accept-new appends the key to the first user file", () => {
+    const p = policy("", "accept-new");
+    expect(decideHostKey(p, key).accept).toBe(true);
+    expect(readFileSync(p.userKnownHostsFiles[0]!, "utf8")).toContain(
+      `[box]:2222 ssh-ed25519 ${key.toString("base64")}`,
+    );
+  });
+
+  test("known key types are offered first", () => {
+    const p = policy(`[box]:2222 ssh-rsa AAAA\n`);
+    expect(hostKeyAlgorithms(p).slice(0, 3)).toEqual(["rsa-sha2-512", "rsa-sha2-256", "ssh-rsa"]);
+  });
+});
+
+describe("auth planning", () => {
+  test("encrypted keys are skipped and named with ssh-add; missing files are ignored", () => {
+    const dir = mkdtempSync(join(tmpdir(), "awl-auth-"));
+    for (const n of ["ok", "enc", "bad"]) writeFileSync(join(dir, n), n);
+    const plan = planAuth(
+      [join(dir, "ok"), join(dir, "enc"), join(dir, "bad"), join(dir, "missing")],
+      null,
+      (d) =>
+        d.toString() === "ok"
+          ? { kind: "ok", key: 1 }
+          : d.toString() === "enc"
+            ? { kind: "encrypted" }
+            : { kind: "invalid", message: "junk" },
+    );
+    expect(plan.keys.map((k) => k.path)).toEqual([join(dir, "ok")]);
+    expect(plan.encrypted).toEqual([join(dir, "enc")]);
+    expect(plan.unusable[0]).toContain("junk");
+    const f = authFailure("u", "box", plan);
+    expect(f.message).toContain("encrypted");
+    expect(f.hint).toContain(`ssh-add ${join(dir, "enc")}`);
+  });
+});
+
+describe("launch script", () => {
+  test("the heredoc delimiter never occurs as a line of the spec", () => {
+    const spec = "a\nAWL_END_x\n";
+    const d = heredocDelimiter(spec);
+    expect(spec.split("\n")).not.toContain(d);
+    const s = launchScript(spec);
+    expect(s).toContain(`<<'${d.slice(0, 8)}`);
+  });
+});
