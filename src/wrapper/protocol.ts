@@ -26,8 +26,18 @@ import { sha256Hex } from "./sha256.ts";
 import wrapperText from "./wrapper.sh" with { type: "text" };
 
 export { type LogPlan, type LogSizes, type LogStream, logFileNames, planLog } from "./log-layout.ts";
+export { parseQueued, type QueuedRecord, readQueued } from "./queue-records.ts";
 export * from "./records.ts";
-export { MIN_LOG_CAP_BYTES, renderSpec, SPEC_DEFAULTS, type SpecInput, shellQuote } from "./spec-render.ts";
+export {
+  MIN_LOG_CAP_BYTES,
+  QUEUE_NAME_RE,
+  RESOURCE_RE,
+  renderSpec,
+  SPEC_DEFAULTS,
+  type SpecAdmission,
+  type SpecInput,
+  shellQuote,
+} from "./spec-render.ts";
 
 /** The wrapper script, embedded in the binary. Run it as `sh wrapper.sh JOB_DIR`. */
 export const WRAPPER_TEXT: string = wrapperText;
@@ -48,6 +58,7 @@ export const FILES = {
   stderr: "stderr",
   progress: "progress",
   cancel: "cancel",
+  queued: "queued",
   timedOutMarker: "timed_out",
   cancelledMarker: "cancelled",
   wrapperLog: "wrapper.log",

@@ -21,7 +21,28 @@ export interface SpecInput {
   heartbeatSeconds?: number;
   /** Per-stream disk cap (head + rolling tail); 0 = unlimited. */
   logCapBytes?: number;
+  /** Wait for a turn before starting (named queue and/or resource locks); absent = start at once. */
+  admission?: SpecAdmission;
 }
+
+/** Queue admission settings (wrapper.sh "Queue admission"). */
+export interface SpecAdmission {
+  /** Named queue, or null for resource locks only. */
+  queue: string | null;
+  /** Jobs of the queue that may run at once (≥ 1). */
+  concurrency: number;
+  /** Resource locks, each NAME=VALUE; held all together while the command runs. */
+  resources: readonly string[];
+  /** Shared directory of the machine's queues (absolute, or relative to where the wrapper starts). */
+  dir: string;
+  /** Lock mechanism when `dir` is first used: auto (flock when installed, else mkdir) or mkdir. */
+  lock?: "auto" | "mkdir";
+}
+
+/** Queue names: what a directory entry and a shell word can carry safely. */
+export const QUEUE_NAME_RE = /^[A-Za-z0-9._-]{1,64}$/;
+/** A resource lock: NAME=VALUE, each part like a queue name. */
+export const RESOURCE_RE = /^[A-Za-z0-9._-]{1,64}=[A-Za-z0-9._-]{1,64}$/;
 
 export const SPEC_DEFAULTS = {
   timeoutSeconds: 0,
@@ -107,6 +128,7 @@ export function renderSpec(input: SpecInput): string {
   }
   return [
     "# Awaitless job spec (protocol 1), rendered by renderSpec(); sourced by wrapper.sh. Do not edit.",
+    ...admissionLines(input.admission),
     `AWL_JOB_ID=${shellQuote(input.jobId)}`,
     `AWL_CWD=${shellQuote(input.cwd)}`,
     `AWL_TIMEOUT=${timeoutSeconds}`,
@@ -121,4 +143,41 @@ export function renderSpec(input: SpecInput): string {
     "}",
     "",
   ].join("\n");
+}
+
+function admissionLines(a: SpecAdmission | undefined): string[] {
+  if (a === undefined) return [];
+  if (a.queue === null && a.resources.length === 0) {
+    invalid(
+      "admission names neither a queue nor resources",
+      "Pass a queue name, resources, or no admission.",
+    );
+  }
+  if (a.queue !== null && !QUEUE_NAME_RE.test(a.queue)) {
+    invalid(
+      `queue name ${JSON.stringify(a.queue)} is not valid`,
+      "Use 1–64 characters from A-Z a-z 0-9 . _ -.",
+    );
+  }
+  if (!Number.isSafeInteger(a.concurrency) || a.concurrency < 1) {
+    invalid(`queue concurrency is ${a.concurrency}`, "Use a whole number ≥ 1.");
+  }
+  for (const r of a.resources) {
+    if (!RESOURCE_RE.test(r)) {
+      invalid(
+        `resource ${JSON.stringify(r)} is not NAME=VALUE`,
+        "Use NAME=VALUE, each 1–64 of A-Z a-z 0-9 . _ -.",
+      );
+    }
+  }
+  if (a.dir === "")
+    invalid("the queue directory is empty", "Pass the directory that holds the machine's queues.");
+  checkText("admission.dir", a.dir);
+  return [
+    `AWL_QUEUE=${shellQuote(a.queue ?? "")}`,
+    `AWL_QUEUE_CONCURRENCY=${a.concurrency}`,
+    `AWL_RESOURCES=${shellQuote([...new Set(a.resources)].sort().join(" "))}`,
+    `AWL_QUEUE_DIR=${shellQuote(a.dir)}`,
+    `AWL_QUEUE_LOCK=${a.lock ?? "auto"}`,
+  ];
 }

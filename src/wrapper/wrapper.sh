@@ -9,7 +9,10 @@
 # umask the wrapper was started with):
 #   spec.sh        client -> wrapper, sourced with `.`: AWL_JOB_ID AWL_CWD AWL_TIMEOUT AWL_GRACE AWL_TICK
 #                  AWL_HEARTBEAT AWL_LOG_CAP, `set -- argv...`, and awl_env() (exports applied only to the command).
+#                  Queued jobs add AWL_QUEUE AWL_QUEUE_CONCURRENCY AWL_RESOURCES AWL_QUEUE_DIR [AWL_QUEUE_LOCK]
+#                  (see "Queue admission" below); the command then also gets AWAITLESS_QUEUE and AWAITLESS_RESOURCES.
 #   cancel         client -> wrapper: grace seconds (client writes cancel.tmp, then renames). Acted on each tick.
+#   queued         key=value, queued jobs only: the wrapper's place in line while it waits, then admitted_at.
 #   started        key=value: protocol wrapper_pid pid pgid boot_id proc_start started_at. Written (started.tmp -> mv)
 #                  by the command's own process just before it execs the command, so pid is the command's pid.
 #   stdout stderr  the command's output, opened with >> (O_APPEND) from the first byte.
@@ -21,13 +24,13 @@
 #   exit           key=value: exit_code signal reason finished_at descendants_alive stdout_dropped stderr_dropped
 #                  stdout_bytes stderr_bytes. Written atomically (exit.tmp -> mv); the last file written.
 #   wrapper.log    the wrapper's own messages.
-# Order: started, then heartbeats, then exit. Times are epoch seconds.
+# Order: [queued,] started, then heartbeats, then exit. Times are epoch seconds.
 #
 # exit_code: the command's status; 128+n when it died from signal n (signal= names n, e.g. KILL). sh cannot tell
 #   a command that exited 130 from one killed by SIGINT; both read exit_code=130 signal=INT.
 #   126 with reason=launch_failed: JOB_DIR/spec.sh or AWL_CWD unusable (details in wrapper.log).
 #   127: command not found (recorded as reason=exited, like a shell would). Empty with reason=cancelled: the
-#   cancel file existed before the command started, so it never ran.
+#   cancel file existed before the command started (or before its queue admitted it), so it never ran.
 # reason: exited | timed_out | cancelled | launch_failed.
 # descendants_alive=1: processes of the command's process group outlived it (left running on a normal exit;
 #   killed on timeout and cancel, TERM then KILL after the grace period).
@@ -182,6 +185,10 @@ awl_monitor() {
   last_out=0 last_err=0 last_prog=0 last_change=$awl_started_at last_hb=0
   while :; do
     [ -n "$pid" ] || awl_read_started
+    if [ -n "$awl_q_slot" ] && [ -z "$awl_q_marked" ] && [ -n "$pid" ]; then
+      awl_q_marked=1
+      awl_q_mark_running "$pid" "$pgid"
+    fi
     kill -0 "$awl_wrapper_pid" 2>/dev/null || exit 0
     awl_stat
     if [ "$awl_cap" -gt 0 ]; then
@@ -275,6 +282,10 @@ awl_finish() {
   awl_put exit "exit_code=$1" "signal=$awl_sig" "reason=$2" "finished_at=$awl_t" \
     "descendants_alive=${awl_desc:-0}" "stdout_dropped=${o_drop:-0}" "stderr_dropped=${e_drop:-0}" \
     "stdout_bytes=$((${o_drop:-0} + sz_outp + sz_out))" "stderr_bytes=$((${e_drop:-0} + sz_errp + sz_err))"
+  # The queue slot (or place in line) is freed after the exit record, so a job's files never show more
+  # commands running than its queue admits; a wrapper that dies in between has its slot reclaimed.
+  [ -z "$awl_q_slot" ] || rm -f "$awl_q_slot"
+  [ -z "$awl_q_entry" ] || rm -f "$awl_q_entry"
   exit 0
 }
 
@@ -288,6 +299,275 @@ awl_number() {
   eval "awl_v=\${$1:-$2}"
   case $awl_v in '' | *[!0-9]*) awl_launch_failed "$1='$awl_v' in spec.sh is not a non-negative integer" ;; esac
   eval "$1=\$awl_v"
+}
+
+# --- Queue admission -------------------------------------------------------------------------------------------
+# When spec.sh names a queue (AWL_QUEUE) or resources (AWL_RESOURCES), the wrapper waits here for its turn before
+# anything starts. Everything lives under AWL_QUEUE_DIR (ROOT), shared by every wrapper of this user on this machine:
+#   lock.mode         flock | mkdir: the lock mechanism, fixed by the first wrapper to use ROOT (hard link: first wins).
+#   lock / lock.d/    the admission lock: flock(1) on `lock`, or the directory lock.d holding one owner file named
+#                     WRAPPER_PID.PROC_START.BOOT_ID (a dead owner's lock is removed by the next wrapper that waits).
+#   ticket            the last ticket handed out (decimal, taken under the lock; FIFO order across all clients).
+#   waiting/T.JOB_ID  a waiting job with ticket T. running/JOB_ID: an admitted job (its waiting entry, renamed).
+#                     key=value: ticket queue concurrency resources wrapper_pid proc_start boot_id [pid pgid]
+#   tmp/              entries are written here first, then renamed in.
+# Rule, checked under the lock: a job is admitted when no earlier waiting job shares its queue or a resource, no
+# running job holds one of its resources, and fewer than AWL_QUEUE_CONCURRENCY jobs of its queue run. An entry
+# whose wrapper is gone (pid, process start time, boot ID) and whose command group is gone is removed by whoever
+# sees it. The job directory gets `queued` (key=value, rewritten on change): queue position ahead running
+# concurrency held resources ticket since [admitted_at]. A client cancels a waiting job by writing `cancel`, then
+# removing waiting/T.JOB_ID; a wrapper whose entry vanished, or that sees `cancel` before admission, never starts.
+
+# awl_q_pid_alive PID START: is PID alive, not a zombie, and (START known) still the process that started then?
+awl_q_pid_alive() {
+  [ -n "$1" ] || return 1
+  awl_qs=$2
+  if [ -r /proc/self/stat ]; then
+    { read -r awl_l <"/proc/$1/stat"; } 2>/dev/null || return 1
+    set -- ${awl_l##*") "}
+    [ "$1" != Z ] && [ "$1" != X ] || return 1
+    [ -n "$awl_qs" ] && [ $# -ge 20 ] || return 0
+    shift 19
+    [ "$1" = "$awl_qs" ]
+    return
+  fi
+  kill -0 "$1" 2>/dev/null
+}
+
+# awl_q_read FILE: sets e_* from a queue entry; fails when the entry is gone or incomplete.
+awl_q_read() {
+  e_queue='' e_res='' e_wpid='' e_wstart='' e_boot='' e_pid='' e_pgid=''
+  { while IFS='=' read -r awl_k awl_v; do
+    case $awl_k in
+    queue) e_queue=$awl_v ;;
+    resources) e_res=$awl_v ;;
+    wrapper_pid) e_wpid=$awl_v ;;
+    proc_start) e_wstart=$awl_v ;;
+    boot_id) e_boot=$awl_v ;;
+    pid) e_pid=$awl_v ;;
+    pgid) e_pgid=$awl_v ;;
+    esac
+  done <"$1"; } 2>/dev/null || return 1
+  [ -n "$e_wpid" ]
+}
+
+# awl_q_entry_alive: is the entry read last owned by a live wrapper, or by a command group still running?
+# A different boot ID means the machine rebooted since: the entry is dead whatever its pids say.
+awl_q_entry_alive() {
+  [ -z "$e_boot" ] || [ -z "$awl_boot_id" ] || [ "$e_boot" = "$awl_boot_id" ] || return 1
+  awl_q_pid_alive "$e_wpid" "$e_wstart" && return 0
+  [ -n "$e_pid$e_pgid" ] || return 1
+  pid=$e_pid pgid=$e_pgid
+  awl_group_alive
+  awl_r=$?
+  pid='' pgid=''
+  return $awl_r
+}
+
+# awl_q_shares: does the entry read last need one of this job's resources?
+awl_q_shares() {
+  [ -n "$AWL_RESOURCES" ] && [ -n "$e_res" ] || return 1
+  for awl_r in $AWL_RESOURCES; do
+    case " $e_res " in *" $awl_r "*) return 0 ;; esac
+  done
+  return 1
+}
+
+# awl_q_lock / awl_q_unlock: the admission lock (see lock.mode above).
+awl_q_lock() {
+  if [ "$awl_q_mode" = flock ]; then
+    exec 9>>"$awl_q_root/lock" && flock -x 9 && return 0
+    awl_launch_failed "cannot lock '$awl_q_root/lock' with flock"
+  fi
+  awl_q_empty=0
+  until mkdir "$awl_q_root/lock.d" 2>/dev/null && { : >"$awl_q_root/lock.d/$awl_q_me"; } 2>/dev/null; do
+    awl_q_break
+    sleep 0.05 2>/dev/null || sleep 1
+  done
+}
+
+awl_q_unlock() {
+  if [ "$awl_q_mode" = flock ]; then
+    exec 9>&-
+  else
+    rm -f "$awl_q_root/lock.d/$awl_q_me"
+    rmdir "$awl_q_root/lock.d" 2>/dev/null
+  fi
+}
+
+# awl_q_break: remove lock.d when its owner is dead. Only the wrapper whose `rm` of that owner file succeeds
+# removes the directory (rmdir fails on a directory a new owner has marked). A directory still empty after ~40
+# looks (its creator died between mkdir and marking it) is removed too.
+awl_q_break() {
+  set -- "$awl_q_root"/lock.d/*
+  if [ -e "$1" ]; then
+    awl_q_empty=0
+    awl_o=${1##*/}
+    e_wpid=${awl_o%%.*} awl_o=${awl_o#*.}
+    e_wstart=${awl_o%%.*} e_boot=${awl_o#*.} e_pid='' e_pgid=''
+    awl_q_entry_alive && return 0
+    if rm "$1" 2>/dev/null && rmdir "$awl_q_root/lock.d" 2>/dev/null; then
+      awl_log "queue: removed the admission lock of wrapper $e_wpid, which is gone"
+    fi
+  elif [ -d "$awl_q_root/lock.d" ]; then
+    awl_q_empty=$((awl_q_empty + 1))
+    if [ "$awl_q_empty" -ge 40 ]; then
+      rmdir "$awl_q_root/lock.d" 2>/dev/null
+      awl_q_empty=0
+    fi
+  fi
+}
+
+# awl_q_scan (under the lock): drop dead entries; set awl_q_ahead (earlier waiters sharing the queue or a
+# resource), awl_q_run (running jobs of the queue), awl_q_held (1 if a running job holds a resource we need) and
+# awl_q_max (highest ticket present).
+awl_q_scan() {
+  awl_q_ahead=0 awl_q_run=0 awl_q_held=0 awl_q_max=0
+  for awl_e in "$awl_q_root"/running/*; do
+    [ -e "$awl_e" ] || continue
+    if ! awl_q_read "$awl_e" || ! awl_q_entry_alive; then
+      awl_log "queue: freeing the slot of ${awl_e##*/}: its wrapper and command are gone"
+      rm -f "$awl_e"
+      continue
+    fi
+    [ -n "$AWL_QUEUE" ] && [ "$e_queue" = "$AWL_QUEUE" ] && awl_q_run=$((awl_q_run + 1))
+    awl_q_shares && awl_q_held=1
+  done
+  for awl_e in "$awl_q_root"/waiting/*; do
+    [ -e "$awl_e" ] || continue
+    awl_n=${awl_e##*/}
+    awl_n=${awl_n%%.*}
+    case $awl_n in '' | 0* | *[!0-9]*) continue ;; esac
+    [ "$awl_n" -le "$awl_q_max" ] || awl_q_max=$awl_n
+    [ "$awl_e" != "$awl_q_entry" ] || continue
+    if ! awl_q_read "$awl_e" || ! awl_q_entry_alive; then
+      awl_log "queue: dropping ${awl_e##*/}: its wrapper is gone"
+      rm -f "$awl_e"
+      continue
+    fi
+    [ -n "$awl_q_ticket" ] && [ "$awl_n" -lt "$awl_q_ticket" ] || continue
+    if { [ -n "$AWL_QUEUE" ] && [ "$e_queue" = "$AWL_QUEUE" ]; } || awl_q_shares; then
+      awl_q_ahead=$((awl_q_ahead + 1))
+    fi
+  done
+}
+
+# awl_q_enqueue (under the lock): take the next ticket and add this job's waiting entry.
+awl_q_enqueue() {
+  awl_q_ticket=''
+  awl_q_scan
+  awl_qt=0
+  { read -r awl_qt <"$awl_q_root/ticket"; } 2>/dev/null
+  case $awl_qt in '' | 0* | *[!0-9]*) awl_qt=0 ;; esac
+  [ "$awl_qt" -ge "$awl_q_max" ] || awl_qt=$awl_q_max
+  awl_q_ticket=$((awl_qt + 1))
+  awl_put "$awl_q_root/ticket" "$awl_q_ticket" || awl_launch_failed "cannot write '$awl_q_root/ticket'"
+  awl_q_entry=$awl_q_root/waiting/$awl_q_ticket.$AWL_JOB_ID
+  printf '%s\n' "ticket=$awl_q_ticket" "queue=$AWL_QUEUE" "concurrency=$AWL_QUEUE_CONCURRENCY" \
+    "resources=$AWL_RESOURCES" "wrapper_pid=$awl_wrapper_pid" "proc_start=$awl_proc_start" \
+    "boot_id=$awl_boot_id" >"$awl_q_root/tmp/$AWL_JOB_ID" &&
+    mv -f "$awl_q_root/tmp/$AWL_JOB_ID" "$awl_q_entry" ||
+    awl_launch_failed "cannot write the queue entry '$awl_q_entry'"
+}
+
+# awl_q_report [admitted_at=T]: rewrite the job's `queued` file when what it says changed.
+awl_q_report() {
+  awl_q_now="position=$((awl_q_ahead + 1)) ahead=$awl_q_ahead running=$awl_q_run held=$awl_q_held $*"
+  [ "$awl_q_now" != "$awl_q_said" ] || return 0
+  awl_q_said=$awl_q_now
+  awl_put queued "queue=$AWL_QUEUE" "concurrency=$AWL_QUEUE_CONCURRENCY" "resources=$AWL_RESOURCES" \
+    "ticket=$awl_q_ticket" "since=$awl_q_since" $awl_q_now
+}
+
+# awl_q_never_ran: a cancel arrived before admission: leave the line; the command never starts.
+awl_q_never_ran() {
+  rm -f "$awl_q_entry"
+  awl_log "cancel requested while queued; the command never ran"
+  awl_finish '' cancelled
+}
+
+# awl_q_setup: resolve ROOT, create its directories and settle the lock mechanism.
+awl_q_setup() {
+  case $AWL_QUEUE_DIR in
+  '') awl_launch_failed "spec.sh names a queue or resources but no AWL_QUEUE_DIR" ;;
+  /*) awl_q_root=$AWL_QUEUE_DIR ;;
+  *) awl_q_root=$awl_start_dir/$AWL_QUEUE_DIR ;;
+  esac
+  mkdir -p "$awl_q_root/waiting" "$awl_q_root/running" "$awl_q_root/tmp" ||
+    awl_launch_failed "cannot create the queue directory '$awl_q_root'"
+  if [ ! -f "$awl_q_root/lock.mode" ]; then
+    awl_m=${AWL_QUEUE_LOCK:-auto}
+    if [ "$awl_m" = auto ]; then
+      awl_m=mkdir
+      command -v flock >/dev/null 2>&1 && awl_m=flock
+    fi
+    printf '%s\n' "$awl_m" >"$awl_q_root/tmp/lock.mode.$$" &&
+      ln "$awl_q_root/tmp/lock.mode.$$" "$awl_q_root/lock.mode" 2>/dev/null
+    rm -f "$awl_q_root/tmp/lock.mode.$$"
+  fi
+  awl_q_mode=''
+  { read -r awl_q_mode <"$awl_q_root/lock.mode"; } 2>/dev/null
+  case $awl_q_mode in
+  flock)
+    command -v flock >/dev/null 2>&1 ||
+      awl_launch_failed "'$awl_q_root' is locked with flock, which is not on this wrapper's PATH; install flock (util-linux) or give every job the same PATH"
+    ;;
+  mkdir) ;;
+  *) awl_launch_failed "'$awl_q_root/lock.mode' is missing or unreadable; remove '$awl_q_root' when no job waits" ;;
+  esac
+  awl_q_me=$awl_wrapper_pid.$awl_proc_start.$awl_boot_id
+}
+
+# awl_q_admit: take a ticket, then wait for the admission rule; on return this job holds running/JOB_ID.
+awl_q_admit() {
+  awl_q_setup
+  awl_now
+  awl_q_since=$awl_t awl_q_said=''
+  awl_q_lock
+  awl_q_enqueue
+  awl_q_unlock
+  while :; do
+    [ -f cancel ] && awl_q_never_ran
+    awl_q_lock
+    if [ ! -e "$awl_q_entry" ]; then
+      awl_q_unlock
+      [ -f cancel ] && awl_q_never_ran
+      awl_log "queue: entry ${awl_q_entry##*/} was removed by someone else; taking a new ticket"
+      awl_q_lock
+      awl_q_enqueue
+      awl_q_unlock
+      continue
+    fi
+    awl_q_scan
+    if [ "$awl_q_ahead" -eq 0 ] && [ "$awl_q_held" -eq 0 ] &&
+      { [ -z "$AWL_QUEUE" ] || [ "$awl_q_run" -lt "$AWL_QUEUE_CONCURRENCY" ]; }; then
+      if [ -f cancel ]; then
+        awl_q_unlock
+        awl_q_never_ran
+      fi
+      if mv "$awl_q_entry" "$awl_q_root/running/$AWL_JOB_ID" 2>/dev/null; then
+        awl_q_slot=$awl_q_root/running/$AWL_JOB_ID
+        awl_q_unlock
+        awl_now
+        awl_q_report "admitted_at=$awl_t"
+        return 0
+      fi
+    fi
+    awl_q_unlock
+    awl_q_report
+    if [ "$awl_q_ahead" -lt "$AWL_QUEUE_CONCURRENCY" ]; then
+      sleep 0.2 2>/dev/null || sleep 1
+    else
+      sleep "$AWL_TICK"
+    fi
+  done
+}
+
+# awl_q_mark_running PID PGID (monitor, once): add the command's pid and group to the slot, so that a slot whose
+# wrapper was killed stays held while its command still runs.
+awl_q_mark_running() {
+  { cat "$awl_q_slot" && printf '%s\n' "pid=$1" "pgid=$2"; } >"$awl_q_root/tmp/$AWL_JOB_ID" 2>/dev/null &&
+    mv -f "$awl_q_root/tmp/$AWL_JOB_ID" "$awl_q_slot"
 }
 
 # --- main -------------------------------------------------------------------------------------------------
@@ -304,7 +584,8 @@ cd "$awl_dir" || {
   awl_log "cannot enter job directory '$awl_dir'; create it (0700) with spec.sh inside"
   exit 2
 }
-awl_cap=0
+awl_cap=0 awl_q_slot='' awl_q_entry='' awl_q_root='' awl_q_marked=''
+AWL_QUEUE='' AWL_RESOURCES='' AWL_QUEUE_DIR='' AWL_QUEUE_LOCK=''
 : >>stdout
 : >>stderr
 if ! [ -r spec.sh ] || ! (. ./spec.sh) >/dev/null 2>&1; then
@@ -316,6 +597,8 @@ awl_number AWL_GRACE 10
 awl_number AWL_TICK 1
 awl_number AWL_HEARTBEAT 5
 awl_number AWL_LOG_CAP 0
+awl_number AWL_QUEUE_CONCURRENCY 1
+[ "$AWL_QUEUE_CONCURRENCY" -gt 0 ] || awl_launch_failed "AWL_QUEUE_CONCURRENCY=0 in spec.sh; a queue admits at least 1 job"
 [ "$AWL_TICK" -gt 0 ] || AWL_TICK=1
 awl_cap=$AWL_LOG_CAP
 awl_headcap=$((awl_cap / 8))
@@ -323,12 +606,6 @@ awl_tailcap=$((awl_cap - awl_headcap))
 awl_rotate_at=$((awl_tailcap / 2))
 [ $# -gt 0 ] || awl_launch_failed "spec.sh sets no command (set -- argv...)"
 
-# --- QUEUE ADMISSION (later task): wait here for a slot in the job's named queue before anything starts. ---
-
-if [ -f cancel ]; then
-  awl_log "cancel requested before the command started; it never ran"
-  awl_finish '' cancelled
-fi
 
 awl_wrapper_pid=$$
 awl_boot_id=''
@@ -337,6 +614,20 @@ awl_proc_start=''
 if [ -r "/proc/$$/stat" ]; then
   read -r awl_l <"/proc/$$/stat"
   awl_stat_field22 "$awl_l"
+fi
+
+if [ -f cancel ]; then
+  awl_log "cancel requested before the command started; it never ran"
+  awl_finish '' cancelled
+fi
+# Queue admission: wait on this machine for the job's turn (see "Queue admission" above). The runtime timeout
+# counts from the end of this wait.
+if [ -n "$AWL_QUEUE$AWL_RESOURCES" ]; then
+  awl_q_admit
+  if [ -f cancel ]; then
+    awl_log "cancel requested before the command started; it never ran"
+    awl_finish '' cancelled
+  fi
 fi
 awl_setsid=$(command -v setsid 2>/dev/null)
 awl_now
@@ -379,6 +670,12 @@ fi
   awl_put "$awl_dir/started" "protocol=1" "wrapper_pid=$awl_wrapper_pid" "pid=$awl_pid" "pgid=$awl_pgid" \
     "boot_id=$awl_boot_id" "proc_start=$awl_proc_start" "started_at=$awl_started_at"
   export AWAITLESS_JOB_ID="$AWL_JOB_ID" AWAITLESS_JOB_DIR="$awl_dir" AWAITLESS_PROGRESS_FILE="$awl_dir/progress"
+  [ -z "$AWL_QUEUE" ] || export AWAITLESS_QUEUE="$AWL_QUEUE"
+  if [ -n "$AWL_RESOURCES" ]; then
+    awl_csv=''
+    for awl_r in $AWL_RESOURCES; do awl_csv=${awl_csv:+$awl_csv,}$awl_r; done
+    export AWAITLESS_RESOURCES="$awl_csv"
+  fi
   exec </dev/null >>"$awl_dir/stdout" 2>>"$awl_dir/stderr"
   umask "$awl_umask"
   awl_env
