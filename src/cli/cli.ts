@@ -1,5 +1,5 @@
 // The CLI (cac): declares commands and options, then hands each to its action in commands.ts.
-import { cac } from "cac";
+import { type CAC, cac } from "cac";
 import { AwaitlessError, EXIT } from "../core/errors.ts";
 import { type CliIo, COMMANDS, type Ctx } from "./commands.ts";
 import { paint, styleFor } from "./render.ts";
@@ -19,15 +19,11 @@ const LAUNCH_OPTIONS: [string, string][] = [
   ["--slurm-option <KEY=VALUE>", "Slurm resource (allowlisted keys; slurm backend)"],
 ];
 
-export async function runCli(argv: string[], io: CliIo, makeCtx: () => Promise<Ctx>): Promise<number> {
+type Bind = (name: keyof typeof COMMANDS) => (...args: unknown[]) => void;
+
+/** The command table (cac): used to parse argv, and read by `completion` to generate shell completions. */
+export function buildCli(bind: Bind = () => () => {}): CAC {
   const cli = cac("awaitless");
-  let exitCode = EXIT.ok as number;
-  let action: Promise<number> | null = null;
-  const bind =
-    (name: keyof typeof COMMANDS) =>
-    (...args: unknown[]) => {
-      action = COMMANDS[name]!(args, io, makeCtx);
-    };
   const launch = (c: ReturnType<typeof cli.command>) => {
     for (const [flag, desc] of LAUNCH_OPTIONS) c.option(flag, desc);
     return c;
@@ -94,8 +90,24 @@ export async function runCli(argv: string[], io: CliIo, makeCtx: () => Promise<C
     .action(bind("gc"));
   cli.command("mcp", "serve the MCP protocol on stdio (for agents)").action(bind("mcp"));
   cli.command("version", "print the version").action(bind("version"));
+  cli
+    .command("mcp-config [client]", "print the MCP server entry for claude, codex, cursor, gemini or json")
+    .option("--write", "merge it into that client's config file (keeps what is there, writes a backup)")
+    .option("--file <path>", "config file to merge into instead of the client's default")
+    .action(bind("mcpConfig"));
+  cli
+    .command("completion <shell>", "print shell completions for bash, zsh or fish")
+    .action(bind("completion"));
   cli.help();
+  return cli;
+}
 
+export async function runCli(argv: string[], io: CliIo, makeCtx: () => Promise<Ctx>): Promise<number> {
+  let exitCode = EXIT.ok as number;
+  let action: Promise<number> | null = null;
+  const cli = buildCli((name) => (...args: unknown[]) => {
+    action = COMMANDS[name]!(args, io, makeCtx);
+  });
   const style = styleFor(io.stderr, io.env);
   try {
     cli.parse(["awaitless", "awaitless", ...argv], { run: false });

@@ -312,6 +312,17 @@ export const COMMANDS: Record<string, Action> = {
     return EXIT.ok;
   },
 
+  async mcpConfig(args, io) {
+    const { mcpConfigCommand } = await import("./mcp-config.ts");
+    return mcpConfigCommand(args[0] as string | undefined, optsOf(args), io);
+  },
+
+  async completion(args, io) {
+    const { completionCommand } = await import("./completion.ts");
+    const { buildCli } = await import("./cli.ts");
+    return completionCommand(String(args[0]), buildCli(), io);
+  },
+
   async version(args, io) {
     const opts = optsOf(args);
     const { VERSION } = await import("../version.ts");

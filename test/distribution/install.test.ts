@@ -29,7 +29,7 @@ const BUSYBOX_APPLETS =
 let scratch: string;
 let cache: string;
 let server: ReleaseServer;
-let asset: Record<string, string>;
+let asset: { x64: string; baseline: string; musl: string };
 let cpuAvx2: string;
 let cpuOld: string;
 let busyboxPath: string;
@@ -120,7 +120,7 @@ for (const shell of Object.keys(SHELLS) as (keyof typeof SHELLS)[]) {
       async () => {
         const r = await install(shell);
         expect(r.code, r.stderr).toBe(0);
-        expect(fileHash(join(r.bin, "awaitless"))).toBe(fileHash(asset.x64!));
+        expect(fileHash(join(r.bin, "awaitless"))).toBe(fileHash(asset.x64));
         expect(run(r.bin, "version").stdout).toMatch(/^awaitless \d+\.\d+\.\d+/);
         expect(r.stderr).toContain(`${r.bin} is not on your PATH`);
         expect(readdirSync(r.bin)).toEqual(["awaitless"]);
@@ -149,7 +149,7 @@ for (const shell of Object.keys(SHELLS) as (keyof typeof SHELLS)[]) {
         expect(requested("awaitless-linux-x64-musl")).toBe(before + 1);
         if (MUSL_RUNS) {
           expect(r.code, r.stderr).toBe(0);
-          expect(fileHash(join(r.bin, "awaitless"))).toBe(fileHash(asset.musl!));
+          expect(fileHash(join(r.bin, "awaitless"))).toBe(fileHash(asset.musl));
         } else {
           // This glibc host has no musl C++ runtime: the binary cannot start, so nothing is installed.
           expect(r.code).not.toBe(0);
@@ -170,7 +170,7 @@ describe.skipIf(!existsSync(SHELLS.dash[0]))("install.sh choices (dash)", () => 
       const r = await install("dash", { env: { AWAITLESS_CPUINFO: cpuOld } });
       expect(r.code, r.stderr).toBe(0);
       expect(r.stderr).toContain("installing awaitless-linux-x64-baseline");
-      expect(fileHash(join(r.bin, "awaitless"))).toBe(fileHash(asset.baseline!));
+      expect(fileHash(join(r.bin, "awaitless"))).toBe(fileHash(asset.baseline));
       expect(run(r.bin, "version").code).toBe(0);
     },
     T,
@@ -181,7 +181,7 @@ describe.skipIf(!existsSync(SHELLS.dash[0]))("install.sh choices (dash)", () => 
     async () => {
       const r = await install("dash", { args: ["--target", "linux-x64-musl"] });
       expect(r.code, r.stderr).toBe(0);
-      expect(fileHash(join(r.bin, "awaitless"))).toBe(fileHash(asset.musl!));
+      expect(fileHash(join(r.bin, "awaitless"))).toBe(fileHash(asset.musl));
       if (!MUSL_RUNS) expect(r.stderr).toContain("installing anyway: --target was given");
     },
     T,
@@ -198,7 +198,7 @@ describe.skipIf(!existsSync(SHELLS.dash[0]))("install.sh choices (dash)", () => 
       });
       expect(r.code, r.stderr).toBe(0);
       expect(r.stderr).toContain("/download/v0.2.0");
-      expect(fileHash(join(dir, "awaitless"))).toBe(fileHash(asset.baseline!));
+      expect(fileHash(join(dir, "awaitless"))).toBe(fileHash(asset.baseline));
       expect(r.stderr).not.toContain("not on your PATH");
       expect(existsSync(r.bin)).toBe(false);
     },
@@ -223,7 +223,7 @@ describe.skipIf(!existsSync(SHELLS.dash[0]))("install.sh choices (dash)", () => 
         const r = await install("dash", { args: ["--version", "0.2.0"], env });
         expect(r.code, r.stderr).toBe(0);
         expect(fileHash(join(dir, "awaitless"))).not.toBe(oldHash);
-        expect(fileHash(join(dir, "awaitless"))).toBe(fileHash(asset.baseline!));
+        expect(fileHash(join(dir, "awaitless"))).toBe(fileHash(asset.baseline));
         expect(running.exitCode).toBeNull();
         expect(readdirSync(dir).filter((f) => f.startsWith(".awaitless"))).toEqual([]);
       } finally {
@@ -238,10 +238,10 @@ describe.skipIf(!existsSync(SHELLS.dash[0]))("install.sh choices (dash)", () => 
     "installs from a local release directory (file://) and rejects unknown arguments",
     async () => {
       const tree = mkdtempSync(join(scratch, "tree-"));
-      writeReleaseTree(tree, "0.1.0", { assets: { "awaitless-linux-x64": asset.x64! } });
+      writeReleaseTree(tree, "0.1.0", { assets: { "awaitless-linux-x64": asset.x64 } });
       const r = await install("dash", { env: { AWAITLESS_DOWNLOAD_URL: `file://${tree}` } });
       expect(r.code, r.stderr).toBe(0);
-      expect(fileHash(join(r.bin, "awaitless"))).toBe(fileHash(asset.x64!));
+      expect(fileHash(join(r.bin, "awaitless"))).toBe(fileHash(asset.x64));
       const bad = await install("dash", { args: ["--frobnicate"] });
       expect(bad.code).toBe(1);
       expect(bad.stderr).toContain("unknown argument --frobnicate");

@@ -1,0 +1,170 @@
+// `awaitless mcp-config`: the MCP server entry for each client, printed or merged into its config file.
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { dirname, join } from "node:path";
+import { AwaitlessError, EXIT, invalid } from "../core/errors.ts";
+import type { CliIo } from "./commands.ts";
+import { mergeCodexToml, renderCodexToml } from "./mcp-config-toml.ts";
+
+export const MCP_CLIENTS = ["claude", "codex", "cursor", "gemini", "json"] as const;
+export type McpClient = (typeof MCP_CLIENTS)[number];
+export const SERVER_NAME = "awaitless";
+
+export type ServerEntry = { command: string; args: string[]; timeout?: number };
+
+/** The entry each client gets (docs/mcp.md shows the same shapes). Gemini CLI's own per-call timeout is raised. */
+export function serverEntry(client: McpClient, command: string): ServerEntry {
+  return client === "gemini" ? { command, args: ["mcp"], timeout: 600_000 } : { command, args: ["mcp"] };
+}
+
+export function renderConfig(client: McpClient, command: string): string {
+  if (client === "codex") return renderCodexToml(command);
+  return `${JSON.stringify({ mcpServers: { [SERVER_NAME]: serverEntry(client, command) } }, null, 2)}\n`;
+}
+
+/** Each client's user-level config file; `json` has none. */
+export function configPath(client: McpClient, env: Record<string, string | undefined>): string | undefined {
+  const home = env.HOME;
+  if (client === "json") return undefined;
+  if (client === "codex" && env.CODEX_HOME) return join(env.CODEX_HOME, "config.toml");
+  if (!home) throw invalid("HOME is not set, so the client's config file is unknown", "pass --file <path>");
+  return {
+    claude: join(home, ".claude.json"),
+    codex: join(home, ".codex", "config.toml"),
+    cursor: join(home, ".cursor", "mcp.json"),
+    gemini: join(home, ".gemini", "settings.json"),
+  }[client];
+}
+
+/** The absolute path of the running binary (process.execPath in the compiled binary). */
+export function binaryPath(): { path: string; compiled: boolean } {
+  const compiled = Bun.main.startsWith("/$bunfs/") || Bun.main.startsWith("B:/~BUN/");
+  return { path: compiled ? process.execPath : "awaitless", compiled };
+}
+
+export interface Merged {
+  text: string;
+  changed: boolean;
+}
+
+/** Sets mcpServers.awaitless in a JSON config, keeping every other key, server and the file's indent. */
+export function mergeJson(existing: string | undefined, entry: ServerEntry, file: string): Merged {
+  let doc: Record<string, unknown> = {};
+  let indent: string | number = 2;
+  if (existing !== undefined && existing.trim() !== "") {
+    try {
+      doc = JSON.parse(existing);
+    } catch (e) {
+      throw new AwaitlessError(
+        "invalid_argument",
+        `${file} is not plain JSON (${(e as Error).message})`,
+        "fix the file, or add the entry printed by `awaitless mcp-config <client>` by hand",
+      );
+    }
+    if (typeof doc !== "object" || doc === null || Array.isArray(doc))
+      throw invalid(`${file} does not hold a JSON object`, "fix the file or pass another one with --file");
+    indent = existing.match(/\n([ \t]+)"/)?.[1] ?? 2;
+  }
+  const servers = doc.mcpServers ?? {};
+  if (typeof servers !== "object" || servers === null || Array.isArray(servers))
+    throw invalid(`${file}: "mcpServers" is not an object`, "fix that key, then run this command again");
+  const previous = (servers as Record<string, unknown>)[SERVER_NAME];
+  const merged = {
+    ...(typeof previous === "object" && previous !== null ? previous : {}),
+    ...entry,
+  };
+  const changed = JSON.stringify(previous) !== JSON.stringify(merged);
+  const next = { ...doc, mcpServers: { ...(servers as object), [SERVER_NAME]: merged } };
+  return { text: changed ? `${JSON.stringify(next, null, indent)}\n` : (existing ?? ""), changed };
+}
+
+function stamp(d: Date): string {
+  const p = (n: number) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}${p(d.getMonth() + 1)}${p(d.getDate())}-${p(d.getHours())}${p(d.getMinutes())}${p(d.getSeconds())}`;
+}
+
+export interface WriteOutcome {
+  file: string;
+  changed: boolean;
+  backup?: string;
+}
+
+/** Merges the entry into `file` (created if missing): backup first, then an atomic rename; symlinks followed. */
+export function writeConfig(
+  client: McpClient,
+  command: string,
+  file: string,
+  now = new Date(),
+): WriteOutcome {
+  const target = existsSync(file) ? realpathSync(file) : file;
+  const existing = existsSync(target) ? readFileSync(target, "utf8") : undefined;
+  const merged =
+    client === "codex"
+      ? mergeCodexToml(existing, command, file)
+      : mergeJson(existing, serverEntry(client, command), file);
+  if (!merged.changed) return { file, changed: false };
+  mkdirSync(dirname(target), { recursive: true });
+  let backup: string | undefined;
+  let mode = client === "claude" ? 0o600 : 0o644;
+  if (existing !== undefined) {
+    backup = `${target}.bak-${stamp(now)}`;
+    for (let n = 1; existsSync(backup); n++) backup = `${target}.bak-${stamp(now)}-${n}`;
+    copyFileSync(target, backup);
+    mode = statSync(target).mode & 0o777;
+  }
+  const tmp = `${target}.tmp-${process.pid}`;
+  writeFileSync(tmp, merged.text, { mode });
+  renameSync(tmp, target);
+  return { file, changed: true, ...(backup ? { backup } : {}) };
+}
+
+function parseClient(raw: string | undefined): McpClient {
+  const c = (raw ?? "json").toLowerCase();
+  if ((MCP_CLIENTS as readonly string[]).includes(c)) return c as McpClient;
+  throw invalid(`unknown MCP client ${JSON.stringify(raw)}`, `use one of: ${MCP_CLIENTS.join(", ")}`);
+}
+
+export async function mcpConfigCommand(
+  rawClient: string | undefined,
+  opts: { write?: boolean; file?: string; json?: boolean },
+  io: CliIo,
+): Promise<number> {
+  const client = parseClient(rawClient);
+  const { path: command, compiled } = binaryPath();
+  if (!compiled)
+    io.stderr.write("note: not running from the compiled binary; the entry uses `awaitless` from PATH\n");
+  const file = opts.file ?? configPath(client, io.env);
+  if (!opts.write) {
+    if (opts.json) {
+      io.stdout.write(`${JSON.stringify({ client, entry: serverEntry(client, command), file })}\n`);
+      return EXIT.ok;
+    }
+    io.stdout.write(renderConfig(client, command));
+    const where = file ? `merge it into ${file}: awaitless mcp-config ${client} --write` : "";
+    if (client === "claude") io.stderr.write(`# or: claude mcp add ${SERVER_NAME} -- ${command} mcp\n`);
+    if (where) io.stderr.write(`# ${where}\n`);
+    return EXIT.ok;
+  }
+  if (!file)
+    throw invalid(
+      "`json` has no config file of its own",
+      "pass --file <path>, or name a client (claude, codex…)",
+    );
+  const r = writeConfig(client, command, file);
+  if (opts.json) io.stdout.write(`${JSON.stringify(r)}\n`);
+  else if (!r.changed) io.stdout.write(`${file} already has this ${SERVER_NAME} entry; nothing changed\n`);
+  else
+    io.stdout.write(
+      `added the ${SERVER_NAME} server (${command} mcp) to ${file}${r.backup ? `; backup: ${r.backup}` : ""}\n` +
+        `restart ${client === "json" ? "the client" : client} to load it\n`,
+    );
+  return EXIT.ok;
+}
