@@ -1,0 +1,206 @@
+// mcp-config: JSON and Codex TOML merges on sample config files, and --write through the compiled binary.
+import { afterAll, describe, expect, test } from "bun:test";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { configPath, mergeJson, renderConfig, serverEntry, writeConfig } from "../../src/cli/mcp-config.ts";
+import { mergeCodexToml } from "../../src/cli/mcp-config-toml.ts";
+import { BINARY, requireBinary } from "../helpers/cli.ts";
+
+const scratch = mkdtempSync(join(tmpdir(), "awl-mcpcfg-"));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+const BIN = "/opt/tools/awaitless";
+// biome-ignore lint/suspicious/noExplicitAny: parsed TOML, read in assertions only
+type Toml = Record<string, any>;
+
+const CLAUDE_SAMPLE = `{
+    "numStartups": 12,
+    "projects": { "/home/u/p": { "allowedTools": [] } },
+    "mcpServers": {
+        "github": { "type": "stdio", "command": "gh-mcp", "args": [] },
+        "awaitless": { "command": "awaitless", "args": ["mcp"], "env": { "AWAITLESS_DATA_DIR": "/data" } }
+    }
+}
+`;
+
+const CODEX_SAMPLE = `# my codex config
+model = "gpt-5"
+
+[mcp_servers.docs]
+command = "npx"
+args = ["-y", "docs-mcp"]
+
+[mcp_servers.awaitless]   # added by hand
+command = "awaitless"
+args = [
+  "mcp",
+  "--old",
+]
+tool_timeout_sec = 120
+
+[mcp_servers.awaitless.env]
+AWAITLESS_DATA_DIR = "/data"
+
+[profiles.fast]
+model = "gpt-5-mini"
+`;
+
+describe("JSON clients", () => {
+  test("merge keeps other keys, other servers, the user's env on our entry, and the file's indent", () => {
+    const r = mergeJson(CLAUDE_SAMPLE, serverEntry("claude", BIN), "~/.claude.json");
+    expect(r.changed).toBe(true);
+    const doc = JSON.parse(r.text);
+    expect(doc.numStartups).toBe(12);
+    expect(doc.projects).toEqual({ "/home/u/p": { allowedTools: [] } });
+    expect(doc.mcpServers.github).toEqual({ type: "stdio", command: "gh-mcp", args: [] });
+    expect(doc.mcpServers.awaitless).toEqual({
+      command: BIN,
+      args: ["mcp"],
+      env: { AWAITLESS_DATA_DIR: "/data" },
+    });
+    expect(r.text).toContain('\n    "numStartups"');
+    expect(mergeJson(r.text, serverEntry("claude", BIN), "f").changed).toBe(false);
+  });
+
+  test("a new or empty file gets just the entry; Gemini's carries its timeout", () => {
+    const r = mergeJson(undefined, serverEntry("gemini", BIN), "settings.json");
+    expect(JSON.parse(r.text)).toEqual({
+      mcpServers: { awaitless: { command: BIN, args: ["mcp"], timeout: 600000 } },
+    });
+    expect(JSON.parse(mergeJson("", serverEntry("cursor", BIN), "f").text).mcpServers.awaitless.command).toBe(
+      BIN,
+    );
+  });
+
+  test("files that are not a JSON object are refused with the file named", () => {
+    expect(() => mergeJson("{ // comment\n}", serverEntry("gemini", BIN), "settings.json")).toThrow(
+      /settings.json is not plain JSON/,
+    );
+    expect(() => mergeJson("[]", serverEntry("cursor", BIN), "mcp.json")).toThrow(
+      /does not hold a JSON object/,
+    );
+    expect(() => mergeJson('{"mcpServers": 3}', serverEntry("cursor", BIN), "m.json")).toThrow(
+      /not an object/,
+    );
+  });
+
+  test("the printed snippets match docs/mcp.md's shapes", () => {
+    expect(JSON.parse(renderConfig("cursor", "awaitless"))).toEqual({
+      mcpServers: { awaitless: { command: "awaitless", args: ["mcp"] } },
+    });
+    const docs = readFileSync(join(import.meta.dir, "..", "..", "docs", "mcp.md"), "utf8");
+    expect(docs).toContain('"awaitless": { "command": "awaitless", "args": ["mcp"], "timeout": 600000 }');
+    expect(docs).toContain(renderConfig("codex", "awaitless").trim());
+    expect(configPath("codex", { HOME: "/h", CODEX_HOME: "/c" })).toBe("/c/config.toml");
+    expect(configPath("gemini", { HOME: "/h" })).toBe("/h/.gemini/settings.json");
+    expect(configPath("json", { HOME: "/h" })).toBeUndefined();
+  });
+});
+
+describe("Codex TOML", () => {
+  test("replaces command/args in place; keeps comments, other keys, subtables and other tables", () => {
+    const r = mergeCodexToml(CODEX_SAMPLE, BIN, "config.toml");
+    expect(r.changed).toBe(true);
+    const doc = Bun.TOML.parse(r.text) as Toml;
+    expect(doc.mcp_servers.awaitless).toEqual({
+      command: BIN,
+      args: ["mcp"],
+      tool_timeout_sec: 120,
+      env: { AWAITLESS_DATA_DIR: "/data" },
+    });
+    expect(doc.mcp_servers.docs).toEqual({ command: "npx", args: ["-y", "docs-mcp"] });
+    expect(doc.profiles.fast.model).toBe("gpt-5-mini");
+    expect(r.text).toContain("# my codex config");
+    expect(r.text).toContain("[mcp_servers.awaitless]   # added by hand");
+    expect(r.text).not.toContain("--old");
+    expect(mergeCodexToml(r.text, BIN, "config.toml")).toEqual({ text: r.text, changed: false });
+  });
+
+  test("appends the table to a file without it, and creates a new file", () => {
+    const r = mergeCodexToml('model = "o3"\n', BIN, "c.toml");
+    expect(r.text).toBe(`model = "o3"\n\n[mcp_servers.awaitless]\ncommand = "${BIN}"\nargs = ["mcp"]\n`);
+    expect(mergeCodexToml(undefined, BIN, "c.toml").text).toBe(
+      `[mcp_servers.awaitless]\ncommand = "${BIN}"\nargs = ["mcp"]\n`,
+    );
+  });
+
+  test("paths with quotes and backslashes survive as TOML strings", () => {
+    const odd = '/tmp/we"ird\\dir/awaitless';
+    const doc = Bun.TOML.parse(mergeCodexToml(undefined, odd, "c.toml").text) as Toml;
+    expect(doc.mcp_servers.awaitless.command).toBe(odd);
+  });
+
+  test("forms it cannot edit safely, and invalid TOML, are refused", () => {
+    expect(() => mergeCodexToml('mcp_servers.awaitless = { command = "x" }\n', BIN, "c.toml")).toThrow(
+      /does not edit/,
+    );
+    expect(() => mergeCodexToml("model = \n", BIN, "c.toml")).toThrow(/c.toml as it is is not valid TOML/);
+  });
+});
+
+describe("writeConfig", () => {
+  test("writes a backup of the original, keeps its mode, and follows a symlink", () => {
+    const dir = join(scratch, "w1");
+    mkdirSync(dir);
+    const real = join(dir, "real.json");
+    writeFileSync(real, CLAUDE_SAMPLE, { mode: 0o600 });
+    const link = join(dir, "claude.json");
+    Bun.spawnSync(["ln", "-s", real, link]);
+    const r = writeConfig("claude", BIN, link, new Date(2030, 0, 2, 3, 4, 5));
+    expect(r.changed).toBe(true);
+    expect(r.backup).toBe(`${real}.bak-20300102-030405`);
+    expect(readFileSync(r.backup!, "utf8")).toBe(CLAUDE_SAMPLE);
+    expect(JSON.parse(readFileSync(link, "utf8")).mcpServers.awaitless.command).toBe(BIN);
+    expect(statSync(real).mode & 0o777).toBe(0o600);
+    expect(writeConfig("claude", BIN, link).changed).toBe(false);
+    expect(readdirSync(dir).filter((f) => f.includes(".tmp-"))).toEqual([]);
+  });
+});
+
+describe("awaitless mcp-config (compiled binary)", () => {
+  const run = (home: string, args: string[]) => {
+    requireBinary();
+    const r = Bun.spawnSync([BINARY, "mcp-config", ...args], {
+      env: { HOME: home, PATH: process.env.PATH ?? "/usr/bin:/bin", NO_COLOR: "1" },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    return { code: r.exitCode, stdout: r.stdout.toString(), stderr: r.stderr.toString() };
+  };
+
+  test("prints the entry with the binary's absolute path", () => {
+    const r = run(scratch, ["cursor", "--json"]);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({
+      client: "cursor",
+      entry: { command: BINARY, args: ["mcp"] },
+      file: join(scratch, ".cursor", "mcp.json"),
+    });
+  });
+
+  test("--write merges into ~/.codex/config.toml with a backup; unknown clients are usage errors", () => {
+    const home = join(scratch, "h2");
+    mkdirSync(join(home, ".codex"), { recursive: true });
+    writeFileSync(join(home, ".codex", "config.toml"), CODEX_SAMPLE);
+    const r = run(home, ["codex", "--write"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain("backup:");
+    const doc = Bun.TOML.parse(readFileSync(join(home, ".codex", "config.toml"), "utf8")) as Toml;
+    expect(doc.mcp_servers.awaitless.command).toBe(BINARY);
+    expect(readdirSync(join(home, ".codex")).some((f) => f.startsWith("config.toml.bak-"))).toBe(true);
+    const bad = run(home, ["vim"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("use one of: claude, codex, cursor, gemini, json");
+    expect(run(home, ["json", "--write"]).code).toBe(2);
+    expect(existsSync(join(home, ".gemini"))).toBe(false);
+  });
+});
