@@ -195,9 +195,9 @@ function fishOption(o: OptionInfo, cond: string): string {
   const parts = ["complete -c awaitless", cond];
   for (const f of o.flags) parts.push(f.startsWith("--") ? `-l ${f.slice(2)}` : `-s ${f.slice(1)}`);
   const v = OPTION_VALUES[o.flags[0]!];
-  if (o.takesValue)
-    parts.push(v === "dir" ? "-r -F -a '(__fish_complete_directories)'" : v === "file" ? "-r -F" : "-r");
-  if (o.takesValue && Array.isArray(v)) parts.push(`-a ${fq(v.join(" "))}`);
+  if (o.takesValue && Array.isArray(v)) parts.push(`-x -a ${fq(v.join(" "))}`);
+  else if (o.takesValue)
+    parts.push(v === "dir" ? "-x -a '(__fish_complete_directories)'" : v === "file" ? "-r -F" : "-x");
   parts.push(`-d ${fq(o.description)}`);
   return parts.filter(Boolean).join(" ");
 }
