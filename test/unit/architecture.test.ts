@@ -14,8 +14,9 @@ function files(dir: string): string[] {
 
 const IMPORT_RE = /(?:^|\n)\s*(?:import|export)[^'"]*?from\s+"([^"]+)"|import\(\s*"([^"]+)"\s*\)/g;
 
+/** Runtime imports only: `import type` is erased at build time and loads nothing. */
 function importsOf(path: string): string[] {
-  const text = readFileSync(path, "utf8");
+  const text = readFileSync(path, "utf8").replace(/(^|\n)\s*import type [^;]*;/g, "\n");
   return [...text.matchAll(IMPORT_RE)].map((m) => m[1] ?? m[2]!);
 }
 
