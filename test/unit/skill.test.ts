@@ -12,10 +12,10 @@ const wire = ["src/core/service-types.ts", "src/core/job.ts"]
   .map((f) => readFileSync(join(ROOT, f), "utf8"))
   .join("\n");
 
-function frontmatter(text: string): Record<string, string> {
+function frontmatter(text: string): { name: string; description: string } {
   const m = text.match(/^---\n([\s\S]*?)\n---\n/);
   if (!m) throw new Error("SKILL.md has no YAML frontmatter");
-  return Bun.YAML.parse(m[1]!) as Record<string, string>;
+  return Bun.YAML.parse(m[1]!) as { name: string; description: string };
 }
 
 const schemaKeys = (name: string): string[] =>
