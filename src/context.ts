@@ -10,7 +10,12 @@ export function createContext(env: Record<string, string | undefined>, configFla
   const config = loadConfig(env, configFlag);
   const store = JobStore.open(config.dataDir);
   const d = config.defaults;
-  const local = new LocalBackend({ dataDir: config.dataDir, shell: env.AWAITLESS_SHELL || "/bin/sh" });
+  const local = new LocalBackend({
+    dataDir: config.dataDir,
+    shell: env.AWAITLESS_SHELL || "/bin/sh",
+    // The lock of a new queue directory: flock when installed, unless AWAITLESS_QUEUE_LOCK=mkdir (diagnostics, tests).
+    queueLock: env.AWAITLESS_QUEUE_LOCK === "mkdir" ? "mkdir" : "auto",
+  });
   const service = new JobService(
     store,
     { local, ssh: new SshBackend({ hosts: config.hosts }) },
@@ -23,6 +28,9 @@ export function createContext(env: Record<string, string | undefined>, configFla
       defaultBackend: d.backend,
       defaultHost: d.host,
       defaultQueue: d.queue,
+      hostQueues: Object.fromEntries(
+        Object.entries(config.hosts).flatMap(([name, h]) => (h.queue ? [[name, h.queue]] : [])),
+      ),
       startWaitMs: 2000,
       callerEnv: env,
       callerCwd: process.cwd(),

@@ -14,7 +14,8 @@ const LAUNCH_OPTIONS: [string, string][] = [
   ["--stall-timeout <duration>", "report `stalled` after this long without output"],
   ["--artifact <path>", "file, directory or glob to collect (repeatable)"],
   ["--name <name>", "a label for the job"],
-  ["--queue <name>", "named queue (not available yet)"],
+  ["--queue <name>", "named FIFO queue (create it first: awaitless queue create NAME --concurrency N)"],
+  ["--resource <NAME=VALUE>", "resource lock, e.g. gpu=0: waits until no other job holds it (repeatable)"],
   ["--client-request-id <id>", "idempotency key: a retry with the same key never launches twice"],
   ["--slurm-option <KEY=VALUE>", "Slurm resource (allowlisted keys; slurm backend)"],
 ];
@@ -88,6 +89,11 @@ export function buildCli(bind: Bind = () => () => {}): CAC {
     .option("--keep <n>", "keep at most this many finished jobs (default: retention_max_jobs)")
     .option("--dry-run", "only show what would be removed")
     .action(bind("gc"));
+  cli
+    .command("queue <action> [name]", "named queues: `queue create NAME --concurrency N`, `queue list`")
+    .option("--concurrency <n>", "create: jobs of the queue that run at once")
+    .option("--host <name>", "the queue's host (default: this machine)")
+    .action(bind("queue"));
   cli.command("mcp", "serve the MCP protocol on stdio (for agents)").action(bind("mcp"));
   cli.command("version", "print the version").action(bind("version"));
   cli

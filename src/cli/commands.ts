@@ -93,7 +93,11 @@ export const COMMANDS: Record<string, Action> = {
     });
     live.done();
     if (r.delivery === "detached" && !opts.json) {
-      io.stderr.write(`detached after ${humanDuration(inline)}: the job keeps running\n`);
+      io.stderr.write(
+        r.detach_reason === "queued"
+          ? "detached at once: the job waits in its queue\n"
+          : `detached after ${humanDuration(inline)}: the job keeps running\n`,
+      );
     }
     return printWait(io, opts, ctx, r);
   },
@@ -303,6 +307,11 @@ export const COMMANDS: Record<string, Action> = {
         `${opts.dryRun ? "would remove" : "removed"} ${r.removed.length} finished job(s)${r.removed.length ? ": " + r.removed.join(" ") : ""}`,
       );
     return EXIT.ok;
+  },
+
+  async queue(args, io, makeCtx) {
+    const { queueCommand } = await import("./queue-commands.ts");
+    return queueCommand(args, io, makeCtx);
   },
 
   async mcp(_args, _io, makeCtx) {

@@ -62,6 +62,7 @@ export interface RawLaunchOptions {
   artifact?: unknown;
   name?: string;
   queue?: string;
+  resource?: unknown;
   clientRequestId?: string;
   slurmOption?: unknown;
   allowDuplicate?: boolean;
@@ -91,6 +92,8 @@ export function launchRequest(argv: string[], o: RawLaunchOptions): LaunchReques
   if (artifacts.length) req.artifacts = artifacts;
   if (o.name !== undefined) req.name = String(o.name);
   if (o.queue !== undefined) req.queue = String(o.queue);
+  const resources = asList(o.resource);
+  if (resources.length) req.resources = resources;
   if (o.clientRequestId !== undefined) req.client_request_id = String(o.clientRequestId);
   const slurm = parsePairs(asList(o.slurmOption), "--slurm-option");
   if (Object.keys(slurm).length) req.slurm_options = slurm;

@@ -7,6 +7,36 @@ export interface LaunchInput {
   secretValues: Record<string, string>;
   graceSeconds: number;
   logCapBytes: number;
+  /** Wait on the target for a queue slot and/or resource locks before starting (backends with supportsAdmission). */
+  admission?: LaunchAdmission;
+}
+
+/** Queue admission of one launch; the backend adds its target's queue directory. */
+export interface LaunchAdmission {
+  queue: string | null;
+  concurrency: number;
+  resources: string[];
+}
+
+/** A queued job's place in line, as its wrapper last wrote it (before the command starts). */
+export interface QueuedInfo {
+  queue: string | null;
+  /** 1 = next in line. */
+  position: number;
+  ahead: number;
+  running: number;
+  concurrency: number;
+  /** A running job holds one of the job's resources. */
+  held: boolean;
+  resources: string[];
+  /** Admitted: the command is about to start. */
+  admitted: boolean;
+}
+
+/** The target's queue directory now: admitted and waiting jobs (waiting in FIFO order). */
+export interface QueueSnapshot {
+  running: { job_id: string; queue: string | null }[];
+  waiting: { job_id: string; queue: string | null; ticket: number }[];
 }
 
 export interface StartedInfo {
@@ -18,7 +48,8 @@ export interface StartedInfo {
 }
 
 export interface ExitInfo {
-  exit_code: number;
+  /** null when the command never started (cancelled before it, e.g. while queued). */
+  exit_code: number | null;
   signal: string | null;
   reason: "exited" | "timed_out" | "cancelled" | "launch_failed";
   finished_at: string;
@@ -43,6 +74,8 @@ export interface Observation {
   heartbeat: HeartbeatInfo | null;
   /** Set when the target cannot be reached now: the job keeps its state. */
   unreachable?: string;
+  /** Set while the job's wrapper waits for its queue or resources (no `started` yet). */
+  queued?: QueuedInfo;
 }
 
 export interface LogTail {
@@ -65,6 +98,10 @@ export type Stream = "stdout" | "stderr";
 
 export interface Backend {
   readonly name: BackendName;
+  /** The wrapper this backend starts honours LaunchInput.admission (named queues, resource locks). */
+  readonly supportsAdmission?: boolean;
+  /** The target's queue directory (backends with supportsAdmission). */
+  queueSnapshot?(host: string | null): Promise<QueueSnapshot>;
   launch(input: LaunchInput): Promise<BackendId>;
   observe(job: Job): Promise<Observation>;
   /** Persisted intent already exists in the store; this signals the target. */

@@ -7,6 +7,8 @@ import { isJobId, newJobId } from "./ids.ts";
 import { isTerminal, JOB_STATES, type Job, type JobResult, type JobState, TERMINAL_STATES } from "./job.ts";
 import { type JobStore, nowIso, type StoredJob } from "./job-store.ts";
 import { validateLaunch } from "./launch-request.ts";
+import { admissionFor, listQueues } from "./queue-service.ts";
+import { createQueue, targetOf } from "./queue-store.ts";
 import { decide } from "./reconcile.ts";
 import { Redactor, shapeRedactor } from "./redact.ts";
 import { buildResult, readTails } from "./result-builder.ts";
@@ -20,6 +22,8 @@ import type {
   ListRequest,
   LogsRequest,
   LogsResponse,
+  QueueCreated,
+  QueueView,
   RunResponse,
   SubmitResponse,
   WaitOptions,
@@ -36,6 +40,8 @@ export interface ServiceSettings {
   defaultBackend: "local" | "ssh" | "slurm";
   defaultHost: string | null;
   defaultQueue: string | null;
+  /** `[hosts.NAME] queue` settings: the queue of plain jobs sent to that host. */
+  hostQueues?: Record<string, string>;
   /** How long submit waits (event-driven) for the wrapper to report the command started. */
   startWaitMs: number;
   /** The caller's environment (for --secret-env values) and working directory. */
@@ -83,15 +89,23 @@ export class JobService implements JobServiceApi {
     const s = this.settings;
     const v = validateLaunch(
       req,
-      { backend: s.defaultBackend, host: s.defaultHost, queue: s.defaultQueue, cwd: s.callerCwd },
+      {
+        backend: s.defaultBackend,
+        host: s.defaultHost,
+        queue: s.defaultQueue,
+        ...(s.hostQueues ? { hostQueues: s.hostQueues } : {}),
+        cwd: s.callerCwd,
+      },
       s.callerEnv,
     );
     const backend = this.backendFor(v.spec);
+    // A queued job waits on its target for a slot: it is `queued` until its command starts.
+    const admission = admissionFor(this.store, v.spec, backend);
     const jobId = newJobId();
     const res = this.store.reserve(
       {
         job_id: jobId,
-        state: "starting",
+        state: admission ? "queued" : "starting",
         spec: v.spec,
         fingerprint: v.fingerprint,
         client_request_id: v.clientRequestId,
@@ -128,6 +142,7 @@ export class JobService implements JobServiceApi {
         secretValues: v.secretValues,
         graceSeconds: s.graceSeconds,
         logCapBytes: s.logCapBytes,
+        ...(admission ? { admission } : {}),
       });
       this.store.setBackendId(jobId, backendId);
     } catch (e) {
@@ -195,11 +210,35 @@ export class JobService implements JobServiceApi {
   private async waitForStart(jobId: string): Promise<StoredJob> {
     const deadline = Date.now() + this.settings.startWaitMs;
     let job = await this.refresh(jobId);
-    while (job.state === "starting" && Date.now() < deadline) {
+    while ((job.state === "starting" || (await this.admissionPending(job))) && Date.now() < deadline) {
       await this.backendFor(job).waitForChange(job, Math.min(50, deadline - Date.now()));
       job = await this.refresh(jobId);
     }
     return job;
+  }
+
+  /** A queued job whose wrapper has not yet taken its place in line, or was just admitted (about to start). */
+  private async admissionPending(job: StoredJob): Promise<boolean> {
+    if (job.state !== "queued" || (job.spec.queue === null && !job.spec.resources)) return false;
+    const q = (await this.backendFor(job).observe(job)).queued;
+    return q === undefined || q.admitted;
+  }
+
+  /** Is this job waiting in line for its queue or resources? */
+  isWaitingInLine(job: StoredJob): boolean {
+    return job.state === "queued" && (job.spec.queue !== null || job.spec.resources !== undefined);
+  }
+
+  async createQueue(name: string, concurrency: number, host?: string): Promise<QueueCreated> {
+    const r = createQueue(this.store, name, targetOf(host), concurrency);
+    return { ...r.row, created: r.created };
+  }
+
+  async listQueues(host?: string): Promise<QueueView[]> {
+    return listQueues(
+      { store: this.store, backends: this.backends, refresh: (id) => this.refresh(id) },
+      host,
+    );
   }
 
   jobDirFor(jobId: string): string {
@@ -314,6 +353,17 @@ export class JobService implements JobServiceApi {
     opts: Omit<WaitOptions, "timeoutMs"> = {},
   ): Promise<RunResponse> {
     const sub = await this.submit(req);
+    const subJob = this.getJob(sub.job_id);
+    if (this.isWaitingInLine(subJob)) {
+      // A busy queue: the job may wait for hours, so the caller is told at once and collects it later.
+      const w = await this.waitResponse(subJob);
+      return {
+        ...w,
+        delivery: "detached",
+        detach_reason: "queued",
+        idempotent_replay: sub.idempotent_replay,
+      };
+    }
     const w = await this.wait(sub.job_id, { ...opts, timeoutMs: inlineTimeoutMs });
     const inline = w.wait_state === "complete";
     return {
@@ -328,6 +378,7 @@ export class JobService implements JobServiceApi {
     const st = this.toStatus(job);
     if (isTerminal(job.state)) return `${job.state}`;
     const elapsed = formatDuration(st.elapsed_seconds);
+    if (job.state === "queued" && job.status_message) return `${job.status_message}, for ${elapsed}`;
     if (job.state === "starting" || job.state === "queued") return `${job.state} for ${elapsed}`;
     const obs = await this.backendFor(job).observe(job);
     const last = obs.heartbeat

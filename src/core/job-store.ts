@@ -63,6 +63,14 @@ const MIGRATIONS: string[] = [
      finished_at TEXT NOT NULL,
      observed_at TEXT NOT NULL
    );`,
+  // 2: named queues, per target ("local" or a host name); jobs name theirs in jobs.queue.
+  `CREATE TABLE queues (
+     name TEXT NOT NULL,
+     target TEXT NOT NULL,
+     concurrency INTEGER NOT NULL CHECK (concurrency >= 1),
+     created_at TEXT NOT NULL,
+     PRIMARY KEY (name, target)
+   );`,
 ];
 
 export const ACTIVE_SQL = "('queued','starting','running','stalled')";

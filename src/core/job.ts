@@ -18,6 +18,8 @@ export interface JobSpec {
   backend: BackendName;
   host: string | null;
   queue: string | null;
+  /** Resource locks (NAME=VALUE, sorted, unique) held while the command runs; absent when none. */
+  resources?: string[];
   timeout_seconds: number | null;
   stall_timeout_seconds: number | null;
   artifacts: string[];

@@ -5,6 +5,7 @@ import { canonicalJson, sha256Hex } from "./canonical-json.ts";
 import { invalid } from "./errors.ts";
 import { CLIENT_REQUEST_ID_RE } from "./ids.ts";
 import type { BackendName, JobSpec } from "./job.ts";
+import { QUEUE_NAME_RE, RESOURCE_RE } from "./queue-names.ts";
 import type { LaunchRequest } from "./service-types.ts";
 
 const ENV_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -14,6 +15,8 @@ export interface LaunchDefaults {
   backend: BackendName;
   host: string | null;
   queue: string | null;
+  /** `[hosts.NAME] queue`: the queue of jobs sent to that host; it wins over `queue`. */
+  hostQueues?: Readonly<Record<string, string>>;
   cwd: string;
 }
 
@@ -113,13 +116,15 @@ export function validateLaunch(
   if (name !== null && (name.length === 0 || name.length > NAME_MAX || /[\0-\x1f\x7f]/.test(name))) {
     throw invalid(`bad job name ${JSON.stringify(name)}`, `use 1–${NAME_MAX} printable characters`);
   }
-  const queue = req.queue ?? (backend === "slurm" ? null : defaults.queue);
-  if (queue !== null) {
+  const queue =
+    req.queue ?? (backend === "slurm" ? null : ((host && defaults.hostQueues?.[host]) ?? defaults.queue));
+  if (queue !== null && !QUEUE_NAME_RE.test(queue)) {
     throw invalid(
-      `queue ${JSON.stringify(queue)}: named queues are not available in this version`,
-      "drop --queue",
+      `bad queue name ${JSON.stringify(queue)}${req.queue === undefined ? " (from the config's queue setting)" : ""}`,
+      "queue names are 1–64 characters from A-Z a-z 0-9 . _ -",
     );
   }
+  const resources = validateResources(req.resources, backend);
   const slurmOptions = { ...(req.slurm_options ?? {}) };
   if (Object.keys(slurmOptions).length > 0 && backend !== "slurm") {
     throw invalid(
@@ -142,6 +147,7 @@ export function validateLaunch(
     backend,
     host,
     queue,
+    ...(resources.length > 0 ? { resources } : {}),
     timeout_seconds: timeout,
     stall_timeout_seconds: stall,
     artifacts,
@@ -155,6 +161,26 @@ export function validateLaunch(
     clientRequestId,
     secretValues,
   };
+}
+
+/** Resource locks: NAME=VALUE each, sorted and unique; refused with Slurm (it allocates resources itself). */
+function validateResources(given: string[] | undefined, backend: BackendName): string[] {
+  const list = [...new Set(given ?? [])].sort();
+  if (list.length > 0 && backend === "slurm") {
+    throw invalid(
+      "--resource was given with the slurm backend",
+      "drop --resource: Slurm allocates resources itself (e.g. --slurm-option gres=gpu:1)",
+    );
+  }
+  for (const r of list) {
+    if (typeof r !== "string" || !RESOURCE_RE.test(r)) {
+      throw invalid(
+        `bad resource ${JSON.stringify(r)}`,
+        "write --resource NAME=VALUE (e.g. gpu=0), each part 1–64 of A-Z a-z 0-9 . _ -",
+      );
+    }
+  }
+  return list;
 }
 
 function optionalSeconds(v: number | undefined, what: string): number | null {

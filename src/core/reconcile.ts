@@ -1,5 +1,5 @@
 // The crash-recovery rules in one place: what an observation of a job's wrapper means for its state. Pure.
-import type { Observation } from "./backend.ts";
+import type { Observation, QueuedInfo } from "./backend.ts";
 import type { ErrorInfo, Job, JobState, TerminalState } from "./job.ts";
 
 export type Decision =
@@ -62,6 +62,11 @@ export function decide(job: Job, obs: Observation, ctx: ReconcileContext): Decis
     return { kind: "none" };
   }
 
+  // Rule 6b: the wrapper waits on the target for its queue or resources: still queued, saying where in line.
+  if (!obs.started && obs.queued) {
+    return { kind: "active", to: "queued", status_message: queuedMessage(obs.queued) };
+  }
+
   // Rule 7: started → running; no output or progress for stall_timeout → stalled (observation only).
   if (obs.started) {
     const stallS = job.spec.stall_timeout_seconds;
@@ -80,6 +85,15 @@ export function decide(job: Job, obs: Observation, ctx: ReconcileContext): Decis
     return { kind: "active", to: "running", status_message: null, started_at: obs.started.started_at };
   }
   return { kind: "none" };
+}
+
+/** "queued behind 2 jobs in queue gpu (1 of 1 running)", "next in line; waiting for gpu=0", "admitted; starting". */
+export function queuedMessage(q: QueuedInfo): string {
+  if (q.admitted) return "admitted; starting";
+  const inQueue = q.queue ? ` in queue ${q.queue} (${q.running} of ${q.concurrency} running)` : "";
+  if (q.ahead > 0) return `queued behind ${q.ahead} job${q.ahead === 1 ? "" : "s"}${inQueue}`;
+  if (q.held) return `next in line; waiting for ${q.resources.join(", ")} to be released`;
+  return `next in line${inQueue}`;
 }
 
 function fromExit(job: Job, obs: Observation): Decision {

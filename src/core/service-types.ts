@@ -10,6 +10,8 @@ export interface LaunchRequest {
   backend?: BackendName;
   host?: string;
   queue?: string;
+  /** Resource locks, each NAME=VALUE (e.g. gpu=0): the job starts only while no other job holds any of them. */
+  resources?: string[];
   timeout_seconds?: number;
   stall_timeout_seconds?: number;
   artifacts?: string[];
@@ -148,6 +150,37 @@ export interface WaitOptions {
   progressIntervalMs?: number;
 }
 
+/** `queue create`: the queue as stored (created: false when it already existed with the same concurrency). */
+export interface QueueCreated {
+  name: string;
+  target: string;
+  concurrency: number;
+  created: boolean;
+}
+
+/** A waiting job of a queue, in FIFO order (position 1 = next). */
+export interface QueuedJobView {
+  job_id: string;
+  position: number;
+}
+
+/** `queue list`: one queue on one target. */
+export interface QueueView {
+  name: string;
+  /** "local" or the host name. */
+  target: string;
+  concurrency: number;
+  running: number;
+  queued: number;
+  running_job_ids: string[];
+  waiting: QueuedJobView[];
+  /** Mean runtime of the queue's last finished jobs; null without history. */
+  mean_runtime_seconds: number | null;
+  /** Estimated time until the last waiting job starts; null without history or when nothing waits. */
+  eta_seconds: number | null;
+  created_at: string;
+}
+
 export interface JobServiceApi {
   submit(req: LaunchRequest): Promise<SubmitResponse>;
   run(
@@ -167,6 +200,9 @@ export interface JobServiceApi {
   inspect(jobId: string): Promise<InspectResponse>;
   /** Resolves when the job reaches a terminal state (or the signal aborts). */
   onTerminal(jobId: string, signal: AbortSignal): Promise<JobState>;
+  /** Named queues (optional so test doubles need not implement them). */
+  createQueue?(name: string, concurrency: number, host?: string): Promise<QueueCreated>;
+  listQueues?(host?: string): Promise<QueueView[]>;
 }
 
 export type { AwaitlessError };

@@ -20,7 +20,9 @@ import { finalToolResult, type TaskView, taskView } from "./task-view.ts";
 import {
   type cancelInput,
   type completionsInput,
+  type createQueueInput,
   type listInput,
+  type listQueuesInput,
   type logsInput,
   type RunArgs,
   type runJobInput,
@@ -225,6 +227,40 @@ export async function cancelTool(
     ? `Job ${resp.job_id} had already finished (${resp.job_state}); nothing was signalled.`
     : `Cancellation of job ${resp.job_id} requested (now ${resp.job_state}). wait_for_job returns once it has stopped.`;
   return toolResult(resp, text, { jobId: resp.job_id });
+}
+
+function queueService(env: ToolEnv): Required<Pick<JobServiceApi, "createQueue" | "listQueues">> {
+  const { createQueue, listQueues } = env.service;
+  if (!createQueue || !listQueues) throw new Error("this server's job service has no named queues");
+  return {
+    createQueue: createQueue.bind(env.service),
+    listQueues: listQueues.bind(env.service),
+  };
+}
+
+export async function createQueueTool(
+  env: ToolEnv,
+  args: v.InferOutput<typeof createQueueInput>,
+): Promise<CallToolResult> {
+  const q = await queueService(env).createQueue(args.name, args.concurrency, args.host);
+  const text = `${q.created ? "Created" : "Queue already exists:"} ${q.name} on ${q.target}, concurrency ${q.concurrency}. Launch into it with queue: "${q.name}".`;
+  return toolResult(q, text);
+}
+
+export async function listQueuesTool(
+  env: ToolEnv,
+  args: v.InferOutput<typeof listQueuesInput>,
+): Promise<CallToolResult> {
+  const queues = await queueService(env).listQueues(args.host);
+  if (queues.length === 0) {
+    return toolResult({ queues }, "No queues yet. Create one with create_queue.");
+  }
+  const lines = queues.map((q) => {
+    const eta = q.eta_seconds === null ? "" : `, ETA ~${formatSeconds(q.eta_seconds)}`;
+    const order = q.waiting.length ? `; waiting: ${q.waiting.map((w) => w.job_id).join(", ")}` : "";
+    return `- ${q.name} on ${q.target}: ${q.running}/${q.concurrency} running, ${q.queued} queued${eta}${order}`;
+  });
+  return toolResult({ queues }, `${queues.length} queue(s):\n${lines.join("\n")}`);
 }
 
 export async function listTool(env: ToolEnv, args: v.InferOutput<typeof listInput>): Promise<CallToolResult> {

@@ -54,7 +54,23 @@ export const launchEntries = {
     ),
   ),
   name: v.optional(v.pipe(v.string(), v.description("Human label for the job."))),
-  queue: v.optional(v.pipe(v.string(), v.description("Named FIFO queue (local/ssh)."))),
+  queue: v.optional(
+    v.pipe(
+      v.string(),
+      v.description(
+        "Named FIFO queue (create_queue first): the job waits on its target for a slot, then runs; not for Slurm.",
+      ),
+    ),
+  ),
+  resources: v.optional(
+    v.pipe(
+      v.array(v.string("each resource must be a NAME=VALUE string")),
+      v.description(
+        'Resource locks such as ["gpu=0"]: the job starts only while no other job on the target holds any of them; ' +
+          "the command sees AWAITLESS_RESOURCES.",
+      ),
+    ),
+  ),
   client_request_id: v.optional(
     v.pipe(
       v.string(),
@@ -127,6 +143,14 @@ export const cancelInput = v.object({
   grace_period_seconds: v.optional(
     v.pipe(positive("grace_period_seconds"), v.description("SIGTERM, then SIGKILL after this long.")),
   ),
+});
+export const createQueueInput = v.object({
+  name: v.pipe(v.string("name must be a string"), v.description("Queue name: 1–64 of A-Z a-z 0-9 . _ -")),
+  concurrency: v.pipe(count("concurrency", 10_000), v.description("Jobs of the queue that run at once.")),
+  host: v.optional(v.pipe(v.string(), v.description("The queue's host (default: the local machine)."))),
+});
+export const listQueuesInput = v.object({
+  host: v.optional(v.pipe(v.string(), v.description("Only the queues of this host; omit for all queues."))),
 });
 const listStates = [...JOB_STATES, "active", "terminal"] as const;
 export const listInput = v.object({

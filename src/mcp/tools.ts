@@ -103,6 +103,23 @@ export const TOOLS: Record<string, ToolDef> = {
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     call: h.cancelTool as ToolDef["call"],
   },
+  create_queue: {
+    description:
+      "Create a named FIFO queue with a fixed concurrency on this machine or a host (idempotent for the same " +
+      "concurrency; another concurrency is refused naming the existing one). Jobs launched with queue: NAME wait on " +
+      "the target for a slot, with no client needed, and start in order. Not for Slurm (it schedules itself).",
+    schema: inputs.createQueueInput,
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    call: h.createQueueTool as ToolDef["call"],
+  },
+  list_queues: {
+    description:
+      "List named queues: concurrency, running and queued jobs, FIFO positions and an ETA from past runtimes. Use to " +
+      "see why a job is queued or how long a queue will take. Not for one job's state (get_job_status).",
+    schema: inputs.listQueuesInput,
+    annotations: readOnly,
+    call: h.listQueuesTool as ToolDef["call"],
+  },
   list_jobs: {
     description:
       "List recent jobs with IDs and states; filter by state (a state, 'active' or 'terminal'), host, queue, name. Use to " +

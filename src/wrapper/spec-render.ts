@@ -1,6 +1,9 @@
 // Renders a job's spec.sh (the client → wrapper half of the on-disk protocol); pure, validates its input.
 
 import { AwaitlessError } from "../core/errors.ts";
+import { QUEUE_NAME_RE, RESOURCE_RE } from "../core/queue-names.ts";
+
+export { QUEUE_NAME_RE, RESOURCE_RE };
 
 /** What the wrapper needs to run one job. Durations in whole seconds; see SPEC_DEFAULTS for omitted fields. */
 export interface SpecInput {
@@ -38,11 +41,6 @@ export interface SpecAdmission {
   /** Lock mechanism when `dir` is first used: auto (flock when installed, else mkdir) or mkdir. */
   lock?: "auto" | "mkdir";
 }
-
-/** Queue names: what a directory entry and a shell word can carry safely. */
-export const QUEUE_NAME_RE = /^[A-Za-z0-9._-]{1,64}$/;
-/** A resource lock: NAME=VALUE, each part like a queue name. */
-export const RESOURCE_RE = /^[A-Za-z0-9._-]{1,64}=[A-Za-z0-9._-]{1,64}$/;
 
 export const SPEC_DEFAULTS = {
   timeoutSeconds: 0,

@@ -14,13 +14,22 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
-import type { Backend, FullLog, LaunchInput, LogTail, Observation, Stream } from "../../core/backend.ts";
+import type {
+  Backend,
+  FullLog,
+  LaunchInput,
+  LogTail,
+  Observation,
+  QueueSnapshot,
+  Stream,
+} from "../../core/backend.ts";
 import { AwaitlessError } from "../../core/errors.ts";
 import type { ArtifactEntry, BackendId, Job } from "../../core/job.ts";
 import {
   FILES,
   readExitRecord,
   readHeartbeat,
+  readQueued,
   readStarted,
   renderSpec,
   WRAPPER_SHA256,
@@ -29,6 +38,7 @@ import {
 } from "../../wrapper/protocol.ts";
 import { collectLocalArtifacts } from "./artifacts-local.ts";
 import { readLocalLog, readLocalTail } from "./local-logs.ts";
+import { localQueueDir, readQueueSnapshot, removeWaitingEntry, toQueuedInfo } from "./local-queue.ts";
 import { isProcessAlive, localBootId, processStartTime } from "./proc.ts";
 import { parseSpecSecrets } from "./spec-secrets.ts";
 
@@ -38,10 +48,12 @@ export interface LocalBackendOptions {
   shell: string;
   tickSeconds?: number;
   heartbeatSeconds?: number;
+  /** Lock mechanism when the queue directory is first used (tests force mkdir); default auto. */
+  queueLock?: "auto" | "mkdir";
 }
 
 /** File names the waiters care about: the lifecycle, not the output. */
-const LIFECYCLE_FILES = new Set(["started", "exit", "cancel"]);
+const LIFECYCLE_FILES = new Set(["started", "exit", "cancel", "queued"]);
 
 /** A record's time with the file's millisecond mtime when it agrees with the record's whole seconds. */
 function fileTime(path: string, epochSeconds: number): string {
@@ -56,6 +68,7 @@ function fileTime(path: string, epochSeconds: number): string {
 
 export class LocalBackend implements Backend {
   readonly name = "local" as const;
+  readonly supportsAdmission = true;
   private wrapperPath: string | null = null;
 
   constructor(private readonly opts: LocalBackendOptions) {}
@@ -90,6 +103,15 @@ export class LocalBackend implements Backend {
         tickSeconds: this.opts.tickSeconds ?? 1,
         heartbeatSeconds: this.opts.heartbeatSeconds ?? 1,
         logCapBytes: input.logCapBytes,
+        ...(input.admission
+          ? {
+              admission: {
+                ...input.admission,
+                dir: localQueueDir(this.opts.dataDir),
+                lock: this.opts.queueLock ?? "auto",
+              },
+            }
+          : {}),
       });
       const secretHeader = `# secret_env: ${job.spec.secret_env.join(" ")}\n`;
       writeFileSync(join(job.job_dir, "spec.sh"), secretHeader + spec, { mode: 0o600 });
@@ -132,6 +154,7 @@ export class LocalBackend implements Backend {
     const exit = readExitRecord(dir);
     const started = readStarted(dir);
     const hb = readHeartbeat(dir);
+    const queued = started ? null : readQueued(dir);
     let wrapperAlive: boolean | null = null;
     const pid = started?.wrapperPid ?? job.backend_id?.wrapper_pid;
     if (pid) {
@@ -152,7 +175,7 @@ export class LocalBackend implements Backend {
         : null,
       exit: x
         ? {
-            exit_code: x.exitCode ?? 0,
+            exit_code: x.exitCode ?? null,
             signal: x.signal ?? null,
             reason: x.reason,
             finished_at: fileTime(join(dir, FILES.exit), x.finishedAtEpochSeconds),
@@ -160,6 +183,7 @@ export class LocalBackend implements Backend {
           }
         : null,
       wrapperAlive,
+      ...(queued ? { queued: toQueuedInfo(queued) } : {}),
       bootIdNow: localBootId(),
       heartbeat: hb
         ? {
@@ -177,6 +201,9 @@ export class LocalBackend implements Backend {
     if (!existsSync(dir)) return;
     // The wrapper escalates TERM → KILL after the grace period itself, so this survives our death.
     writeCancelRequest(dir, Math.ceil(graceSeconds));
+    // A waiting job taken out of line can never be admitted: its command never starts.
+    if (job.spec.queue || job.spec.resources)
+      removeWaitingEntry(localQueueDir(this.opts.dataDir), job.job_id);
     const started = readStarted(dir);
     if (started) {
       try {
@@ -186,6 +213,10 @@ export class LocalBackend implements Backend {
         // the group is already gone
       }
     }
+  }
+
+  async queueSnapshot(_host: string | null): Promise<QueueSnapshot> {
+    return readQueueSnapshot(localQueueDir(this.opts.dataDir));
   }
 
   async readTail(job: Job, stream: Stream, maxBytes: number): Promise<LogTail> {

@@ -1,0 +1,72 @@
+// `awaitless queue create|list`: named queues on this machine or a host.
+import { EXIT, invalid } from "../core/errors.ts";
+import type { QueueView } from "../core/service-types.ts";
+import type { CliIo, Ctx } from "./commands.ts";
+import { toJson } from "./output.ts";
+import { parseIntOption } from "./parse.ts";
+import { humanDuration, paint, type Style, styleFor, table } from "./render.ts";
+
+type Opts = Record<string, unknown> & { json?: boolean };
+
+function out(io: CliIo, text: string): void {
+  io.stdout.write(text.endsWith("\n") ? text : `${text}\n`);
+}
+
+export async function queueCommand(args: unknown[], io: CliIo, makeCtx: () => Promise<Ctx>): Promise<number> {
+  const opts = (args[args.length - 1] ?? {}) as Opts;
+  const action = String(args[0] ?? "");
+  const name = args[1] === undefined ? undefined : String(args[1]);
+  const host = opts.host === undefined ? undefined : String(opts.host);
+  if (action === "create") {
+    if (name === undefined) {
+      throw invalid("queue create needs a name", "awaitless queue create NAME --concurrency N");
+    }
+    if (opts.concurrency === undefined) {
+      throw invalid(
+        `queue create ${name} needs --concurrency`,
+        `awaitless queue create ${name} --concurrency N (N jobs run at once)`,
+      );
+    }
+    const concurrency = parseIntOption(opts.concurrency, "--concurrency", 1, 10_000);
+    const ctx = await makeCtx();
+    const q = await ctx.service.createQueue(name, concurrency, host);
+    if (opts.json) out(io, toJson(q));
+    else
+      out(
+        io,
+        `${q.created ? "created" : "already exists:"} queue ${q.name} on ${q.target}, concurrency ${q.concurrency}; use it with --queue ${q.name}`,
+      );
+    return EXIT.ok;
+  }
+  if (action === "list") {
+    if (name !== undefined)
+      throw invalid(`queue list takes no name (got ${name})`, "awaitless queue list [--host NAME]");
+    const ctx = await makeCtx();
+    const queues = await ctx.service.listQueues(host);
+    out(io, opts.json ? toJson({ queues }) : renderQueues(queues, styleFor(io.stdout, io.env)));
+    return EXIT.ok;
+  }
+  throw invalid(
+    `unknown queue action ${JSON.stringify(action)}`,
+    "use `awaitless queue create NAME --concurrency N` or `awaitless queue list`",
+  );
+}
+
+export function renderQueues(queues: QueueView[], style: Style): string {
+  if (queues.length === 0) return "no queues yet; create one: awaitless queue create NAME --concurrency N";
+  const rows = queues.map((q) => [
+    q.name,
+    q.target,
+    String(q.concurrency),
+    String(q.running),
+    String(q.queued),
+    q.eta_seconds === null ? "—" : `~${humanDuration(q.eta_seconds)}`,
+  ]);
+  const lines = [table(["QUEUE", "TARGET", "CONCURRENCY", "RUNNING", "QUEUED", "ETA"], rows, style)];
+  for (const q of queues) {
+    if (q.waiting.length === 0) continue;
+    const order = q.waiting.map((w) => `${w.position}. ${w.job_id}`).join("  ");
+    lines.push(`${paint(style, "dim", `${q.name} waiting:`)} ${order}`);
+  }
+  return lines.join("\n");
+}
