@@ -65,6 +65,14 @@ describe("release helpers", () => {
   });
 });
 
+test("docs/install.md lists every asset and names the darwin builds as untested", () => {
+  const doc = readFileSync(join(ROOT, "docs", "install.md"), "utf8");
+  for (const t of TARGETS) expect(doc).toContain(`| \`${assetName(t)}\` |`);
+  const untested = doc.slice(doc.indexOf("**Untested**"));
+  for (const name of ["darwin-arm64", "darwin-x64", "linux-arm64", "linux-x64-musl"])
+    expect(untested).toContain(name);
+});
+
 describe.if(ALL_TARGETS)("all targets (AWAITLESS_RELEASE_TEST=1 or AWAITLESS_REQUIRE_ALL=1)", () => {
   const out = mkdtempSync(join(tmpdir(), "awl-release-"));
   afterAll(() => rmSync(out, { recursive: true, force: true }));
