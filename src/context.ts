@@ -1,5 +1,6 @@
 // Builds what a command needs: config, store, backends and the job service.
 import { LocalBackend } from "./backends/local/local-backend.ts";
+import { SlurmBackend } from "./backends/slurm/slurm-backend.ts";
 import { SshBackend } from "./backends/ssh/ssh-backend.ts";
 import type { Ctx } from "./cli/commands.ts";
 import { loadConfig } from "./config/config.ts";
@@ -18,7 +19,15 @@ export function createContext(env: Record<string, string | undefined>, configFla
   });
   const service = new JobService(
     store,
-    { local, ssh: new SshBackend({ hosts: config.hosts }) },
+    {
+      local,
+      ssh: new SshBackend({ hosts: config.hosts }),
+      slurm: new SlurmBackend({
+        hosts: config.hosts,
+        pollIntervalMs: d.poll_interval_seconds * 1000,
+        launchGraceSeconds: d.launch_grace_seconds,
+      }),
+    },
     {
       maxReturnBytes: d.max_return_bytes,
       pollIntervalMs: d.poll_interval_seconds * 1000,

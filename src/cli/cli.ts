@@ -79,6 +79,10 @@ export function buildCli(bind: Bind = () => () => {}): CAC {
     .action(bind("inspect"));
   cli
     .command("doctor", "check that this machine can run jobs, and show where things live")
+    .option(
+      "--host <name>",
+      "also check an SSH/Slurm host: resolution, reachability, host key, auth, remote shell and directory",
+    )
     .action(bind("doctor"));
   cli
     .command("demo", "watch a job survive its client: submit, kill the waiter, recover from a new client")

@@ -75,7 +75,8 @@ async function printWait(io: CliIo, opts: Opts, ctx: Ctx, w: WaitResponse): Prom
   } else {
     out(io, renderWait(w, style));
   }
-  return w.wait_state === "complete" ? exitCodeFor(w.job_state) : EXIT.waitTimedOut;
+  if (w.wait_state === "complete") return exitCodeFor(w.job_state);
+  return w.host_unreachable ? EXIT.connection : EXIT.waitTimedOut;
 }
 
 export const COMMANDS: Record<string, Action> = {
@@ -196,7 +197,7 @@ export const COMMANDS: Record<string, Action> = {
     const ctx = await makeCtx();
     const s = await ctx.service.status(String(args[0]));
     out(io, opts.json ? toJson(s) : renderStatus(s, styleFor(io.stdout, io.env)));
-    return EXIT.ok;
+    return s.host_unreachable ? EXIT.connection : EXIT.ok;
   },
 
   async logs(args, io, makeCtx) {

@@ -42,8 +42,16 @@ async function inotifyWorks(dir: string): Promise<boolean> {
   }
 }
 
+/** `--host NAME`, else every configured host that uses SSH or Slurm. */
+function hostsToCheck(host: unknown, ctx: Ctx | null): string[] {
+  if (typeof host === "string" && host) return [host];
+  return Object.entries(ctx?.config.hosts ?? {})
+    .filter(([, h]) => h.backend === "ssh" || h.backend === "slurm" || h.hostname !== undefined)
+    .map(([name]) => name);
+}
+
 export async function doctor(
-  opts: { json?: boolean },
+  opts: { json?: boolean; host?: unknown },
   io: CliIo,
   makeCtx: () => Promise<Ctx>,
 ): Promise<number> {
@@ -126,6 +134,12 @@ export async function doctor(
       ? "readable: a reboot is reported as lost/host_rebooted"
       : "unavailable: a reboot is reported as lost/wrapper_killed",
   });
+  for (const name of hostsToCheck(opts.host, ctx)) {
+    const { sshDoctorChecks } = await import("../backends/ssh/doctor.ts");
+    for (const c of await sshDoctorChecks(name, ctx?.config.hosts ?? {})) {
+      checks.push(c); // each SSH check already names its host
+    }
+  }
   const failed = checks.filter((c) => !c.ok).length;
   if (opts.json) {
     io.stdout.write(JSON.stringify({ ok: failed === 0, checks }) + "\n");
@@ -133,8 +147,9 @@ export async function doctor(
     const style = styleFor(io.stdout, io.env);
     for (const c of checks) {
       const mark = c.ok ? paint(style, "green", "ok  ") : paint(style, "red", "FAIL");
-      io.stdout.write(`${mark} ${c.check.padEnd(12)} ${c.detail}\n`);
-      if (c.fix) io.stdout.write(`     ${"".padEnd(12)} fix: ${c.fix}\n`);
+      const width = Math.max(12, ...checks.map((x) => x.check.length));
+      io.stdout.write(`${mark} ${c.check.padEnd(width)} ${c.detail}\n`);
+      if (c.fix) io.stdout.write(`     ${"".padEnd(width)} fix: ${c.fix}\n`);
     }
   }
   return failed === 0 ? EXIT.ok : EXIT.internal;

@@ -91,6 +91,8 @@ export function renderStatus(s: JobStatus, style: Style): string {
   if (s.reason) rows.push(["reason", s.reason]);
   rows.push(["output", `${humanBytes(s.stdout_bytes)} stdout, ${humanBytes(s.stderr_bytes)} stderr`]);
   if (s.last_output_at) rows.push(["last output", ago(s.last_output_at)]);
+  if (s.host_unreachable)
+    rows.push(["unreachable", paint(style, "yellow", `${s.host_unreachable} (state as last seen)`)]);
   const w = Math.max(...rows.map(([k]) => k.length));
   return rows.map(([k, v]) => `${paint(style, "dim", k.padEnd(w))}  ${v}`).join("\n");
 }

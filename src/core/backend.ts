@@ -1,5 +1,6 @@
 // What every backend offers the job engine: launch, observe, cancel, read logs and artifacts, watch.
 import type { ArtifactEntry, BackendId, BackendName, Job } from "./job.ts";
+import type { Decision } from "./reconcile.ts";
 
 export interface LaunchInput {
   job: Job;
@@ -76,6 +77,11 @@ export interface Observation {
   unreachable?: string;
   /** Set while the job's wrapper waits for its queue or resources (no `started` yet). */
   queued?: QueuedInfo;
+  /**
+   * A scheduler's verdict (Slurm), for what the wrapper's files cannot say: queued with a pending reason, ends decided
+   * by the scheduler (time limit, out of memory, node failure), requeues. When set, it decides instead of the wrapper rules.
+   */
+  scheduler?: Decision;
 }
 
 export interface LogTail {
@@ -102,6 +108,8 @@ export interface Backend {
   readonly supportsAdmission?: boolean;
   /** The target's queue directory (backends with supportsAdmission). */
   queueSnapshot?(host: string | null): Promise<QueueSnapshot>;
+  /** Backend-specific launch options (Slurm resources), checked and canonicalized before anything is reserved. */
+  checkOptions?(raw: Record<string, string>): Record<string, string>;
   launch(input: LaunchInput): Promise<BackendId>;
   observe(job: Job): Promise<Observation>;
   /** Persisted intent already exists in the store; this signals the target. */

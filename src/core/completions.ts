@@ -51,7 +51,7 @@ export async function completions(
         })),
         next_cursor: formatCursor(page.length > 0 ? page[page.length - 1]!.seq : after),
         active_job_ids: active.map((j) => j.job_id),
-        unreachable_job_ids: [],
+        unreachable_job_ids: active.filter((j) => svc.unreachableReason(j.job_id)).map((j) => j.job_id),
         has_more: rows.length > limit,
         wait_timed_out: waited && rows.length === 0 && active.length > 0,
       };

@@ -50,6 +50,7 @@ export interface ServiceSettings {
 }
 
 export class JobService implements JobServiceApi {
+  private readonly unreachable = new Map<string, string>();
   constructor(
     readonly store: JobStore,
     private readonly backends: Partial<Record<Job["backend"], Backend>>,
@@ -95,6 +96,9 @@ export class JobService implements JobServiceApi {
         queue: s.defaultQueue,
         ...(s.hostQueues ? { hostQueues: s.hostQueues } : {}),
         cwd: s.callerCwd,
+        ...(this.backends.slurm?.checkOptions
+          ? { checkSlurmOptions: (raw: Record<string, string>) => this.backends.slurm!.checkOptions!(raw) }
+          : {}),
       },
       s.callerEnv,
     );
@@ -105,7 +109,8 @@ export class JobService implements JobServiceApi {
     const res = this.store.reserve(
       {
         job_id: jobId,
-        state: admission ? "queued" : "starting",
+        // a Slurm job waits on the scheduler first (queued), then its allocation starts the wrapper (starting)
+        state: v.spec.backend === "slurm" || admission ? "queued" : "starting",
         spec: v.spec,
         fingerprint: v.fingerprint,
         client_request_id: v.clientRequestId,
@@ -245,12 +250,22 @@ export class JobService implements JobServiceApi {
     return `${this.store.path.replace(/awaitless\.db$/, "")}jobs/${jobId}`;
   }
 
+  /** Why the last observation of a job could not reach its host (cleared once it can): CLI exit 7. */
+  unreachableReason(jobId: string): string | undefined {
+    return this.unreachable.get(jobId);
+  }
+
   /** Observes the job's wrapper and applies the reconcile rules; returns the job as stored afterwards. */
   async refresh(jobId: string): Promise<StoredJob> {
     const job = this.getJob(jobId);
-    if (isTerminal(job.state)) return job;
+    if (isTerminal(job.state)) {
+      this.unreachable.delete(jobId);
+      return job;
+    }
     const backend = this.backendFor(job);
     const obs = await backend.observe(job);
+    if (obs.unreachable) this.unreachable.set(jobId, obs.unreachable);
+    else this.unreachable.delete(jobId);
     const d = decide(job, obs, { nowMs: Date.now(), launchGraceSeconds: this.settings.launchGraceSeconds });
     if (d.kind === "none") return job;
     if (d.kind === "unreachable") {
@@ -331,6 +346,19 @@ export class JobService implements JobServiceApi {
         result: this.resultOf(job)!,
       };
     }
+    const unreachable = this.unreachable.get(job.job_id);
+    if (unreachable) {
+      return {
+        job_id: job.job_id,
+        job_state: job.state,
+        wait_state: "client_timeout",
+        delivery_state: "pending",
+        status_message: unreachable,
+        host_unreachable: unreachable,
+        next_action: `The job's host cannot be reached now; the job keeps its state (${job.state}) and may still be running. Call wait_for_job with job_id ${job.job_id} again once the host is reachable.`,
+        next_command: `awaitless wait ${job.job_id}`,
+      };
+    }
     const backend = this.backendFor(job);
     const redactor = new Redactor(Object.values(await backend.secretValues(job)));
     const tails = await readTails(backend, job, this.settings.maxReturnBytes, redactor);
@@ -391,6 +419,8 @@ export class JobService implements JobServiceApi {
   async status(jobId: string): Promise<JobStatus> {
     const job = await this.refresh(jobId);
     const st = this.toStatus(job);
+    const unreachable = this.unreachable.get(jobId);
+    if (unreachable) return { ...st, host_unreachable: unreachable };
     if (!isTerminal(job.state) && job.state !== "starting") {
       const obs = await this.backendFor(job).observe(job);
       if (obs.heartbeat) {

@@ -73,6 +73,9 @@ const MIGRATIONS: string[] = [
    );`,
 ];
 
+/** The schema version a fresh or migrated database ends at (PRAGMA user_version). */
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
 export const ACTIVE_SQL = "('queued','starting','running','stalled')";
 
 interface JobRow {

@@ -18,6 +18,8 @@ export interface LaunchDefaults {
   /** `[hosts.NAME] queue`: the queue of jobs sent to that host; it wins over `queue`. */
   hostQueues?: Readonly<Record<string, string>>;
   cwd: string;
+  /** The Slurm backend's option allowlist (keys canonicalized, values checked); absent → options kept as given. */
+  checkSlurmOptions?: (raw: Record<string, string>) => Record<string, string>;
 }
 
 export interface ValidatedLaunch {
@@ -118,6 +120,12 @@ export function validateLaunch(
   }
   const queue =
     req.queue ?? (backend === "slurm" ? null : ((host && defaults.hostQueues?.[host]) ?? defaults.queue));
+  if (req.queue && backend === "slurm") {
+    throw invalid(
+      `--queue ${JSON.stringify(req.queue)} was given with the slurm backend`,
+      "drop --queue: Slurm schedules the job itself (choose a partition with --slurm-option partition=NAME)",
+    );
+  }
   if (queue !== null && !QUEUE_NAME_RE.test(queue)) {
     throw invalid(
       `bad queue name ${JSON.stringify(queue)}${req.queue === undefined ? " (from the config's queue setting)" : ""}`,
@@ -125,13 +133,15 @@ export function validateLaunch(
     );
   }
   const resources = validateResources(req.resources, backend);
-  const slurmOptions = { ...(req.slurm_options ?? {}) };
-  if (Object.keys(slurmOptions).length > 0 && backend !== "slurm") {
+  const rawSlurm = { ...(req.slurm_options ?? {}) };
+  if (Object.keys(rawSlurm).length > 0 && backend !== "slurm") {
     throw invalid(
       "--slurm-option only applies to the slurm backend",
       "add --backend slurm or drop the option",
     );
   }
+  // allowlisted keys in canonical form (cpus-per-task → cpus_per_task), each value checked before any side effect
+  const slurmOptions = defaults.checkSlurmOptions ? defaults.checkSlurmOptions(rawSlurm) : rawSlurm;
   const clientRequestId = req.client_request_id ?? null;
   if (clientRequestId !== null && !CLIENT_REQUEST_ID_RE.test(clientRequestId)) {
     throw invalid(

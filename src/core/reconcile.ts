@@ -29,6 +29,9 @@ export function decide(job: Job, obs: Observation, ctx: ReconcileContext): Decis
     return { kind: "none" };
   if (job.state === "timed_out" || job.state === "lost") return { kind: "none" };
 
+  // Rule 1b: a scheduler's verdict (Slurm: pending reasons, its own time limit, OOM, requeue) decides.
+  if (obs.scheduler) return obs.scheduler;
+
   // Rule 2: the exit record is the truth about how the command ended, whoever reads it first.
   if (obs.exit) return fromExit(job, obs);
 

@@ -45,6 +45,8 @@ export interface JobStatus {
   last_output_at: string | null;
   client_request_id: string | null;
   backend_id: Record<string, unknown> | null;
+  /** Set when the job's host could not be reached just now: the state shown is the last known one. */
+  host_unreachable?: string;
 }
 
 export interface SubmitResponse {
@@ -68,6 +70,8 @@ export interface WaitResponse {
   stdout_tail?: string;
   stderr_tail?: string;
   status_message?: string;
+  /** Set when the wait ended because the job's host cannot be reached (the job keeps its state). */
+  host_unreachable?: string;
   next_action?: string;
   next_command?: string;
 }

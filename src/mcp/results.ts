@@ -66,8 +66,15 @@ export function nextDetachedAction(jobId: string, state: JobState): string {
 export function mcpWait<T extends WaitResponse>(resp: T): T {
   const out = { ...resp };
   delete out.next_command;
-  if (out.delivery_state === "pending") out.next_action = nextWaitAction(out.job_id, out.job_state);
-  else delete out.next_action;
+  if (out.delivery_state === "pending") {
+    out.next_action = nextWaitAction(out.job_id, out.job_state);
+    // A held call may end many times before the job does: each pending answer carries only a short tail, so
+    // repeated waits do not re-send the whole budget (get_job_logs reads more).
+    if (out.stdout_tail !== undefined)
+      out.stdout_tail = boundedTail(out.stdout_tail, PENDING_TAIL_LINES, PENDING_TAIL_BYTES);
+    if (out.stderr_tail !== undefined)
+      out.stderr_tail = boundedTail(out.stderr_tail, PENDING_TAIL_LINES, PENDING_TAIL_BYTES);
+  } else delete out.next_action;
   return out;
 }
 
@@ -81,10 +88,10 @@ export function describeResult(result: JobResult): string {
         : `ended ${result.state}${result.reason ? ` (${result.reason})` : ""}`;
   const lines = [`Job ${result.job_id} ${how}${duration}.`];
   if (result.digest.length > 0) lines.push(`Digest:\n${result.digest.slice(0, 5).join("\n")}`);
-  const tail = lastLines(result.stdout_tail, 10);
+  const tail = boundedTail(result.stdout_tail, 10, TEXT_TAIL_BYTES);
   if (tail) lines.push(`Last stdout lines:\n${tail}`);
   if (result.state !== "succeeded") {
-    const errTail = lastLines(result.stderr_tail, 10);
+    const errTail = boundedTail(result.stderr_tail, 10, TEXT_TAIL_BYTES);
     if (errTail) lines.push(`Last stderr lines:\n${errTail}`);
   }
   if (result.truncated) lines.push("Tails are truncated; get_job_logs reads more.");
@@ -112,4 +119,19 @@ export function formatSeconds(seconds: number): string {
 function lastLines(text: string, count: number): string {
   const lines = text.replace(/\n+$/, "").split("\n");
   return lines.slice(-count).join("\n").trim() === "" ? "" : lines.slice(-count).join("\n");
+}
+
+/** Lines and bytes of a still-running job's tails in each pending answer, and of each tail in the human text. */
+const PENDING_TAIL_LINES = 20;
+const PENDING_TAIL_BYTES = 2048;
+const TEXT_TAIL_BYTES = 1500;
+
+/** The last `count` lines, at most `maxBytes` (cut at a character boundary from the end). */
+export function boundedTail(text: string, count: number, maxBytes: number): string {
+  const tail = lastLines(text, count);
+  const bytes = Buffer.from(tail);
+  if (bytes.length <= maxBytes) return tail;
+  let start = bytes.length - maxBytes;
+  while (start < bytes.length && (bytes[start]! & 0xc0) === 0x80) start++;
+  return `…${bytes.subarray(start).toString("utf8")}`;
 }

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { newJobId } from "../../src/core/ids.ts";
 import type { JobSpec } from "../../src/core/job.ts";
-import { JobStore, type NewJob } from "../../src/core/job-store.ts";
+import { JobStore, type NewJob, SCHEMA_VERSION } from "../../src/core/job-store.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "awl-store-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -59,7 +59,8 @@ describe("JobStore", () => {
     expect(statSync(store.path).mode & 0o777).toBe(0o600);
     const raw = new Database(store.path);
     expect((raw.query("PRAGMA journal_mode").get() as { journal_mode: string }).journal_mode).toBe("wal");
-    expect((raw.query("PRAGMA user_version").get() as { user_version: number }).user_version).toBe(1);
+    expect((raw.query("PRAGMA user_version").get() as { user_version: number }).user_version).toBe(SCHEMA_VERSION);
+    expect(SCHEMA_VERSION).toBeGreaterThanOrEqual(1);
     raw.close();
   });
 

@@ -15,7 +15,7 @@ import { type CommandRunner, LocalRunner } from "./runner.ts";
 import { renderSbatchScript } from "./sbatch-script.ts";
 import { isLocalLoginNode, SlurmHost, slurmHostSettings } from "./slurm-host.ts";
 import { type ObserveDeps, observeJob } from "./slurm-observe.ts";
-import { formatSlurmTime, mergeSlurmOptions } from "./slurm-options.ts";
+import { formatSlurmTime, mergeSlurmOptions, validateSlurmOptions } from "./slurm-options.ts";
 import { submitBatch } from "./slurm-submit.ts";
 import { SshRunner } from "./ssh-runner.ts";
 
@@ -54,6 +54,11 @@ export class SlurmBackend implements Backend {
   };
 
   constructor(private readonly opts: SlurmBackendOptions) {}
+
+  /** The allowlist: each key and value checked, keys in canonical form (they feed the fingerprint). */
+  checkOptions(raw: Record<string, string>): Record<string, string> {
+    return validateSlurmOptions(raw, "--slurm-option") as Record<string, string>;
+  }
 
   host(name: string | null): SlurmHost {
     if (!name)
