@@ -10,6 +10,10 @@ export async function startMcp(ctx: Ctx): Promise<void> {
     resolveMcpConfig({
       inlineWindowMs: d.inline_timeout_seconds * 1000,
       holdBudgetMs: d.hold_budget_seconds * 1000,
+      holdBudgetByClientMs: Object.fromEntries(
+        Object.entries(d.hold_budget_by_client_seconds).map(([name, s]) => [name, s * 1000]),
+      ),
+      progressIntervalMs: d.progress_interval_seconds * 1000,
       taskTtlMs: d.task_ttl_seconds * 1000,
       taskPollIntervalMs: d.task_poll_interval_seconds * 1000,
       maxReturnBytes: d.max_return_bytes,

@@ -34,6 +34,10 @@ const DefaultsSchema = v.strictObject({
   retention_max_jobs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
   /** MCP: seconds a held call may last before answering `client_timeout`. */
   hold_budget_seconds: v.optional(seconds(86_400)),
+  /** MCP: per-client hold budgets in seconds, keyed by a prefix of the client's name (clientInfo.name). */
+  hold_budget_by_client_seconds: v.optional(v.record(v.string(), seconds(86_400))),
+  /** MCP: seconds between progress notifications on held calls (at most 10). */
+  progress_interval_seconds: v.optional(v.pipe(v.number(), v.minValue(0.1), v.maxValue(10))),
   /** MCP: seconds a task handle stays visible after creation (never cancels work). */
   task_ttl_seconds: v.optional(seconds(30 * 86_400)),
   /** MCP: seconds suggested to Tasks clients between tasks/get calls. */
@@ -77,6 +81,8 @@ export interface Defaults {
   retention_days: number;
   retention_max_jobs: number;
   hold_budget_seconds: number;
+  hold_budget_by_client_seconds: Record<string, number>;
+  progress_interval_seconds: number;
   task_ttl_seconds: number;
   task_poll_interval_seconds: number;
 }
@@ -95,6 +101,8 @@ export const DEFAULTS: Defaults = {
   retention_days: 30,
   retention_max_jobs: 10_000,
   hold_budget_seconds: 50,
+  hold_budget_by_client_seconds: {},
+  progress_interval_seconds: 5,
   task_ttl_seconds: 7 * 86_400,
   task_poll_interval_seconds: 5,
 };
