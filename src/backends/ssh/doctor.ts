@@ -1,6 +1,8 @@
-// `doctor --host NAME` for SSH hosts: resolution, reachability + host key + auth, sh and utilities, remote dir.
+// `doctor --host NAME` for SSH hosts: resolution, transport (and why), reachability + host key + auth, sh and
+// utilities, remote dir. Each check names its host ("box: resolution").
 import type { HostConfig } from "../../config/config.ts";
 import { AwaitlessError } from "../../core/errors.ts";
+import { masterPid, resolveOpenssh } from "./openssh-command.ts";
 import { SshHost } from "./ssh-host.ts";
 import { resolveHostSettings, type SshHostSettings } from "./ssh-target.ts";
 
@@ -37,22 +39,9 @@ export async function sshDoctorChecks(
   } catch (e) {
     return [failed(`${name}: resolution`, e)];
   }
-  const t = settings.target;
-  const via = t.jump ? ` via ${t.jump.user}@${t.jump.host}:${t.jump.port}` : "";
-  checks.push({
-    check: `${name}: resolution`,
-    ok: true,
-    detail: `${t.user}@${t.host}:${t.port}${via}; ${hosts[name] ? `[hosts.${name}] + ` : ""}ssh config ${settings.configFiles.join(", ") || "(none found)"}`,
-  });
-  checks.push({
-    check: `${name}: transport`,
-    ok: settings.transport === "ssh2",
-    detail:
-      settings.transport === "ssh2"
-        ? "built-in SSH client (ssh2)"
-        : 'transport = "openssh" is not supported yet',
-    ...(settings.transport === "ssh2" ? {} : { fix: `remove transport from [hosts.${name}]` }),
-  });
+  const rows = await describeTransport(name, hosts[name], settings);
+  checks.push(...rows);
+  if (rows.some((r) => !r.ok)) return checks;
   const host = new SshHost(settings);
   try {
     try {
@@ -60,7 +49,10 @@ export async function sshDoctorChecks(
       checks.push({
         check: `${name}: connection, host key, authentication`,
         ok: true,
-        detail: `connected${t.agentSocket ? ` (agent ${t.agentSocket} offered)` : ""}`,
+        detail:
+          settings.transport === "ssh2"
+            ? `connected${settings.target.agentSocket ? ` (agent ${settings.target.agentSocket} offered)` : ""}`
+            : "connected through the ControlMaster socket",
       });
     } catch (e) {
       checks.push(failed(`${name}: connection, host key, authentication`, e));
@@ -98,4 +90,54 @@ export async function sshDoctorChecks(
     host.close();
   }
   return checks;
+}
+
+const OPENSSH_WHY =
+  'set transport = "openssh" in [hosts.NAME] for hosts that need Kerberos/GSSAPI, OpenSSH certificates, FIDO keys, 2FA, Match or ProxyCommand';
+
+/** The resolution and transport rows: which client reaches the host, and why. */
+async function describeTransport(
+  name: string,
+  entry: HostConfig | undefined,
+  settings: SshHostSettings,
+): Promise<SshDoctorCheck[]> {
+  const files = settings.configFiles.join(", ");
+  if (settings.transport === "ssh2") {
+    const t = settings.target;
+    const via = t.jump ? ` via ${t.jump.user}@${t.jump.host}:${t.jump.port}` : "";
+    return [
+      {
+        check: `${name}: resolution`,
+        ok: true,
+        detail: `${t.user}@${t.host}:${t.port}${via}; ${entry ? `[hosts.${name}] + ` : ""}ssh config ${files || "(none found)"}`,
+      },
+      {
+        check: `${name}: transport`,
+        ok: true,
+        detail:
+          entry?.transport === "ssh2"
+            ? `built-in SSH client (ssh2): [hosts.${name}] sets transport = "ssh2"`
+            : `built-in SSH client (ssh2), the default; ${OPENSSH_WHY.replace("NAME", name)}`,
+      },
+    ];
+  }
+  const t = settings.openssh;
+  try {
+    const r = await resolveOpenssh(t);
+    const pid = await masterPid(t, r);
+    return [
+      {
+        check: `${name}: resolution`,
+        ok: true,
+        detail: `${r.user}@${r.hostname}:${r.port}${r.proxy ? ` via ${r.proxy}` : ""}; by \`ssh -G ${t.destination}\`${files ? ` with -F ${files}` : ""}`,
+      },
+      {
+        check: `${name}: transport`,
+        ok: true,
+        detail: `system OpenSSH client, because [hosts.${name}] sets transport = "openssh"; ControlMaster socket ${r.controlPath} (${r.controlPathFrom}): ${pid !== null ? `master running${pid > 0 ? ` (pid ${pid})` : ""}` : "no master yet, one is opened in BatchMode on first use"}`,
+      },
+    ];
+  } catch (e) {
+    return [failed(`${name}: resolution`, e)];
+  }
 }

@@ -42,13 +42,6 @@ export class SshBackend implements Backend {
       const settings = this.opts.resolve
         ? this.opts.resolve(name)
         : resolveHostSettings(name, this.opts.hosts);
-      if (settings.transport === "openssh") {
-        throw new AwaitlessError(
-          "config_invalid",
-          `[hosts.${name}] sets transport = "openssh", which this build does not support yet`,
-          `remove transport from [hosts.${name}] to use the built-in SSH client`,
-        );
-      }
       const host = new SshHost(settings);
       h = { host, watch: new SshWatch(host) };
       this.hosts.set(name, h);

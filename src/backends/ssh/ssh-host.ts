@@ -2,10 +2,12 @@
 // the prepared remote job root with the wrapper uploaded once per version, scripts run over it, batched observes.
 import { AwaitlessError } from "../../core/errors.ts";
 import { WRAPPER_SHA256, WRAPPER_TEXT } from "../../wrapper/protocol.ts";
+import { OpensshTransport } from "./openssh-transport.ts";
 import { OBSERVE, PREPARE, REMOTE_SHELL_COMMAND, script } from "./remote-scripts.ts";
 import { type ObserveReport, parseObserveReport } from "./ssh-observe.ts";
-import { type ExecResult, SshSession } from "./ssh-session.ts";
+import { SshSession } from "./ssh-session.ts";
 import type { SshHostSettings } from "./ssh-target.ts";
+import type { ExecResult, SshTransport } from "./ssh-transport.ts";
 
 export const WRAPPER_FILE = `wrapper-${WRAPPER_SHA256.slice(0, 16)}.sh`;
 
@@ -28,7 +30,7 @@ export function keyValues(text: string): Record<string, string> {
 }
 
 export class SshHost {
-  private sessionP: Promise<SshSession> | null = null;
+  private sessionP: Promise<SshTransport> | null = null;
   private preparedP: Promise<PreparedRoot> | null = null;
   private wrapperUploaded = false;
   private pending: { dir: string; resolve: (r: ObserveReport) => void; reject: (e: unknown) => void }[] = [];
@@ -42,13 +44,16 @@ export class SshHost {
   }
 
   /** The open connection, or a new one (one connect at a time; a failed connect is not cached). */
-  session(): Promise<SshSession> {
+  session(): Promise<SshTransport> {
     if (this.sessionP) return this.sessionP;
-    const p = SshSession.connect(this.settings.target).then((s) => {
-      s.onClose(() => {
+    const s = this.settings;
+    const connecting: Promise<SshTransport> =
+      s.transport === "openssh" ? OpensshTransport.connect(s.openssh) : SshSession.connect(s.target);
+    const p = connecting.then((t) => {
+      t.onClose(() => {
         if (this.sessionP === p) this.sessionP = null;
       });
-      return s;
+      return t;
     });
     this.sessionP = p;
     p.catch(() => {

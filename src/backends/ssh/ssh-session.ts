@@ -4,6 +4,7 @@ import type { AnyAuthMethod, Client, ClientChannel, ConnectConfig, SFTPWrapper }
 import { AwaitlessError } from "../../core/errors.ts";
 import { type AuthPlan, authFailure, type ParsedKeyResult, planAuth } from "./ssh-auth.ts";
 import { decideHostKey, type HostKeyPolicy, hostKeyAlgorithms } from "./ssh-host-key.ts";
+import type { ExecResult, SshTransport, StreamHandle } from "./ssh-transport.ts";
 
 export interface SessionTarget {
   /** The name the user gave (messages). */
@@ -20,16 +21,7 @@ export interface SessionTarget {
   jump?: SessionTarget;
 }
 
-export interface ExecResult {
-  code: number | null;
-  signal: string | null;
-  stdout: Buffer;
-  stderr: Buffer;
-}
-
-export interface StreamHandle {
-  close(): void;
-}
+export type { ExecResult, StreamHandle } from "./ssh-transport.ts";
 
 type Ssh2 = typeof import("ssh2");
 let ssh2: Ssh2 | null = null;
@@ -78,7 +70,8 @@ class Semaphore {
   }
 }
 
-export class SshSession {
+export class SshSession implements SshTransport {
+  readonly kind = "ssh2" as const;
   private closed = false;
   private sftpP: Promise<SFTPWrapper> | null = null;
   private readonly channels = new Semaphore(6);

@@ -1,6 +1,9 @@
 // Turns a host name into connection settings: a [hosts.NAME] entry in our config over ~/.ssh/config resolution.
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import type { HostConfig } from "../../config/config.ts";
 import { AwaitlessError } from "../../core/errors.ts";
+import { DEFAULT_PERSIST_SECONDS, type OpensshTarget } from "./openssh-command.ts";
 import { agentSocketFor } from "./ssh-auth.ts";
 import {
   localSshContext,
@@ -10,16 +13,18 @@ import {
 } from "./ssh-config.ts";
 import type { SessionTarget } from "./ssh-session.ts";
 
-export interface SshHostSettings {
+interface CommonSettings {
   name: string;
-  target: SessionTarget;
   /** As configured (default ~/.awaitless); `~` is the remote home, expanded on the host. */
   remoteJobDir: string;
   operationTimeoutMs: number;
-  transport: "ssh2" | "openssh";
-  /** The ssh config files that were read (doctor). */
+  /** The ssh config files that were read, or are passed to `ssh -F` (doctor). */
   configFiles: string[];
 }
+
+/** The built-in client (ssh2, our resolver) or the system OpenSSH client (its own resolution via `ssh -G`). */
+export type SshHostSettings = CommonSettings &
+  ({ transport: "ssh2"; target: SessionTarget } | { transport: "openssh"; openssh: OpensshTarget });
 
 export const DEFAULT_REMOTE_JOB_DIR = "~/.awaitless";
 export const DEFAULT_CONNECT_TIMEOUT_MS = 15_000;
@@ -75,6 +80,7 @@ export function resolveHostSettings(
   ctx: Ctx = localSshContext(),
 ): SshHostSettings {
   const entry = hosts[name];
+  if (entry?.transport === "openssh") return opensshSettings(name, entry, ctx);
   const alias = entry?.hostname ?? name;
   const r = resolveSshHost(alias, ctx);
   const target = targetFrom(name, r, entry, ctx);
@@ -101,7 +107,58 @@ export function resolveHostSettings(
     remoteJobDir: entry?.remote_job_dir ?? DEFAULT_REMOTE_JOB_DIR,
     operationTimeoutMs:
       entry?.operation_timeout !== undefined ? entry.operation_timeout * 1000 : DEFAULT_OPERATION_TIMEOUT_MS,
-    transport: entry?.transport ?? "ssh2",
+    transport: "ssh2",
     configFiles: r.configFiles,
+  };
+}
+
+// The passwd home of this user (Bun's userInfo() reports $HOME instead).
+function passwdHome(): string | undefined {
+  const uid = String(process.getuid?.() ?? "");
+  try {
+    const line = readFileSync("/etc/passwd", "utf8")
+      .split("\n")
+      .find((l) => l.split(":")[2] === uid);
+    return line?.split(":")[5] || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * transport = "openssh": `ssh` resolves the destination itself (Match, ProxyCommand and all). [hosts.NAME] fields
+ * become options; like the built-in client, ~/.ssh/config means $HOME's, passed with -F when $HOME is not the
+ * passwd home (ssh alone would read the passwd home's).
+ */
+function opensshSettings(name: string, entry: HostConfig, ctx: Ctx): SshHostSettings {
+  const args: string[] = [];
+  const configFiles: string[] = [];
+  const own = join(ctx.home, ".ssh", "config");
+  const pw = passwdHome();
+  if (pw !== undefined && pw !== ctx.home && existsSync(own)) {
+    args.push("-F", own);
+    configFiles.push(own);
+  }
+  if (entry.port !== undefined) args.push("-p", String(entry.port));
+  if (entry.user !== undefined) args.push("-l", entry.user);
+  if (entry.identity_file !== undefined) args.push("-i", expandHome(entry.identity_file, ctx.home));
+  if (entry.connect_timeout !== undefined) args.push("-o", `ConnectTimeout=${entry.connect_timeout}`);
+  const operationTimeoutMs =
+    entry.operation_timeout !== undefined ? entry.operation_timeout * 1000 : DEFAULT_OPERATION_TIMEOUT_MS;
+  return {
+    name,
+    transport: "openssh",
+    openssh: {
+      label: name,
+      destination: entry.hostname ?? name,
+      args,
+      connectTimeoutMs:
+        entry.connect_timeout !== undefined ? entry.connect_timeout * 1000 : DEFAULT_CONNECT_TIMEOUT_MS,
+      operationTimeoutMs,
+      persistSeconds: DEFAULT_PERSIST_SECONDS,
+    },
+    remoteJobDir: entry.remote_job_dir ?? DEFAULT_REMOTE_JOB_DIR,
+    operationTimeoutMs,
+    configFiles,
   };
 }

@@ -2,7 +2,7 @@
 // (and output sizes for followers); waiters resolve on the next change of their job. No per-job polling.
 import { REMOTE_SHELL_COMMAND, script, WATCH } from "./remote-scripts.ts";
 import type { SshHost } from "./ssh-host.ts";
-import type { StreamHandle } from "./ssh-session.ts";
+import type { StreamHandle } from "./ssh-transport.ts";
 
 /** Remote check period (seconds, decimal): completion is seen within about this plus one round trip. */
 export const WATCH_INTERVAL = "0.25";
