@@ -185,10 +185,6 @@ awl_monitor() {
   last_out=0 last_err=0 last_prog=0 last_change=$awl_started_at last_hb=0
   while :; do
     [ -n "$pid" ] || awl_read_started
-    if [ -n "$awl_q_slot" ] && [ -z "$awl_q_marked" ] && [ -n "$pid" ]; then
-      awl_q_marked=1
-      awl_q_mark_running "$pid" "$pgid"
-    fi
     kill -0 "$awl_wrapper_pid" 2>/dev/null || exit 0
     awl_stat
     if [ "$awl_cap" -gt 0 ]; then
@@ -563,8 +559,8 @@ awl_q_admit() {
   done
 }
 
-# awl_q_mark_running PID PGID (monitor, once): add the command's pid and group to the slot, so that a slot whose
-# wrapper was killed stays held while its command still runs.
+# awl_q_mark_running PID PGID (the command's own process, before `started`): add its pid and group to the slot,
+# so that a slot whose wrapper was killed stays held while the command still runs.
 awl_q_mark_running() {
   { cat "$awl_q_slot" && printf '%s\n' "pid=$1" "pgid=$2"; } >"$awl_q_root/tmp/$AWL_JOB_ID" 2>/dev/null &&
     mv -f "$awl_q_root/tmp/$AWL_JOB_ID" "$awl_q_slot"
@@ -584,7 +580,7 @@ cd "$awl_dir" || {
   awl_log "cannot enter job directory '$awl_dir'; create it (0700) with spec.sh inside"
   exit 2
 }
-awl_cap=0 awl_q_slot='' awl_q_entry='' awl_q_root='' awl_q_marked=''
+awl_cap=0 awl_q_slot='' awl_q_entry='' awl_q_root=''
 AWL_QUEUE='' AWL_RESOURCES='' AWL_QUEUE_DIR='' AWL_QUEUE_LOCK=''
 : >>stdout
 : >>stderr
@@ -667,6 +663,7 @@ fi
   fi
   awl_pgid=''
   [ "$awl_group" = 1 ] && awl_pgid=$awl_pid
+  [ -z "$awl_q_slot" ] || awl_q_mark_running "$awl_pid" "$awl_pgid"
   awl_put "$awl_dir/started" "protocol=1" "wrapper_pid=$awl_wrapper_pid" "pid=$awl_pid" "pgid=$awl_pgid" \
     "boot_id=$awl_boot_id" "proc_start=$awl_proc_start" "started_at=$awl_started_at"
   export AWAITLESS_JOB_ID="$AWL_JOB_ID" AWAITLESS_JOB_DIR="$awl_dir" AWAITLESS_PROGRESS_FILE="$awl_dir/progress"
