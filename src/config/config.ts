@@ -50,7 +50,8 @@ const HostSchema = v.looseObject({
   user: v.optional(v.string()),
   identity_file: v.optional(v.string()),
   backend: v.optional(v.picklist(["ssh", "slurm"])),
-  transport: v.optional(v.picklist(["ssh2", "openssh"])),
+  /** How the host's commands are run: ssh2 (built-in), openssh (system client), local (Slurm: this is the login node). */
+  transport: v.optional(v.picklist(["ssh2", "openssh", "local"])),
   remote_job_dir: v.optional(v.string()),
   connect_timeout: v.optional(seconds(600)),
   operation_timeout: v.optional(seconds(3600)),

@@ -41,12 +41,14 @@ export function slurmHostSettings(name: string, hosts: Record<string, HostConfig
 }
 
 /**
- * True when the cluster's login node is this machine: the host `localhost` (or `local`) with no SSH settings of its
- * own in [hosts.NAME]. Every other host is reached over SSH.
+ * True when the cluster's login node is this machine: `transport = "local"` in [hosts.NAME] says so explicitly;
+ * without a transport, the host `localhost` (or `local`) with no SSH settings of its own counts too (fallback).
+ * Every other host is reached over SSH.
  */
 export function isLocalLoginNode(name: string, hosts: Record<string, HostConfig>): boolean {
-  if (name !== "localhost" && name !== "local") return false;
   const h = hosts[name];
+  if (h?.transport !== undefined) return h.transport === "local";
+  if (name !== "localhost" && name !== "local") return false;
   return h === undefined || (h.hostname === undefined && h.port === undefined && h.user === undefined);
 }
 
