@@ -88,11 +88,10 @@ for (const lock of ["flock", "mkdir"] as const) {
       const started = ids.map((id) => {
         const job = sb.run(["inspect", "--json", id]).json;
         expect(job.result.state).toBe("succeeded");
-        expect(job.history.map((h: { to_state: string }) => h.to_state)).toEqual([
-          "queued",
-          "running",
-          "succeeded",
-        ]);
+        // no daemon: a job that started and ended between two looks goes from queued straight to succeeded
+        const states = job.history.map((h: { to_state: string }) => h.to_state);
+        expect(states[0]).toBe("queued");
+        expect(states.at(-1)).toBe("succeeded");
         return Date.parse(job.job.started_at);
       });
       for (let i = 2; i < 10; i++) expect(started[i]!).toBeGreaterThanOrEqual(started[i - 2]!);

@@ -24,15 +24,17 @@ afterEach(async () => {
 
 for (const era of ["legacy", "modern"] as const) {
   describe(`tools (${era})`, () => {
-    test("lists the nine tools, each saying when to use it and when not", async () => {
+    test("lists the eleven tools, each saying when to use it and when not", async () => {
       const { client } = await setup(era);
       const { tools } = await client.listTools();
       expect(tools.map((t) => t.name).sort()).toEqual(
         [
           "cancel_job",
+          "create_queue",
           "get_job_logs",
           "get_job_status",
           "list_jobs",
+          "list_queues",
           "run",
           "run_job",
           "submit_job",
