@@ -42,9 +42,14 @@ export class CountingRunner extends LocalRunner {
   readonly calls: { program: string; argv: string[]; atMs: number }[] = [];
   /** When set, the next call of this program runs, then its reply is thrown away (a dropped connection). */
   cutAfter: string | null = null;
+  /** Programs whose calls fail as if the connection were down (they never run). */
+  readonly blocked = new Set<string>();
 
   override async exec(argv: readonly string[], opts: ExecOptions): Promise<RunResult> {
     const program = argv[0] ?? "";
+    if (this.blocked.has(program)) {
+      throw new AwaitlessError("connection_failed", `the connection to ${this.label} is down`, "retry");
+    }
     this.calls.push({ program, argv: [...argv], atMs: Date.now() });
     const r = await super.exec(argv, opts);
     if (this.cutAfter === program) {
@@ -71,20 +76,32 @@ export interface Rig {
   close(): void;
 }
 
-export function makeRig(opts: { pollIntervalMs?: number; host?: Partial<HostConfig> } = {}): Rig {
-  const root = realpathSync(mkdtempSync(join(tmpdir(), "awl-slurm-backend-")));
+export interface RigOptions {
+  pollIntervalMs?: number;
+  host?: Partial<HostConfig>;
+  /** Reuse another rig's directories and store (a second process on the same data); it removes them. */
+  root?: string;
+  adoptWindowMs?: number;
+  exitSettleMs?: number;
+}
+
+export function makeRig(opts: RigOptions = {}): Rig {
+  const root = opts.root ?? realpathSync(mkdtempSync(join(tmpdir(), "awl-slurm-backend-")));
   const runner = new CountingRunner();
   const pollIntervalMs = opts.pollIntervalMs ?? 500;
   const hosts: Record<string, HostConfig> = {
     localhost: { slurm_job_dir: join(root, "cluster"), slurm_accounting_grace: 30, ...opts.host },
   };
+  const store = JobStore.open(join(root, "data"));
   const backend = new SlurmBackend({
     hosts,
     pollIntervalMs,
     launchGraceSeconds: 30,
     runnerFor: () => runner,
+    persistBackendId: (jobId, backendId) => store.setBackendId(jobId, backendId),
+    ...(opts.adoptWindowMs !== undefined ? { adoptWindowMs: opts.adoptWindowMs } : {}),
+    ...(opts.exitSettleMs !== undefined ? { exitSettleMs: opts.exitSettleMs } : {}),
   });
-  const store = JobStore.open(join(root, "data"));
   const service = new JobService(
     store,
     { slurm: backend },
@@ -109,7 +126,7 @@ export function makeRig(opts: { pollIntervalMs?: number; host?: Partial<HostConf
     root,
     close() {
       backend.close();
-      rmSync(root, { recursive: true, force: true });
+      if (opts.root === undefined) rmSync(root, { recursive: true, force: true });
     },
   };
 }

@@ -66,6 +66,7 @@ function input(j: Job, squeue: string, sacct: string, extra: Partial<VerdictInpu
     started: null,
     exit: null,
     accountingGraceMs: 30_000,
+    exitSettleMs: 30_000,
     ...extra,
   };
 }
@@ -91,16 +92,43 @@ describe("slurmVerdict", () => {
     ).toBeUndefined();
   });
 
-  test("a plain exit record decides at once; a signal waits for Slurm's reason", () => {
+  test("a plain exit record waits for Slurm's final state up to exitSettleMs, then decides; a signal waits for Slurm's reason", () => {
     const running = "9|COMPLETING|None|n|";
+    const seven = exitRec({ exit_code: 7 });
+    const waiting = slurmVerdict(
+      input(job("running"), running, "", { started: STARTED, exit: seven, exitSeenSinceMs: NOW - 1000 }),
+    );
+    expect(waiting).toMatchObject({ kind: "active", to: "running" });
+    expect((waiting as { status_message: string }).status_message).toContain(
+      "exited with code 7, waiting for Slurm's final state",
+    );
     expect(
-      slurmVerdict(input(job("running"), running, "", { started: STARTED, exit: exitRec({ exit_code: 7 }) })),
+      slurmVerdict(
+        input(job("running"), running, "", { started: STARTED, exit: seven, exitSeenSinceMs: NOW - 30_000 }),
+      ),
     ).toBeUndefined();
     const sig = exitRec({ exit_code: 143, signal: "TERM" });
     expect(slurmVerdict(input(job("running"), running, "", { started: STARTED, exit: sig }))).toMatchObject({
       kind: "active",
       to: "running",
     });
+  });
+
+  test("COMPLETED/FAILED with a plain exit record: the record decides at once", () => {
+    const sacct = "9|FAILED|7:0|None|2026-11-30T11:58:00|2026-11-30T11:59:00|2026-11-30T11:59:01|n|c";
+    expect(
+      slurmVerdict(input(job("running"), "", sacct, { started: STARTED, exit: exitRec({ exit_code: 7 }) })),
+    ).toBeUndefined();
+  });
+
+  test("OUT_OF_MEMORY after a plain exit 0 (a child was OOM-killed, the shell went on) → failed/out_of_memory", () => {
+    const sacct =
+      "9|OUT_OF_MEMORY|0:125|None|2026-11-30T11:58:00|2026-11-30T11:59:00|2026-11-30T11:59:01|n|c";
+    const v = slurmVerdict(
+      input(job("running"), "", sacct, { started: STARTED, exit: exitRec({}), exitSeenSinceMs: NOW }),
+    );
+    expect(v).toMatchObject({ to: "failed", reason: "out_of_memory", exit_code: 0, signal: null });
+    expect(JSON.stringify(v)).toContain("the command itself exited with code 0");
   });
 
   test("TIMEOUT → timed_out/time_limit with the wrapper's code when it wrote one", () => {
@@ -169,9 +197,13 @@ describe("slurmVerdict", () => {
       to: "lost",
       reason: "slurm_job_vanished",
     });
-    // a plain exit record settles it without waiting
+    // a plain exit record settles it once exitSettleMs has passed (Slurm could still say OUT_OF_MEMORY before)
+    const plain = { unsettledSinceMs: NOW, exit: exitRec({}) };
     expect(
-      slurmVerdict(input(job("running"), "", sacct, { unsettledSinceMs: NOW, exit: exitRec({}) })),
+      slurmVerdict(input(job("running"), "", sacct, { ...plain, exitSeenSinceMs: NOW - 5000 })),
+    ).toMatchObject({ kind: "active", to: "running" });
+    expect(
+      slurmVerdict(input(job("running"), "", sacct, { ...plain, exitSeenSinceMs: NOW - 30_000 })),
     ).toBeUndefined();
   });
 

@@ -14,9 +14,10 @@ import { resolveHostSettings } from "../ssh/ssh-target.ts";
 import { type CommandRunner, LocalRunner } from "./runner.ts";
 import { renderSbatchScript } from "./sbatch-script.ts";
 import { isLocalLoginNode, SlurmHost, slurmHostSettings } from "./slurm-host.ts";
-import { type ObserveDeps, observeJob } from "./slurm-observe.ts";
+import { type ObserveDeps, observeJob, type PersistedFields } from "./slurm-observe.ts";
 import { formatSlurmTime, mergeSlurmOptions, validateSlurmOptions } from "./slurm-options.ts";
 import { submitBatch } from "./slurm-submit.ts";
+import { DEFAULT_EXIT_SETTLE_MS } from "./slurm-verdict.ts";
 import { SshRunner } from "./ssh-runner.ts";
 
 export interface SlurmBackendOptions {
@@ -31,6 +32,13 @@ export interface SlurmBackendOptions {
   adoptWindowMs?: number;
   /** The runner for a host (tests; the SSH adapter). Default: LocalRunner for localhost, else unavailable. */
   runnerFor?: (name: string) => CommandRunner;
+  /**
+   * Stores a job's backend_id after launch (JobStore.setBackendId): an ID adopted by tag and the start of the
+   * accounting grace survive into the next process. Absent: both live in this process's memory only.
+   */
+  persistBackendId?: (jobId: string, backendId: BackendId) => void;
+  /** How long a plain exit record waits for Slurm's final state (OUT_OF_MEMORY); default 30 s. */
+  exitSettleMs?: number;
 }
 
 export interface SlurmBackendId extends BackendId {
@@ -40,20 +48,43 @@ export interface SlurmBackendId extends BackendId {
   submitted_at?: string;
   adopted?: boolean;
   submit_unconfirmed?: string;
+  /** Since when the job is out of squeue with no final sacct line (the accounting grace started then). */
+  unsettled_since?: string;
 }
 
 export class SlurmBackend implements Backend {
   readonly name = "slurm" as const;
   private readonly hosts = new Map<string, SlurmHost>();
-  private readonly deps: ObserveDeps = {
-    adopted: new Map(),
-    unsettledSince: new Map(),
-    scontrol: new Map(),
-    lookups: new Map(),
-    scancelled: new Set(),
-  };
+  private readonly deps: ObserveDeps;
+  /** The backend_id last persisted per job, so two writes in one observation merge instead of clobbering. */
+  /** The backend_id fields this process persisted per active job, so successive writes merge instead of clobbering. */
+  private readonly written = new Map<string, SlurmBackendId>();
 
-  constructor(private readonly opts: SlurmBackendOptions) {}
+  constructor(private readonly opts: SlurmBackendOptions) {
+    const persist = opts.persistBackendId;
+    this.deps = {
+      adopted: new Map(),
+      unsettledSince: new Map(),
+      exitSeen: new Map(),
+      scontrol: new Map(),
+      lookups: new Map(),
+      scancelled: new Set(),
+      ...(persist
+        ? {
+            persist: (job: Job, fields: PersistedFields) => {
+              const next: SlurmBackendId = {
+                ...((job.backend_id ?? {}) as SlurmBackendId),
+                ...this.written.get(job.job_id),
+                ...fields,
+              };
+              for (const [k, v] of Object.entries(next)) if (v === undefined) delete next[k];
+              this.written.set(job.job_id, next);
+              persist(job.job_id, next);
+            },
+          }
+        : {}),
+    };
+  }
 
   /** The allowlist: each key and value checked, keys in canonical form (they feed the fingerprint). */
   checkOptions(raw: Record<string, string>): Record<string, string> {
@@ -144,10 +175,13 @@ export class SlurmBackend implements Backend {
 
   async observe(job: Job): Promise<Observation> {
     const h = this.host(job.host);
-    return observeJob(h, job, this.deps, {
+    const obs = await observeJob(h, job, this.deps, {
       launchGraceMs: this.opts.launchGraceSeconds * 1000,
+      exitSettleMs: this.opts.exitSettleMs ?? DEFAULT_EXIT_SETTLE_MS,
       scancel: (id) => this.scancel(h, id, job),
     });
+    if (obs.scheduler?.kind === "terminal") this.written.delete(job.job_id);
+    return obs;
   }
 
   private async scancel(h: SlurmHost, slurmJobId: string, job: Job): Promise<void> {

@@ -11,18 +11,39 @@ import { observeSlurmJob, parseSlurmExitCode, type SlurmExit } from "./slurm-sta
 import { findByTag } from "./slurm-submit.ts";
 import { slurmVerdict } from "./slurm-verdict.ts";
 
-/** Per-process memory shared by observations (never persisted: a new process rebuilds it). */
+/**
+ * Per-process memory shared by observations. What a new process must not rebuild from scratch (an adopted ID, the
+ * start of the accounting grace) is also persisted in the job's backend_id through `persist`.
+ */
 export interface ObserveDeps {
   /** Our job ID → Slurm job ID found by tag after an unconfirmed submission. */
   adopted: Map<string, string>;
   /** Slurm job ID → when it was first seen neither active nor final. */
   unsettledSince: Map<string, number>;
+  /** Slurm job ID → when this process first read the wrapper's exit record. */
+  exitSeen: Map<string, number>;
   /** Slurm job ID → exact exit from scontrol (asked once). */
   scontrol: Map<string, SlurmExit | null>;
   /** Our job ID → when find-by-tag last ran (at most once per poll interval). */
   lookups: Map<string, number>;
   /** Slurm job IDs this process has scancelled. */
   scancelled: Set<string>;
+  /** Stores fields merged into the job's backend_id (JobStore.setBackendId); absent: memory only. */
+  persist?: (job: Job, fields: PersistedFields) => void;
+}
+
+/** The backend_id fields observations persist, so a second process neither re-adopts nor restarts the grace. */
+export interface PersistedFields {
+  slurm_job_id?: string;
+  adopted?: boolean;
+  /** ISO time since when squeue/sacct gave no final answer for a job out of the queue; absent when settled. */
+  unsettled_since?: string | undefined;
+}
+
+export interface ObserveContext {
+  launchGraceMs: number;
+  exitSettleMs: number;
+  scancel: (slurmJobId: string) => Promise<void>;
 }
 
 interface WrapperView {
@@ -74,9 +95,14 @@ export async function observeJob(
   h: SlurmHost,
   job: Job,
   deps: ObserveDeps,
-  ctx: { launchGraceMs: number; scancel: (slurmJobId: string) => Promise<void> },
+  ctx: ObserveContext,
 ): Promise<Observation> {
-  const bid = (job.backend_id ?? {}) as { slurm_job_id?: string; remote_dir?: string; submitted_at?: string };
+  const bid = (job.backend_id ?? {}) as {
+    slurm_job_id?: string;
+    remote_dir?: string;
+    submitted_at?: string;
+    unsettled_since?: string;
+  };
   const dir = bid.remote_dir;
   const sinceMs = Date.parse(bid.submitted_at ?? job.created_at);
   let id = bid.slurm_job_id ?? deps.adopted.get(job.job_id);
@@ -100,9 +126,18 @@ export async function observeJob(
   ) {
     await ctx.scancel(id).catch(() => undefined);
   }
-  if (status.kind === "unsettled" || status.kind === "missing") {
-    if (!deps.unsettledSince.has(id)) deps.unsettledSince.set(id, Date.now());
-  } else deps.unsettledSince.delete(id);
+  trackUnsettled(
+    job,
+    id,
+    bid.unsettled_since,
+    status.kind === "unsettled" || status.kind === "missing",
+    deps,
+  );
+  if (wrapper.exit !== null && !deps.exitSeen.has(id)) deps.exitSeen.set(id, Date.now());
+  const exitSeenSinceMs =
+    wrapper.exit === null
+      ? undefined
+      : Math.min(deps.exitSeen.get(id) ?? Date.now(), Date.parse(wrapper.exit.finished_at) || Date.now());
   let scontrolExit: SlurmExit | undefined;
   if (status.kind === "terminal" && wrapper.exit === null && status.exit?.exact === false) {
     scontrolExit = (await exactExit(h, id, deps)) ?? undefined;
@@ -123,10 +158,15 @@ export async function observeJob(
     ...(scontrolExit ? { scontrolExit } : {}),
     ...(unsettledSinceMs !== undefined ? { unsettledSinceMs } : {}),
     accountingGraceMs: h.settings.accountingGraceMs,
+    ...(exitSeenSinceMs !== undefined ? { exitSeenSinceMs } : {}),
+    exitSettleMs: ctx.exitSettleMs,
     ...(batchStderr !== undefined ? { batchStderr } : {}),
   });
-  if (scheduler?.kind === "terminal" || (scheduler === undefined && wrapper.exit !== null))
+  if (scheduler?.kind === "terminal" || (scheduler === undefined && wrapper.exit !== null)) {
     h.poller.forget(id);
+    deps.exitSeen.delete(id);
+    deps.unsettledSince.delete(id);
+  }
   return observation(wrapper, scheduler ? { scheduler } : {});
 }
 
@@ -162,6 +202,8 @@ async function lookUp(
   }
   if (ids[0] !== undefined) {
     deps.adopted.set(job.job_id, ids[0]);
+    // a new process reads the ID from the store instead of looking for the tag again
+    deps.persist?.(job, { slurm_job_id: ids[0], adopted: true });
     return ids[0];
   }
   // sbatch may still be on its way (or accounting lagging): give it the launch grace plus the accounting grace
@@ -189,6 +231,32 @@ async function lookUp(
       },
     },
   };
+}
+
+/**
+ * The start of the accounting grace: the earliest of this process's first sighting and the one persisted by any
+ * process before; persisted when it starts, cleared when Slurm answers again (a requeued job).
+ */
+function trackUnsettled(
+  job: Job,
+  id: string,
+  persisted: string | undefined,
+  unsettled: boolean,
+  deps: ObserveDeps,
+): void {
+  const persistedMs = persisted === undefined ? Number.NaN : Date.parse(persisted);
+  if (!unsettled) {
+    deps.unsettledSince.delete(id);
+    if (persisted !== undefined) deps.persist?.(job, { unsettled_since: undefined });
+    return;
+  }
+  const mine = deps.unsettledSince.get(id);
+  const since = Math.min(
+    mine ?? Date.now(),
+    Number.isNaN(persistedMs) ? Number.POSITIVE_INFINITY : persistedMs,
+  );
+  deps.unsettledSince.set(id, since);
+  if (persisted === undefined) deps.persist?.(job, { unsettled_since: new Date(since).toISOString() });
 }
 
 async function exactExit(h: SlurmHost, id: string, deps: ObserveDeps): Promise<SlurmExit | null> {

@@ -20,6 +20,12 @@ export interface VerdictInput {
   /** Since when squeue/sacct have not given a final answer for a job that left the queue (or vanished). */
   unsettledSinceMs?: number;
   accountingGraceMs: number;
+  /**
+   * Since when the wrapper's exit record is known (the earlier of its finished_at and when this process first read
+   * it). A plain exit waits this long for Slurm's final word (OUT_OF_MEMORY is only known once Slurm ends the job).
+   */
+  exitSeenSinceMs?: number;
+  exitSettleMs: number;
   /** The batch shell's stderr (slurm-batch.err), for launch failures. */
   batchStderr?: string;
 }
@@ -27,6 +33,22 @@ export interface VerdictInput {
 /** An exit record that says plainly how the command ended: its exit code, no signal from outside. */
 function isPlainExit(x: ExitInfo | null): boolean {
   return x !== null && (x.reason !== "exited" || x.signal === null);
+}
+
+/** How long a plain exit record waits for Slurm's final state when no setting says otherwise. */
+export const DEFAULT_EXIT_SETTLE_MS = 30_000;
+
+/** True while a plain exit record should still wait for Slurm's final word (it could say OUT_OF_MEMORY). */
+function awaitingSlurm(input: VerdictInput): boolean {
+  const since = input.exitSeenSinceMs ?? input.nowMs;
+  return input.nowMs - since < input.exitSettleMs;
+}
+
+function exitWords(x: ExitInfo): string {
+  if (x.reason === "timed_out") return "the command hit its --timeout";
+  if (x.reason === "cancelled") return "the command was cancelled";
+  if (x.reason === "launch_failed") return "the command could not be started";
+  return `the command exited with code ${x.exit_code ?? "unknown"}`;
 }
 
 function keep(job: Job, message: string): Decision {
@@ -58,12 +80,15 @@ export function slurmVerdict(input: VerdictInput): Decision | undefined {
       if (exit !== null) {
         // The wrapper is done; Slurm is still tearing down. A plain exit is the truth; a signal may be Slurm's own
         // (time limit, scancel, OOM kill): wait for Slurm's word.
-        return isPlainExit(exit)
-          ? undefined
-          : keep(
-              job,
-              `${status.statusMessage}; the command ended by signal ${exit.signal}, waiting for Slurm's reason`,
-            );
+        if (isPlainExit(exit)) {
+          return awaitingSlurm(input)
+            ? keep(job, `${status.statusMessage}; ${exitWords(exit)}, waiting for Slurm's final state`)
+            : undefined;
+        }
+        return keep(
+          job,
+          `${status.statusMessage}; the command ended by signal ${exit.signal}, waiting for Slurm's reason`,
+        );
       }
       if (input.started === null) {
         const to = job.state === "queued" ? "starting" : job.state;
@@ -79,7 +104,14 @@ export function slurmVerdict(input: VerdictInput): Decision | undefined {
       return keep(job, status.statusMessage);
     case "unsettled":
     case "missing": {
-      if (isPlainExit(exit)) return undefined;
+      if (exit !== null && isPlainExit(exit)) {
+        return awaitingSlurm(input)
+          ? keep(
+              job,
+              `Slurm job ${input.slurmJobId}: ${status.statusMessage}; ${exitWords(exit)}, waiting for accounting`,
+            )
+          : undefined;
+      }
       const since = input.unsettledSinceMs ?? input.nowMs;
       if (input.nowMs - since < input.accountingGraceMs) {
         return keep(job, `Slurm job ${input.slurmJobId}: ${status.statusMessage}; waiting for accounting`);
@@ -172,6 +204,12 @@ function failed(
   };
   if (status.reason !== undefined) {
     const retryable = status.reason !== "out_of_memory";
+    // Slurm's word wins over a plain exit: e.g. a shell whose child was OOM-killed and that went on to exit 0
+    const x = input.exit;
+    const detail =
+      x !== null && x.signal === null && x.exit_code !== null
+        ? `${msg}; the command itself exited with code ${x.exit_code} after Slurm's ${status.reason} verdict on the job`
+        : msg;
     return {
       ...base,
       to: "failed",
@@ -181,7 +219,7 @@ function failed(
         status.reason,
         retryable,
         hints[status.reason] ?? "read the status message and the stderr tail",
-        msg,
+        detail,
       ),
     };
   }
