@@ -1,0 +1,196 @@
+// Benchmarks of the Slurm backend on the test cluster (bash test/infra/slurm-up.sh, as root): scheduler calls per
+// minute with 50 active jobs, completion-observed latency, submit latency. Medians and ratios against baselines
+// measured in the same run, printed as bench/run.ts does.
+// Usage: bun bench/slurm.ts [--quick]   (needs dist/awaitless for the submit row: bun run build)
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { SlurmBackendId } from "../src/backends/slurm/slurm-backend.ts";
+import { CountingRunner, makeRig, type Rig, run } from "../test/e2e/slurm-harness.ts";
+
+const ROOT = join(import.meta.dir, "..");
+const BIN = join(ROOT, "dist", "awaitless");
+const quick = process.argv.includes("--quick");
+const POLL_MS = 2000; // defaults.poll_interval_seconds
+const ACTIVE = 50;
+const WINDOWS = quick ? 2 : 3;
+const WINDOW_MS = quick ? 10_000 : 30_000;
+const N_LATENCY = quick ? 4 : 10;
+const N_SUBMIT = quick ? 5 : 15;
+
+interface Row {
+  what: string;
+  median: number;
+  unit: string;
+  baseline: string;
+  baselineMedian: number;
+}
+const rows: Row[] = [];
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const bid = (rig: Rig, id: string) => (rig.service.getJob(id).backend_id ?? {}) as SlurmBackendId;
+const perMinute = (calls: number, ms: number) => (calls * 60_000) / ms;
+
+const ping = await run(["scontrol", "ping"]).catch(() => undefined);
+if (!ping || !/UP/.test(ping.stdout) || process.getuid?.() !== 0) {
+  console.error(
+    "bench/slurm.ts needs the test cluster up and root: sudo bash test/infra/slurm-up.sh, then rerun",
+  );
+  process.exit(2);
+}
+
+const submitTo = async (rig: Rig, argv: string[]) =>
+  (
+    await rig.service.submit({
+      argv,
+      backend: "slurm",
+      host: "localhost",
+      cwd: rig.root,
+      allow_duplicate: true,
+      slurm_options: { mem: "16M" },
+    })
+  ).job_id;
+
+// 1. Scheduler calls per minute while 50 jobs are active (2 run on this 2-CPU node, the rest pend).
+{
+  const rig = makeRig({ pollIntervalMs: POLL_MS });
+  const ids: string[] = [];
+  for (let i = 0; i < ACTIVE; i++) ids.push(await submitTo(rig, ["sleep", "900"]));
+  const slurmIds = ids.map((id) => bid(rig, id).slurm_job_id!);
+  const ours: number[] = [];
+  const naive: number[] = [];
+  for (let w = 0; w < WINDOWS; w++) {
+    // ours: every job has a waiter (as 50 agents would), all served by the cluster's one poller
+    const since = Date.now();
+    await Promise.all(ids.map((id) => rig.service.wait(id, { timeoutMs: WINDOW_MS })));
+    const took = Date.now() - since;
+    const calls = rig.runner.calls.filter(
+      (c) => c.atMs >= since && (c.program === "squeue" || c.program === "sacct"),
+    ).length;
+    ours.push(perMinute(calls, took));
+    // baseline: one squeue and one sacct per job per interval
+    const counter = new CountingRunner();
+    const start = Date.now();
+    while (Date.now() - start < WINDOW_MS) {
+      const round = Date.now();
+      for (const s of slurmIds) {
+        await counter.exec(["squeue", "-h", "-j", s, "-o", "%T"], { timeoutMs: 30_000 });
+        await counter.exec(["sacct", "-X", "-n", "-P", "-o", "State,ExitCode", "-j", s], {
+          timeoutMs: 30_000,
+        });
+      }
+      await sleep(Math.max(0, POLL_MS - (Date.now() - round)));
+    }
+    naive.push(perMinute(counter.calls.length, Date.now() - start));
+  }
+  await run(["scancel", ...slurmIds]);
+  rows.push({
+    what: `scheduler calls per minute, ${ACTIVE} active jobs, ${POLL_MS / 1000} s interval`,
+    median: median(ours),
+    unit: "calls/min",
+    baseline: "squeue + sacct per job per interval",
+    baselineMedian: median(naive),
+  });
+  rig.close();
+}
+
+// 2. From the command's exit (the wrapper's exit record) to the job being observed terminal.
+{
+  const rig = makeRig({ pollIntervalMs: POLL_MS });
+  const exitMtime = (id: string) => statSync(join(bid(rig, id).remote_dir!, "exit")).mtimeMs;
+  const ours: number[] = [];
+  const naive: number[] = [];
+  for (let i = 0; i < N_LATENCY; i++) {
+    const a = await submitTo(rig, ["sleep", "1"]);
+    await rig.service.wait(a, { timeoutMs: 60_000 });
+    ours.push(Date.now() - exitMtime(a));
+    // baseline: a script polling `squeue -j` at the same interval from a random phase, then `sacct` for the outcome
+    const b = await submitTo(rig, ["sleep", "1"]);
+    const s = bid(rig, b).slurm_job_id!;
+    await sleep(Math.random() * POLL_MS);
+    for (;;) {
+      const q = await run(["squeue", "-h", "-j", `${s},${s}`, "-o", "%T"]);
+      if (q.code === 0 && q.stdout.trim() === "") {
+        const a2 = await run(["sacct", "-X", "-n", "-P", "-o", "State", "-j", s]);
+        if (/^(COMPLETED|FAILED|CANCELLED|TIMEOUT|OUT_OF_MEMORY)/.test(a2.stdout.trim())) break;
+      }
+      await sleep(POLL_MS);
+    }
+    naive.push(Date.now() - exitMtime(b));
+  }
+  rows.push({
+    what: `command exit → observed terminal (${POLL_MS / 1000} s interval)`,
+    median: median(ours),
+    unit: "ms",
+    baseline: "squeue -j poller, same interval, then sacct",
+    baselineMedian: median(naive),
+  });
+  rig.close();
+}
+
+// 3. Submit latency through the binary: `awaitless submit --backend slurm` against a bare `sbatch --parsable`.
+if (existsSync(BIN)) {
+  const home = mkdtempSync(join(tmpdir(), "awl-bench-slurm-"));
+  const config = join(home, "config.toml");
+  writeFileSync(config, `[hosts.localhost]\nslurm_job_dir = "${join(home, "cluster")}"\n`);
+  const env = {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: home,
+    AWAITLESS_DATA_DIR: join(home, "data"),
+    AWAITLESS_CONFIG: config,
+    NO_COLOR: "1",
+  };
+  const timed = (argv: string[], stdin?: string) => {
+    const t0 = performance.now();
+    const r = Bun.spawnSync(argv, {
+      env,
+      cwd: home,
+      stdout: "pipe",
+      stderr: "pipe",
+      ...(stdin ? { stdin: Buffer.from(stdin) } : {}),
+    });
+    const t = performance.now() - t0;
+    if (r.exitCode !== 0) throw new Error(`${argv.join(" ")} failed: ${r.stderr.toString()}`);
+    return t;
+  };
+  const script = `#!/bin/sh\n#SBATCH --mem=16M\n#SBATCH --output=${join(home, "bare-%j.out")}\ntrue\n`;
+  const ours: number[] = [];
+  const bare: number[] = [];
+  const args = ["submit", "--backend", "slurm", "--host", "localhost", "--slurm-option", "mem=16M", "--"];
+  timed([BIN, ...args, "true"]); // warm: prepares slurm_job_dir and installs the wrapper once
+  for (let i = 0; i < N_SUBMIT; i++) {
+    ours.push(timed([BIN, ...args, "true"]));
+    bare.push(timed(["sbatch", "--parsable"], script));
+  }
+  rows.push({
+    what: "awaitless submit --backend slurm (end to end)",
+    median: median(ours),
+    unit: "ms",
+    baseline: "sbatch --parsable (script on stdin)",
+    baselineMedian: median(bare),
+  });
+  rmSync(home, { recursive: true, force: true });
+} else console.error(`${BIN} is missing: the submit row needs \`bun run build\` first`);
+
+const header = ["measurement", "median", "baseline", "baseline median", "ratio"];
+console.log(`| ${header.join(" | ")} |\n|${header.map(() => "---").join("|")}|`);
+for (const r of rows) {
+  const cells = [
+    r.what,
+    `${r.median.toFixed(1)} ${r.unit}`,
+    r.baseline,
+    `${r.baselineMedian.toFixed(1)} ${r.unit}`,
+    `${(r.median / r.baselineMedian).toFixed(3)}×`,
+  ];
+  console.log(`| ${cells.join(" | ")} |`);
+}
+console.log(
+  `\n${new Date().toISOString()} · ${navigator.hardwareConcurrency} CPUs · Bun ${Bun.version} · Slurm test cluster (1 node) · ` +
+    `${WINDOWS}×${WINDOW_MS / 1000} s windows, n=${N_LATENCY} latency, n=${N_SUBMIT} submits${quick ? " (quick)" : ""}`,
+);
