@@ -26,6 +26,8 @@ export function createContext(env: Record<string, string | undefined>, configFla
         hosts: config.hosts,
         pollIntervalMs: d.poll_interval_seconds * 1000,
         launchGraceSeconds: d.launch_grace_seconds,
+        // adopted Slurm IDs and the accounting-grace start must survive this process (a new client continues them)
+        persistBackendId: (jobId, backendId) => store.setBackendId(jobId, backendId),
       }),
     },
     {
