@@ -168,18 +168,19 @@ describe("cancel, timeout, descendants", () => {
 
 describe("stall and lost", () => {
   test("stalled while quiet, running again when output resumes", async () => {
-    const flag = join(sb.work, "resume");
-    const id = sb.submit(
-      ["sh", "-c", `echo start; while [ ! -e ${flag} ]; do sleep 0.2; done; echo resumed; sleep 3`],
-      ["--stall-timeout", "1"],
-    );
-    await until("stalled", () => sb.status(id).state === "stalled", 15_000);
-    writeFileSync(flag, "");
-    await until("running again", () => sb.status(id).state === "running", 15_000);
+    const resume = join(sb.work, "resume");
+    const stop = join(sb.work, "stop");
+    // Quiet until `resume` exists, then output every 0.3 s until `stop` exists: the job cannot end before we look.
+    const script = `echo start; while [ ! -e ${resume} ]; do sleep 0.2; done; while [ ! -e ${stop} ]; do echo tick; sleep 0.3; done`;
+    const id = sb.submit(["sh", "-c", script], ["--stall-timeout", "1"]);
+    await until("stalled", () => sb.status(id).state === "stalled", 30_000);
+    writeFileSync(resume, "");
+    await until("running again", () => sb.status(id).state === "running", 30_000);
+    writeFileSync(stop, "");
+    expect(sb.run(["wait", "--json", id]).json.result.state).toBe("succeeded");
     const hist = sb.run(["inspect", "--json", id]).json.history.map((h: { to_state: string }) => h.to_state);
     expect(hist).toContain("stalled");
     expect(hist.lastIndexOf("running")).toBeGreaterThan(hist.indexOf("stalled"));
-    sb.run(["cancel", id]);
   });
 
   test("a killed wrapper makes the job lost with reason wrapper_killed", async () => {
