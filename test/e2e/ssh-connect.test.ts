@@ -133,7 +133,9 @@ describe.if(runE2e)("ssh connection", () => {
       dir = w.sb.status(id).backend_id.remote_dir;
       await lone.stop();
       const st = w.sb.run(["status", "--json", id]);
+      expect(st.code).toBe(7);
       expect(st.json.state).toBe("running");
+      expect(st.json.host_unreachable).toContain("unreachable");
       expect(st.json.status_message).toContain("unreachable");
       const started = await until("started", () => remoteFile(dir, "started"));
       expect(pidAlive(Number(/^wrapper_pid=(\d+)$/m.exec(started)?.[1]))).toBe(true);

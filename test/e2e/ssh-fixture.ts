@@ -63,6 +63,17 @@ export function sessionPids(sshd: SshdHandle, user: string): number[] {
   });
 }
 
+/** Our remote programs (`sh -s`, one per open command or watch channel) running under `sshd` now. */
+export function remoteScripts(sshd: SshdHandle): number[] {
+  return descendantPids(sshd.pid).filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, "utf8") === "sh\0-s\0";
+    } catch {
+      return false;
+    }
+  });
+}
+
 /** The wrapper's files on the host (the host is this machine, so tests can look directly). */
 export function remoteFile(remoteDir: string, name: string): string | null {
   try {

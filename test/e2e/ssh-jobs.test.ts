@@ -3,7 +3,14 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { killQuietly, pidAlive, until } from "../helpers/cli.ts";
 import { gateOnAvailability, sshdAvailable } from "../helpers/sshd.ts";
-import { groupMembers, remoteFile, type SshWorld, sessionPids, sshWorld } from "./ssh-fixture.ts";
+import {
+  groupMembers,
+  remoteFile,
+  remoteScripts,
+  type SshWorld,
+  sessionPids,
+  sshWorld,
+} from "./ssh-fixture.ts";
 
 const runE2e = gateOnAvailability("SSH backend e2e tests (private OpenSSH server)", sshdAvailable());
 
@@ -129,7 +136,8 @@ describe.each(runE2e ? (["dash", "busybox"] as const) : [])("ssh jobs as the %s 
   test("a client killed mid-wait loses nothing: a new client collects the result", async () => {
     const id = submit(["sh", "-c", "sleep 2; echo survived"]);
     const waiter = w.sb.spawn(["wait", "--json", id]);
-    await Bun.sleep(300); // let it connect and start watching (its death is what matters)
+    // Kill it once it has a command or its watch channel open on the host (its death is what matters).
+    await until("the waiter's remote channel", () => remoteScripts(w.sshd).length > 0);
     waiter.kill("SIGKILL");
     await waiter.exited;
     const r = await w.sb.runAsync(["wait", "--json", id]);

@@ -6,8 +6,8 @@ import { appendFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { defaultControlDir } from "../../src/backends/ssh/openssh-command.ts";
 import { killQuietly, pidAlive, until } from "../helpers/cli.ts";
-import { descendantPids, gateOnAvailability, sshdAvailable } from "../helpers/sshd.ts";
-import { type SshWorld, sshWorld } from "./ssh-fixture.ts";
+import { gateOnAvailability, sshdAvailable } from "../helpers/sshd.ts";
+import { remoteScripts, type SshWorld, sshWorld } from "./ssh-fixture.ts";
 
 const avail = sshdAvailable();
 const runE2e = gateOnAvailability(
@@ -30,17 +30,6 @@ function masterPid(alias: string, controlPath?: string): number | null {
   const r = ssh([...(controlPath ? ["-o", `ControlPath=${controlPath}`] : []), "-O", "check", alias]);
   const m = /pid=(\d+)/.exec(r.out);
   return r.code === 0 && m ? Number(m[1]) : null;
-}
-
-/** Our remote programs (`sh -s`) running under the private sshd now. */
-function remoteScripts(): number[] {
-  return descendantPids(w.sshd.pid).filter((pid) => {
-    try {
-      return readFileSync(`/proc/${pid}/cmdline`, "utf8") === "sh\0-s\0";
-    } catch {
-      return false;
-    }
-  });
 }
 
 const ourControlPath = () => join(defaultControlDir(), "%C");
@@ -186,7 +175,7 @@ describe.if(runE2e)("ssh transport = openssh", () => {
     const waiter = w.sb.spawn(["wait", "--json", r.json.job_id]);
     const before = await settledLogins();
     // The waiter's watch loop runs as `sh -s` under sshd (a channel of the master's connection).
-    await until("the waiter's remote channel", () => remoteScripts().length > 0);
+    await until("the waiter's remote channel", () => remoteScripts(w.sshd).length > 0);
     killQuietly(first as number);
     await until("the master to exit", () => !pidAlive(first as number));
     const [stdout, stderr, code] = await Promise.all([

@@ -1,6 +1,6 @@
 // A network partition under a running SSH job: sshd in a private network namespace behind a veth pair; the link
-// goes down mid-job, the job is not lost and status says the host is unreachable; after the link comes back the
-// waiter that was running all along collects the result.
+// goes down mid-job, the job is not lost and status says the host is unreachable (CLI exit 7); after the link comes
+// back the waiter that was running all along collects the result.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -76,11 +76,18 @@ describe.if(runE2e)("ssh partition", () => {
       await until("the waiter's connection", () => sessions().length > 0);
       ns.down();
       const during = sb.run(["status", "--json", id]);
+      expect(during.code).toBe(7);
       expect(during.json.state).toBe("running");
       expect(during.json.status_message).toContain("parted is unreachable");
+      expect(during.json.host_unreachable).toContain("parted is unreachable");
+      // A bounded wait that runs out while the host is away says so too.
+      const short = sb.run(["wait", "--json", "--timeout", "1s", id]);
+      expect(short.code).toBe(7);
+      expect(short.json.job_state).toBe("running");
       // The job finishes on the host while the network is away (its files are visible here directly).
       await until("the exit record on the host", () => remoteFile(dir, "exit"), 30_000);
       const after = sb.run(["status", "--json", id]);
+      expect(after.code).toBe(7);
       expect(after.json.state).toBe("running");
       expect(after.json.status_message).toContain("unreachable");
       expect(waiter.exitCode).toBeNull();
@@ -95,6 +102,7 @@ describe.if(runE2e)("ssh partition", () => {
       expect(final.code).toBe(0);
       expect(final.json.state).toBe("succeeded");
       expect(final.json.status_message ?? "").not.toContain("unreachable");
+      expect(final.json.host_unreachable).toBeUndefined();
     } finally {
       ns.up();
       if (waiter.exitCode === null) waiter.kill("SIGKILL");
