@@ -4,191 +4,35 @@ import { Database, type SQLQueryBindings } from "bun:sqlite";
 import { chmodSync, existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { AwaitlessError } from "./errors.ts";
-import { formatCursor } from "./ids.ts";
-import {
-  type BackendId,
-  isTerminal,
-  type Job,
-  type JobSpec,
-  type JobState,
-  type StateChange,
-} from "./job.ts";
+import { type BackendId, isTerminal, type JobState, type StateChange } from "./job.ts";
 import { canTransition } from "./lifecycle.ts";
+import { isBusy, storeError } from "./store-errors.ts";
+import {
+  type JobRow,
+  type ListFilter,
+  type NewJob,
+  type Reservation,
+  rowToJob,
+  type StoredJob,
+  type TransitionPatch,
+} from "./store-rows.ts";
+import { MIGRATIONS } from "./store-schema.ts";
 
-const MIGRATIONS: string[] = [
-  `CREATE TABLE jobs (
-     job_id TEXT PRIMARY KEY,
-     name TEXT,
-     backend TEXT NOT NULL,
-     host TEXT,
-     queue TEXT,
-     state TEXT NOT NULL,
-     spec_json TEXT NOT NULL,
-     fingerprint TEXT NOT NULL,
-     client_request_id TEXT UNIQUE,
-     active_key TEXT,
-     created_at TEXT NOT NULL,
-     started_at TEXT,
-     finished_at TEXT,
-     job_dir TEXT NOT NULL,
-     backend_id_json TEXT,
-     status_message TEXT,
-     cancel_requested_at TEXT,
-     exit_code INTEGER,
-     signal TEXT,
-     reason TEXT,
-     stdout_bytes INTEGER,
-     stderr_bytes INTEGER,
-     result_json TEXT,
-     result_sha256 TEXT
-   );
-   CREATE INDEX jobs_state ON jobs(state, job_id);
-   CREATE INDEX jobs_name ON jobs(name, job_id);
-   CREATE INDEX jobs_host ON jobs(host, job_id);
-   CREATE INDEX jobs_queue ON jobs(queue, job_id);
-   CREATE INDEX jobs_active_key ON jobs(active_key) WHERE active_key IS NOT NULL;
-   CREATE TABLE state_history (
-     seq INTEGER PRIMARY KEY AUTOINCREMENT,
-     job_id TEXT NOT NULL,
-     from_state TEXT,
-     to_state TEXT NOT NULL,
-     at TEXT NOT NULL,
-     reason TEXT
-   );
-   CREATE INDEX state_history_job ON state_history(job_id, seq);
-   CREATE TABLE completions (
-     seq INTEGER PRIMARY KEY AUTOINCREMENT,
-     job_id TEXT NOT NULL UNIQUE,
-     state TEXT NOT NULL,
-     finished_at TEXT NOT NULL,
-     observed_at TEXT NOT NULL
-   );`,
-  // 2: named queues, per target ("local" or a host name); jobs name theirs in jobs.queue.
-  `CREATE TABLE queues (
-     name TEXT NOT NULL,
-     target TEXT NOT NULL,
-     concurrency INTEGER NOT NULL CHECK (concurrency >= 1),
-     created_at TEXT NOT NULL,
-     PRIMARY KEY (name, target)
-   );`,
-];
+export type {
+  ListFilter,
+  NewJob,
+  Reservation,
+  StoredJob,
+  TerminalWrite,
+  TransitionPatch,
+} from "./store-rows.ts";
 
-/** The schema version a fresh or migrated database ends at (PRAGMA user_version). */
-export const SCHEMA_VERSION = MIGRATIONS.length;
+export { SCHEMA_VERSION } from "./store-schema.ts";
 
 export const ACTIVE_SQL = "('queued','starting','running','stalled')";
 
-interface JobRow {
-  job_id: string;
-  name: string | null;
-  backend: string;
-  host: string | null;
-  queue: string | null;
-  state: string;
-  spec_json: string;
-  fingerprint: string;
-  client_request_id: string | null;
-  created_at: string;
-  started_at: string | null;
-  finished_at: string | null;
-  job_dir: string;
-  backend_id_json: string | null;
-  status_message: string | null;
-  cancel_requested_at: string | null;
-  exit_code: number | null;
-  signal: string | null;
-  reason: string | null;
-  stdout_bytes: number | null;
-  stderr_bytes: number | null;
-  result_json: string | null;
-}
-
-export interface StoredJob extends Job {
-  queue: string | null;
-  stdout_bytes: number | null;
-  stderr_bytes: number | null;
-  /** The terminal result snapshot exactly as stored (replayed byte-identically). */
-  result_json: string | null;
-}
-
-function rowToJob(r: JobRow): StoredJob {
-  return {
-    job_id: r.job_id,
-    name: r.name,
-    backend: r.backend as Job["backend"],
-    host: r.host,
-    queue: r.queue,
-    state: r.state as JobState,
-    spec: JSON.parse(r.spec_json) as JobSpec,
-    fingerprint: r.fingerprint,
-    client_request_id: r.client_request_id,
-    created_at: r.created_at,
-    started_at: r.started_at,
-    finished_at: r.finished_at,
-    job_dir: r.job_dir,
-    backend_id: r.backend_id_json ? (JSON.parse(r.backend_id_json) as BackendId) : null,
-    status_message: r.status_message,
-    cancel_requested_at: r.cancel_requested_at,
-    exit_code: r.exit_code,
-    signal: r.signal,
-    reason: r.reason,
-    stdout_bytes: r.stdout_bytes,
-    stderr_bytes: r.stderr_bytes,
-    result_json: r.result_json,
-  };
-}
-
-export interface NewJob {
-  job_id: string;
-  state: "queued" | "starting";
-  spec: JobSpec;
-  fingerprint: string;
-  client_request_id: string | null;
-  active_key: string;
-  created_at: string;
-  job_dir: string;
-}
-
-export type Reservation =
-  | { kind: "created"; job: StoredJob }
-  | { kind: "replay"; job: StoredJob }
-  | { kind: "conflict"; job: StoredJob }
-  | { kind: "duplicate"; job: StoredJob };
-
-export interface TerminalWrite {
-  exit_code: number | null;
-  signal: string | null;
-  reason: string | null;
-  finished_at: string;
-  stdout_bytes: number;
-  stderr_bytes: number;
-  result_json: string;
-  result_sha256: string;
-}
-
-export interface TransitionPatch {
-  status_message?: string | null;
-  started_at?: string;
-  backend_id?: BackendId;
-  terminal?: TerminalWrite;
-  historyReason?: string | null;
-}
-
-export interface ListFilter {
-  states?: readonly JobState[];
-  name?: string;
-  host?: string;
-  queue?: string;
-  limit: number;
-}
-
 /** How long a write waits for another process's write lock before giving up (ms). */
 const BUSY_TIMEOUT_MS = Number(process.env.AWAITLESS_BUSY_TIMEOUT_MS) || 10_000;
-
-function isBusy(e: unknown): boolean {
-  const msg = String((e as { message?: string })?.message ?? e);
-  return /SQLITE_BUSY|database is locked/i.test(msg);
-}
 
 export class JobStore {
   readonly db: Database;
@@ -524,12 +368,6 @@ export class JobStore {
     );
   }
 
-  latestCompletionSeq(): number {
-    return this.read(
-      () => (this.db.query("SELECT COALESCE(MAX(seq), 0) AS s FROM completions").get() as { s: number }).s,
-    );
-  }
-
   /** Terminal jobs eligible for gc: finished before `olderThan`, or beyond the newest `keep` terminal jobs. */
   gcCandidates(olderThan: string | null, keep: number | null): StoredJob[] {
     const ids = new Set<string>();
@@ -581,46 +419,4 @@ export class JobStore {
 
 export function nowIso(): string {
   return new Date().toISOString();
-}
-
-export function completionId(seq: number): string {
-  return formatCursor(seq);
-}
-
-function storeError(path: string, e: unknown): AwaitlessError {
-  const msg = String((e as { message?: string })?.message ?? e);
-  if (isBusy(e)) {
-    return new AwaitlessError(
-      "store_unavailable",
-      `the job database ${path} stayed locked by another process`,
-      "retry in a moment; if it persists, find the process holding it (fuser) — no data was changed",
-      {},
-      e,
-    );
-  }
-  if (/not a database|malformed|corrupt/i.test(msg)) {
-    return new AwaitlessError(
-      "store_unavailable",
-      `the job database ${path} is damaged (${msg})`,
-      `keep the file for recovery (do not delete it), move it aside (mv ${path} ${path}.bad) to start fresh, or try \`sqlite3 ${path} .recover\``,
-      {},
-      e,
-    );
-  }
-  if (/readonly|permission|unable to open|EACCES/i.test(msg)) {
-    return new AwaitlessError(
-      "store_unavailable",
-      `cannot write the job database ${path} (${msg})`,
-      "make the data directory writable by you, or set AWAITLESS_DATA_DIR to one that is",
-      {},
-      e,
-    );
-  }
-  return new AwaitlessError(
-    "internal",
-    `job database error at ${path}: ${msg}`,
-    "report this with the command you ran",
-    {},
-    e,
-  );
 }

@@ -1,0 +1,45 @@
+// How SQLite failures reach the user: what failed with which file, and what to do (nothing was changed).
+import { AwaitlessError } from "./errors.ts";
+
+export function isBusy(e: unknown): boolean {
+  const msg = String((e as { message?: string })?.message ?? e);
+  return /SQLITE_BUSY|database is locked/i.test(msg);
+}
+
+export function storeError(path: string, e: unknown): AwaitlessError {
+  const msg = String((e as { message?: string })?.message ?? e);
+  if (isBusy(e)) {
+    return new AwaitlessError(
+      "store_unavailable",
+      `the job database ${path} stayed locked by another process`,
+      "retry in a moment; if it persists, find the process holding it (fuser) — no data was changed",
+      {},
+      e,
+    );
+  }
+  if (/not a database|malformed|corrupt/i.test(msg)) {
+    return new AwaitlessError(
+      "store_unavailable",
+      `the job database ${path} is damaged (${msg})`,
+      `keep the file for recovery (do not delete it), move it aside (mv ${path} ${path}.bad) to start fresh, or try \`sqlite3 ${path} .recover\``,
+      {},
+      e,
+    );
+  }
+  if (/readonly|permission|unable to open|EACCES/i.test(msg)) {
+    return new AwaitlessError(
+      "store_unavailable",
+      `cannot write the job database ${path} (${msg})`,
+      "make the data directory writable by you, or set AWAITLESS_DATA_DIR to one that is",
+      {},
+      e,
+    );
+  }
+  return new AwaitlessError(
+    "internal",
+    `job database error at ${path}: ${msg}`,
+    "report this with the command you ran",
+    {},
+    e,
+  );
+}

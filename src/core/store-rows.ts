@@ -1,0 +1,106 @@
+// The store's row shapes and the pure mapping from a jobs row to a StoredJob (no database access here).
+import type { BackendId, Job, JobSpec, JobState } from "./job.ts";
+
+export interface JobRow {
+  job_id: string;
+  name: string | null;
+  backend: string;
+  host: string | null;
+  queue: string | null;
+  state: string;
+  spec_json: string;
+  fingerprint: string;
+  client_request_id: string | null;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  job_dir: string;
+  backend_id_json: string | null;
+  status_message: string | null;
+  cancel_requested_at: string | null;
+  exit_code: number | null;
+  signal: string | null;
+  reason: string | null;
+  stdout_bytes: number | null;
+  stderr_bytes: number | null;
+  result_json: string | null;
+}
+
+export interface StoredJob extends Job {
+  queue: string | null;
+  stdout_bytes: number | null;
+  stderr_bytes: number | null;
+  /** The terminal result snapshot exactly as stored (replayed byte-identically). */
+  result_json: string | null;
+}
+
+export function rowToJob(r: JobRow): StoredJob {
+  return {
+    job_id: r.job_id,
+    name: r.name,
+    backend: r.backend as Job["backend"],
+    host: r.host,
+    queue: r.queue,
+    state: r.state as JobState,
+    spec: JSON.parse(r.spec_json) as JobSpec,
+    fingerprint: r.fingerprint,
+    client_request_id: r.client_request_id,
+    created_at: r.created_at,
+    started_at: r.started_at,
+    finished_at: r.finished_at,
+    job_dir: r.job_dir,
+    backend_id: r.backend_id_json ? (JSON.parse(r.backend_id_json) as BackendId) : null,
+    status_message: r.status_message,
+    cancel_requested_at: r.cancel_requested_at,
+    exit_code: r.exit_code,
+    signal: r.signal,
+    reason: r.reason,
+    stdout_bytes: r.stdout_bytes,
+    stderr_bytes: r.stderr_bytes,
+    result_json: r.result_json,
+  };
+}
+
+export interface NewJob {
+  job_id: string;
+  state: "queued" | "starting";
+  spec: JobSpec;
+  fingerprint: string;
+  client_request_id: string | null;
+  active_key: string;
+  created_at: string;
+  job_dir: string;
+}
+
+export type Reservation =
+  | { kind: "created"; job: StoredJob }
+  | { kind: "replay"; job: StoredJob }
+  | { kind: "conflict"; job: StoredJob }
+  | { kind: "duplicate"; job: StoredJob };
+
+export interface TerminalWrite {
+  exit_code: number | null;
+  signal: string | null;
+  reason: string | null;
+  finished_at: string;
+  stdout_bytes: number;
+  stderr_bytes: number;
+  result_json: string;
+  result_sha256: string;
+}
+
+export interface TransitionPatch {
+  status_message?: string | null;
+  started_at?: string;
+  backend_id?: BackendId;
+  terminal?: TerminalWrite;
+  historyReason?: string | null;
+}
+
+export interface ListFilter {
+  states?: readonly JobState[];
+  name?: string;
+  host?: string;
+  queue?: string;
+  limit: number;
+}

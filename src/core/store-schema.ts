@@ -1,0 +1,63 @@
+// The store schema: one migration per PRAGMA user_version step. Append new steps; never edit a released one.
+
+export const MIGRATIONS: string[] = [
+  `CREATE TABLE jobs (
+     job_id TEXT PRIMARY KEY,
+     name TEXT,
+     backend TEXT NOT NULL,
+     host TEXT,
+     queue TEXT,
+     state TEXT NOT NULL,
+     spec_json TEXT NOT NULL,
+     fingerprint TEXT NOT NULL,
+     client_request_id TEXT UNIQUE,
+     active_key TEXT,
+     created_at TEXT NOT NULL,
+     started_at TEXT,
+     finished_at TEXT,
+     job_dir TEXT NOT NULL,
+     backend_id_json TEXT,
+     status_message TEXT,
+     cancel_requested_at TEXT,
+     exit_code INTEGER,
+     signal TEXT,
+     reason TEXT,
+     stdout_bytes INTEGER,
+     stderr_bytes INTEGER,
+     result_json TEXT,
+     result_sha256 TEXT
+   );
+   CREATE INDEX jobs_state ON jobs(state, job_id);
+   CREATE INDEX jobs_name ON jobs(name, job_id);
+   CREATE INDEX jobs_host ON jobs(host, job_id);
+   CREATE INDEX jobs_queue ON jobs(queue, job_id);
+   CREATE INDEX jobs_active_key ON jobs(active_key) WHERE active_key IS NOT NULL;
+   CREATE TABLE state_history (
+     seq INTEGER PRIMARY KEY AUTOINCREMENT,
+     job_id TEXT NOT NULL,
+     from_state TEXT,
+     to_state TEXT NOT NULL,
+     at TEXT NOT NULL,
+     reason TEXT
+   );
+   CREATE INDEX state_history_job ON state_history(job_id, seq);
+   CREATE TABLE completions (
+     seq INTEGER PRIMARY KEY AUTOINCREMENT,
+     job_id TEXT NOT NULL UNIQUE,
+     state TEXT NOT NULL,
+     finished_at TEXT NOT NULL,
+     observed_at TEXT NOT NULL
+   );`,
+  // 2: named queues, per target ("local" or a host name); jobs name theirs in jobs.queue.
+  `CREATE TABLE queues (
+     name TEXT NOT NULL,
+     target TEXT NOT NULL,
+     concurrency INTEGER NOT NULL CHECK (concurrency >= 1),
+     created_at TEXT NOT NULL,
+     PRIMARY KEY (name, target)
+   );`,
+];
+
+/** The schema version a fresh or migrated database ends at (PRAGMA user_version). */
+/** The schema version a fresh or migrated database ends at (PRAGMA user_version). */
+export const SCHEMA_VERSION = MIGRATIONS.length;
