@@ -31,11 +31,11 @@ import {
   readHeartbeat,
   readQueued,
   readStarted,
-  renderSpec,
   WRAPPER_SHA256,
   WRAPPER_TEXT,
   writeCancelRequest,
 } from "../../wrapper/protocol.ts";
+import { jobSpecText, writeLocalSpec } from "../job-spec.ts";
 import { collectLocalArtifacts } from "./artifacts-local.ts";
 import { readLocalLog, readLocalTail } from "./local-logs.ts";
 import { localQueueDir, readQueueSnapshot, removeWaitingEntry, toQueuedInfo } from "./local-queue.ts";
@@ -92,29 +92,13 @@ export class LocalBackend implements Backend {
     const { job } = input;
     const wrapper = this.ensureWrapper();
     try {
-      mkdirSync(job.job_dir, { recursive: true, mode: 0o700 });
-      const spec = renderSpec({
-        jobId: job.job_id,
-        cwd: job.spec.cwd,
-        argv: job.spec.argv,
-        env: { ...job.spec.env, ...input.secretValues },
-        timeoutSeconds: Math.ceil(job.spec.timeout_seconds ?? 0),
-        graceSeconds: Math.ceil(input.graceSeconds),
+      const text = jobSpecText(job, input, {
         tickSeconds: this.opts.tickSeconds ?? 1,
         heartbeatSeconds: this.opts.heartbeatSeconds ?? 1,
-        logCapBytes: input.logCapBytes,
-        ...(input.admission
-          ? {
-              admission: {
-                ...input.admission,
-                dir: localQueueDir(this.opts.dataDir),
-                lock: this.opts.queueLock ?? "auto",
-              },
-            }
-          : {}),
+        admissionDir: localQueueDir(this.opts.dataDir),
+        admissionLock: this.opts.queueLock ?? "auto",
       });
-      const secretHeader = `# secret_env: ${job.spec.secret_env.join(" ")}\n`;
-      writeFileSync(join(job.job_dir, "spec.sh"), secretHeader + spec, { mode: 0o600 });
+      writeLocalSpec(job.job_dir, text);
     } catch (e) {
       throw new AwaitlessError(
         "launch_failed",

@@ -1,13 +1,14 @@
 // The Slurm backend: sbatch runs the wrapper inside the allocation in <slurm_job_dir>/jobs/<job_id>; squeue/sacct
 // (one of each per cluster per poll interval) and the wrapper's records decide the state. job.job_dir stays the
 // LOCAL job dir (a 0600 copy of spec.sh, for redaction); backend_id.remote_dir names the cluster one.
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { HostConfig } from "../../config/config.ts";
 import type { Backend, FullLog, LaunchInput, LogTail, Observation, Stream } from "../../core/backend.ts";
 import { AwaitlessError } from "../../core/errors.ts";
 import type { ArtifactEntry, BackendId, Job } from "../../core/job.ts";
-import { renderSpec, writeCancelRequest } from "../../wrapper/protocol.ts";
+import { writeCancelRequest } from "../../wrapper/protocol.ts";
+import { jobSpecText, writeLocalSpec } from "../job-spec.ts";
 import { parseSpecSecrets } from "../local/spec-secrets.ts";
 import { SshHost } from "../ssh/ssh-host.ts";
 import { resolveHostSettings } from "../ssh/ssh-target.ts";
@@ -139,20 +140,12 @@ export class SlurmBackend implements Backend {
       wrapperPath: prepared.wrapperPath,
       options,
     });
-    const spec = renderSpec({
-      jobId: job.job_id,
+    const text = jobSpecText(job, input, {
       cwd,
-      argv: job.spec.argv,
-      env: { ...job.spec.env, ...input.secretValues },
-      timeoutSeconds: Math.ceil(timeout ?? 0),
-      graceSeconds: Math.ceil(input.graceSeconds),
       tickSeconds: this.opts.tickSeconds ?? 1,
       heartbeatSeconds: this.opts.heartbeatSeconds ?? 1,
-      logCapBytes: input.logCapBytes,
     });
-    const text = `# secret_env: ${job.spec.secret_env.join(" ")}\n${spec}`;
-    mkdirSync(job.job_dir, { recursive: true, mode: 0o700 });
-    writeFileSync(join(job.job_dir, "spec.sh"), text, { mode: 0o600 });
+    writeLocalSpec(job.job_dir, text);
     await h.runner.mkdirp(dir, 0o700);
     await h.runner.writeFile(`${dir}/spec.sh`, text, 0o600);
     const submittedAt = new Date();

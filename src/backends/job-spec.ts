@@ -1,0 +1,60 @@
+// One job's spec.sh text (the `# secret_env:` line + renderSpec of Job + LaunchInput) and its 0600 local copy.
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { LaunchInput } from "../core/backend.ts";
+import { AwaitlessError } from "../core/errors.ts";
+import type { Job } from "../core/job.ts";
+import { renderSpec } from "../wrapper/protocol.ts";
+
+export interface JobSpecOptions {
+  tickSeconds: number;
+  heartbeatSeconds: number;
+  /** The command's directory as the target sees it (Slurm resolves it against the cluster home); default job.spec.cwd. */
+  cwd?: string;
+  /** The target's queue directory; required when the launch has an admission. */
+  admissionDir?: string;
+  /** Lock mechanism of a new queue directory (tests force mkdir); default auto. */
+  admissionLock?: "auto" | "mkdir";
+}
+
+/**
+ * The text of the job's spec.sh: a `# secret_env: NAMES` line (read back for redaction) then the rendered spec,
+ * with secret values exported to the command. Throws AwaitlessError(invalid_argument) on input the wrapper cannot
+ * honour, and when the launch asks for admission but the backend gave no queue directory.
+ */
+export function jobSpecText(job: Job, input: LaunchInput, opts: JobSpecOptions): string {
+  if (input.admission && opts.admissionDir === undefined) {
+    throw new AwaitlessError(
+      "invalid_argument",
+      `job ${job.job_id} asks for a queue or resources, but the ${job.backend} backend gave no queue directory`,
+      "drop --queue/--resource for this backend",
+    );
+  }
+  const spec = renderSpec({
+    jobId: job.job_id,
+    cwd: opts.cwd ?? job.spec.cwd,
+    argv: job.spec.argv,
+    env: { ...job.spec.env, ...input.secretValues },
+    timeoutSeconds: Math.ceil(job.spec.timeout_seconds ?? 0),
+    graceSeconds: Math.ceil(input.graceSeconds),
+    tickSeconds: opts.tickSeconds,
+    heartbeatSeconds: opts.heartbeatSeconds,
+    logCapBytes: input.logCapBytes,
+    ...(input.admission && opts.admissionDir !== undefined
+      ? {
+          admission: {
+            ...input.admission,
+            dir: opts.admissionDir,
+            lock: opts.admissionLock ?? "auto",
+          },
+        }
+      : {}),
+  });
+  return `# secret_env: ${job.spec.secret_env.join(" ")}\n${spec}`;
+}
+
+/** Writes `text` as the job's local spec.sh (0600, in a 0700 job directory created when missing). */
+export function writeLocalSpec(jobDir: string, text: string): void {
+  mkdirSync(jobDir, { recursive: true, mode: 0o700 });
+  writeFileSync(join(jobDir, "spec.sh"), text, { mode: 0o600 });
+}
