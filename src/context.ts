@@ -11,17 +11,18 @@ export function createContext(env: Record<string, string | undefined>, configFla
   const config = loadConfig(env, configFlag);
   const store = JobStore.open(config.dataDir);
   const d = config.defaults;
+  // The lock of a new queue directory: flock when installed, unless AWAITLESS_QUEUE_LOCK=mkdir (diagnostics, tests).
+  const queueLock = env.AWAITLESS_QUEUE_LOCK === "mkdir" ? "mkdir" : "auto";
   const local = new LocalBackend({
     dataDir: config.dataDir,
     shell: env.AWAITLESS_SHELL || "/bin/sh",
-    // The lock of a new queue directory: flock when installed, unless AWAITLESS_QUEUE_LOCK=mkdir (diagnostics, tests).
-    queueLock: env.AWAITLESS_QUEUE_LOCK === "mkdir" ? "mkdir" : "auto",
+    queueLock,
   });
   const service = new JobService(
     store,
     {
       local,
-      ssh: new SshBackend({ hosts: config.hosts }),
+      ssh: new SshBackend({ hosts: config.hosts, queueLock }),
       slurm: new SlurmBackend({
         hosts: config.hosts,
         pollIntervalMs: d.poll_interval_seconds * 1000,

@@ -10,7 +10,7 @@ export function script(body: string, args: readonly string[]): string {
 }
 
 // Expands remote_job_dir: `~` is the remote home; a relative path is relative to it.
-const ROOT = `r=$1
+export const ROOT = `r=$1
 case $r in "~") r=$HOME ;; "~/"*) r=$HOME/\${r#"~/"} ;; esac
 case $r in /*) ;; *) r=$HOME/$r ;; esac
 `;
@@ -78,7 +78,8 @@ echo "shell=$s"
 /**
  * Args: a jobs directory to scan ('' for none), then job dirs. For each asked dir, and each scanned dir without an
  * exit record: `@@job DIR`, `alive=0|1 pid= start=` (checked before the records are read, so a wrapper that exits
- * meanwhile leaves its exit record visible), then `@@file NAME` sections with the record texts.
+ * meanwhile leaves its exit record visible), then `@@file NAME` sections with the record texts (started, heartbeat,
+ * exit, and a queued job's place in line, `queued`).
  */
 export const OBSERVE = `${BOOT}echo "boot=$b"
 f22() { set -- \${1##*") "}; [ $# -ge 20 ] && shift 19 && echo "$1"; }
@@ -102,7 +103,7 @@ obs() {
     fi
     echo "alive=$a pid=$p start=$s"
   fi
-  for f in started heartbeat exit; do
+  for f in started heartbeat exit queued; do
     if [ -f "$d/$f" ]; then printf '\\n@@file %s\\n' "$f"; cat "$d/$f"; fi
   done
 }
@@ -115,11 +116,15 @@ fi
 exit 0
 `;
 
-/** Args: job dir, grace seconds. Persists the cancel intent, then TERMs the group while the wrapper still lives. */
+/**
+ * Args: job dir, grace seconds, queue dir ('' when the job never queued). Persists the cancel intent, takes a waiting
+ * job out of line (its wrapper then never starts the command), then TERMs the group while the wrapper still lives.
+ */
 export const CANCEL = `d=$1
 [ -d "$d" ] || exit 0
 umask 077
 printf '%s\\n' "$2" >"$d/cancel.tmp" && mv -f "$d/cancel.tmp" "$d/cancel"
+[ -z "$3" ] || rm -f "$3/waiting/"*".\${d##*/}"
 [ -f "$d/exit" ] && exit 0
 w='' pid='' pgid=''
 [ -r "$d/wrapper.pid" ] && read -r w <"$d/wrapper.pid"
@@ -201,7 +206,7 @@ export const REMOVE = `case $1 in */jobs/job_*) rm -rf "$1" ;; *) echo "refusing
 
 /**
  * Args: interval (decimal seconds), lifetime (s), then job dirs (prefixed `+` to watch output sizes too). Prints
- * `c INDEX SIGNATURE` whenever a job's lifecycle files (started, exit, cancel) change, all of them once at start,
+ * `c INDEX SIGNATURE` whenever a job's lifecycle files (started, exit, cancel, queued) appear or go, all of them once at start,
  * and `.` every tick: when the client is gone the write fails and the loop ends instead of lingering.
  */
 export const WATCH = `iv=$1 life=$2
@@ -217,6 +222,7 @@ while :; do
     [ -f "$d/started" ] && g=\${g}s
     [ -f "$d/exit" ] && g=\${g}x
     [ -f "$d/cancel" ] && g=\${g}c
+    [ -f "$d/queued" ] && g=\${g}q
     [ -d "$d" ] || g=\${g}m
     [ "$e" != "$d" ] && g="$g $(LC_ALL=C ls -ln "$d/stdout" "$d/stderr" 2>/dev/null | while read -r a b c x z y; do printf '%s.' "$z"; done)"
     eval "o=\\\${s_$i-}"

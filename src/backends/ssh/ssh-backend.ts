@@ -1,19 +1,28 @@
 // The SSH backend: the same wrapper and on-disk protocol as locally, in <remote_job_dir>/jobs/<job_id> on the host.
 // job.job_dir stays the LOCAL job dir (a 0600 copy of spec.sh, for redaction); backend_id.remote_dir names the
 // remote one (before launch it is derived from the host's prepared root).
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { HostConfig } from "../../config/config.ts";
-import type { Backend, FullLog, LaunchInput, LogTail, Observation, Stream } from "../../core/backend.ts";
+import type {
+  Backend,
+  FullLog,
+  LaunchInput,
+  LogTail,
+  Observation,
+  QueueSnapshot,
+  Stream,
+} from "../../core/backend.ts";
 import { AwaitlessError } from "../../core/errors.ts";
 import type { ArtifactEntry, BackendId, Job } from "../../core/job.ts";
-import { renderSpec } from "../../wrapper/protocol.ts";
+import { jobSpecText, writeLocalSpec } from "../job-spec.ts";
 import { parseSpecSecrets } from "../local/spec-secrets.ts";
 import { CANCEL, launchScript, REMOVE } from "./remote-scripts.ts";
 import { collectRemoteArtifacts } from "./ssh-artifacts.ts";
 import { keyValues, SshHost } from "./ssh-host.ts";
 import { readRemoteLog, readRemoteTail } from "./ssh-logs.ts";
 import { toObservation, unreachableObservation } from "./ssh-observe.ts";
+import { queueDirOf, queueDirOfJob, readRemoteQueueSnapshot } from "./ssh-queue.ts";
 import { resolveHostSettings, type SshHostSettings } from "./ssh-target.ts";
 import { SshWatch } from "./ssh-watch.ts";
 
@@ -21,6 +30,8 @@ export interface SshBackendOptions {
   hosts: Record<string, HostConfig>;
   tickSeconds?: number;
   heartbeatSeconds?: number;
+  /** Lock mechanism when a host's queue directory is first used (tests force mkdir); default auto. */
+  queueLock?: "auto" | "mkdir";
   /** Host settings resolver (tests); default: [hosts.NAME] over ~/.ssh/config. */
   resolve?: (name: string) => SshHostSettings;
 }
@@ -31,6 +42,7 @@ export function isConnectionError(e: unknown): e is AwaitlessError {
 
 export class SshBackend implements Backend {
   readonly name = "ssh" as const;
+  readonly supportsAdmission = true;
   private readonly hosts = new Map<string, { host: SshHost; watch: SshWatch }>();
 
   constructor(private readonly opts: SshBackendOptions) {}
@@ -64,22 +76,15 @@ export class SshBackend implements Backend {
   async launch(input: LaunchInput): Promise<BackendId> {
     const { job } = input;
     const { host } = this.hostFor(job.host);
-    const spec = renderSpec({
-      jobId: job.job_id,
-      cwd: job.spec.cwd,
-      argv: job.spec.argv,
-      env: { ...job.spec.env, ...input.secretValues },
-      timeoutSeconds: Math.ceil(job.spec.timeout_seconds ?? 0),
-      graceSeconds: Math.ceil(input.graceSeconds),
-      tickSeconds: this.opts.tickSeconds ?? 1,
-      heartbeatSeconds: this.opts.heartbeatSeconds ?? 1,
-      logCapBytes: input.logCapBytes,
-    });
-    const text = `# secret_env: ${job.spec.secret_env.join(" ")}\n${spec}`;
-    mkdirSync(job.job_dir, { recursive: true, mode: 0o700 });
-    writeFileSync(join(job.job_dir, "spec.sh"), text, { mode: 0o600 });
     const prepared = await host.prepare();
     const dir = `${prepared.root}/jobs/${job.job_id}`;
+    const text = jobSpecText(job, input, {
+      tickSeconds: this.opts.tickSeconds ?? 1,
+      heartbeatSeconds: this.opts.heartbeatSeconds ?? 1,
+      admissionDir: queueDirOf(prepared.root),
+      admissionLock: this.opts.queueLock ?? "auto",
+    });
+    writeLocalSpec(job.job_dir, text);
     const r = await host.run(launchScript(text), [dir, prepared.wrapperPath]);
     const kv = keyValues(r.stdout.toString());
     const pid = Number(kv.wrapper_pid);
@@ -118,7 +123,13 @@ export class SshBackend implements Backend {
   async cancel(job: Job, graceSeconds: number): Promise<void> {
     const { host } = this.hostFor(job.host);
     const dir = await this.remoteDir(job);
-    const r = await host.run(CANCEL, [dir, String(Math.max(0, Math.ceil(graceSeconds)))]);
+    // A waiting job is taken out of line right after its cancel file exists: its command never starts.
+    const queued = job.spec.queue !== null || (job.spec.resources ?? []).length > 0;
+    const r = await host.run(CANCEL, [
+      dir,
+      String(Math.max(0, Math.ceil(graceSeconds))),
+      queued ? queueDirOfJob(dir) : "",
+    ]);
     if (r.code !== 0) {
       throw new AwaitlessError(
         "connection_failed",
@@ -127,6 +138,10 @@ export class SshBackend implements Backend {
         { host: host.name, remote_stderr: r.stderr.toString().slice(0, 2000) },
       );
     }
+  }
+
+  async queueSnapshot(hostName: string | null): Promise<QueueSnapshot> {
+    return readRemoteQueueSnapshot(this.hostFor(hostName).host);
   }
 
   async readTail(job: Job, stream: Stream, maxBytes: number): Promise<LogTail> {

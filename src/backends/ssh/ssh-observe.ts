@@ -1,7 +1,8 @@
 // Parses the remote OBSERVE report (many job dirs in one round trip) and turns one job's part into an Observation.
 import type { Observation } from "../../core/backend.ts";
 import type { Job } from "../../core/job.ts";
-import { parseExitRecord, parseHeartbeat, parseStarted } from "../../wrapper/protocol.ts";
+import { parseExitRecord, parseHeartbeat, parseQueued, parseStarted } from "../../wrapper/protocol.ts";
+import { toQueuedInfo } from "../local/local-queue.ts";
 
 export interface RemoteJobReport {
   missing: boolean;
@@ -57,6 +58,7 @@ export function toObservation(
   const started = report?.files.started !== undefined ? parseStarted(report.files.started) : null;
   const hb = report?.files.heartbeat !== undefined ? parseHeartbeat(report.files.heartbeat) : null;
   const exit = report?.files.exit !== undefined ? parseExitRecord(report.files.exit) : null;
+  const queued = !started && report?.files.queued !== undefined ? parseQueued(report.files.queued) : null;
   let wrapperAlive: boolean | null = report?.alive ?? null;
   if (wrapperAlive === true) {
     // A live pid whose start time differs from the wrapper's is a reused pid: the wrapper is gone.
@@ -84,6 +86,7 @@ export function toObservation(
         }
       : null,
     wrapperAlive,
+    ...(queued ? { queued: toQueuedInfo(queued) } : {}),
     bootIdNow,
     heartbeat: hb
       ? {
