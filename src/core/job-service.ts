@@ -4,14 +4,16 @@ import type { Backend } from "./backend.ts";
 import { completions as completionsFeed } from "./completions.ts";
 import { AwaitlessError, invalid } from "./errors.ts";
 import { isJobId, newJobId } from "./ids.ts";
-import { isTerminal, JOB_STATES, type Job, type JobResult, type JobState, TERMINAL_STATES } from "./job.ts";
+import { isTerminal, type Job, type JobResult, type JobState } from "./job.ts";
+import { collectGarbage, inspectJob, listJobs, readLogs } from "./job-reads.ts";
+import { formatDuration, jobStatus } from "./job-status.ts";
 import { type JobStore, nowIso, type StoredJob } from "./job-store.ts";
 import { validateLaunch } from "./launch-request.ts";
 import { admissionFor, listQueues } from "./queue-service.ts";
 import { createQueue, targetOf } from "./queue-store.ts";
 import { decide } from "./reconcile.ts";
-import { Redactor, shapeRedactor } from "./redact.ts";
-import { buildResult, readTails } from "./result-builder.ts";
+import { Redactor } from "./redact.ts";
+import { buildResult, launchFailedResult, readTails } from "./result-builder.ts";
 import type {
   CancelResponse,
   CompletionsResponse,
@@ -29,7 +31,6 @@ import type {
   WaitOptions,
   WaitResponse,
 } from "./service-types.ts";
-import { cleanText, grepLines, tailLines } from "./text.ts";
 
 export interface ServiceSettings {
   maxReturnBytes: number;
@@ -151,7 +152,7 @@ export class JobService implements JobServiceApi {
       });
       this.store.setBackendId(jobId, backendId);
     } catch (e) {
-      await this.finishWithError(res.job, e);
+      this.finishWithError(res.job, e);
       throw e;
     }
     const job = await this.waitForStart(jobId);
@@ -159,55 +160,24 @@ export class JobService implements JobServiceApi {
   }
 
   /** A launch that failed before the wrapper ran: the job is failed with stage launch_failed, never left dangling. */
-  private async finishWithError(job: StoredJob, e: unknown): Promise<void> {
+  private finishWithError(job: StoredJob, e: unknown): void {
     const message = e instanceof Error ? e.message : String(e);
-    const now = nowIso();
-    const result: Omit<JobResult, "snapshot"> = {
-      job_id: job.job_id,
-      name: job.name,
-      backend: job.backend,
-      host: job.host,
-      state: "failed",
-      exit_code: null,
-      signal: null,
-      reason: "launch_failed",
-      created_at: job.created_at,
-      started_at: null,
-      finished_at: now,
-      duration_seconds: null,
-      stdout_tail: "",
-      stderr_tail: "",
-      stdout_bytes: 0,
-      stderr_bytes: 0,
-      stdout_dropped_bytes: 0,
-      stderr_dropped_bytes: 0,
-      truncated: false,
-      descendants_alive: false,
-      digest: [message],
-      artifacts: [],
-      parsed_results: null,
-      error: {
-        stage: "launch_failed",
-        reason: "launch_failed",
-        retryable: true,
-        suggestion: e instanceof AwaitlessError ? e.hint : "check the message and retry",
-        detail: message,
-      },
-    };
-    const { canonicalJson, sha256Hex } = await import("./canonical-json.ts");
-    const sha = sha256Hex(canonicalJson(result));
-    const full = { ...result, snapshot: { sha256: sha, captured_at: now } };
+    const built = launchFailedResult(
+      job,
+      message,
+      e instanceof AwaitlessError ? e.hint : "check the message and retry",
+    );
     this.store.transition(job.job_id, "failed", {
       historyReason: "launch_failed",
       terminal: {
         exit_code: null,
         signal: null,
         reason: "launch_failed",
-        finished_at: now,
+        finished_at: built.result.finished_at,
         stdout_bytes: 0,
         stderr_bytes: 0,
-        result_json: canonicalJson(full),
-        result_sha256: sha,
+        result_json: built.json,
+        result_sha256: built.sha256,
       },
     });
   }
@@ -433,59 +403,7 @@ export class JobService implements JobServiceApi {
   }
 
   toStatus(job: StoredJob): JobStatus {
-    const startMs = Date.parse(job.started_at ?? job.created_at);
-    const endMs = job.finished_at ? Date.parse(job.finished_at) : Date.now();
-    return {
-      job_id: job.job_id,
-      name: job.name,
-      backend: job.backend,
-      host: job.host,
-      state: job.state,
-      status_message: job.status_message,
-      // Command lines are shown, so they pass through the credential-shape redactor like every output.
-      argv: job.spec.argv.map((a) => shapeRedactor.redact(a)),
-      cwd: job.spec.cwd,
-      created_at: job.created_at,
-      started_at: job.started_at,
-      finished_at: job.finished_at,
-      elapsed_seconds: Math.max(0, Math.round((endMs - startMs) / 100) / 10),
-      exit_code: job.exit_code,
-      signal: job.signal,
-      reason: job.reason,
-      stdout_bytes: job.stdout_bytes ?? 0,
-      stderr_bytes: job.stderr_bytes ?? 0,
-      last_output_at: null,
-      client_request_id: job.client_request_id,
-      backend_id: job.backend_id,
-    };
-  }
-
-  async logs(req: LogsRequest): Promise<LogsResponse> {
-    const job = await this.refresh(req.job_id);
-    const backend = this.backendFor(job);
-    const redactor = new Redactor(Object.values(await backend.secretValues(job)));
-    const streams = req.stream === "both" || !req.stream ? (["stdout", "stderr"] as const) : [req.stream];
-    const maxBytes = req.max_bytes ?? 1024 * 1024;
-    const out: LogsResponse = {
-      job_id: job.job_id,
-      job_state: job.state,
-      stdout_bytes: 0,
-      stderr_bytes: 0,
-      dropped_bytes: { stdout: 0, stderr: 0 },
-      truncated: false,
-    };
-    for (const s of ["stdout", "stderr"] as const) {
-      const log = await backend.readLog(job, s, maxBytes);
-      out[`${s}_bytes`] = log.totalBytes;
-      out.dropped_bytes[s] = log.droppedBytes;
-      if (!(streams as readonly string[]).includes(s)) continue;
-      let text = redactor.redact(cleanText(log.text));
-      if (req.grep !== undefined) text = grepLines(text, req.grep);
-      if (req.tail_lines !== undefined) text = tailLines(text, req.tail_lines);
-      out[s] = text;
-      out.truncated ||= log.truncated;
-    }
-    return out;
+    return jobStatus(job);
   }
 
   async cancel(jobId: string, gracePeriodSeconds?: number): Promise<CancelResponse> {
@@ -526,49 +444,8 @@ export class JobService implements JobServiceApi {
     };
   }
 
-  async list(req: ListRequest): Promise<JobStatus[]> {
-    const limit = req.limit ?? 20;
-    if (!Number.isInteger(limit) || limit < 1 || limit > 10_000)
-      throw invalid(`bad limit ${limit}`, "use 1–10000");
-    let states: readonly JobState[] | undefined;
-    if (req.state === "active") states = JOB_STATES.filter((s) => !isTerminal(s));
-    else if (req.state === "terminal") states = TERMINAL_STATES;
-    else if (req.state !== undefined) {
-      if (!JOB_STATES.includes(req.state)) {
-        throw invalid(
-          `unknown state ${JSON.stringify(req.state)}`,
-          `use one of ${JOB_STATES.join(", ")}, active, terminal`,
-        );
-      }
-      states = [req.state];
-    }
-    // Reconcile the active jobs first so the listing shows fresh states (few are ever active).
-    for (const id of this.store.activeJobIds()) await this.refresh(id).catch(() => undefined);
-    const rows = this.store.list({
-      ...(states ? { states } : {}),
-      ...(req.name !== undefined ? { name: req.name } : {}),
-      ...(req.host !== undefined ? { host: req.host } : {}),
-      ...(req.queue !== undefined ? { queue: req.queue } : {}),
-      limit,
-    });
-    return rows.map((j) => this.toStatus(j));
-  }
-
-  async inspect(jobId: string): Promise<InspectResponse> {
-    const job = await this.refresh(jobId);
-    const result = this.resultOf(job);
-    return {
-      job: await this.status(jobId),
-      spec: {
-        ...job.spec,
-        argv: job.spec.argv.map((a) => shapeRedactor.redact(a)),
-        env: Object.fromEntries(Object.entries(job.spec.env).map(([k, v]) => [k, shapeRedactor.redact(v)])),
-        fingerprint: job.fingerprint,
-      },
-      history: this.store.history(jobId),
-      job_dir: job.job_dir,
-      ...(result ? { result } : {}),
-    };
+  logs(req: LogsRequest): Promise<LogsResponse> {
+    return readLogs(this, req);
   }
 
   completions(
@@ -578,34 +455,25 @@ export class JobService implements JobServiceApi {
     return completionsFeed(this, jobIds, opts);
   }
 
+  list(req: ListRequest): Promise<JobStatus[]> {
+    return listJobs(this, req);
+  }
+
+  inspect(jobId: string): Promise<InspectResponse> {
+    return inspectJob(this, jobId);
+  }
+
   /** Removes finished jobs (files, then rows) by age and count; active jobs are never touched. */
-  async gc(o: {
+  gc(o: {
     olderThanSeconds: number | null;
     keep: number | null;
     dryRun: boolean;
   }): Promise<{ removed: string[] }> {
-    const cutoff =
-      o.olderThanSeconds === null ? null : new Date(Date.now() - o.olderThanSeconds * 1000).toISOString();
-    const victims = this.store.gcCandidates(cutoff, o.keep);
-    if (o.dryRun) return { removed: victims.map((j) => j.job_id) };
-    const removed: string[] = [];
-    for (const job of victims) {
-      await this.backendFor(job).remove(job);
-      removed.push(job.job_id);
-    }
-    this.store.deleteTerminal(removed);
-    return { removed };
+    return collectGarbage(this, o);
   }
 
   async onTerminal(jobId: string, signal: AbortSignal): Promise<JobState> {
     const w = await this.wait(jobId, { timeoutMs: null, signal });
     return w.job_state;
   }
-}
-
-export function formatDuration(totalSeconds: number): string {
-  const s = Math.floor(totalSeconds);
-  if (s < 60) return `${s}s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s`;
-  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}m`;
 }

@@ -104,15 +104,50 @@ export async function buildResult(
     parsed_results: parsedResults(artifacts),
     error: d.error,
   };
+  return seal(body);
+}
+
+/** Hashes the canonical JSON of the body and adds the snapshot: the bytes every later reader replays. */
+function seal(body: Omit<JobResult, "snapshot">): BuiltResult {
   const sha256 = sha256Hex(canonicalJson(body));
   const result: JobResult = { ...body, snapshot: { sha256, captured_at: new Date().toISOString() } };
   return {
     result,
     json: canonicalJson(result),
     sha256,
-    stdoutBytes: tails.stdout.totalBytes,
-    stderrBytes: tails.stderr.totalBytes,
+    stdoutBytes: body.stdout_bytes,
+    stderrBytes: body.stderr_bytes,
   };
+}
+
+/** The result of a job whose launch failed before any wrapper ran (nothing ran, nothing to read). */
+export function launchFailedResult(job: Job, message: string, suggestion: string): BuiltResult {
+  return seal({
+    job_id: job.job_id,
+    name: job.name,
+    backend: job.backend,
+    host: job.host,
+    state: "failed",
+    exit_code: null,
+    signal: null,
+    reason: "launch_failed",
+    created_at: job.created_at,
+    started_at: null,
+    finished_at: new Date().toISOString(),
+    duration_seconds: null,
+    stdout_tail: "",
+    stderr_tail: "",
+    stdout_bytes: 0,
+    stderr_bytes: 0,
+    stdout_dropped_bytes: 0,
+    stderr_dropped_bytes: 0,
+    truncated: false,
+    descendants_alive: false,
+    digest: [message],
+    artifacts: [],
+    parsed_results: null,
+    error: { stage: "launch_failed", reason: "launch_failed", retryable: true, suggestion, detail: message },
+  });
 }
 
 function redactArtifact(a: ArtifactEntry, r: Redactor): ArtifactEntry {
