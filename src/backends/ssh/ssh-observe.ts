@@ -78,7 +78,7 @@ export function toObservation(
       : null,
     exit: exit
       ? {
-          exit_code: exit.exitCode ?? 0,
+          exit_code: exit.exitCode ?? null,
           signal: exit.signal ?? null,
           reason: exit.reason,
           finished_at: iso(exit.finishedAtEpochSeconds),
