@@ -59,7 +59,9 @@ describe("JobStore", () => {
     expect(statSync(store.path).mode & 0o777).toBe(0o600);
     const raw = new Database(store.path);
     expect((raw.query("PRAGMA journal_mode").get() as { journal_mode: string }).journal_mode).toBe("wal");
-    expect((raw.query("PRAGMA user_version").get() as { user_version: number }).user_version).toBe(SCHEMA_VERSION);
+    expect((raw.query("PRAGMA user_version").get() as { user_version: number }).user_version).toBe(
+      SCHEMA_VERSION,
+    );
     expect(SCHEMA_VERSION).toBeGreaterThanOrEqual(1);
     raw.close();
   });
