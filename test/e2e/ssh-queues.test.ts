@@ -1,20 +1,49 @@
 // Named queues on SSH hosts end to end through the compiled binary against the private sshd, for the dash user
-// (flock lock) and the busybox user (mkdir lock): concurrent clients never over-admit and keep FIFO, queue list
-// reads the host, cancelling a queued job means it never runs, and a killed job frees its slot.
+// (flock lock; built-in client and transport = openssh) and the busybox user (mkdir lock): concurrent clients
+// never over-admit and keep FIFO, queue list reads the host, a cancelled queued job never runs, a killed job
+// frees its slot.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { appendFileSync, existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { BINARY, killQuietly, pidAlive, until } from "../helpers/cli.ts";
 import { gateOnAvailability, sshdAvailable } from "../helpers/sshd.ts";
 import { sampleQueue } from "../local/queue-sampler.ts";
-import { groupMembers, remoteFile, type SshWorld, sshWorld } from "./ssh-fixture.ts";
+import { groupMembers, hostBlock, remoteFile, type SshWorld, sshWorld } from "./ssh-fixture.ts";
 
 const runE2e = gateOnAvailability("SSH queue e2e tests (private OpenSSH server)", sshdAvailable());
+const haveSsh = Bun.which("ssh") !== null;
+if (runE2e && !haveSsh)
+  console.warn("[skip] SSH queues over transport = openssh: the `ssh` client is missing");
 
-type Kind = "dash" | "busybox";
+/** One way of reaching a test user: its alias, its lock, and a remote_job_dir of this run only (fresh queues). */
+interface Case {
+  title: string;
+  user: "dash" | "busybox";
+  alias: string;
+  /** busybox hosts may have no flock(1): the busybox user's queue directory uses the mkdir lock. */
+  lock: "flock" | "mkdir";
+  transport: "ssh2" | "openssh";
+  remoteJobDir: string;
+}
+
+const run = `${process.pid}-${Date.now()}`;
+const BASE: Omit<Case, "remoteJobDir">[] = [
+  { title: "dash user", user: "dash", alias: "box-dash", lock: "flock", transport: "ssh2" },
+  { title: "busybox user", user: "busybox", alias: "box-busybox", lock: "mkdir", transport: "ssh2" },
+];
+if (haveSsh) {
+  BASE.push({
+    title: "dash user over transport = openssh",
+    user: "dash",
+    alias: "box-dash-ossh",
+    lock: "flock",
+    transport: "openssh",
+  });
+}
+const CASES: Case[] = BASE.map((c, i) => ({ ...c, remoteJobDir: `.awl-queues-${run}-${i}` }));
+
 let w: SshWorld;
-/** A remote_job_dir of this run only, so every run starts with a fresh queue directory (and its lock mode). */
-const remoteJobDir = `.awl-queues-${process.pid}-${Date.now()}`;
+let sshConfig = "";
 
 function homeOf(user: string): string {
   const line = readFileSync("/etc/passwd", "utf8")
@@ -26,29 +55,62 @@ function homeOf(user: string): string {
 }
 
 /** The job root on the host (the host is this machine): <home>/<remote_job_dir>, holding jobs/ and queues/. */
-const rootOf = (kind: Kind) => join(homeOf(w.sshd.users[kind]), remoteJobDir);
+const rootOf = (c: Case) => join(homeOf(w.sshd.users[c.user]), c.remoteJobDir);
+const controlPath = () => join(w.sb.root, "cm-queues-%C");
+
+const masterCtl = (alias: string, op: "check" | "exit") =>
+  Bun.spawnSync(["ssh", "-F", sshConfig, "-o", `ControlPath=${controlPath()}`, "-O", op, alias], {
+    stdin: "ignore",
+  });
+
+/** The pid of the ControlMaster serving `alias` (the openssh case: awaitless opened it), or 0. */
+function masterPid(alias: string): number {
+  const check = masterCtl(alias, "check");
+  return Number(/pid=(\d+)/.exec(check.stdout.toString() + check.stderr.toString())?.[1] ?? 0);
+}
+
+/** The ControlMaster of the openssh case, asked to exit, then stopped by PID. */
+async function stopMaster(alias: string): Promise<void> {
+  const pid = masterPid(alias);
+  if (!(pid > 0)) return;
+  masterCtl(alias, "exit");
+  await until("the master to exit", () => !pidAlive(pid)).catch(() => killQuietly(pid));
+}
 
 if (runE2e) {
   beforeAll(async () => {
     w = await sshWorld();
+    sshConfig = join(w.sshDir, "config");
+    // ssh reads ~ from the passwd entry, not $HOME: name the sandbox's known_hosts and socket explicitly.
+    appendFileSync(
+      sshConfig,
+      hostBlock("box-dash-ossh", w.sshd, w.sshd.users.dash, [
+        `UserKnownHostsFile ${join(w.sshDir, "known_hosts")}`,
+        `ControlPath ${controlPath()}`,
+      ]),
+    );
     w.sb.writeConfig(
-      `[hosts.${w.alias.dash}]\nremote_job_dir = "~/${remoteJobDir}"\n\n` +
-        `[hosts.${w.alias.busybox}]\nremote_job_dir = "~/${remoteJobDir}"\n`,
+      CASES.map(
+        (c) => `[hosts.${c.alias}]\nremote_job_dir = "~/${c.remoteJobDir}"\ntransport = "${c.transport}"\n`,
+      ).join("\n"),
     );
   });
   afterAll(async () => {
     if (!w) return;
-    const active = w.sb.run(["list", "--json", "--state", "active", "--limit", "10000"]).json?.jobs ?? [];
-    for (const j of active) w.sb.run(["cancel", "--grace-period", "0", j.job_id]);
-    for (const kind of ["dash", "busybox"] as const) rmSync(rootOf(kind), { recursive: true, force: true });
+    const active =
+      (await w.sb.runAsync(["list", "--json", "--state", "active", "--limit", "10000"])).json?.jobs ?? [];
+    for (const j of active) await w.sb.runAsync(["cancel", "--grace-period", "0", j.job_id]);
+    for (const c of CASES) {
+      if (c.transport === "openssh") await stopMaster(c.alias);
+      rmSync(rootOf(c), { recursive: true, force: true });
+    }
     await w.close();
   });
 }
 
-describe.each(runE2e ? (["dash", "busybox"] as const) : [])("ssh queues as the %s user", (kind) => {
-  const host = () => w.alias[kind];
-  // busybox hosts may have no flock(1): the busybox user's queue directory uses the mkdir lock.
-  const lock = kind === "busybox" ? "mkdir" : "flock";
+describe.each(runE2e ? CASES : [])("ssh queues: $title", (c) => {
+  const host = () => c.alias;
+  const lock = c.lock;
   const env = () => ({ ...w.sb.env, ...(lock === "mkdir" ? { AWAITLESS_QUEUE_LOCK: "mkdir" } : {}) });
   // Always async: a blocking run would stop this process from draining sshd's log pipe, and sshd would stall.
   const cli = (args: string[]) => w.sb.runAsync(args, { env: env() });
@@ -66,12 +128,12 @@ describe.each(runE2e ? (["dash", "busybox"] as const) : [])("ssh queues as the %
   const remoteDir = async (id: string) => (await status(id)).backend_id.remote_dir as string;
   const jobDirs = () => {
     try {
-      return readdirSync(join(rootOf(kind), "jobs"));
+      return readdirSync(join(rootOf(c), "jobs"));
     } catch {
       return [];
     }
   };
-  const allExited = (ids: string[]) => ids.every((id) => existsSync(join(rootOf(kind), "jobs", id, "exit")));
+  const allExited = (ids: string[]) => ids.every((id) => existsSync(join(rootOf(c), "jobs", id, "exit")));
 
   for (const concurrency of [1, 2]) {
     test(`two clients submitting concurrently into concurrency ${concurrency}: never over-admitted, FIFO`, async () => {
@@ -93,7 +155,7 @@ describe.each(runE2e ? (["dash", "busybox"] as const) : [])("ssh queues as the %
       let ids: string[] = [];
       let clientsDone = false;
       // Sample the host's queue directory from the first submission until every job has its exit record.
-      const sampling = sampleQueue(rootOf(kind), jobDirs, () => clientsDone && allExited(ids));
+      const sampling = sampleQueue(rootOf(c), jobDirs, () => clientsDone && allExited(ids));
       const outputs = await Promise.all(clients.map((c) => new Response(c.stdout).text()));
       const codes = await Promise.all(clients.map((c) => c.exited));
       if (codes.some((c) => c !== 0))
@@ -110,11 +172,12 @@ describe.each(runE2e ? (["dash", "busybox"] as const) : [])("ssh queues as the %
       expect(report.maxRunningEntries).toBeLessThanOrEqual(concurrency);
       expect(report.maxRunningCommands).toBeLessThanOrEqual(concurrency);
       expect(report.fifoViolations).toEqual([]);
-      expect(readFileSync(join(rootOf(kind), "queues", "lock.mode"), "utf8").trim()).toBe(lock);
+      expect(readFileSync(join(rootOf(c), "queues", "lock.mode"), "utf8").trim()).toBe(lock);
+      if (c.transport === "openssh") expect(masterPid(c.alias)).toBeGreaterThan(0);
       // Admission follows the tickets the wrappers took on the host.
       const admitted = ids
         .map((id) => {
-          const rec = remoteFile(join(rootOf(kind), "jobs", id), "queued") ?? "";
+          const rec = remoteFile(join(rootOf(c), "jobs", id), "queued") ?? "";
           const field = (k: string) => Number(new RegExp(`^${k}=(\\d+)$`, "m").exec(rec)?.[1]);
           return { ticket: field("ticket"), at: field("admitted_at") };
         })
@@ -130,7 +193,7 @@ describe.each(runE2e ? (["dash", "busybox"] as const) : [])("ssh queues as the %
 
   test("queue list reads the host; cancelling a queued job: it never runs, the next one is admitted", async () => {
     expect((await cli(["queue", "create", "one", "--concurrency", "1", "--host", host()])).code).toBe(0);
-    const root = rootOf(kind);
+    const root = rootOf(c);
     const gate = join(root, "gate-cancel");
     const first = await submit(
       ["sh", "-c", `while [ ! -e ${gate} ]; do sleep 0.05; done`],
@@ -167,8 +230,8 @@ describe.each(runE2e ? (["dash", "busybox"] as const) : [])("ssh queues as the %
         { job_id: third, position: 2 },
       ],
     });
-    const c = await cli(["cancel", "--json", cancelled]);
-    expect(c.json.job_state).toBe("cancelled");
+    const cancel = await cli(["cancel", "--json", cancelled]);
+    expect(cancel.json.job_state).toBe("cancelled");
     // out of line at once: no waiting entry names the job any more
     const waiting = readdirSync(join(root, "queues", "waiting"));
     expect(waiting.filter((n) => n.endsWith(`.${cancelled}`))).toEqual([]);
