@@ -1,7 +1,7 @@
 // Named queues end to end through the compiled binary: create/list, FIFO admission with bounded concurrency
 // across client processes, cancel while queued, a killed wrapper, timeouts from admission, resources, config.
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { killQuietly, pidAlive, Sandbox, until } from "../helpers/cli.ts";
 import { sampleQueue } from "./queue-sampler.ts";
@@ -16,6 +16,13 @@ afterAll(() => {
   for (const sb of sandboxes) {
     const active = sb.run(["list", "--json", "--state", "active", "--limit", "10000"]).json?.jobs ?? [];
     for (const j of active) sb.run(["cancel", "--grace-period", "0", j.job_id]);
+    // A job whose wrapper a test killed is `lost`, so cancel leaves it alone: stop its command's group by PID.
+    const jobsDir = join(sb.dataDir, "jobs");
+    for (const id of existsSync(jobsDir) ? readdirSync(jobsDir) : []) {
+      if (existsSync(join(jobsDir, id, "exit")) || !existsSync(join(jobsDir, id, "started"))) continue;
+      const pgid = startedOf(sb, id).pgid;
+      if (pgid > 1) killQuietly(-pgid);
+    }
     sb.cleanup();
   }
 });
