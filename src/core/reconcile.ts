@@ -185,7 +185,8 @@ function lost(job: Job, obs: Observation, reason: string, detail: string): Decis
   };
 }
 
-function err(
+/** An ErrorInfo with `detail` only when there is one (optional fields are absent, never undefined). */
+export function err(
   stage: string,
   reason: string,
   retryable: boolean,

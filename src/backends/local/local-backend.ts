@@ -36,9 +36,10 @@ import {
   writeCancelRequest,
 } from "../../wrapper/protocol.ts";
 import { jobSpecText, writeLocalSpec } from "../job-spec.ts";
+import { observationFromRecords } from "../observation.ts";
 import { collectLocalArtifacts } from "./artifacts-local.ts";
 import { readLocalLog, readLocalTail } from "./local-logs.ts";
-import { localQueueDir, readQueueSnapshot, removeWaitingEntry, toQueuedInfo } from "./local-queue.ts";
+import { localQueueDir, readQueueSnapshot, removeWaitingEntry } from "./local-queue.ts";
 import { isProcessAlive, localBootId, processStartTime } from "./proc.ts";
 import { parseSpecSecrets } from "./spec-secrets.ts";
 
@@ -147,37 +148,15 @@ export class LocalBackend implements Backend {
     }
     // The wrapper may have written its exit record and exited between the two reads above.
     const x = exit ?? (wrapperAlive === false ? readExitRecord(dir) : null);
-    return {
-      started: started
-        ? {
-            wrapper_pid: started.wrapperPid,
-            pid: started.pid,
-            pgid: started.pgid ?? started.pid,
-            boot_id: started.bootId ?? null,
-            started_at: fileTime(join(dir, FILES.started), started.startedAtEpochSeconds),
-          }
-        : null,
-      exit: x
-        ? {
-            exit_code: x.exitCode ?? null,
-            signal: x.signal ?? null,
-            reason: x.reason,
-            finished_at: fileTime(join(dir, FILES.exit), x.finishedAtEpochSeconds),
-            descendants_alive: x.descendantsAlive,
-          }
-        : null,
-      wrapperAlive,
-      ...(queued ? { queued: toQueuedInfo(queued) } : {}),
-      bootIdNow: localBootId(),
-      heartbeat: hb
-        ? {
-            at: new Date(hb.nowEpochSeconds * 1000).toISOString(),
-            last_change_at: new Date(hb.lastChangeEpochSeconds * 1000).toISOString(),
-            stdout_bytes: hb.stdoutBytes,
-            stderr_bytes: hb.stderrBytes,
-          }
-        : null,
-    };
+    return observationFromRecords(
+      { started, exit: x, heartbeat: hb, queued },
+      {
+        wrapperAlive,
+        bootIdNow: localBootId(),
+        startedAt: (s) => fileTime(join(dir, FILES.started), s),
+        finishedAt: (s) => fileTime(join(dir, FILES.exit), s),
+      },
+    );
   }
 
   async cancel(job: Job, graceSeconds: number): Promise<void> {

@@ -1,8 +1,8 @@
 // Owns what one Slurm observation means for a job: Slurm's view combined with the wrapper's records into a reconcile
 // Decision, or undefined to let the wrapper rules (src/core/reconcile.ts) decide. Pure.
 import type { ExitInfo, StartedInfo } from "../../core/backend.ts";
-import type { ErrorInfo, Job, TerminalState } from "../../core/job.ts";
-import type { Decision } from "../../core/reconcile.ts";
+import type { Job, TerminalState } from "../../core/job.ts";
+import { type Decision, err } from "../../core/reconcile.ts";
 import type { SlurmRow } from "./slurm-queries.ts";
 import type { SlurmExit, SlurmStatus } from "./slurm-states.ts";
 
@@ -53,18 +53,6 @@ function exitWords(x: ExitInfo): string {
 
 function keep(job: Job, message: string): Decision {
   return { kind: "active", to: job.state, status_message: message };
-}
-
-function err(
-  stage: string,
-  reason: string,
-  retryable: boolean,
-  suggestion: string,
-  detail?: string,
-): ErrorInfo {
-  return detail === undefined
-    ? { stage, reason, retryable, suggestion }
-    : { stage, reason, retryable, suggestion, detail };
 }
 
 export function slurmVerdict(input: VerdictInput): Decision | undefined {

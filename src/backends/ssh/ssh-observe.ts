@@ -2,7 +2,7 @@
 import type { Observation } from "../../core/backend.ts";
 import type { Job } from "../../core/job.ts";
 import { parseExitRecord, parseHeartbeat, parseQueued, parseStarted } from "../../wrapper/protocol.ts";
-import { toQueuedInfo } from "../local/local-queue.ts";
+import { observationFromRecords } from "../observation.ts";
 
 export interface RemoteJobReport {
   missing: boolean;
@@ -48,7 +48,7 @@ export function parseObserveReport(text: string): ObserveReport {
   return { bootId: boot === "" ? null : boot, jobs };
 }
 
-const iso = (epochSeconds: number) => new Date(epochSeconds * 1000).toISOString();
+const _iso = (epochSeconds: number) => new Date(epochSeconds * 1000).toISOString();
 
 export function toObservation(
   job: Job,
@@ -66,37 +66,7 @@ export function toObservation(
     if (expected && report?.procStart && expected !== report.procStart) wrapperAlive = false;
   }
   if (report?.missing && job.backend_id?.wrapper_pid) wrapperAlive = false;
-  return {
-    started: started
-      ? {
-          wrapper_pid: started.wrapperPid,
-          pid: started.pid,
-          pgid: started.pgid ?? started.pid,
-          boot_id: started.bootId ?? null,
-          started_at: iso(started.startedAtEpochSeconds),
-        }
-      : null,
-    exit: exit
-      ? {
-          exit_code: exit.exitCode ?? null,
-          signal: exit.signal ?? null,
-          reason: exit.reason,
-          finished_at: iso(exit.finishedAtEpochSeconds),
-          descendants_alive: exit.descendantsAlive,
-        }
-      : null,
-    wrapperAlive,
-    ...(queued ? { queued: toQueuedInfo(queued) } : {}),
-    bootIdNow,
-    heartbeat: hb
-      ? {
-          at: iso(hb.nowEpochSeconds),
-          last_change_at: iso(hb.lastChangeEpochSeconds),
-          stdout_bytes: hb.stdoutBytes,
-          stderr_bytes: hb.stderrBytes,
-        }
-      : null,
-  };
+  return observationFromRecords({ started, exit, heartbeat: hb, queued }, { wrapperAlive, bootIdNow });
 }
 
 /** An observation that says only "cannot reach the host now" (the job keeps its state). */
