@@ -1,13 +1,20 @@
 // Test harness for the Slurm backend against the real test cluster (test/infra/slurm-up.sh): availability gate,
-// a JobService over a temp store, a runner that counts (and can cut) scheduler calls.
+// a JobService over a temp store, a runner (local, or any CommandRunner) that counts and can cut scheduler calls.
 import { test } from "bun:test";
 import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type ExecOptions, LocalRunner, type RunResult } from "../../src/backends/slurm/runner.ts";
+import {
+  type CommandRunner,
+  type ExecOptions,
+  LocalRunner,
+  type RunResult,
+} from "../../src/backends/slurm/runner.ts";
 import { SlurmBackend } from "../../src/backends/slurm/slurm-backend.ts";
 import type { HostConfig } from "../../src/config/config.ts";
+import type { FullLog, LogTail, Stream } from "../../src/core/backend.ts";
 import { AwaitlessError } from "../../src/core/errors.ts";
+import type { ArtifactEntry } from "../../src/core/job.ts";
 import { JobService } from "../../src/core/job-service.ts";
 import { JobStore } from "../../src/core/job-store.ts";
 
@@ -37,21 +44,33 @@ export async function slurmUp(what: string): Promise<boolean> {
   return false;
 }
 
-/** A LocalRunner that records every call and can cut the "connection" right after a chosen program ran. */
-export class CountingRunner extends LocalRunner {
+/**
+ * Wraps a runner (default: this machine) to record every call, and can cut the "connection" right after a chosen
+ * program ran. The same wrapper serves the local rigs and the SSH ones (an SshRunner inside).
+ */
+export class CountingRunner implements CommandRunner {
   readonly calls: { program: string; argv: string[]; atMs: number }[] = [];
   /** When set, the next call of this program runs, then its reply is thrown away (a dropped connection). */
   cutAfter: string | null = null;
   /** Programs whose calls fail as if the connection were down (they never run). */
   readonly blocked = new Set<string>();
 
-  override async exec(argv: readonly string[], opts: ExecOptions): Promise<RunResult> {
+  constructor(readonly inner: CommandRunner = new LocalRunner()) {}
+
+  get label(): string {
+    return this.inner.label;
+  }
+  get isLocal(): boolean {
+    return this.inner.isLocal;
+  }
+
+  async exec(argv: readonly string[], opts: ExecOptions): Promise<RunResult> {
     const program = argv[0] ?? "";
     if (this.blocked.has(program)) {
       throw new AwaitlessError("connection_failed", `the connection to ${this.label} is down`, "retry");
     }
     this.calls.push({ program, argv: [...argv], atMs: Date.now() });
-    const r = await super.exec(argv, opts);
+    const r = await this.inner.exec(argv, opts);
     if (this.cutAfter === program) {
       this.cutAfter = null;
       throw new AwaitlessError(
@@ -65,6 +84,34 @@ export class CountingRunner extends LocalRunner {
 
   count(program: string, sinceMs = 0): number {
     return this.calls.filter((c) => c.program === program && c.atMs >= sinceMs).length;
+  }
+
+  homeDir(): Promise<string> {
+    return this.inner.homeDir();
+  }
+  mkdirp(path: string, mode: number): Promise<void> {
+    return this.inner.mkdirp(path, mode);
+  }
+  writeFile(path: string, data: string, mode: number): Promise<void> {
+    return this.inner.writeFile(path, data, mode);
+  }
+  readFile(path: string, maxBytes: number): Promise<string | null> {
+    return this.inner.readFile(path, maxBytes);
+  }
+  readTail(dir: string, stream: Stream, maxBytes: number): Promise<LogTail> {
+    return this.inner.readTail(dir, stream, maxBytes);
+  }
+  readLog(dir: string, stream: Stream, maxBytes: number): Promise<FullLog> {
+    return this.inner.readLog(dir, stream, maxBytes);
+  }
+  collectArtifacts(cwd: string, patterns: string[], maxInlineBytes: number): Promise<ArtifactEntry[]> {
+    return this.inner.collectArtifacts(cwd, patterns, maxInlineBytes);
+  }
+  removeJobDir(dir: string): Promise<void> {
+    return this.inner.removeJobDir(dir);
+  }
+  close(): void {
+    this.inner.close();
   }
 }
 
@@ -83,14 +130,21 @@ export interface RigOptions {
   root?: string;
   adoptWindowMs?: number;
   exitSettleMs?: number;
+  /** The login node's runner (wrapped in a CountingRunner); default this machine as "localhost". */
+  inner?: CommandRunner;
+  /** The host name jobs are submitted to; default "localhost". */
+  hostName?: string;
 }
 
 export function makeRig(opts: RigOptions = {}): Rig {
   const root = opts.root ?? realpathSync(mkdtempSync(join(tmpdir(), "awl-slurm-backend-")));
-  const runner = new CountingRunner();
+  const runner = new CountingRunner(opts.inner);
   const pollIntervalMs = opts.pollIntervalMs ?? 500;
+  const hostName = opts.hostName ?? "localhost";
+  // a remote login user cannot write into our temp dir: its job dir stays the default under its home
+  const jobDir = runner.isLocal ? { slurm_job_dir: join(root, "cluster") } : {};
   const hosts: Record<string, HostConfig> = {
-    localhost: { slurm_job_dir: join(root, "cluster"), slurm_accounting_grace: 30, ...opts.host },
+    [hostName]: { ...jobDir, slurm_accounting_grace: 30, ...opts.host },
   };
   const store = JobStore.open(join(root, "data"));
   const backend = new SlurmBackend({
@@ -112,7 +166,7 @@ export function makeRig(opts: RigOptions = {}): Rig {
       logCapBytes: 1024 * 1024,
       launchGraceSeconds: 30,
       defaultBackend: "slurm",
-      defaultHost: "localhost",
+      defaultHost: hostName,
       defaultQueue: null,
       startWaitMs: 2000,
       callerEnv: process.env,

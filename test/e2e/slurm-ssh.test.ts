@@ -1,110 +1,136 @@
-// The Slurm backend as a non-root user over the private sshd (SshRunner on the SSH backend's connection).
+// The Slurm backend as a non-root user (awl-dash, login shell dash) over the private sshd: the outcomes of
+// slurm-backend.test.ts that depend on the transport, through an SshRunner inside the harness's counting runner.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { SlurmBackend } from "../../src/backends/slurm/slurm-backend.ts";
-import { SshRunner } from "../../src/backends/slurm/ssh-runner.ts";
-import { SshHost } from "../../src/backends/ssh/ssh-host.ts";
-import { JobService } from "../../src/core/job-service.ts";
-import { JobStore } from "../../src/core/job-store.ts";
+import { slurmCommentTag } from "../../src/backends/slurm/sbatch-script.ts";
+import { findTaggedJobs, parseSacct, sacctMineArgs } from "../../src/backends/slurm/slurm-queries.ts";
 import { gateOnAvailability, type SshdHandle, sshdAvailable, startSshd } from "../helpers/sshd.ts";
-import { makeRig, type Rig, run, sacctState, slurmUp } from "./slurm-harness.ts";
+import { type Rig, run, sacctState, slurmUp, until } from "./slurm-harness.ts";
+import { makeSshRig, SSH_CLUSTER } from "./slurm-ssh-rig.ts";
 
 const up = (await slurmUp("Slurm over SSH e2e")) && gateOnAvailability("Slurm over SSH e2e", sshdAvailable());
 
 describe.skipIf(!up)("Slurm over SSH as a non-root user", () => {
   let sshd: SshdHandle;
   let rig: Rig;
-  let service: JobService;
-  let backend: SlurmBackend;
   const slurmIds: string[] = [];
 
   beforeAll(async () => {
-    sshd = await startSshd();
-    rig = makeRig(); // only for its temp dir and cleanup
-    const knownHosts = join(rig.root, "known_hosts");
-    writeFileSync(knownHosts, `${sshd.hostKeyLine}\n`);
-    const host = new SshHost({
-      name: "cluster",
-      target: {
-        label: "cluster",
-        host: sshd.host,
-        port: sshd.port,
-        user: sshd.users.dash,
-        identityFiles: [sshd.clientKeyPath],
-        agentSocket: null,
-        hostKey: {
-          host: sshd.host,
-          port: sshd.port,
-          userKnownHostsFiles: [knownHosts],
-          globalKnownHostsFiles: [],
-          strict: "yes",
-        },
-        connectTimeoutMs: 10_000,
-        keepaliveIntervalMs: 5_000,
-        keepaliveCountMax: 3,
-      },
-      remoteJobDir: "~/.awaitless",
-      operationTimeoutMs: 30_000,
-      transport: "ssh2",
-      configFiles: [],
-    });
-    const runner = new SshRunner(host);
-    backend = new SlurmBackend({
-      hosts: { cluster: { slurm_accounting_grace: 30 } },
-      pollIntervalMs: 500,
-      launchGraceSeconds: 30,
-      runnerFor: () => runner,
-    });
-    service = new JobService(
-      JobStore.open(join(rig.root, "ssh-data")),
-      { slurm: backend },
-      {
-        ...rig.service.settings,
-        defaultHost: "cluster",
-      },
-    );
+    sshd = await startSshd({ users: ["awl-dash"] });
+    rig = makeSshRig(sshd);
   });
   afterAll(async () => {
     if (slurmIds.length > 0) await run(["scancel", ...slurmIds]);
-    backend?.close();
     rig?.close();
     await sshd?.stop();
   });
 
-  const submit = async (argv: string[]) => {
-    const r = await service.submit({
+  const slurmIdOf = (jobId: string) =>
+    (rig.service.getJob(jobId).backend_id as { slurm_job_id?: string } | null)?.slurm_job_id ?? "";
+  const submit = async (argv: string[], slurmOptions: Record<string, string | number> = {}) => {
+    const r = await rig.service.submit({
       argv,
       backend: "slurm",
-      host: "cluster",
-      slurm_options: { mem: "32M" },
+      host: SSH_CLUSTER,
+      slurm_options: { mem: "32M", ...slurmOptions },
       allow_duplicate: true,
     });
-    const id = (service.getJob(r.job_id).backend_id as { slurm_job_id?: string }).slurm_job_id ?? "";
-    slurmIds.push(id);
+    const id = slurmIdOf(r.job_id);
+    if (id) slurmIds.push(id);
     return { jobId: r.job_id, slurmJobId: id };
   };
+  const waitDone = (jobId: string, timeoutMs = 30_000) => rig.service.wait(jobId, { timeoutMs });
+  const waitRunning = (jobId: string, timeoutMs: number) =>
+    until(
+      "the job running",
+      async () => ((await rig.service.refresh(jobId)).state === "running" ? true : undefined),
+      timeoutMs,
+    );
 
   test("success and exit 7, run as the SSH user in its home directory", async () => {
     const ok = await submit(["sh", "-c", 'echo "I am $(id -un) in $(pwd)"']);
     const seven = await submit(["sh", "-c", "exit 7"]);
-    const a = await service.wait(ok.jobId, { timeoutMs: 30_000 });
+    const a = await waitDone(ok.jobId);
     expect(a.job_state).toBe("succeeded");
     expect(a.result?.stdout_tail).toContain(`I am ${sshd.users.dash} in /home/${sshd.users.dash}`);
-    const b = await service.wait(seven.jobId, { timeoutMs: 30_000 });
+    const b = await waitDone(seven.jobId);
     expect(b.job_state).toBe("failed");
     expect(b.result?.exit_code).toBe(7);
+    expect(b.result?.reason).toBe("nonzero_exit");
   }, 60_000);
 
-  test("cancel while running over SSH", async () => {
-    const j = await submit(["sleep", "300"]);
-    const deadline = Date.now() + 20_000;
-    while ((await service.refresh(j.jobId)).state !== "running") {
-      if (Date.now() > deadline) throw new Error("the job never ran");
-      await service.backendFor(service.getJob(j.jobId)).waitForChange(service.getJob(j.jobId), 500);
-    }
-    const c = await service.cancel(j.jobId, 1);
-    expect(c.job_state).toBe("cancelled");
-    expect((await sacctState(j.slurmJobId)).startsWith("CANCELLED")).toBe(true);
+  test("signal death → failed, signal KILL, exit 137", async () => {
+    const j = await submit(["sh", "-c", "kill -KILL $$"]);
+    const w = await waitDone(j.jobId);
+    expect(w.job_state).toBe("failed");
+    expect(w.result?.signal).toBe("KILL");
+    expect(w.result?.exit_code).toBe(137);
+  }, 60_000);
+
+  test("held job shows its pending reason; cancel while pending never starts it; cancel while running", async () => {
+    // a blocker on every CPU of the node makes the next job pend; then an admin hold names the reason
+    const cpus = Number((await run(["sinfo", "--noheader", "--format=%c"])).stdout.trim().split("\n")[0]);
+    expect(cpus).toBeGreaterThan(0);
+    const blocker = await submit(["sleep", "300"], { cpus_per_task: cpus });
+    await waitRunning(blocker.jobId, 45_000);
+    const held = await submit(["sh", "-c", "echo should-never-run"]);
+    expect((await run(["scontrol", "hold", held.slurmJobId])).code).toBe(0);
+    const shown = await until(
+      "the hold reason in status_message",
+      async () => {
+        const j = await rig.service.refresh(held.jobId);
+        return j.status_message?.includes("JobHeld") ? j : undefined;
+      },
+      15_000,
+    );
+    expect(shown.state).toBe("queued");
+    expect(shown.status_message).toContain(`Slurm job ${held.slurmJobId} pending`);
+
+    const c1 = await rig.service.cancel(held.jobId, 1);
+    expect(c1.job_state).toBe("cancelled");
+    expect((await sacctState(held.slurmJobId)).startsWith("CANCELLED")).toBe(true);
+    const dir = (rig.service.getJob(held.jobId).backend_id as { remote_dir: string }).remote_dir;
+    expect(dir.startsWith(`/home/${sshd.users.dash}/`)).toBe(true);
+
+    const c2 = await rig.service.cancel(blocker.jobId, 1);
+    expect(c2.job_state).toBe("cancelled");
+    expect(c2.result?.reason).toBe("cancelled");
+    await until(
+      "sacct CANCELLED for the blocker",
+      async () => ((await sacctState(blocker.slurmJobId)).startsWith("CANCELLED") ? true : undefined),
+      10_000,
+    );
+    // the held job never ran, even after the node freed up
+    expect(existsSync(join(dir, "started"))).toBe(false);
+  }, 90_000);
+
+  test("a lost sbatch reply is adopted by tag: exactly one Slurm job carries the tag", async () => {
+    rig.runner.cutAfter = "sbatch";
+    const before = rig.runner.count("sbatch");
+    const j = await submit(["sh", "-c", "echo adopted over ssh"]);
+    expect(rig.runner.count("sbatch")).toBe(before + 1);
+    const job = rig.service.getJob(j.jobId);
+    expect((job.backend_id as { adopted?: boolean }).adopted).toBe(true);
+    expect(j.slurmJobId).toMatch(/^\d+$/);
+    const w = await waitDone(j.jobId);
+    expect(w.job_state).toBe("succeeded");
+    expect(w.result?.stdout_tail).toContain("adopted over ssh");
+    expect(rig.runner.count("sbatch")).toBe(before + 1);
+    // what the SSH user's own sacct says (not counted: the inner runner)
+    const tagged = await until(
+      "the tagged job in sacct",
+      async () => {
+        const r = await rig.runner.inner.exec(sacctMineArgs(new Date(Date.parse(job.created_at))), {
+          timeoutMs: 30_000,
+        });
+        const rows = parseSacct(r.stdout).filter(
+          (row) => row.step === undefined && row.comment === slurmCommentTag(j.jobId),
+        );
+        return rows.length > 0 ? findTaggedJobs(rows, j.jobId) : undefined;
+      },
+      15_000,
+    );
+    expect(tagged).toEqual([j.slurmJobId]);
   }, 60_000);
 });
