@@ -4,16 +4,17 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { newJobId } from "../../src/core/ids.ts";
 import { readExitRecord, readQueued, readStarted, type SpecAdmission } from "../../src/wrapper/protocol.ts";
 import { type Job, type JobOptions, newJob, type ShellCase, waitFor } from "./harness.ts";
 
-let serial = 0;
-
-/** A job ID unique within the test run (Crockford base32 body of 26 characters). */
+/**
+ * A job ID unique within the test run. Queue slots are named running/JOB_ID, so two jobs sharing an ID share one
+ * slot and a third is admitted: IDs come from the real generator (an earlier mapping of base32 digits onto
+ * Crockford letters gave serials 82 and 85 the same ID).
+ */
 export function uniqueJobId(): string {
-  serial += 1;
-  const body = `${process.pid.toString(32)}Q${serial.toString(32)}`.toUpperCase().replace(/[ILOU]/g, "X");
-  return `job_${body.padEnd(26, "0").slice(0, 26)}`;
+  return newJobId();
 }
 
 export class QueueDir implements AsyncDisposable {
