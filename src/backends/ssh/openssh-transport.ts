@@ -12,7 +12,7 @@ import {
   resolveOpenssh,
   SSH_BINARY,
 } from "./openssh-command.ts";
-import type { ExecResult, SshTransport, StreamHandle } from "./ssh-transport.ts";
+import { CloseSignal, type ExecResult, type SshTransport, type StreamHandle } from "./ssh-transport.ts";
 
 /** Exit status of `ssh` itself failing (connection, mux, authentication), as opposed to the remote command's. */
 const SSH_FAILURE = 255;
@@ -26,8 +26,7 @@ function quote(s: string): string {
 
 export class OpensshTransport implements SshTransport {
   readonly kind = "openssh" as const;
-  private closed = false;
-  private readonly closeListeners = new Set<() => void>();
+  private readonly closing = new CloseSignal();
   private readonly children = new Set<Subprocess>();
 
   private constructor(
@@ -43,24 +42,15 @@ export class OpensshTransport implements SshTransport {
   }
 
   get isOpen(): boolean {
-    return !this.closed;
+    return !this.closing.closed;
   }
 
   onClose(listener: () => void): () => void {
-    if (this.closed) {
-      listener();
-      return () => undefined;
-    }
-    this.closeListeners.add(listener);
-    return () => this.closeListeners.delete(listener);
+    return this.closing.onClose(listener);
   }
 
   private markClosed(): void {
-    if (this.closed) return;
-    this.closed = true;
-    const listeners = [...this.closeListeners];
-    this.closeListeners.clear();
-    for (const l of listeners) l();
+    this.closing.close();
   }
 
   /** Stops our in-flight `ssh` processes (by PID). The master stays: it is shared, and ControlPersist ends it. */
@@ -71,7 +61,7 @@ export class OpensshTransport implements SshTransport {
   }
 
   private spawn(command: string): Subprocess<"pipe", "pipe", "pipe"> {
-    if (this.closed) {
+    if (this.closing.closed) {
       throw opensshError(
         this.target.label,
         `the connection to ${this.target.label} is closed`,
@@ -141,7 +131,7 @@ export class OpensshTransport implements SshTransport {
     }
     const errText = Buffer.from(stderr);
     if (code === SSH_FAILURE) this.sshFailed(errText.toString(), "a command");
-    if (this.closed) {
+    if (this.closing.closed) {
       throw opensshError(
         this.target.label,
         `the connection to ${this.target.label} was closed during a command`,

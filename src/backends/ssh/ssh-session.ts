@@ -4,7 +4,7 @@ import type { AnyAuthMethod, Client, ClientChannel, ConnectConfig, SFTPWrapper }
 import { AwaitlessError } from "../../core/errors.ts";
 import { type AuthPlan, authFailure, type ParsedKeyResult, planAuth } from "./ssh-auth.ts";
 import { decideHostKey, type HostKeyPolicy, hostKeyAlgorithms } from "./ssh-host-key.ts";
-import type { ExecResult, SshTransport, StreamHandle } from "./ssh-transport.ts";
+import { CloseSignal, type ExecResult, type SshTransport, type StreamHandle } from "./ssh-transport.ts";
 
 export interface SessionTarget {
   /** The name the user gave (messages). */
@@ -72,10 +72,9 @@ class Semaphore {
 
 export class SshSession implements SshTransport {
   readonly kind = "ssh2" as const;
-  private closed = false;
   private sftpP: Promise<SFTPWrapper> | null = null;
   private readonly channels = new Semaphore(6);
-  private readonly closeListeners = new Set<() => void>();
+  private readonly closing = new CloseSignal();
 
   private constructor(
     readonly target: SessionTarget,
@@ -101,26 +100,16 @@ export class SshSession implements SshTransport {
   }
 
   get isOpen(): boolean {
-    return !this.closed;
+    return !this.closing.closed;
   }
 
   /** Runs `listener` when the connection closes (at once if it is closed); returns a function that unregisters it. */
   onClose(listener: () => void): () => void {
-    if (this.closed) {
-      listener();
-      return () => undefined;
-    }
-    this.closeListeners.add(listener);
-    return () => this.closeListeners.delete(listener);
+    return this.closing.onClose(listener);
   }
 
   private markClosed(): void {
-    if (this.closed) return;
-    this.closed = true;
-    this.jump?.destroy();
-    const listeners = [...this.closeListeners];
-    this.closeListeners.clear();
-    for (const l of listeners) l();
+    if (this.closing.close()) this.jump?.destroy();
   }
 
   /** Closes at once, even when the peer is frozen (end() would wait for its FIN forever). */
@@ -154,7 +143,7 @@ export class SshSession implements SshTransport {
   // Opens an exec channel, retrying "open failed" (sshd frees a session slot a little after a channel closes).
   private async openExec(command: string): Promise<ClientChannel> {
     for (let attempt = 1; ; attempt++) {
-      if (this.closed)
+      if (this.closing.closed)
         throw connectionError(
           this.target,
           `the connection to ${this.target.label} is closed`,
@@ -231,7 +220,7 @@ export class SshSession implements SshTransport {
         stream.on("close", () => {
           clearTimeout(timer);
           off();
-          if (code === null && signal === null && this.closed) {
+          if (code === null && signal === null && this.closing.closed) {
             reject(
               connectionError(
                 this.target,

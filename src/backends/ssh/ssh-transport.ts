@@ -32,3 +32,33 @@ export interface SshTransport {
   /** Writes a file so that readers see the old content or the whole new one (temp file, then rename). */
   writeFileAtomic(path: string, data: string | Buffer, mode: number): Promise<void>;
 }
+
+/** The closed flag and close listeners every transport keeps: `close()` fires each listener once. */
+export class CloseSignal {
+  private closedFlag = false;
+  private readonly listeners = new Set<() => void>();
+
+  get closed(): boolean {
+    return this.closedFlag;
+  }
+
+  /** Runs `listener` when closed (at once if already closed); returns a function that unregisters it. */
+  onClose(listener: () => void): () => void {
+    if (this.closedFlag) {
+      listener();
+      return () => undefined;
+    }
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Marks closed and runs the listeners; false when it was already closed. */
+  close(): boolean {
+    if (this.closedFlag) return false;
+    this.closedFlag = true;
+    const listeners = [...this.listeners];
+    this.listeners.clear();
+    for (const l of listeners) l();
+    return true;
+  }
+}
