@@ -5,6 +5,7 @@ import { Database } from "bun:sqlite";
 import { mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { plainSpec } from "../test/helpers/spec.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const BIN = join(ROOT, "dist", "awaitless");
@@ -165,20 +166,7 @@ Bun.spawnSync([BIN, "list"], { env: { ...env, AWAITLESS_DATA_DIR: bigDir } }); /
 const emptyList = repeat(N, () => timeSpawn([BIN, "list"], { AWAITLESS_DATA_DIR: bigDir }));
 {
   const db = new Database(join(bigDir, "awaitless.db"));
-  const spec = JSON.stringify({
-    argv: ["true"],
-    cwd: "/",
-    env: {},
-    secret_env: [],
-    backend: "local",
-    host: null,
-    queue: null,
-    timeout_seconds: null,
-    stall_timeout_seconds: null,
-    artifacts: [],
-    slurm_options: {},
-    name: null,
-  });
+  const spec = JSON.stringify(plainSpec());
   const ins = db.prepare(
     "INSERT INTO jobs (job_id, backend, state, spec_json, fingerprint, created_at, finished_at, job_dir, exit_code) VALUES (?,?,?,?,?,?,?,?,?)",
   );

@@ -6,24 +6,12 @@ import { join } from "node:path";
 import { newJobId } from "../../src/core/ids.ts";
 import type { JobSpec } from "../../src/core/job.ts";
 import { JobStore, type NewJob, SCHEMA_VERSION } from "../../src/core/job-store.ts";
+import { plainSpec } from "../helpers/spec.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "awl-store-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const spec: JobSpec = {
-  argv: ["true"],
-  cwd: "/",
-  env: {},
-  secret_env: [],
-  backend: "local",
-  host: null,
-  queue: null,
-  timeout_seconds: null,
-  stall_timeout_seconds: null,
-  artifacts: [],
-  slurm_options: {},
-  name: null,
-};
+const spec: JobSpec = plainSpec();
 
 function newJob(over: Partial<NewJob> = {}): NewJob {
   const id = newJobId();

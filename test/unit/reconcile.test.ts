@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import type { Observation } from "../../src/core/backend.ts";
 import type { Job } from "../../src/core/job.ts";
 import { decide } from "../../src/core/reconcile.ts";
+import { plainSpec } from "../helpers/spec.ts";
 
 const T0 = Date.parse("2026-01-01T00:00:00.000Z");
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -13,20 +14,7 @@ function job(over: Partial<Job> = {}): Job {
     backend: "local",
     host: null,
     state: "running",
-    spec: {
-      argv: ["true"],
-      cwd: "/",
-      env: {},
-      secret_env: [],
-      backend: "local",
-      host: null,
-      queue: null,
-      timeout_seconds: null,
-      stall_timeout_seconds: null,
-      artifacts: [],
-      slurm_options: {},
-      name: null,
-    },
+    spec: plainSpec(),
     fingerprint: "f",
     client_request_id: null,
     created_at: iso(T0),
