@@ -64,7 +64,16 @@ export class JobStore {
       db = new Database(path, { create: true, readwrite: true, strict: true });
       if (fresh) chmodSync(path, 0o600);
       db.exec(`PRAGMA busy_timeout = ${Math.min(BUSY_TIMEOUT_MS, 5000)}`);
-      db.exec("PRAGMA journal_mode = WAL");
+      // Several processes may create the store at once: switching it to WAL can report busy; retry briefly.
+      for (const deadline = Date.now() + BUSY_TIMEOUT_MS; ; ) {
+        try {
+          db.exec("PRAGMA journal_mode = WAL");
+          break;
+        } catch (e) {
+          if (!isBusy(e) || Date.now() > deadline) throw e;
+          Bun.sleepSync(5 + Math.floor(Math.random() * 20));
+        }
+      }
       db.exec("PRAGMA synchronous = NORMAL");
       db.exec("PRAGMA foreign_keys = ON");
     } catch (e) {

@@ -9,6 +9,7 @@ import {
   mkdtempSync,
   openSync,
   readFileSync,
+  renameSync,
   rmSync,
   symlinkSync,
   writeFileSync,
@@ -97,7 +98,11 @@ export function describeEachShell(title: string, body: (shell: ShellCase) => voi
 /** Write an executable helper script into the shared scratch directory and return its path. */
 export function helperScript(name: string, body: string): string {
   const path = join(scratchDir(), name);
-  writeFileSync(path, `#!/bin/sh\n${body}\n`);
+  // Shells' copies of a test run concurrently and may be executing this script: never rewrite it in place
+  // (a truncated script read mid-run breaks, ETXTBSY), write a new file and rename it over the old one.
+  const tmp = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}`;
+  writeFileSync(tmp, `#!/bin/sh\n${body}\n`);
+  renameSync(tmp, path);
   chmodSync(path, 0o755);
   return path;
 }
