@@ -161,7 +161,7 @@ awl_signal_group() {
 awl_nap() {
   sleep "$1" &
   awl_nap_pid=$!
-  if [ "$awl_done" = 1 ] || ! wait "$awl_nap_pid"; then
+  if [ "$awl_done" = 1 ] || [ -f monitor.stop ] || ! wait "$awl_nap_pid"; then
     kill "$awl_nap_pid" 2>/dev/null
     wait "$awl_nap_pid" 2>/dev/null
   fi
@@ -176,8 +176,10 @@ awl_begin_kill() {
   kdeadline=$((now + $2))
 }
 
-# The monitor: heartbeat, log cap, timeout and cancel, once per AWL_TICK. USR1 from the main wrapper says the
-# command has exited; the monitor then finishes a kill in progress and stops.
+# The monitor: heartbeat, log cap, timeout and cancel, once per AWL_TICK. When the command has exited the main
+# wrapper creates `monitor.stop` and sends USR1 to cut the nap short; the monitor then finishes a kill in progress
+# and stops. The file is what counts: bash (5.2) can fail to run a trap whose signal lands while it parses a
+# command substitution ("trap: unexpected EOF while looking for matching `)'"), so the signal only saves time.
 awl_monitor() {
   awl_done=0
   trap 'awl_done=1' USR1
@@ -227,6 +229,7 @@ awl_monitor() {
       awl_put heartbeat "now=$now" "out=$out" "err=$err" "progress=$sz_prog" "last_change=$last_change"
       last_hb=$now
     fi
+    [ ! -f monitor.stop ] || awl_done=1
     if [ "$awl_done" = 1 ] && [ "$kstate" != term ]; then
       [ "$kstate" = killed ] && awl_reap_wait
       break
@@ -682,8 +685,10 @@ awl_code=$?
 set +m 2>/dev/null
 
 cd "$awl_dir" || exit 2
+: >monitor.stop
 kill -USR1 "$awl_mon" 2>/dev/null
 wait "$awl_mon"
+rm -f monitor.stop
 pid='' pgid=''
 awl_read_started
 awl_desc=0

@@ -100,10 +100,16 @@ export function helperScript(name: string, body: string): string {
   const path = join(scratchDir(), name);
   // Shells' copies of a test run concurrently and may be executing this script: never rewrite it in place
   // (a truncated script read mid-run breaks, ETXTBSY), write a new file and rename it over the old one.
+  // The mode is set before the rename: a script renamed in first and made executable after fails an exec that
+  // lands in between (exit 126).
+  const text = `#!/bin/sh\n${body}\n`;
+  try {
+    if (readFileSync(path, "utf8") === text) return path;
+  } catch {}
   const tmp = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}`;
-  writeFileSync(tmp, `#!/bin/sh\n${body}\n`);
+  writeFileSync(tmp, text);
+  chmodSync(tmp, 0o755);
   renameSync(tmp, path);
-  chmodSync(path, 0o755);
   return path;
 }
 

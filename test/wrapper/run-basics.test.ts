@@ -26,6 +26,16 @@ describeEachShell("wrapper runs a command", (shell) => {
     });
   });
 
+  test("the exit record comes even when the monitor's USR1 trap never runs", async () => {
+    // bash can drop a trap that fires while it parses a command substitution; the wrapper must not depend on the
+    // signal. A signal ignored when a non-interactive shell starts cannot be trapped, which simulates the loss.
+    const deaf = { ...shell, argv: ["/bin/sh", "-c", 'trap "" USR1; exec "$@"', "sh", ...shell.argv] };
+    await using job = newJob().start(deaf, { argv: ["sh", "-c", "echo done"] });
+    expect(await job.exit()).toMatchObject({ exitCode: 0, reason: "exited" });
+    expect(job.read("stdout")).toBe("done\n");
+    expect(existsSync(job.path("monitor.stop"))).toBe(false);
+  });
+
   test("a non-zero exit code is recorded as is", async () => {
     await using job = newJob().start(shell, { argv: ["sh", "-c", "exit 7"] });
     expect(await job.exit()).toMatchObject({ exitCode: 7, reason: "exited" });
