@@ -91,6 +91,10 @@ export function buildCli(bind: Bind = () => () => {}): CAC {
     .command("gc", "remove finished jobs' files and rows (never an active job)")
     .option("--older-than <duration>", "finished longer ago than this (default: retention_days)")
     .option("--keep <n>", "keep at most this many finished jobs (default: retention_max_jobs)")
+    .option(
+      "--max-bytes <size>",
+      "then remove the oldest finished jobs while all jobs' files exceed this, e.g. 5GiB; 0 = no limit (default: store_quota_bytes)",
+    )
     .option("--dry-run", "only show what would be removed")
     .action(bind("gc"));
   cli

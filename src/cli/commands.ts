@@ -4,8 +4,8 @@ import { EXIT, invalid } from "../core/errors.ts";
 import { isTerminal, type JobState } from "../core/job.ts";
 import type { JobService } from "../core/job-service.ts";
 import type { WaitResponse } from "../core/service-types.ts";
-import { renderList, renderResult, renderStatus, renderWait, toJson } from "./output.ts";
-import { launchRequest, parseDuration, parseIntOption, type RawLaunchOptions } from "./parse.ts";
+import { renderGc, renderList, renderResult, renderStatus, renderWait, toJson } from "./output.ts";
+import { launchRequest, parseDuration, parseIntOption, parseSize, type RawLaunchOptions } from "./parse.ts";
 import { humanDuration, paint, type Style, styleFor } from "./render.ts";
 
 export interface CliIo {
@@ -300,13 +300,16 @@ export const COMMANDS: Record<string, Action> = {
         : d.retention_days * 86_400;
     const keep =
       opts.keep !== undefined ? parseIntOption(opts.keep, "--keep", 0, 100_000_000) : d.retention_max_jobs;
-    const r = await ctx.service.gc({ olderThanSeconds: olderS, keep, dryRun: Boolean(opts.dryRun) });
+    const maxBytes =
+      opts.maxBytes !== undefined ? parseSize(opts.maxBytes as string, "--max-bytes") : d.store_quota_bytes;
+    const r = await ctx.service.gc({
+      olderThanSeconds: olderS,
+      keep,
+      maxBytes,
+      dryRun: Boolean(opts.dryRun),
+    });
     if (opts.json) out(io, toJson(r));
-    else
-      out(
-        io,
-        `${opts.dryRun ? "would remove" : "removed"} ${r.removed.length} finished job(s)${r.removed.length ? ": " + r.removed.join(" ") : ""}`,
-      );
+    else out(io, renderGc(r, Boolean(opts.dryRun)));
     return EXIT.ok;
   },
 

@@ -1,5 +1,6 @@
 // Writing results for people and for scripts (--json). Terminal results are replayed byte-identically.
 import type { JobResult } from "../core/job.ts";
+import type { GcResult } from "../core/job-reads.ts";
 import type { JobStatus, WaitResponse } from "../core/service-types.ts";
 import {
   ago,
@@ -111,4 +112,19 @@ export function renderList(jobs: JobStatus[], style: Style): string {
     ]),
     style,
   );
+}
+
+/** `gc` for people: what went (or would go), and the store against its quota. */
+export function renderGc(r: GcResult, dryRun: boolean): string {
+  const ids = r.removed.length ? `: ${r.removed.join(" ")}` : "";
+  const lines = [`${dryRun ? "would remove" : "removed"} ${r.removed.length} finished job(s)${ids}`];
+  if (r.store_bytes !== undefined && r.quota_bytes !== undefined) {
+    const size = `job files ${dryRun ? "would take" : "take"} ${humanBytes(r.store_bytes)} of the ${humanBytes(r.quota_bytes)} quota`;
+    lines.push(
+      r.over_quota
+        ? `${size}: still over, because active jobs alone exceed it (raise store_quota_bytes or lower log_cap_bytes)`
+        : size,
+    );
+  }
+  return lines.join("\n");
 }

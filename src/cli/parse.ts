@@ -23,6 +23,36 @@ export function parseDuration(text: string | number, flag: string): number {
   return total;
 }
 
+const UNIT_BYTES: Record<string, number> = {
+  "": 1,
+  b: 1,
+  k: 1024,
+  kb: 1000,
+  kib: 1024,
+  m: 1024 ** 2,
+  mb: 1000 ** 2,
+  mib: 1024 ** 2,
+  g: 1024 ** 3,
+  gb: 1000 ** 3,
+  gib: 1024 ** 3,
+  t: 1024 ** 4,
+  tb: 1000 ** 4,
+  tib: 1024 ** 4,
+};
+
+/** "1048576", "500M", "10GiB", "1.5GB" → bytes (K/M/G/T and KiB… are powers of 1024, KB/MB/GB/TB of 1000). */
+export function parseSize(text: string | number, flag: string): number {
+  const m = /^(\d+(?:\.\d+)?)\s*([a-z]*)$/i.exec(String(text).trim());
+  const unit = m ? UNIT_BYTES[m[2]!.toLowerCase()] : undefined;
+  if (!m || unit === undefined) {
+    throw invalid(
+      `${flag}: bad size ${JSON.stringify(String(text))}`,
+      "write it like 1048576, 500M, 10GiB or 2GB",
+    );
+  }
+  return Math.floor(Number(m[1]) * unit);
+}
+
 export function asList(v: unknown): string[] {
   if (v === undefined || v === null || v === false) return [];
   return (Array.isArray(v) ? v : [v]).map(String);

@@ -1,4 +1,6 @@
 // Read-side use cases of the job service: logs, list, inspect, and gc of finished jobs.
+import { type Dirent, lstatSync, readdirSync } from "node:fs";
+import { join } from "node:path";
 import { invalid } from "./errors.ts";
 import { isTerminal, JOB_STATES, type JobState, TERMINAL_STATES } from "./job.ts";
 import type { JobService } from "./job-service.ts";
@@ -79,24 +81,89 @@ export async function inspectJob(svc: JobService, jobId: string): Promise<Inspec
   };
 }
 
-/** Removes finished jobs (files, then rows) by age and count; active jobs are never touched. */
+/** What gc removed (or would remove), and the store's size against its quota when one applies. */
+export interface GcResult {
+  removed: string[];
+  /** Bytes of every job directory on this machine after gc (before, with dryRun: what would remain). */
+  store_bytes?: number;
+  quota_bytes?: number;
+  /** Active jobs alone use more than the quota: gc cannot get under it. */
+  over_quota?: boolean;
+}
+
+/**
+ * Removes finished jobs (files, then rows) by age, by count, and then oldest-finished first while the job
+ * directories on this machine together exceed `maxBytes` (0 or null: no size limit). Active jobs are never touched.
+ */
 export async function collectGarbage(
   svc: JobService,
   o: {
     olderThanSeconds: number | null;
     keep: number | null;
+    maxBytes?: number | null;
     dryRun: boolean;
   },
-): Promise<{ removed: string[] }> {
+): Promise<GcResult> {
   const cutoff =
     o.olderThanSeconds === null ? null : new Date(Date.now() - o.olderThanSeconds * 1000).toISOString();
   const victims = svc.store.gcCandidates(cutoff, o.keep);
-  if (o.dryRun) return { removed: victims.map((j) => j.job_id) };
+  const ids = victims.map((j) => j.job_id);
+  let quota: Pick<GcResult, "store_bytes" | "quota_bytes" | "over_quota"> = {};
+  if (o.maxBytes) {
+    const chosen = new Set(ids);
+    const rest = svc.store.jobDirs().filter((j) => !chosen.has(j.job_id));
+    const sized = rest.map((j) => ({ ...j, bytes: directoryBytes(j.job_dir) }));
+    let total = sized.reduce((sum, j) => sum + j.bytes, 0);
+    const finished = sized
+      .filter((j) => isTerminal(j.state))
+      .sort(
+        (a, b) =>
+          (a.finished_at ?? "").localeCompare(b.finished_at ?? "") || a.job_id.localeCompare(b.job_id),
+      );
+    const extra: string[] = [];
+    for (const j of finished) {
+      if (total <= o.maxBytes) break;
+      extra.push(j.job_id);
+      total -= j.bytes;
+    }
+    for (const id of extra) {
+      const job = svc.store.get(id);
+      if (job) victims.push(job);
+    }
+    ids.push(...extra);
+    quota = {
+      store_bytes: total,
+      quota_bytes: o.maxBytes,
+      ...(total > o.maxBytes ? { over_quota: true } : {}),
+    };
+  }
+  if (o.dryRun) return { removed: ids, ...quota };
   const removed: string[] = [];
   for (const job of victims) {
     await svc.backendFor(job).remove(job);
     removed.push(job.job_id);
   }
   svc.store.deleteTerminal(removed);
-  return { removed };
+  return { removed, ...quota };
+}
+
+/** Apparent size of every file under `dir` (symlinks counted as themselves, never followed); 0 when it is gone. */
+export function directoryBytes(dir: string): number {
+  let total = 0;
+  let entries: Dirent[];
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return 0;
+  }
+  for (const e of entries) {
+    const path = join(dir, e.name);
+    if (e.isDirectory()) total += directoryBytes(path);
+    else {
+      try {
+        total += lstatSync(path).size;
+      } catch {}
+    }
+  }
+  return total;
 }

@@ -5,7 +5,7 @@ import { completions as completionsFeed } from "./completions.ts";
 import { AwaitlessError, invalid } from "./errors.ts";
 import { isJobId, newJobId } from "./ids.ts";
 import { isTerminal, type Job, type JobResult, type JobState } from "./job.ts";
-import { collectGarbage, inspectJob, listJobs, readLogs } from "./job-reads.ts";
+import { collectGarbage, type GcResult, inspectJob, listJobs, readLogs } from "./job-reads.ts";
 import { formatDuration, jobStatus } from "./job-status.ts";
 import { type JobStore, nowIso, type StoredJob } from "./job-store.ts";
 import { validateLaunch } from "./launch-request.ts";
@@ -463,12 +463,13 @@ export class JobService implements JobServiceApi {
     return inspectJob(this, jobId);
   }
 
-  /** Removes finished jobs (files, then rows) by age and count; active jobs are never touched. */
+  /** Removes finished jobs (files, then rows) by age, count and store quota; active jobs are never touched. */
   gc(o: {
     olderThanSeconds: number | null;
     keep: number | null;
+    maxBytes?: number | null;
     dryRun: boolean;
-  }): Promise<{ removed: string[] }> {
+  }): Promise<GcResult> {
     return collectGarbage(this, o);
   }
 

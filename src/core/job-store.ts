@@ -406,6 +406,19 @@ export class JobStore {
     return rows.map(rowToJob);
   }
 
+  /** Every job's local directory with its state and finish time (gc's store quota). */
+  jobDirs(): { job_id: string; state: JobState; job_dir: string; finished_at: string | null }[] {
+    return this.read(
+      () =>
+        this.db.query("SELECT job_id, state, job_dir, finished_at FROM jobs").all() as {
+          job_id: string;
+          state: JobState;
+          job_dir: string;
+          finished_at: string | null;
+        }[],
+    );
+  }
+
   /** Deletes terminal jobs' rows (history too; completion events stay so cursors remain monotonic). */
   deleteTerminal(jobIds: string[]): number {
     return this.write(() => {

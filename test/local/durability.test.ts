@@ -146,6 +146,62 @@ describe("gc", () => {
   });
 });
 
+describe("gc store quota", () => {
+  test("removes the oldest finished jobs until all job files fit the quota; active jobs still count", () => {
+    const own = new Sandbox();
+    try {
+      const finished: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const id = own.submit(["head", "-c", "100000", "/dev/zero"]);
+        own.run(["wait", id]);
+        finished.push(id);
+      }
+      const active = own.submit(["sh", "-c", "head -c 50000 /dev/zero; exec sleep 30"]);
+      const keepAll = ["--keep", "100", "--older-than", "30d"];
+      const dry = own.run(["gc", "--json", ...keepAll, "--max-bytes", "260000", "--dry-run"]);
+      expect(dry.code).toBe(0);
+      expect(dry.json.removed).toEqual([finished[0]]);
+      expect(dry.json.quota_bytes).toBe(260_000);
+      expect(dry.json.store_bytes).toBeGreaterThan(250_000);
+      expect(dry.json.store_bytes).toBeLessThanOrEqual(260_000);
+      expect(own.jobCount()).toBe(4);
+
+      const first = own.run(["gc", "--json", ...keepAll, "--max-bytes", "260000"]);
+      expect(first.json).toEqual(dry.json);
+      expect(own.jobCount()).toBe(3);
+      expect(existsSync(join(own.dataDir, "jobs", finished[0]!))).toBe(false);
+
+      // Below what the active job alone takes: every finished job goes, the active one stays and gc says why.
+      const human = own.run(["gc", ...keepAll, "--max-bytes", "10K"]);
+      expect(human.code).toBe(0);
+      expect(human.stdout).toContain(`removed 2 finished job(s): ${finished[1]} ${finished[2]}`);
+      expect(human.stdout).toContain("still over, because active jobs alone exceed it");
+      expect(readdirSync(join(own.dataDir, "jobs"))).toEqual([active]);
+      expect(own.status(active).state).toBe("running");
+
+      const none = own.run(["gc", "--json", ...keepAll, "--max-bytes", "0"]);
+      expect(none.json).toEqual({ removed: [] });
+      own.run(["cancel", "--grace-period", "0", active]);
+    } finally {
+      own.cleanup();
+    }
+  });
+
+  test("a bad --max-bytes is refused with the accepted forms, and nothing is removed", () => {
+    const own = new Sandbox();
+    try {
+      own.run(["wait", own.submit(["true"])]);
+      const r = own.run(["gc", "--json", "--keep", "0", "--max-bytes", "5 parsecs"]);
+      expect(r.code).toBe(2);
+      expect(r.json.error.message).toContain("--max-bytes");
+      expect(r.json.error.hint).toContain("10GiB");
+      expect(own.jobCount()).toBe(1);
+    } finally {
+      own.cleanup();
+    }
+  });
+});
+
 describe("files and the binary", () => {
   test("data dir is 0700, database and spec 0600", () => {
     const id = sb.submit(["true"]);
