@@ -1,4 +1,5 @@
 // Starts the MCP stdio server (loaded lazily: plain CLI commands never load the MCP SDK).
+import { startAutoGcIfDue } from "./auto-gc.ts";
 import type { Ctx } from "./cli/commands.ts";
 import { applyMcpEnv, resolveMcpConfig } from "./mcp/config.ts";
 import { runMcpStdio } from "./mcp/stdio.ts";
@@ -21,5 +22,8 @@ export async function startMcp(ctx: Ctx): Promise<void> {
     }),
     process.env,
   );
+  // A server may live for days: the automatic gc is checked at start and then hourly (it runs as its own process).
+  startAutoGcIfDue(ctx);
+  setInterval(() => startAutoGcIfDue(ctx), 3_600_000).unref();
   await runMcpStdio(ctx.service, config);
 }

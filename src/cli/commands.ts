@@ -89,6 +89,8 @@ export const COMMANDS: Record<string, Action> = {
         ? parseDuration(opts.inlineTimeout as string, "--inline-timeout")
         : ctx.config.defaults.inline_timeout_seconds;
     const live = liveLine(io, styleFor(io.stderr, io.env), Boolean(opts.json));
+    const { startAutoGcIfDue } = await import("../auto-gc.ts");
+    startAutoGcIfDue(ctx);
     const r = await ctx.service.run(req, inline * 1000, {
       ...(live.onProgress ? { onProgress: live.onProgress, progressIntervalMs: 250 } : {}),
     });
@@ -108,6 +110,8 @@ export const COMMANDS: Record<string, Action> = {
     const req = launchRequest(opts["--"] ?? [], opts as RawLaunchOptions);
     const ctx = await makeCtx();
     const r = await ctx.service.submit(req);
+    const { startAutoGcIfDue } = await import("../auto-gc.ts");
+    startAutoGcIfDue(ctx);
     if (opts.json) out(io, toJson(r));
     else {
       out(io, r.job_id);

@@ -5,14 +5,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { EXIT } from "../core/errors.ts";
+import { selfArgv } from "../self.ts";
 import type { CliIo } from "./commands.ts";
 import { paint, styleFor } from "./render.ts";
-
-/** How to run this same program again as a child: the compiled binary alone, or bun + the entry script. */
-export function selfArgv(): string[] {
-  const compiled = Bun.main.startsWith("/$bunfs/") || Bun.main.startsWith("B:/~BUN/");
-  return compiled ? [process.execPath] : [process.execPath, Bun.main];
-}
 
 interface Step {
   step: string;

@@ -34,6 +34,8 @@ const DefaultsSchema = v.strictObject({
   retention_max_jobs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
   /** gc: finished jobs are removed, oldest first, while all job directories together exceed this; 0 = no limit. */
   store_quota_bytes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
+  /** Hours between automatic gc runs (started in the background by run, submit and the MCP server); 0 = never. */
+  auto_gc_interval_hours: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(8760))),
   /** MCP: seconds a held call may last before answering `client_timeout`. */
   hold_budget_seconds: v.optional(seconds(86_400)),
   /** MCP: per-client hold budgets in seconds, keyed by a prefix of the client's name (clientInfo.name). */
@@ -84,6 +86,7 @@ export interface Defaults {
   retention_days: number;
   retention_max_jobs: number;
   store_quota_bytes: number;
+  auto_gc_interval_hours: number;
   hold_budget_seconds: number;
   hold_budget_by_client_seconds: Record<string, number>;
   progress_interval_seconds: number;
@@ -105,6 +108,7 @@ export const DEFAULTS: Defaults = {
   retention_days: 30,
   retention_max_jobs: 10_000,
   store_quota_bytes: 10 * 1024 ** 3,
+  auto_gc_interval_hours: 24,
   hold_budget_seconds: 50,
   hold_budget_by_client_seconds: {},
   progress_interval_seconds: 5,

@@ -56,8 +56,12 @@ export const MIGRATIONS: string[] = [
      created_at TEXT NOT NULL,
      PRIMARY KEY (name, target)
    );`,
+  // 3: small facts about the store itself (key/value), e.g. when an automatic gc last started.
+  `CREATE TABLE store_meta (
+     key TEXT PRIMARY KEY,
+     value TEXT NOT NULL
+   );`,
 ];
 
-/** The schema version a fresh or migrated database ends at (PRAGMA user_version). */
 /** The schema version a fresh or migrated database ends at (PRAGMA user_version). */
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -1,10 +1,11 @@
 // Durability promises through the compiled binary: idempotency under races, crash between reservation
 // and launch, completion feed replay, gc, and the binary running without node_modules.
+import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { BINARY, Sandbox } from "../helpers/cli.ts";
+import { BINARY, Sandbox, until } from "../helpers/cli.ts";
 
 const sb = new Sandbox();
 afterAll(() => sb.cleanup());
@@ -196,6 +197,81 @@ describe("gc store quota", () => {
       expect(r.json.error.message).toContain("--max-bytes");
       expect(r.json.error.hint).toContain("10GiB");
       expect(own.jobCount()).toBe(1);
+    } finally {
+      own.cleanup();
+    }
+  });
+});
+
+describe("automatic gc", () => {
+  const setAutoGcAt = (sb: Sandbox, iso: string) => {
+    const db = new Database(join(sb.dataDir, "awaitless.db"));
+    try {
+      db.query("UPDATE store_meta SET value = ? WHERE key = 'auto_gc_at'").run(iso);
+    } finally {
+      db.close();
+    }
+  };
+  const meta = (sb: Sandbox, key: string) => {
+    const db = new Database(join(sb.dataDir, "awaitless.db"), { readonly: true });
+    try {
+      return (db.query("SELECT value FROM store_meta WHERE key = ?").get(key) as { value: string } | null)
+        ?.value;
+    } finally {
+      db.close();
+    }
+  };
+
+  test("a launch after the interval starts gc in the background with the configured retention", async () => {
+    const own = new Sandbox();
+    try {
+      own.writeConfig("[defaults]\nretention_max_jobs = 1\n");
+      const old = [own.submit(["true"]), own.submit(["true"])];
+      for (const id of old) own.run(["wait", id]);
+      // The first launch started the clock; nothing ran, both finished jobs are still here.
+      expect(Date.now() - Date.parse(meta(own, "auto_gc_at")!)).toBeLessThan(60_000);
+      expect(meta(own, "auto_gc_pid")).toBeUndefined();
+      expect(own.jobCount()).toBe(2);
+
+      setAutoGcAt(own, new Date(Date.now() - 25 * 3_600_000).toISOString());
+      const active = own.submit(["sleep", "30"]);
+      const pid = Number(meta(own, "auto_gc_pid"));
+      expect(pid).toBeGreaterThan(0);
+      try {
+        // keep 1 finished job: the older of the two goes; the active one is never touched.
+        await until("the background gc", () => (own.jobCount() === 2 ? true : undefined), 20_000);
+        const ids = (own.run(["list", "--json"]).json.jobs as { job_id: string }[])
+          .map((j) => j.job_id)
+          .sort();
+        expect(ids).toEqual([old[1]!, active].sort());
+        expect(existsSync(join(own.dataDir, "jobs", old[0]!))).toBe(false);
+        expect(Date.now() - Date.parse(meta(own, "auto_gc_at")!)).toBeLessThan(60_000);
+      } finally {
+        try {
+          process.kill(pid, "SIGKILL");
+        } catch {}
+      }
+      own.run(["cancel", "--grace-period", "0", active]);
+    } finally {
+      own.cleanup();
+    }
+  });
+
+  test("auto_gc_interval_hours = 0 never starts one", () => {
+    const own = new Sandbox();
+    try {
+      own.writeConfig("[defaults]\nauto_gc_interval_hours = 0\nretention_max_jobs = 0\n");
+      own.run(["wait", own.submit(["true"])]);
+      expect(meta(own, "auto_gc_at")).toBeUndefined();
+      own.writeConfig("[defaults]\nretention_max_jobs = 0\n");
+      own.run(["wait", own.submit(["true"])]); // starts the clock only
+      setAutoGcAt(own, "2020-01-01T00:00:00.000Z");
+      own.writeConfig("[defaults]\nauto_gc_interval_hours = 0\nretention_max_jobs = 0\n");
+      own.run(["wait", own.submit(["true"])]);
+      // The claim is made inside the launching process: unchanged means no gc was started.
+      expect(meta(own, "auto_gc_at")).toBe("2020-01-01T00:00:00.000Z");
+      expect(meta(own, "auto_gc_pid")).toBeUndefined();
+      expect(own.jobCount()).toBe(3);
     } finally {
       own.cleanup();
     }

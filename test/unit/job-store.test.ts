@@ -54,6 +54,21 @@ describe("JobStore", () => {
     raw.close();
   });
 
+  test("automatic gc: the first claim starts the clock, a due claim wins once, the interval then restarts", () => {
+    const own = JobStore.open(join(dir, "auto-gc"));
+    const other = JobStore.open(join(dir, "auto-gc"));
+    const t0 = new Date("2026-01-01T00:00:00Z");
+    const at = (hours: number) => new Date(t0.getTime() + hours * 3_600_000);
+    expect(own.claimAutoGc(86_400, t0)).toBe(false);
+    expect(own.meta("auto_gc_at")).toBe(t0.toISOString());
+    expect(other.claimAutoGc(86_400, at(23.9))).toBe(false);
+    // Due: of two clients (two connections, as two processes would have) exactly one claims it.
+    expect([own.claimAutoGc(86_400, at(24)), other.claimAutoGc(86_400, at(24))]).toEqual([true, false]);
+    expect(other.meta("auto_gc_at")).toBe(at(24).toISOString());
+    expect(own.claimAutoGc(86_400, at(47))).toBe(false);
+    expect(other.claimAutoGc(86_400, at(48))).toBe(true);
+  });
+
   test("reopening migrates nothing twice", () => {
     const again = JobStore.open(join(dir, "data"));
     expect(again.countJobs()).toBe(store.countJobs());
