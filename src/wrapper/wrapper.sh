@@ -424,7 +424,14 @@ awl_q_scan() {
   awl_q_ahead=0 awl_q_run=0 awl_q_held=0 awl_q_max=0
   for awl_e in "$awl_q_root"/running/*; do
     [ -e "$awl_e" ] || continue
-    if ! awl_q_read "$awl_e" || ! awl_q_entry_alive; then
+    if ! awl_q_read "$awl_e"; then
+      # Gone since the glob: its own wrapper freed it (the normal end). Still there: no wrapper_pid, not a slot.
+      [ -e "$awl_e" ] || continue
+      awl_log "queue: removing ${awl_e##*/} from running/: it names no wrapper"
+      rm -f "$awl_e"
+      continue
+    fi
+    if ! awl_q_entry_alive; then
       awl_log "queue: freeing the slot of ${awl_e##*/}: its wrapper and command are gone"
       rm -f "$awl_e"
       continue
