@@ -2,7 +2,7 @@
 // measured in the same run (absolute times on a shared machine are noise; ratios are what to quote).
 // Usage: bun run bench            (builds first)    bun bench/run.ts --quick   (fewer repetitions)
 import { Database } from "bun:sqlite";
-import { mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { plainSpec } from "../test/helpers/spec.ts";
@@ -197,6 +197,51 @@ rows.push({
   baseline: "list on an empty store",
   baselineMedian: emptyList,
   target: "≤ 50 ms",
+});
+
+// 6. gc with the store quota: it sizes every job directory. 20 000 finished jobs of 8 small files each.
+const gcDir = join(home, "gc");
+mkdirSync(gcDir);
+Bun.spawnSync([BIN, "list"], { env: { ...env, AWAITLESS_DATA_DIR: gcDir } });
+{
+  const db = new Database(join(gcDir, "awaitless.db"));
+  const spec = JSON.stringify(plainSpec());
+  const ins = db.prepare(
+    "INSERT INTO jobs (job_id, backend, state, spec_json, fingerprint, created_at, finished_at, job_dir, exit_code) VALUES (?,?,?,?,?,?,?,?,?)",
+  );
+  const base = Date.now() - 100_000_000;
+  const files = ["spec.sh", "started", "heartbeat", "exit", "stdout", "stderr", "wrapper.log", "progress"];
+  db.transaction(() => {
+    for (let i = 0; i < 20_000; i++) {
+      const t = base + i * 1000;
+      const id = `job_${t.toString(32).toUpperCase().padStart(10, "0")}${String(i).padStart(16, "0")}`;
+      const jobDir = join(gcDir, "jobs", id);
+      mkdirSync(jobDir, { recursive: true });
+      for (const f of files) writeFileSync(join(jobDir, f), "x".repeat(100));
+      const at = new Date(t).toISOString();
+      ins.run(id, "local", "succeeded", spec, "x", at, at, jobDir, 0);
+    }
+  })();
+  db.close();
+}
+const gcArgs = (maxBytes: string) => [
+  BIN,
+  "gc",
+  "--dry-run",
+  "--keep",
+  "1000000",
+  "--older-than",
+  "100000d",
+  "--max-bytes",
+  maxBytes,
+];
+const gcRuns = quick ? 3 : 7;
+rows.push({
+  what: "gc --dry-run, store quota, 20 000 finished jobs",
+  median: repeat(gcRuns, () => timeSpawn(gcArgs("10GiB"), { AWAITLESS_DATA_DIR: gcDir })),
+  unit: "ms",
+  baseline: "the same gc without a quota (--max-bytes 0)",
+  baselineMedian: repeat(gcRuns, () => timeSpawn(gcArgs("0"), { AWAITLESS_DATA_DIR: gcDir })),
 });
 
 rmSync(home, { recursive: true, force: true });
