@@ -1,8 +1,17 @@
 // The only importer of ssh2: one authenticated, host-key-verified connection with a promise API (exec, long-lived
 // streams, atomic SFTP writes), keepalive, a channel semaphore, optional one-hop ProxyJump, and hard close.
-import type { AnyAuthMethod, Client, ClientChannel, ConnectConfig, SFTPWrapper } from "ssh2";
+import type {
+  AnyAuthMethod,
+  BaseAgent,
+  Client,
+  ClientChannel,
+  ConnectConfig,
+  IdentityCallback,
+  ParsedKey,
+  SFTPWrapper,
+} from "ssh2";
 import { AwaitlessError } from "../../core/errors.ts";
-import { type AuthPlan, authFailure, type ParsedKeyResult, planAuth } from "./ssh-auth.ts";
+import { type AuthPlan, allowedAgentKeys, authFailure, type ParsedKeyResult, planAuth } from "./ssh-auth.ts";
 import { decideHostKey, type HostKeyPolicy, hostKeyAlgorithms } from "./ssh-host-key.ts";
 import { CloseSignal, type ExecResult, type SshTransport, type StreamHandle } from "./ssh-transport.ts";
 
@@ -14,6 +23,8 @@ export interface SessionTarget {
   user: string;
   identityFiles: string[];
   agentSocket: string | null;
+  /** IdentitiesOnly yes: the agent offers only the keys of identityFiles. Default false. */
+  identitiesOnly?: boolean;
   hostKey: HostKeyPolicy;
   connectTimeoutMs: number;
   keepaliveIntervalMs: number;
@@ -39,8 +50,24 @@ function parseKeyWith(lib: Ssh2): (data: Buffer) => ParsedKeyResult {
         ? { kind: "encrypted" }
         : { kind: "invalid", message: r.message };
     }
-    return { kind: "ok", key: Array.isArray(r) ? r[0] : r };
+    const key = Array.isArray(r) ? r[0] : r;
+    return { kind: "ok", key, publicKey: key?.getPublicSSH() };
   };
+}
+
+/** The agent at `socket`, listing only the keys whose public blob is in `allowed` (IdentitiesOnly yes); signing is its own. */
+function agentLimitedTo(lib: Ssh2, socket: string, allowed: Buffer[]): BaseAgent {
+  const publicBlob = (k: unknown): Buffer | null => {
+    const parsed = lib.utils.parseKey(k as ParsedKey);
+    return parsed instanceof Error ? null : parsed.getPublicSSH();
+  };
+  return new (class extends lib.OpenSSHAgent {
+    override getIdentities(cb: IdentityCallback<ParsedKey>): void {
+      super.getIdentities((err, keys) =>
+        err ? cb(err) : cb(undefined, allowedAgentKeys(keys ?? [], publicBlob, allowed)),
+      );
+    }
+  })(socket);
 }
 
 export function connectionError(
@@ -90,7 +117,12 @@ export class SshSession implements SshTransport {
     const jump = target.jump ? await SshSession.connect(target.jump) : null;
     try {
       const sock = jump ? await jump.forward(target.host, target.port) : undefined;
-      const plan = planAuth(target.identityFiles, target.agentSocket, parseKeyWith(lib));
+      const plan = planAuth(
+        target.identityFiles,
+        target.agentSocket,
+        parseKeyWith(lib),
+        target.identitiesOnly ?? false,
+      );
       const client = await handshake(lib, target, plan, sock);
       return new SshSession(target, client, jump);
     } catch (e) {
@@ -320,8 +352,13 @@ function handshake(
   const client = new lib.Client();
   client.on("error", () => undefined); // later errors surface through "close"; an unheard error would throw
   let refusal: { message: string; hint: string } | undefined;
+  const agent = plan.agentSocket
+    ? plan.agentKeys
+      ? agentLimitedTo(lib, plan.agentSocket, plan.agentKeys)
+      : plan.agentSocket
+    : null;
   const methods: AnyAuthMethod[] = [
-    ...(plan.agentSocket ? [{ type: "agent" as const, username: target.user, agent: plan.agentSocket }] : []),
+    ...(agent ? [{ type: "agent" as const, username: target.user, agent }] : []),
     ...plan.keys.map((k) => ({ type: "publickey" as const, username: target.user, key: k.key as Buffer })),
   ];
   const config: ConnectConfig = {
@@ -347,8 +384,10 @@ function handshake(
       client.removeListener("close", onClose);
       const where = `${target.user}@${target.host}:${target.port}`;
       if (refusal) return reject(connectionError(target, refusal.message, refusal.hint));
-      if (e.level === "client-authentication") {
-        const f = authFailure(target.user, target.label, plan);
+      // sshd ends the connection once MaxAuthTries keys were rejected: an authentication failure too.
+      const tooManyFailures = /too many authentication failures/i.test(e.message);
+      if (e.level === "client-authentication" || tooManyFailures) {
+        const f = authFailure(target.user, target.label, plan, { tooManyFailures });
         return reject(connectionError(target, f.message, f.hint));
       }
       const timedOut = e.level === "client-timeout" || /timed out/i.test(e.message);

@@ -56,6 +56,7 @@ function targetFrom(
     user: entry?.user ?? r.user,
     identityFiles: [...new Set(identityFiles)],
     agentSocket: agentSocketFor(r.identityAgent, ctx.env ?? process.env),
+    identitiesOnly: r.identitiesOnly,
     hostKey: {
       host: r.hostKeyAlias ?? host,
       port,
