@@ -5,8 +5,9 @@ import { join } from "node:path";
 import { localBootId } from "../backends/local/proc.ts";
 import { configPath, loadConfig } from "../config/config.ts";
 import { EXIT } from "../core/errors.ts";
+import { directoryBytes } from "../core/job-reads.ts";
 import type { CliIo, Ctx } from "./commands.ts";
-import { paint, styleFor } from "./render.ts";
+import { ago, humanBytes, humanDuration, paint, styleFor } from "./render.ts";
 
 interface Check {
   check: string;
@@ -40,6 +41,37 @@ async function inotifyWorks(dir: string): Promise<boolean> {
   } finally {
     rmSync(probe, { recursive: true, force: true });
   }
+}
+
+/** The store against its quota, and when the automatic gc last started. */
+function housekeeping(ctx: Ctx): Check {
+  const d = ctx.config.defaults;
+  const store = ctx.service.store;
+  const bytes = store.jobDirs().reduce((sum, j) => sum + directoryBytes(j.job_dir), 0);
+  const size =
+    d.store_quota_bytes > 0
+      ? `job files take ${humanBytes(bytes)} of the ${humanBytes(d.store_quota_bytes)} quota`
+      : `job files take ${humanBytes(bytes)} (no quota)`;
+  const last = store.meta("auto_gc_at");
+  const every = `automatic gc every ${d.auto_gc_interval_hours} h`;
+  let auto = `${every}; the clock starts at the next launch`;
+  if (!(d.auto_gc_interval_hours > 0)) auto = "automatic gc is off (auto_gc_interval_hours = 0)";
+  else if (last) {
+    const dueIn = (Date.parse(last) + d.auto_gc_interval_hours * 3_600_000 - Date.now()) / 1000;
+    const next = dueIn > 0 ? `next due in ${humanDuration(dueIn)}` : "due at the next launch";
+    auto = store.meta("auto_gc_pid") ? `${every}, last started ${ago(last)}; ${next}` : `${every}; ${next}`;
+  }
+  const over = d.store_quota_bytes > 0 && bytes > d.store_quota_bytes;
+  return {
+    check: "housekeeping",
+    ok: !over,
+    detail: `${size}; ${auto}`,
+    ...(over
+      ? {
+          fix: "run `awaitless gc` now; if active jobs alone are over, raise store_quota_bytes or lower log_cap_bytes",
+        }
+      : {}),
+  };
 }
 
 /** `--host NAME`, else every configured host that uses SSH or Slurm. */
@@ -98,6 +130,7 @@ export async function doctor(
         fix: "set AWAITLESS_DATA_DIR to a writable directory",
       });
     }
+    checks.push(housekeeping(ctx));
     const events = await inotifyWorks(dir);
     checks.push({
       check: "file events",
