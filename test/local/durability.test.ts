@@ -203,6 +203,13 @@ describe("gc store quota", () => {
   });
 });
 
+interface DoctorCheck {
+  check: string;
+  ok: boolean;
+  detail: string;
+  fix?: string;
+}
+
 describe("doctor", () => {
   test("checks the local set-up, and reports a store over its quota with the fix", () => {
     const own = new Sandbox();
@@ -210,24 +217,27 @@ describe("doctor", () => {
       const fresh = own.run(["doctor", "--json"]);
       expect(fresh.code).toBe(0);
       const byName = (r: typeof fresh) =>
-        Object.fromEntries((r.json.checks as { check: string }[]).map((c) => [c.check, c]));
+        Object.fromEntries((r.json.checks as DoctorCheck[]).map((c) => [c.check, c])) as Record<
+          string,
+          DoctorCheck
+        >;
       const checks = byName(fresh);
       for (const name of ["config", "store", "data dir", "housekeeping", "file events", "shell", "setsid"])
         expect(checks[name]).toMatchObject({ ok: true });
-      expect(checks.housekeeping.detail).toContain("the clock starts at the next launch");
+      expect(checks.housekeeping!.detail).toContain("the clock starts at the next launch");
 
       own.writeConfig("[defaults]\nstore_quota_bytes = 4000\n");
       own.run(["wait", own.submit(["head", "-c", "5000", "/dev/zero"])]);
       const over = own.run(["doctor", "--json"]);
       expect(over.code).not.toBe(0);
-      const house = byName(over).housekeeping;
+      const house = byName(over).housekeeping!;
       expect(house.ok).toBe(false);
       expect(house.detail).toMatch(
         /job files take [\d.]+ KiB of the 3\.9 KiB quota; automatic gc every 24 h; next due in/,
       );
       expect(house.fix).toContain("awaitless gc");
       own.run(["gc"]);
-      expect(byName(own.run(["doctor", "--json"])).housekeeping.ok).toBe(true);
+      expect(byName(own.run(["doctor", "--json"])).housekeeping!.ok).toBe(true);
     } finally {
       own.cleanup();
     }

@@ -51,7 +51,11 @@ export async function sshDoctorChecks(
         ok: true,
         detail:
           settings.transport === "ssh2"
-            ? `connected${settings.target.agentSocket ? ` (agent ${settings.target.agentSocket} offered)` : ""}`
+            ? `connected${
+                settings.target.agentSocket
+                  ? ` (agent ${settings.target.agentSocket} offered${settings.target.identitiesOnly ? ", only the IdentityFile keys (IdentitiesOnly yes)" : ""})`
+                  : ""
+              }`
             : "connected through the ControlMaster socket",
       });
     } catch (e) {
