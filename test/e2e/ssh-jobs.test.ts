@@ -1,6 +1,8 @@
 // SSH backend end to end through the compiled binary against a private OpenSSH sshd, for a dash and a busybox
 // login shell: results and artifacts, hostile argv/env, cancel, timeout, lost, client death and dropped connections.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
 import { killQuietly, pidAlive, until } from "../helpers/cli.ts";
 import { gateOnAvailability, sshdAvailable } from "../helpers/sshd.ts";
 import {
@@ -69,6 +71,30 @@ describe.each(runE2e ? (["dash", "busybox"] as const) : [])("ssh jobs as the %s 
     expect(res.parsed_results).toEqual({ ok: true, n: 3 });
     const st = w.sb.status(id);
     expect(st.backend_id.remote_dir).toContain(`/.awaitless/jobs/${id}`);
+  }, 30_000);
+
+  test("a ** glob artifact lists nested files by path relative to the cwd, sorted, without dot files", () => {
+    const dir = `res-${Math.random().toString(36).slice(2, 10)}`;
+    const id = submit(
+      [
+        "sh",
+        "-c",
+        `mkdir -p ${dir}/a/b ${dir}/.cache && echo '{"n": 2}' > ${dir}/a/b/deep.json && echo '[1]' > ${dir}/top.json && echo '{}' > ${dir}/.cache/skip.json`,
+      ],
+      ["--artifact", `${dir}/**/*.json`],
+    );
+    const r = w.sb.run(["wait", "--json", id]);
+    expect(r.code).toBe(0);
+    const arts = r.json.result.artifacts;
+    expect(arts.map((a: { path: string }) => a.path)).toEqual([`${dir}/a/b/deep.json`, `${dir}/top.json`]);
+    expect(arts.every((a: { remote: boolean; exists: boolean }) => a.remote && a.exists)).toBe(true);
+    expect(r.json.result.parsed_results).toEqual({
+      [`${dir}/a/b/deep.json`]: { n: 2 },
+      [`${dir}/top.json`]: [1],
+    });
+    // The job ran in the test user's home on this machine: <home>/.awaitless/jobs/<id>.
+    const home = (w.sb.status(id).backend_id.remote_dir as string).replace(/\/\.awaitless\/jobs\/[^/]+$/, "");
+    rmSync(join(home, dir), { recursive: true, force: true });
   }, 30_000);
 
   test("argv and env with hostile characters round-trip exactly", () => {

@@ -1,10 +1,9 @@
-// Pure parts of the SSH backend: observe/artifact report parsing, host-key decisions, auth planning, heredocs.
+// Pure parts of the SSH backend: observe report parsing, host-key decisions, auth planning, heredocs.
 import { describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { heredocDelimiter, launchScript } from "../../src/backends/ssh/remote-scripts.ts";
-import { parseArtifactReport } from "../../src/backends/ssh/ssh-artifacts.ts";
 import { authFailure, planAuth } from "../../src/backends/ssh/ssh-auth.ts";
 import { decideHostKey, fingerprint, hostKeyAlgorithms } from "../../src/backends/ssh/ssh-host-key.ts";
 import { parseObserveReport, toObservation } from "../../src/backends/ssh/ssh-observe.ts";
@@ -51,40 +50,6 @@ describe("observe report", () => {
     expect(toObservation(job(), reused.jobs.get("/r/jobs/job_A"), "B1").wrapperAlive).toBe(false);
     const gone = toObservation(job({ wrapper_pid: 5 }), r.jobs.get("/r/jobs/job_B"), "B1");
     expect(gone.wrapperAlive).toBe(false);
-  });
-});
-
-describe("artifact report", () => {
-  test("one group per pattern; outside paths and misses are exists:false", () => {
-    const sha = "a".repeat(64);
-    const text = [
-      "P",
-      `F\t12\t1700000000\t${sha}\t/h/out/a.json`,
-      `F\t3\t1700000001\t${sha}\t/h/out/b\tc.txt`,
-      "P",
-      "O\t/etc/passwd",
-      "P",
-      "",
-    ].join("\n");
-    const e = parseArtifactReport(text, ["out/*", "../x", "none*"]);
-    expect(e).toHaveLength(4);
-    expect(e[0]).toMatchObject({
-      path: "/h/out/a.json",
-      exists: true,
-      size_bytes: 12,
-      sha256: sha,
-      remote: true,
-    });
-    expect(e[0]!.modified_at).toBe(new Date(1_700_000_000_000).toISOString());
-    expect(e[1]!.path).toBe("/h/out/b\tc.txt");
-    expect(e[2]).toMatchObject({ declared_path: "../x", exists: false });
-    expect(e[2]!.reason).toContain("outside");
-    expect(e[3]).toMatchObject({ path: "none*", exists: false });
-  });
-
-  test("an unusable cwd marks every declaration missing with the reason", () => {
-    const e = parseArtifactReport("E\tcannot enter /nope\n", ["a", "b"]);
-    expect(e.map((x) => x.reason)).toEqual(["cannot enter /nope", "cannot enter /nope"]);
   });
 });
 

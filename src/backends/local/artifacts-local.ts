@@ -2,22 +2,30 @@
 import { createHash } from "node:crypto";
 import { createReadStream, type Dirent } from "node:fs";
 import { lstat, readdir, readFile, realpath, stat } from "node:fs/promises";
-import { isAbsolute, join, normalize, relative, resolve, sep } from "node:path";
+import { join, resolve, sep } from "node:path";
 import {
+  ArtifactReason,
+  absentArtifact,
   compareArtifacts,
+  hasGlobSyntax,
   isJsonArtifactPath,
+  MAX_ENTRIES_PER_DECLARATION,
+  MAX_SCAN_PER_DECLARATION,
   parseArtifactContent,
+  planDeclaration,
   redactJsonStrings,
+  relativeToCwd,
   tooLargeToInline,
+  truncationNote,
 } from "../../core/artifacts.ts";
 import { sha256Hex } from "../../core/canonical-json.ts";
 import type { ArtifactEntry } from "../../core/job.ts";
 import type { Redactor } from "../../core/redact.ts";
 
-/** Most files one declaration (a directory or a glob) may list; the rest is summarised in one note entry. */
-export const MAX_ENTRIES_PER_DECLARATION = 1000;
+export { MAX_ENTRIES_PER_DECLARATION };
+
 /** Glob matches examined before sorting; beyond this the listing is truncated without a full sort. */
-const MAX_GLOB_SCAN = 20 * MAX_ENTRIES_PER_DECLARATION;
+const MAX_GLOB_SCAN = MAX_SCAN_PER_DECLARATION;
 const HASH_CONCURRENCY = 8;
 
 export interface CollectOptions {
@@ -35,23 +43,14 @@ interface Root {
   limit: number;
 }
 
-const OUTSIDE_DOTDOT = "resolves outside the job's working directory through '..'; not read";
-const OUTSIDE_ABSOLUTE = "absolute path outside the job's working directory; not read";
-const OUTSIDE_SYMLINK = "resolves outside the job's working directory through a symbolic link; not read";
+const OUTSIDE_SYMLINK = ArtifactReason.outsideSymlink;
 
-const absent = (path: string, declared: string, reason: string): ArtifactEntry => ({
-  path,
-  declared_path: declared,
-  exists: false,
-  remote: false,
-  reason,
-});
+const absent = (path: string, declared: string, reason: string): ArtifactEntry =>
+  absentArtifact(path, declared, reason, false);
 
 const errCode = (e: unknown): string => (e as NodeJS.ErrnoException)?.code ?? "";
-const hasGlobSyntax = (s: string): boolean => /[*?[\]{}]/.test(s);
 const isInside = (root: string, p: string): boolean =>
   p === root || p.startsWith(root.endsWith(sep) ? root : root + sep);
-const escapesUp = (rel: string): boolean => rel === ".." || rel.startsWith(`..${sep}`) || isAbsolute(rel);
 
 /**
  * The manifest for `declared` (PROTOCOL.md "Artifacts"), sorted by path. Each declaration is a file, a
@@ -69,7 +68,7 @@ export async function collectLocalArtifacts(
   try {
     real = await realpath(dir);
   } catch (e) {
-    const why = `the job's working directory ${dir} cannot be read (${errCode(e) || String(e)})`;
+    const why = ArtifactReason.cwdUnreadable(dir, errCode(e) || String(e));
     return declared.map((d) => absent(d, d, why)).sort(compareArtifacts);
   }
   const root: Root = { dir, real, opts, limit: opts.maxEntriesPerDeclaration ?? MAX_ENTRIES_PER_DECLARATION };
@@ -79,32 +78,24 @@ export async function collectLocalArtifacts(
 }
 
 async function collectDeclaration(root: Root, declared: string): Promise<ArtifactEntry[]> {
-  if (declared.trim() === "" || declared.includes("\0")) {
-    return [absent(declared, declared, "empty or malformed artifact path")];
-  }
-  let rel: string;
-  if (isAbsolute(declared)) {
-    rel = relative(root.dir, normalize(declared));
-    if (escapesUp(rel)) return [absent(declared, declared, OUTSIDE_ABSOLUTE)];
-    rel = rel === "" ? "." : rel;
-  } else {
-    rel = normalize(declared).replace(/\/+$/, "") || ".";
-    if (escapesUp(rel)) return [absent(declared, declared, OUTSIDE_DOTDOT)];
-  }
+  const plan = planDeclaration(declared);
+  if (plan.kind === "refused") return [absent(plan.path, declared, plan.reason)];
+  const rel = plan.kind === "relative" ? plan.rel : relativeToCwd(root.dir, plan.abs);
+  if (rel === null) return [absent(declared, declared, ArtifactReason.outsideAbsolute)];
   const literal = await lstat(join(root.dir, rel)).then(
     () => true,
     () => false,
   );
   // Lexical normalisation already removed every '..' that stays inside; the pattern is relative to cwd.
   if (!literal && hasGlobSyntax(declared)) return collectGlob(root, declared, rel);
-  if (!literal) return [absent(rel, declared, "no such file or directory")];
+  if (!literal) return [absent(rel, declared, ArtifactReason.noSuchPath)];
   return collectPath(root, declared, rel);
 }
 
 async function collectPath(root: Root, declared: string, rel: string): Promise<ArtifactEntry[]> {
   const abs = join(root.dir, rel);
   const real = await realpath(abs).catch(() => null);
-  if (real === null) return [absent(rel, declared, "broken symbolic link")];
+  if (real === null) return [absent(rel, declared, ArtifactReason.brokenLink)];
   if (!isInside(root.real, real)) return [absent(rel, declared, OUTSIDE_SYMLINK)];
   const st = await stat(real);
   if (!st.isDirectory()) return [await fileEntry(root, declared, rel)];
@@ -112,9 +103,9 @@ async function collectPath(root: Root, declared: string, rel: string): Promise<A
   const truncated = await walk(abs, rel === "." ? "" : rel, listing);
   const entries = await mapLimited(listing.files, (f) => fileEntry(root, declared, f));
   for (const u of listing.unlisted)
-    entries.push(absent(`${u.rel}/`, declared, `directory cannot be listed (${u.code})`));
-  if (entries.length === 0) return [absent(rel, declared, "directory has no files")];
-  if (truncated) entries.push(truncationNote(`${rel}/`, declared, "directory holds", root.limit));
+    entries.push(absent(`${u.rel}/`, declared, ArtifactReason.unlistable(u.code)));
+  if (entries.length === 0) return [absent(rel, declared, ArtifactReason.emptyDirectory)];
+  if (truncated) entries.push(truncationNote(`${rel}/`, declared, "directory holds", root.limit, false));
   return entries;
 }
 
@@ -170,22 +161,12 @@ async function collectGlob(root: Root, declared: string, pattern: string): Promi
     }
     files.push(match);
   }
-  if (files.length === 0) return [absent(declared, declared, "no file matches this pattern")];
+  if (files.length === 0) return [absent(declared, declared, ArtifactReason.noMatch)];
   const entries = await mapLimited(files.slice(0, root.limit), (f) => fileEntry(root, declared, f));
   if (files.length > root.limit || scanned > MAX_GLOB_SCAN) {
-    entries.push(truncationNote(declared, declared, "pattern matches", root.limit));
+    entries.push(truncationNote(declared, declared, "pattern matches", root.limit, false));
   }
   return entries;
-}
-
-function truncationNote(path: string, declared: string, what: string, limit: number): ArtifactEntry {
-  return {
-    path,
-    declared_path: declared,
-    exists: true,
-    remote: false,
-    reason: `${what} more than ${limit} files; only the first ${limit} by path are listed — declare narrower paths to see the rest`,
-  };
 }
 
 /** One file's manifest entry: confinement check on its real path, size, mtime, streamed SHA-256, inline JSON. */
@@ -198,13 +179,13 @@ async function fileEntry(root: Root, declared: string, rel: string): Promise<Art
     return absent(
       rel,
       declared,
-      errCode(e) === "ENOENT" ? "broken symbolic link" : `cannot be resolved (${errCode(e)})`,
+      errCode(e) === "ENOENT" ? ArtifactReason.brokenLink : ArtifactReason.unresolvable(errCode(e)),
     );
   }
   if (!isInside(root.real, real)) return absent(rel, declared, OUTSIDE_SYMLINK);
   const st = await stat(real).catch(() => null);
-  if (st === null) return absent(rel, declared, "disappeared while being collected");
-  if (!st.isFile()) return absent(rel, declared, "not a regular file; not read");
+  if (st === null) return absent(rel, declared, ArtifactReason.disappeared);
+  if (!st.isFile()) return absent(rel, declared, ArtifactReason.notRegularFile);
   const entry: ArtifactEntry = {
     path: rel,
     declared_path: declared,
@@ -228,7 +209,7 @@ async function fileEntry(root: Root, declared: string, rel: string): Promise<Art
       if (isJsonArtifactPath(rel)) entry.parse_error = tooLargeToInline(st.size, maxInlineBytes);
     }
   } catch (e) {
-    entry.reason = `exists but cannot be read (${errCode(e) || String(e)})`;
+    entry.reason = ArtifactReason.unreadable(errCode(e) || String(e));
   }
   return entry;
 }

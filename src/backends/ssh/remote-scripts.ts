@@ -162,44 +162,143 @@ exit 0
 `;
 
 /**
- * Args: cwd, then patterns. Per pattern `P`; per file `F<TAB>size<TAB>mtime<TAB>sha256<TAB>realpath`, or
- * `O<TAB>realpath` when it resolves outside the cwd; `E<TAB>why` when the cwd itself is unusable.
+ * Args: cwd, lines (the most listing rows per declaration), then four per declaration: the lexically normalised
+ * path (relative to the cwd, or absolute), the glob's static prefix ('' for a literal path), the most path segments
+ * under the prefix a match can have ('' when unbounded, `**`), and whether dot entries can match (1 or 0; when 0
+ * they are pruned). Only lists and resolves: matching, confinement and limits are the client's (ssh-artifacts.ts).
+ *
+ * Output lines, fields separated by TAB; a free-text field is `-` (none), `p` + the text, or `x` + its bytes in hex
+ * when it holds a TAB or a newline (so every row stays one line without a non-POSIX NUL framing):
+ * - `E  ENOENT|ENOTDIR|EACCES` when the cwd cannot be entered (nothing else follows);
+ * - `B  base` the cwd's physical path (`pwd -P`);
+ * - per declaration `@  A` (an absolute path outside the cwd, nothing more), or `@  ok  rel  relPrefix` (both made
+ *   relative to the cwd), then `L  kind  target  realpath` for the path itself; when it is a directory inside the
+ *   cwd, its listing follows; when it does not exist and has a prefix, `P  kind  target  realpath` for the prefix
+ *   and, when that is a directory, its listing (the client decides what resolves where);
+ * - listing rows `kind  target  realpath  sub` from `find` (not following symbolic links below the listed
+ *   directory), cut by `head` after `lines` rows: kind f (regular), d (directory), u (directory that cannot be
+ *   read; `.` for the listed directory itself), o (other), l (symbolic link, with the type it points to — f, d, o,
+ *   or `-` when it points nowhere — and its realpath).
+ * kind in L/P is the type of the path itself (`-` missing); target is what it resolves to, with its realpath.
  */
-export const ARTIFACTS = `cd "$HOME" 2>/dev/null
-cd "$1" 2>/dev/null || { printf 'E\\tcannot enter %s\\n' "$1"; exit 0; }
-shift
-base=$(pwd -P)
-if command -v sha256sum >/dev/null 2>&1; then sha() { sha256sum <"$1" | cut -c1-64; }
-elif command -v shasum >/dev/null 2>&1; then sha() { shasum -a 256 <"$1" | cut -c1-64; }
-elif command -v openssl >/dev/null 2>&1; then sha() { openssl dgst -sha256 <"$1" | sed 's/^.*= *//'; }
-elif command -v busybox >/dev/null 2>&1; then sha() { busybox sha256sum <"$1" | cut -c1-64; }
-else sha() { echo -; }
+export const ARTIFACTS = `unset CDPATH
+set -f
+cd "$HOME" 2>/dev/null
+if ! cd "$1" 2>/dev/null; then
+  if [ ! -e "$1" ]; then e=ENOENT; elif [ ! -d "$1" ]; then e=ENOTDIR; else e=EACCES; fi
+  printf 'E\\t%s\\n' "$e"
+  exit 0
 fi
-real() { realpath "$1" 2>/dev/null || readlink -f "$1" 2>/dev/null || echo "$base/$1"; }
-one() {
-  rp=$(real "$1")
-  case $rp in "$base"/*) ;; *) printf 'O\\t%s\\n' "$rp"; return ;; esac
-  [ -f "$rp" ] || return
-  sz=$(wc -c <"$rp")
-  mt=$(date -r "$rp" +%s 2>/dev/null || stat -c %Y "$rp" 2>/dev/null)
-  printf 'F\\t%s\\t%s\\t%s\\t%s\\n' $((sz)) "$mt" "$(sha "$rp")" "$rp"
+n=$2
+shift 2
+F='nl=$(printf "\\nx"); nl=\${nl%x}; tb=$(printf "\\tx"); tb=\${tb%x}
+enc() { case $1 in *"$tb"* | *"$nl"*) printf x; printf %s "$1" | od -An -v -tx1 | tr -d " $nl" ;; *) printf p%s "$1" ;; esac; }
+rp() {
+  R=$({ realpath "$1" || readlink -f "$1" || { [ -d "$1" ] && cd -P "$1" && pwd -P; }; } 2>/dev/null && echo x)
+  case $R in /*x) R=\${R%x}; R=\${R%"$nl"} ;; *) R= ;; esac
 }
-IFS=''
-for pat in "$@"; do
-  echo P
-  for f in $pat; do
-    [ -e "$f" ] || [ -L "$f" ] || continue
-    if [ -d "$f" ] && [ ! -L "$f" ]; then
-      find "$f" -type f | while IFS= read -r g; do one "$g"; done
-    else
-      one "$f"
-    fi
-  done
+ty() { y=- r=; [ -e "$1" ] || return 0; rp "$1"; r=$R; if [ -d "$1" ]; then y=d; elif [ -f "$1" ]; then y=f; else y=o; fi; }
+row() { printf "%s\\t%s\\t" "$1" "$y"; if [ -n "$r" ]; then enc "$r"; else printf -; fi; printf "\\t"; enc "$2"; echo; }
+'
+L='for f; do
+  y=- r=
+  if [ "$f" = . ]; then [ -r . ] || row u .
+  elif [ -L "$f" ]; then ty "$f"; row l "\${f#./}"
+  elif [ -d "$f" ]; then if [ -r "$f" ]; then row d "\${f#./}"; else row u "\${f#./}"; fi
+  elif [ -f "$f" ]; then row f "\${f#./}"
+  else row o "\${f#./}"; fi
+done'
+eval "$F"
+hd() {
+  k=-
+  if [ -L "$2" ]; then k=l; elif [ -d "$2" ]; then k=d; elif [ -f "$2" ]; then k=f; elif [ -e "$2" ]; then k=o; fi
+  ty "$2"
+  printf '%s\\t%s\\t%s\\t' "$1" "$k" "$y"; if [ -n "$r" ]; then enc "$r"; else printf -; fi; echo
+}
+lst() {
+  cd "$1" 2>/dev/null || { y=- r=; row u .; return 0; }
+  d=$2 k=$3
+  set -- .
+  if [ -n "$d" ]; then
+    p=./*
+    while [ "$d" -gt 0 ]; do p=$p/* d=$((d - 1)); done
+    set -- "$@" -path "$p" -prune -o
+  fi
+  [ "$k" = 1 ] || set -- "$@" -name ".*" ! -name . -prune -o
+  find "$@" -exec sh -c "$F$L" sh {} "$X" 2>/dev/null
+}
+# -exec ... {} + batches names into few shells; a find without it gets one shell per name.
+if find . -prune -exec true {} + >/dev/null 2>&1; then X=+; else X=';'; fi
+base=$(pwd -P && echo x) base=\${base%x} base=\${base%"$nl"}
+printf 'B\\t'; enc "$base"; echo
+c=\${PWD%/}
+rel() { case $1 in "" | "$PWD") V=. ;; "$c"/*) V=\${1#"$c"/} ;; /*) return 1 ;; *) V=$1 ;; esac; }
+inside() { case $1 in "$base" | "\${base%/}"/*) return 0 ;; esac; return 1; }
+while [ $# -ge 4 ]; do
+  if ! rel "$1"; then printf '@\\tA\\n'; shift 4; continue; fi
+  l=$V p=
+  [ -z "$2" ] || { rel "$2" && p=$V; }
+  printf '@\\tok\\t'; enc "$l"; printf '\\t'; if [ -n "$p" ]; then enc "$p"; else printf -; fi; echo
+  hd L "./$l"
+  if [ "$k" != - ]; then
+    [ "$y" = d ] && inside "$r" && lst "./$l" "" 1 | head -n "$n"
+  elif [ -n "$p" ]; then
+    hd P "./$p"
+    [ "$y" = d ] && lst "./$p" "$3" "$4" | head -n "$n"
+  fi
+  shift 4
 done
+exit 0
 `;
 
-/** Args: file path, max bytes. The file's first max+1 bytes (the caller tells "too big" from the length). */
-export const READ_FILE = `head -c $(($2 + 1)) "$1"`;
+/**
+ * Args: max bytes, then pairs (`j` for a JSON file, else `-`; its real path). Per file, in order, a record of lines:
+ * `N gone` (missing, or no longer a regular file); `N unreadable` + STAT; `N hash` + STAT + SHA; `N json` + STAT +
+ * the first max+1 bytes in hex (`od`) + `.` + SHA. STAT is `size seconds [%y]` (`stat -c`, `stat -f`, or `ls` and
+ * `date -r`; the fraction of seconds, when given, comes from `%y`), SHA the SHA-256 tool's line; either is an empty
+ * line when it failed. Utilities are called directly (no subshell per file): a thousand files cost a few seconds.
+ */
+export const ARTIFACT_FILES = `set -f
+m=$1
+shift
+if command -v sha256sum >/dev/null 2>&1; then sha() { sha256sum <"$1" 2>/dev/null || echo; }
+elif command -v shasum >/dev/null 2>&1; then sha() { shasum -a 256 <"$1" 2>/dev/null || echo; }
+elif command -v openssl >/dev/null 2>&1; then sha() { openssl dgst -sha256 <"$1" 2>/dev/null || echo; }
+elif command -v busybox >/dev/null 2>&1; then sha() { busybox sha256sum <"$1" 2>/dev/null || echo; }
+else sha() { echo; }
+fi
+case $(stat -c '%s %Y %y' . 2>/dev/null) in
+[0-9]*' '[0-9]*) st() { stat -c '%s %Y %y' "$1" 2>/dev/null || echo; } ;;
+*)
+  case $(stat -f '%z %m' . 2>/dev/null) in
+  [0-9]*' '[0-9]*) st() { stat -f '%z %m' "$1" 2>/dev/null || echo; } ;;
+  *) st() { set -- "$1" $(LC_ALL=C ls -lnd "$1" 2>/dev/null); echo "$6 $(date -r "$1" +%s 2>/dev/null)"; } ;;
+  esac
+  ;;
+esac
+i=0
+while [ $# -ge 2 ]; do
+  i=$((i + 1))
+  if [ -L "$2" ] || [ ! -f "$2" ]; then
+    echo "$i gone"
+  elif [ ! -r "$2" ]; then
+    echo "$i unreadable"
+    st "$2"
+  elif [ "$1" = j ]; then
+    echo "$i json"
+    st "$2"
+    head -c $((m + 1)) "$2" | od -An -v -tx1
+    echo .
+    sha "$2"
+  else
+    echo "$i hash"
+    st "$2"
+    sha "$2"
+  fi
+  shift 2
+done
+exit 0
+`;
 
 /** Args: job dir. Removes it (gc), refusing anything that is not a job directory. */
 export const REMOVE = `case $1 in */jobs/job_*) rm -rf "$1" ;; *) echo "refusing to remove $1" >&2; exit 2 ;; esac`;
