@@ -17,6 +17,10 @@ const LAUNCH_OPTIONS: [string, string][] = [
   ["--queue <name>", "named FIFO queue (create it first: awaitless queue create NAME --concurrency N)"],
   ["--resource <NAME=VALUE>", "resource lock, e.g. gpu=0: waits until no other job holds it (repeatable)"],
   ["--client-request-id <id>", "idempotency key: a retry with the same key never launches twice"],
+  [
+    "--log-dir <dir>",
+    "local jobs: keep this job's logs and records in DIR/<job-id> (default: the data directory)",
+  ],
   ["--slurm-option <KEY=VALUE>", "Slurm resource (allowlisted keys; slurm backend)"],
 ];
 

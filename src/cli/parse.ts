@@ -94,6 +94,7 @@ export interface RawLaunchOptions {
   queue?: string;
   resource?: unknown;
   clientRequestId?: string;
+  logDir?: unknown;
   slurmOption?: unknown;
   allowDuplicate?: boolean;
 }
@@ -125,6 +126,12 @@ export function launchRequest(argv: string[], o: RawLaunchOptions): LaunchReques
   const resources = asList(o.resource);
   if (resources.length) req.resources = resources;
   if (o.clientRequestId !== undefined) req.client_request_id = String(o.clientRequestId);
+  if (o.logDir !== undefined) {
+    // cac turns a repeated flag into an array, and a bare `--log-dir` into true.
+    if (typeof o.logDir !== "string")
+      throw invalid("--log-dir takes one directory", "write --log-dir DIR once, e.g. --log-dir ./logs");
+    req.log_dir = o.logDir;
+  }
   const slurm = parsePairs(asList(o.slurmOption), "--slurm-option");
   if (Object.keys(slurm).length) req.slurm_options = slurm;
   return req;

@@ -1,5 +1,6 @@
 // The use cases shared by CLI and MCP: submit, run, wait, status, logs, cancel, list, inspect.
 // Every read reconciles what it needs first (no daemon): observe the wrapper, apply the rules in reconcile.ts.
+import { join } from "node:path";
 import type { Backend } from "./backend.ts";
 import { completions as completionsFeed } from "./completions.ts";
 import { AwaitlessError, invalid } from "./errors.ts";
@@ -117,7 +118,7 @@ export class JobService implements JobServiceApi {
         client_request_id: v.clientRequestId,
         active_key: v.activeKey,
         created_at: nowIso(),
-        job_dir: this.jobDirFor(jobId),
+        job_dir: v.spec.log_dir ? join(v.spec.log_dir, jobId) : this.jobDirFor(jobId),
       },
       req.allow_duplicate ?? false,
     );

@@ -25,6 +25,8 @@ export interface JobSpec {
   artifacts: string[];
   slurm_options: Record<string, string>;
   name: string | null;
+  /** Local jobs: the job's files live in LOG_DIR/<job_id> instead of the data directory; absent when not given. */
+  log_dir?: string;
 }
 
 /** Backend identity, known once the wrapper started (local: pids and boot ID). */

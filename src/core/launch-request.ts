@@ -1,6 +1,6 @@
 // Validates a launch request into a JobSpec, and derives its idempotency fingerprint and duplicate key.
 import { accessSync, constants, statSync } from "node:fs";
-import { resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import { canonicalJson, sha256Hex } from "./canonical-json.ts";
 import { invalid } from "./errors.ts";
 import { CLIENT_REQUEST_ID_RE } from "./ids.ts";
@@ -142,6 +142,7 @@ export function validateLaunch(
   }
   // allowlisted keys in canonical form (cpus-per-task → cpus_per_task), each value checked before any side effect
   const slurmOptions = defaults.checkSlurmOptions ? defaults.checkSlurmOptions(rawSlurm) : rawSlurm;
+  const logDir = req.log_dir === undefined ? null : checkLogDir(req.log_dir, backend, defaults.cwd);
   const clientRequestId = req.client_request_id ?? null;
   if (clientRequestId !== null && !CLIENT_REQUEST_ID_RE.test(clientRequestId)) {
     throw invalid(
@@ -163,6 +164,7 @@ export function validateLaunch(
     artifacts,
     slurm_options: slurmOptions,
     name,
+    ...(logDir ? { log_dir: logDir } : {}),
   };
   return {
     spec,
@@ -199,6 +201,48 @@ function optionalSeconds(v: number | undefined, what: string): number | null {
     throw invalid(`bad ${what}: ${String(v)}`, "give a positive duration such as 90s, 10m or 2h");
   }
   return v;
+}
+
+/**
+ * --log-dir: local jobs only; absolute after resolving against the caller's cwd. It need not exist yet, but the
+ * nearest existing ancestor must be a writable directory, so the launch can create LOG_DIR/<job_id>. Checked
+ * without creating anything: a refused request leaves no directory behind.
+ */
+function checkLogDir(given: string, backend: BackendName, callerCwd: string): string {
+  if (backend !== "local") {
+    throw invalid(
+      `--log-dir applies to local jobs, not the ${backend} backend`,
+      backend === "ssh"
+        ? "drop --log-dir; on SSH hosts set remote_job_dir in [hosts.NAME]"
+        : "drop --log-dir; on Slurm clusters set slurm_job_dir in [hosts.NAME]",
+    );
+  }
+  if (typeof given !== "string" || given.trim() === "" || /[\0\n]/.test(given)) {
+    throw invalid(`bad --log-dir ${JSON.stringify(given)}`, "pass a directory path, e.g. --log-dir ./logs");
+  }
+  const dir = resolve(callerCwd, given);
+  for (let p = dir; ; p = dirname(p)) {
+    let st: ReturnType<typeof statSync> | null = null;
+    try {
+      st = statSync(p);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      // Missing (or below a file: ENOTDIR): look at the parent, which says what is wrong.
+      if (code !== "ENOENT" && code !== "ENOTDIR")
+        throw invalid(`--log-dir ${dir}: ${p} cannot be read`, "choose a directory you can write to");
+    }
+    if (st) {
+      if (!st.isDirectory())
+        throw invalid(`--log-dir ${dir}: ${p} is not a directory`, "choose a directory path, not a file");
+      try {
+        accessSync(p, constants.W_OK | constants.X_OK);
+      } catch {
+        throw invalid(`--log-dir ${dir}: ${p} is not writable`, "choose a directory you can write to");
+      }
+      return dir;
+    }
+    if (dirname(p) === p) return dir;
+  }
 }
 
 function checkLocalDir(cwd: string): void {

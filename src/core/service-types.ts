@@ -17,6 +17,8 @@ export interface LaunchRequest {
   artifacts?: string[];
   slurm_options?: Record<string, string>;
   name?: string;
+  /** Local backend: keep this job's files (logs, records, spec) in LOG_DIR/<job_id>. */
+  log_dir?: string;
   client_request_id?: string;
   allow_duplicate?: boolean;
   /** Values for secret_env names; taken from the caller's environment when absent. */

@@ -1,7 +1,15 @@
 // Bad input (clear error, exit 2, nothing created), argv/env byte-exactness, redaction on every path,
 // bounded logs and artifacts — through the compiled binary.
 import { afterAll, describe, expect, test } from "bun:test";
-import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { Sandbox } from "../helpers/cli.ts";
 
@@ -25,6 +33,17 @@ describe("bad input gets exit 2, a hint, and creates nothing", () => {
     ["unknown job", ["status", "job_01ARZ3NDEKTSV4RRFFQ69G5FAV"], /no job/],
     ["not a job id", ["status", "nope"], /not a job ID/],
     ["unknown command", ["frobnicate"], /unknown command/],
+    [
+      "--log-dir under a file",
+      ["submit", "--log-dir", "/etc/passwd/logs", "--", "true"],
+      /is not a directory/,
+    ],
+    [
+      "--log-dir with a remote backend",
+      ["submit", "--backend", "ssh", "--host", "box", "--log-dir", "logs", "--", "true"],
+      /applies to local jobs/,
+    ],
+    ["--log-dir given twice", ["submit", "--log-dir", "a", "--log-dir", "b", "--", "true"], /one directory/],
   ];
   for (const [what, args, message] of cases) {
     test(what, () => {
@@ -85,6 +104,45 @@ describe("bad input gets exit 2, a hint, and creates nothing", () => {
       expect(r.stderr).toMatch(/damaged|not a database/);
       expect(r.stderr).toContain("hint:");
       expect(readFileSync(db).equals(before)).toBe(true);
+    } finally {
+      own.cleanup();
+    }
+  });
+});
+
+describe("--log-dir", () => {
+  test("the job's files live in LOG_DIR/<job-id>, created on demand; every read and gc use them there", () => {
+    const own = new Sandbox();
+    try {
+      const r = own.run([
+        "run",
+        "--json",
+        "--log-dir",
+        "build/logs",
+        "--",
+        "sh",
+        "-c",
+        "echo to-the-log; exit 3",
+      ]);
+      expect(r.code).toBe(3);
+      const id = r.json.job_id as string;
+      const dir = join(own.work, "build", "logs", id);
+      expect(readFileSync(join(dir, "stdout"), "utf8")).toBe("to-the-log\n");
+      expect(statSync(dir).mode & 0o777).toBe(0o700);
+      expect(statSync(join(dir, "spec.sh")).mode & 0o777).toBe(0o600);
+      expect(existsSync(join(own.dataDir, "jobs", id))).toBe(false);
+      expect(own.run(["inspect", "--json", id]).json.job_dir).toBe(dir);
+      expect(own.run(["logs", "--json", id]).json.stdout).toBe("to-the-log\n");
+      // The same client_request_id with another --log-dir is another request.
+      const a = own.run(["submit", "--json", "--client-request-id", "ld-1", "--log-dir", "a", "--", "true"]);
+      const b = own.run(["submit", "--json", "--client-request-id", "ld-1", "--log-dir", "b", "--", "true"]);
+      expect(a.code).toBe(0);
+      expect(b.code).toBe(2);
+      expect(b.json.error.code).toBe("idempotency_conflict");
+      own.run(["wait", a.json.job_id]);
+      own.run(["gc", "--keep", "0"]);
+      expect(readdirSync(join(own.work, "build", "logs"))).toEqual([]);
+      expect(readdirSync(join(own.work, "a"))).toEqual([]);
     } finally {
       own.cleanup();
     }
