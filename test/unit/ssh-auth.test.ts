@@ -65,12 +65,15 @@ function file(name: string, content: string): string {
 const SOCK = "/agent.sock";
 
 describe("IdentitiesOnly yes: the agent may offer only the identity files' keys", () => {
-  test("an unencrypted identity file: the public key of the parsed key", () => {
+  test("an unencrypted identity file is offered from the file alone, never a second time through the agent", () => {
     const key = file("plain1", "plain:1");
     const plan = planAuth([key], SOCK, parse, true);
-    expect(plan.agentSocket).toBe(SOCK);
-    expect(plan.agentKeys).toEqual([blob(1)]);
     expect(plan.keys.map((k) => k.path)).toEqual([key]);
+    expect(plan.agentKeys).toEqual([]);
+    expect(plan.agentSocket).toBeNull();
+    // Nothing is missing, so a failure does not blame the agent.
+    expect(plan.agentUnused).toBeNull();
+    expect(authFailure("u", "box", plan).message).toBe(`authentication as u@box failed (tried ${key})`);
   });
 
   test("an encrypted identity file with a .pub next to it: the .pub's key", () => {
@@ -104,13 +107,14 @@ describe("IdentitiesOnly yes: the agent may offer only the identity files' keys"
     expect(plan.noPublicKey).toEqual([]);
   });
 
-  test("a .pub is preferred over the key file's own public half; keys are listed once, in order", () => {
+  test("a .pub is preferred over the key file's own public half; only encrypted files go through the agent", () => {
     const a = file("enc4", opensshKeyFile([blob(40)]));
     file("enc4.pub", pubLine(blob(4)));
     const b = file("plain5", "plain:5");
     const c = file("plain5-again", "plain:5");
     const plan = planAuth([a, b, c, join(dir, "missing")], SOCK, parse, true);
-    expect(plan.agentKeys).toEqual([blob(4), blob(5)]);
+    expect(plan.agentKeys).toEqual([blob(4)]);
+    expect(plan.keys.map((k) => k.path)).toEqual([b, c]);
   });
 
   test("an unusable key file adds nothing", () => {
@@ -135,7 +139,9 @@ describe("IdentitiesOnly yes: the agent may offer only the identity files' keys"
   });
 
   test("the failure names the filtered agent", () => {
-    const plan = planAuth([file("plain7", "plain:7")], SOCK, parse, true);
+    const enc = file("enc7", "enc");
+    file("enc7.pub", pubLine(blob(7)));
+    const plan = planAuth([enc], SOCK, parse, true);
     const f = authFailure("u", "box", plan);
     expect(f.message).toContain(`the agent at ${SOCK} (only keys of IdentityFile, IdentitiesOnly yes)`);
     // Already IdentitiesOnly: too many failures does not suggest it again.

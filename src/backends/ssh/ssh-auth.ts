@@ -127,17 +127,20 @@ export function planAuth(
       plan.unusable.push(`${path} (${parsed.message})`);
       continue;
     }
-    if (plan.agentKeys) {
+    // An unencrypted key file is offered from the file itself: through the agent as well it would be offered
+    // twice and use two of the server's MaxAuthTries (OpenSSH offers each key once). Only encrypted files need it.
+    if (plan.agentKeys && parsed.kind === "encrypted") {
       const pub = identityPublicKey(path, data, parsed);
       if (pub) {
         if (!plan.agentKeys.some((k) => k.equals(pub))) plan.agentKeys.push(pub);
       } else if (parsed.kind === "encrypted") plan.noPublicKey.push(path);
     }
   }
-  // IdentitiesOnly yes and no identity file's key is known: the agent would have nothing to offer.
+  // IdentitiesOnly yes and no encrypted identity file's key is known: the agent would have nothing to offer.
+  // Worth saying only when an encrypted file could not be matched (its public key is unknown).
   if (plan.agentKeys?.length === 0 && agentSocket) {
     plan.agentSocket = null;
-    plan.agentUnused = agentSocket;
+    if (plan.noPublicKey.length > 0) plan.agentUnused = agentSocket;
   }
   return plan;
 }
