@@ -148,7 +148,7 @@ describe("gc", () => {
 });
 
 describe("gc store quota", () => {
-  test("removes the oldest finished jobs until all job files fit the quota; active jobs still count", () => {
+  test("removes the oldest finished jobs until all job files fit the quota; active jobs still count", async () => {
     const own = new Sandbox();
     try {
       const finished: string[] = [];
@@ -158,6 +158,12 @@ describe("gc store quota", () => {
         finished.push(id);
       }
       const active = own.submit(["sh", "-c", "head -c 50000 /dev/zero; exec sleep 30"]);
+      // Its output counts: wait until all of it is on disk, so that every gc below sees the same sizes.
+      const activeOut = join(own.dataDir, "jobs", active, "stdout");
+      await until(
+        "the active job's output",
+        () => existsSync(activeOut) && statSync(activeOut).size === 50_000,
+      );
       const keepAll = ["--keep", "100", "--older-than", "30d"];
       const dry = own.run(["gc", "--json", ...keepAll, "--max-bytes", "260000", "--dry-run"]);
       expect(dry.code).toBe(0);
