@@ -105,9 +105,19 @@ describe("pure parts", () => {
     expect(parseStat("")).toBeNull();
   });
 
+  test("a report without its start marker, and a listing without an absolute base, are refused", () => {
+    expect(() => parseFilesReport("1 hash\n", 1)).toThrow(/no start marker/);
+    expect(() => parseListReport("B\tp\n")).toThrow(/no physical path/);
+    expect(() => parseListReport("B\tprelative\n")).toThrow(/no physical path/);
+    expect(parseListReport("motd line\nB\tp/home/u\n")).toEqual({ base: "/home/u", declarations: [] });
+  });
+
   test("files report: JSON heads in hex, hashes, gone and unreadable files", () => {
     const sha = "b".repeat(64);
     const out = [
+      "Welcome to the cluster! (a login shell's banner, before the report)",
+      "3 gone",
+      "#awaitless-files",
       "1 json",
       "6 1700000000 2023-11-14 22:13:20.5 +0000",
       " 5b 31 2c 0a",
@@ -138,8 +148,8 @@ describe("pure parts", () => {
     expect(r[3]).toMatchObject({ status: "unreadable", size: 3 });
     expect(r[4]).toEqual({ status: "gone" }); // stat failed: it vanished meanwhile
     expect(r[5]).toEqual({ status: "gone" }); // never answered
-    expect(() => parseFilesReport("1 json\n6 1\n 5b", 1)).toThrow("cut short");
-    expect(() => parseFilesReport("7 hash\n", 1)).toThrow("garbled");
+    expect(() => parseFilesReport("#awaitless-files\n1 json\n6 1\n 5b", 1)).toThrow("cut short");
+    expect(() => parseFilesReport("#awaitless-files\n7 hash\n", 1)).toThrow("garbled");
   });
 });
 

@@ -230,6 +230,12 @@ lst() {
 # -exec ... {} + batches names into few shells; a find without it gets one shell per name.
 if find . -prune -exec true {} + >/dev/null 2>&1; then X=+; else X=';'; fi
 base=$(pwd -P && echo x) base=\${base%x} base=\${base%"$nl"}
+# dash and busybox print nothing and still succeed when pwd -P fails: never confine against an empty path.
+case $base in /*) ;; *)
+  printf 'E\tEACCES\n'
+  exit 0
+  ;;
+esac
 printf 'B\\t'; enc "$base"; echo
 c=\${PWD%/}
 rel() { case $1 in "" | "$PWD") V=. ;; "$c"/*) V=\${1#"$c"/} ;; /*) return 1 ;; *) V=$1 ;; esac; }
@@ -252,13 +258,15 @@ exit 0
 `;
 
 /**
- * Args: max bytes, then pairs (`j` for a JSON file, else `-`; its real path). Per file, in order, a record of lines:
+ * Args: max bytes, then pairs (`j` for a JSON file, else `-`; its real path). After a `#awaitless-files` line (what a
+ * login shell printed before it is ignored), per file, in order, a record of lines:
  * `N gone` (missing, or no longer a regular file); `N unreadable` + STAT; `N hash` + STAT + SHA; `N json` + STAT +
  * the first max+1 bytes in hex (`od`) + `.` + SHA. STAT is `size seconds [%y]` (`stat -c`, `stat -f`, or `ls` and
  * `date -r`; the fraction of seconds, when given, comes from `%y`), SHA the SHA-256 tool's line; either is an empty
  * line when it failed. Utilities are called directly (no subshell per file): a thousand files cost a few seconds.
  */
 export const ARTIFACT_FILES = `set -f
+echo '#awaitless-files'
 m=$1
 shift
 if command -v sha256sum >/dev/null 2>&1; then sha() { sha256sum <"$1" 2>/dev/null || echo; }

@@ -93,6 +93,8 @@ export function parseListReport(text: string): ListReport {
     const current = declarations[declarations.length - 1];
     if (tag === "E") return { error: f[1] || "EACCES" };
     if (tag === "B") base = decodeField(f[1]);
+    // Before the report starts, a login shell may have printed anything (a banner from .bashrc): skip it.
+    else if (base === null) continue;
     else if (tag === "@") {
       declarations.push({
         outside: f[1] === "A",
@@ -119,6 +121,9 @@ export function parseListReport(text: string): ListReport {
     }
   }
   if (base === null) throw new Error("the artifact listing ended before naming the working directory");
+  // Confinement is decided against this path: anything but an absolute one (pwd -P failed) would confine nothing.
+  if (!base.startsWith("/"))
+    throw new Error(`the host gave no physical path for the working directory (${JSON.stringify(base)})`);
   return { base, declarations };
 }
 
@@ -345,12 +350,16 @@ export function parseStat(text: string): { size: number; mtime: string | null } 
 
 const shaOf = (line: string | undefined): string | null => /\b([0-9a-f]{64})\b/.exec(line ?? "")?.[1] ?? null;
 
+const FILES_MARKER = "#awaitless-files";
+
 /** Parses the ARTIFACT_FILES output into one report per requested file, in order (unanswered: gone). */
 export function parseFilesReport(text: string, count: number): FileReport[] {
   const reports: FileReport[] = Array.from({ length: count }, () => ({ status: "gone" }) as FileReport);
   const lines = text.split("\n");
-  let k = 0;
   const garbled = (why: string) => new Error(`the artifact report from the host is garbled (${why})`);
+  // The report starts after its marker; a login shell may have printed anything before it (a banner from .bashrc).
+  let k = lines.indexOf(FILES_MARKER) + 1;
+  if (k === 0) throw garbled("no start marker");
   while (k < lines.length) {
     const line = lines[k++] as string;
     if (line === "") continue;
