@@ -2,6 +2,7 @@
 // MCP server starts `awaitless gc` with the configured retention and quota as a detached background process, so
 // the store stays bounded without anyone running gc and without a launch waiting for it.
 import { spawn } from "node:child_process";
+import { resolve } from "node:path";
 import type { Ctx } from "./cli/commands.ts";
 import { selfArgv } from "./self.ts";
 
@@ -12,14 +13,14 @@ export function startAutoGcIfDue(ctx: Ctx): number | null {
   try {
     if (!ctx.service.store.claimAutoGc(hours * 3600)) return null;
     const [cmd, ...pre] = selfArgv();
-    // Same config file and store as this process; cwd "/" so that the child pins no directory of the caller.
-    const config = ctx.config.path ? ["--config", ctx.config.path] : [];
-    const child = spawn(cmd!, [...pre, "gc", ...config], {
-      cwd: "/",
-      detached: true,
-      stdio: "ignore",
-      env: { ...process.env, AWAITLESS_DATA_DIR: ctx.config.dataDir },
-    });
+    // Same config file and store as this process, by absolute paths: the child runs in "/" so that it pins no
+    // directory of the caller, and AWAITLESS_CONFIG (which wins over --config) may have been relative.
+    const env: Record<string, string | undefined> = {
+      ...process.env,
+      AWAITLESS_DATA_DIR: resolve(ctx.config.dataDir),
+    };
+    if (ctx.config.path) env.AWAITLESS_CONFIG = resolve(ctx.config.path);
+    const child = spawn(cmd!, [...pre, "gc"], { cwd: "/", detached: true, stdio: "ignore", env });
     child.on("error", () => undefined);
     child.unref();
     if (child.pid === undefined) return null;

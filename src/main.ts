@@ -18,9 +18,10 @@ function configFlag(argv: string[]): string | undefined {
 async function main(): Promise<number> {
   const invokedAs = (process.argv[1] ?? "").split("/").pop() ?? "";
   const args = process.argv.slice(2);
-  // The binary installed (or linked) as `awaitless-mcp` serves MCP with no arguments.
-  const argv =
-    invokedAs === "awaitless-mcp" || process.argv0.endsWith("awaitless-mcp") ? ["mcp", ...args] : args;
+  // The binary installed (or linked) as `awaitless-mcp` serves MCP when given no command (options only); a
+  // command still runs as a command (`awaitless-mcp gc`: the automatic gc starts the binary it runs as).
+  const asMcp = invokedAs === "awaitless-mcp" || process.argv0.endsWith("awaitless-mcp");
+  const argv = asMcp && (args.length === 0 || args[0]!.startsWith("-")) ? ["mcp", ...args] : args;
   const io = { stdout: process.stdout, stderr: process.stderr, env: process.env };
   const code = await runCli(argv, io, () => makeCtx(configFlag(argv)));
   // Flush stdout before exiting (pipes may be asynchronous).

@@ -50,7 +50,14 @@ export function parseSize(text: string | number, flag: string): number {
       "write it like 1048576, 500M, 10GiB or 2GB",
     );
   }
-  return Math.floor(Number(m[1]) * unit);
+  const bytes = Math.floor(Number(m[1]) * unit);
+  if (bytes === 0 && Number(m[1]) > 0) {
+    throw invalid(
+      `${flag}: ${JSON.stringify(String(text))} is less than one byte`,
+      "give at least 1, or 0 for no limit",
+    );
+  }
+  return bytes;
 }
 
 export function asList(v: unknown): string[] {

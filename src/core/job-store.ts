@@ -412,8 +412,12 @@ export class JobStore {
    * clock here (false). A plain read decides the common case, so launches do not take the write lock for it.
    */
   claimAutoGc(intervalSeconds: number, now: Date = new Date()): boolean {
-    const due = (value: string | undefined) =>
-      value !== undefined && now.getTime() - Date.parse(value) >= intervalSeconds * 1000;
+    // A value that does not parse (edited by hand) counts as due, so the clock restarts instead of stopping.
+    const due = (value: string | undefined) => {
+      if (value === undefined) return false;
+      const at = Date.parse(value);
+      return Number.isNaN(at) || now.getTime() - at >= intervalSeconds * 1000;
+    };
     const last = this.meta("auto_gc_at");
     if (last !== undefined && !due(last)) return false;
     return this.write(() => {

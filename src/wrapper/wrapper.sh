@@ -650,6 +650,8 @@ fi
 
 # The monitor starts first (the command runs in the foreground below, so that it keeps default SIGINT/SIGQUIT
 # handling: sh ignores both in background jobs when job control is off).
+# A monitor.stop left by an earlier attempt in this directory (a Slurm requeue) would stop the monitor at once.
+rm -f "$awl_dir/monitor.stop"
 (cd "$awl_dir" && awl_monitor) &
 awl_mon=$!
 

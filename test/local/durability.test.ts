@@ -2,7 +2,17 @@
 // and launch, completion feed replay, gc, and the binary running without node_modules.
 import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import {
+  copyFileSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BINARY, Sandbox, until } from "../helpers/cli.ts";
@@ -281,7 +291,17 @@ describe("automatic gc", () => {
       expect(own.jobCount()).toBe(2);
 
       setAutoGcAt(own, new Date(Date.now() - 25 * 3_600_000).toISOString());
-      const active = own.submit(["sleep", "30"]);
+      // The launch that finds it due runs as `awaitless-mcp` (the MCP name of the binary) with a config path
+      // relative to its cwd: the background gc must still be the gc command, reading the same file.
+      writeFileSync(join(own.work, "cfg.toml"), "[defaults]\nretention_max_jobs = 1\n");
+      const asMcp = join(own.root, "awaitless-mcp");
+      symlinkSync(BINARY, asMcp);
+      const launched = Bun.spawnSync([asMcp, "submit", "--json", "--", "sleep", "30"], {
+        cwd: own.work,
+        env: { ...own.env, AWAITLESS_CONFIG: "cfg.toml" },
+      });
+      expect(launched.exitCode).toBe(0);
+      const active = JSON.parse(launched.stdout.toString()).job_id as string;
       const pid = Number(meta(own, "auto_gc_pid"));
       expect(pid).toBeGreaterThan(0);
       try {

@@ -67,6 +67,10 @@ describe("JobStore", () => {
     expect(other.meta("auto_gc_at")).toBe(at(24).toISOString());
     expect(own.claimAutoGc(86_400, at(47))).toBe(false);
     expect(other.claimAutoGc(86_400, at(48))).toBe(true);
+    // A value edited into something unparseable restarts the clock instead of stopping it for good.
+    own.setMeta("auto_gc_at", "yesterday-ish");
+    expect(own.claimAutoGc(86_400, at(49))).toBe(true);
+    expect(own.meta("auto_gc_at")).toBe(at(49).toISOString());
   });
 
   test("reopening migrates nothing twice", () => {

@@ -2,7 +2,7 @@
 // reports descendants that outlive a command that exits on its own.
 
 import { expect, test } from "bun:test";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { readStarted, writeCancelRequest } from "../../src/wrapper/protocol.ts";
 import { describeEachShell, isGone, type Job, newJob, waitFor } from "./harness.ts";
@@ -42,6 +42,14 @@ describeEachShell("wrapper stops jobs", (shell) => {
     expect(existsSync(job.path("timed_out"))).toBe(true);
     expect(isGone(started.pid)).toBe(true);
     await waitFor("the grandchild to be gone", () => (isGone(grandchild) ? true : undefined), 5_000);
+  });
+
+  test("a monitor.stop left in the directory by an earlier attempt does not switch the timeout off", async () => {
+    await using job = newJob();
+    writeFileSync(job.path("monitor.stop"), "");
+    job.start(shell, { argv: ["sh", "-c", "exec sleep 30"], timeoutSeconds: 1, graceSeconds: 1 });
+    expect(await job.exit()).toMatchObject({ reason: "timed_out", signal: "TERM" });
+    expect(existsSync(job.path("monitor.stop"))).toBe(false);
   });
 
   test("a cancel file stops the group", async () => {
