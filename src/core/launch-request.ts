@@ -1,5 +1,5 @@
 // Validates a launch request into a JobSpec, and derives its idempotency fingerprint and duplicate key.
-import { accessSync, constants, statSync } from "node:fs";
+import { accessSync, constants, lstatSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { canonicalJson, sha256Hex } from "./canonical-json.ts";
 import { invalid } from "./errors.ts";
@@ -221,6 +221,14 @@ function checkLogDir(given: string, backend: BackendName, callerCwd: string): st
     throw invalid(`bad --log-dir ${JSON.stringify(given)}`, "pass a directory path, e.g. --log-dir ./logs");
   }
   const dir = resolve(callerCwd, given);
+  // Job directories are named by job ID: a log dir inside one would be removed with that job by gc.
+  const inJob = dir.split("/").find((part) => /^job_[0-9A-HJKMNP-TV-Z]{26}$/.test(part));
+  if (inJob) {
+    throw invalid(
+      `--log-dir ${dir} is inside the directory of job ${inJob}`,
+      "choose a directory that is not inside any job's directory",
+    );
+  }
   for (let p = dir; ; p = dirname(p)) {
     let st: ReturnType<typeof statSync> | null = null;
     try {
@@ -230,6 +238,12 @@ function checkLogDir(given: string, backend: BackendName, callerCwd: string): st
       // Missing (or below a file: ENOTDIR): look at the parent, which says what is wrong.
       if (code !== "ENOENT" && code !== "ENOTDIR")
         throw invalid(`--log-dir ${dir}: ${p} cannot be read`, "choose a directory you can write to");
+      if (code === "ENOENT" && isLink(p)) {
+        throw invalid(
+          `--log-dir ${dir}: ${p} is a symbolic link that points nowhere`,
+          "create what it points to, or choose another directory",
+        );
+      }
     }
     if (st) {
       if (!st.isDirectory())
@@ -242,6 +256,14 @@ function checkLogDir(given: string, backend: BackendName, callerCwd: string): st
       return dir;
     }
     if (dirname(p) === p) return dir;
+  }
+}
+
+function isLink(p: string): boolean {
+  try {
+    return lstatSync(p).isSymbolicLink();
+  } catch {
+    return false;
   }
 }
 

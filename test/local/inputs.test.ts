@@ -8,6 +8,7 @@ import {
   readdirSync,
   readFileSync,
   statSync,
+  symlinkSync,
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
@@ -44,6 +45,11 @@ describe("bad input gets exit 2, a hint, and creates nothing", () => {
       /applies to local jobs/,
     ],
     ["--log-dir given twice", ["submit", "--log-dir", "a", "--log-dir", "b", "--", "true"], /one directory/],
+    [
+      "--log-dir inside a job's directory",
+      ["submit", "--log-dir", "logs/job_01ARZ3NDEKTSV4RRFFQ69G5FAV/more", "--", "true"],
+      /inside the directory of job job_01ARZ3NDEKTSV4RRFFQ69G5FAV/,
+    ],
   ];
   for (const [what, args, message] of cases) {
     test(what, () => {
@@ -140,6 +146,13 @@ describe("--log-dir", () => {
       expect(b.code).toBe(2);
       expect(b.json.error.code).toBe("idempotency_conflict");
       own.run(["wait", a.json.job_id]);
+      // Under a symbolic link that points nowhere: refused before anything is reserved.
+      symlinkSync(join(own.root, "nowhere"), join(own.work, "dangling"));
+      const before = own.jobCount();
+      const dangling = own.run(["submit", "--json", "--log-dir", "dangling/logs", "--", "true"]);
+      expect(dangling.code).toBe(2);
+      expect(dangling.json.error.message).toContain("points nowhere");
+      expect(own.jobCount()).toBe(before);
       own.run(["gc", "--keep", "0"]);
       expect(readdirSync(join(own.work, "build", "logs"))).toEqual([]);
       expect(readdirSync(join(own.work, "a"))).toEqual([]);

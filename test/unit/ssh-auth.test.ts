@@ -117,6 +117,23 @@ describe("IdentitiesOnly yes: the agent may offer only the identity files' keys"
     expect(plan.keys.map((k) => k.path)).toEqual([b, c]);
   });
 
+  test("agent-only keys: an IdentityFile that is a .pub, or a missing private half with a .pub, names the agent's key", () => {
+    const pubOnly = file("token.pub", pubLine(blob(8)));
+    file("hw.pub", pubLine(blob(9)));
+    const missing = join(dir, "hw"); // the private half lives on a hardware token
+    const plan = planAuth([pubOnly, missing], SOCK, parse, true);
+    expect(plan.agentSocket).toBe(SOCK);
+    expect(plan.agentKeys).toEqual([blob(8), blob(9)]);
+    // Neither is offered as a key file, nor reported unusable.
+    expect(plan.keys).toEqual([]);
+    expect(plan.unusable).toEqual([]);
+    // Without IdentitiesOnly the agent is unfiltered and the .pub file is still not a key file.
+    const open = planAuth([pubOnly], SOCK, parse);
+    expect(open.agentKeys).toBeNull();
+    expect(open.keys).toEqual([]);
+    expect(open.unusable).toEqual([]);
+  });
+
   test("an unusable key file adds nothing", () => {
     const key = file("junk", "junk");
     file("junk.pub", pubLine(blob(6)));

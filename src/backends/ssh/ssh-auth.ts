@@ -84,16 +84,18 @@ export function publicKeyFromOpensshKeyFile(data: Buffer): Buffer | null {
   return pub && pub.length > 0 ? Buffer.from(pub) : null;
 }
 
+function readPubFile(path: string): Buffer | null {
+  try {
+    return publicKeyFromPubFile(readFileSync(path, "utf8"));
+  } catch {
+    return null; // no readable .pub
+  }
+}
+
 // An identity file's public key: the parsed key's, else the .pub next to it, else the clear part of OpenSSH's format.
 function identityPublicKey(path: string, data: Buffer, parsed: ParsedKeyResult): Buffer | null {
   if (parsed.kind === "ok" && parsed.publicKey) return parsed.publicKey;
-  try {
-    const pub = publicKeyFromPubFile(readFileSync(`${path}.pub`, "utf8"));
-    if (pub) return pub;
-  } catch {
-    // no readable .pub
-  }
-  return publicKeyFromOpensshKeyFile(data);
+  return readPubFile(`${path}.pub`) ?? publicKeyFromOpensshKeyFile(data);
 }
 
 export function planAuth(
@@ -111,6 +113,9 @@ export function planAuth(
     noPublicKey: [],
     unusable: [],
   };
+  const allowAgentKey = (pub: Buffer) => {
+    if (plan.agentKeys && !plan.agentKeys.some((k) => k.equals(pub))) plan.agentKeys.push(pub);
+  };
   for (const path of identityFiles) {
     let data: Buffer;
     try {
@@ -118,6 +123,19 @@ export function planAuth(
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       if (code !== "ENOENT" && code !== "ENOTDIR") plan.unusable.push(`${path} (${(e as Error).message})`);
+      // The private half lives only in the agent (a hardware token, a password manager): OpenSSH then uses the
+      // agent's key matching <file>.pub.
+      else if (plan.agentKeys) {
+        const pub = readPubFile(`${path}.pub`);
+        if (pub) allowAgentKey(pub);
+      }
+      continue;
+    }
+    // An IdentityFile that is itself a public key (`IdentityFile ~/.ssh/key.pub`, as agent-backed setups write it)
+    // names the agent's key to use; it is never offered as a key file.
+    const publicOnly = publicKeyFromPubFile(data.toString("utf8"));
+    if (publicOnly) {
+      allowAgentKey(publicOnly);
       continue;
     }
     const parsed = parseKey(data);
@@ -131,9 +149,8 @@ export function planAuth(
     // twice and use two of the server's MaxAuthTries (OpenSSH offers each key once). Only encrypted files need it.
     if (plan.agentKeys && parsed.kind === "encrypted") {
       const pub = identityPublicKey(path, data, parsed);
-      if (pub) {
-        if (!plan.agentKeys.some((k) => k.equals(pub))) plan.agentKeys.push(pub);
-      } else if (parsed.kind === "encrypted") plan.noPublicKey.push(path);
+      if (pub) allowAgentKey(pub);
+      else plan.noPublicKey.push(path);
     }
   }
   // IdentitiesOnly yes and no encrypted identity file's key is known: the agent would have nothing to offer.
