@@ -200,13 +200,14 @@ rp() {
 ty() { y=- r=; [ -e "$1" ] || return 0; rp "$1"; r=$R; if [ -d "$1" ]; then y=d; elif [ -f "$1" ]; then y=f; else y=o; fi; }
 row() { printf "%s\\t%s\\t" "$1" "$y"; if [ -n "$r" ]; then enc "$r"; else printf -; fi; printf "\\t"; enc "$2"; echo; }
 '
-L='for f; do
+L='trap "" PIPE
+for f; do
   y=- r=
   if [ "$f" = . ]; then [ -r . ] || row u .
   elif [ -L "$f" ]; then ty "$f"; row l "\${f#./}"
   elif [ -d "$f" ]; then if [ -r "$f" ]; then row d "\${f#./}"; else row u "\${f#./}"; fi
   elif [ -f "$f" ]; then row f "\${f#./}"
-  else row o "\${f#./}"; fi
+  else row o "\${f#./}"; fi || { kill "$PPID" 2>/dev/null; exit 1; }
 done'
 eval "$F"
 hd() {
@@ -227,7 +228,8 @@ lst() {
   [ "$k" = 1 ] || set -- "$@" -name ".*" ! -name . -prune -o
   find "$@" -exec sh -c "$F$L" sh {} "$X" 2>/dev/null
 }
-# -exec ... {} + batches names into few shells; a find without it gets one shell per name.
+# -exec ... {} + batches names into few shells; a find without it gets one shell per name. Once head has read its
+# rows, a shell's next write fails (PIPE is ignored in it) and it stops find, its parent: the walk ends there.
 if find . -prune -exec true {} + >/dev/null 2>&1; then X=+; else X=';'; fi
 base=$(pwd -P && echo x) base=\${base%x} base=\${base%"$nl"}
 # dash and busybox print nothing and still succeed when pwd -P fails: never confine against an empty path.
