@@ -2,11 +2,11 @@
 // real local shells (sh, dash, busybox sh, and busybox sh with only busybox utilities on PATH) on a temp tree,
 // whose manifest must equal collectLocalArtifacts' for the same tree apart from `remote`.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { collectLocalArtifacts } from "../../src/backends/local/artifacts-local.ts";
-import { ARTIFACTS, script } from "../../src/backends/ssh/remote-scripts.ts";
+import { ARTIFACT_FILES, ARTIFACTS, script } from "../../src/backends/ssh/remote-scripts.ts";
 import {
   collectRemoteArtifacts,
   compareWalkOrder,
@@ -303,6 +303,21 @@ const localOnly = (entries: ArtifactEntry[]) => entries.map((e) => ({ ...e, remo
 
 describe.each(shells.map((s) => [s.name, s] as const))("remote artifact scripts under %s", (_name, shell) => {
   const opts = { maxInlineBytes: 64 };
+
+  test("the second round trip refuses a file whose directory became a symbolic link out of the cwd", async () => {
+    // Between the listing and the read, results/ is replaced by a link to a directory outside with the same name.
+    const root = join(tmp, `swap-${shell.name.replaceAll(" ", "-").replaceAll(",", "")}`);
+    mkdirSync(join(root, "job", "res"), { recursive: true });
+    mkdirSync(join(root, "elsewhere"));
+    writeFileSync(join(root, "job", "res", "m.json"), "[1]");
+    writeFileSync(join(root, "elsewhere", "m.json"), '{"secret":1}');
+    const real = join(root, "job", "res", "m.json");
+    const ask = () => localRunner(shell).run(ARTIFACT_FILES, ["64", "j", real]);
+    expect(parseFilesReport((await ask()).stdout.toString(), 1)[0]?.status).toBe("json");
+    renameSync(join(root, "job", "res"), join(root, "job", "res.old"));
+    symlinkSync(join(root, "elsewhere"), join(root, "job", "res"));
+    expect(parseFilesReport((await ask()).stdout.toString(), 1)[0]).toEqual({ status: "gone" });
+  });
 
   test("the manifest equals the local collector's for every kind of declaration", async () => {
     const counter = { runs: 0 };

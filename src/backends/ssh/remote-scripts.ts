@@ -286,10 +286,17 @@ case $(stat -c '%s %Y %y' . 2>/dev/null) in
   esac
   ;;
 esac
+# moved FILE: FILE (a real path from the listing) no longer resolves to itself — a directory on its way was
+# replaced by a symbolic link since; it might now lead out of the working directory. Without realpath and
+# readlink -f only the last component is checked (-L below).
+if realpath / >/dev/null 2>&1; then moved() { [ "$(realpath "$1" 2>/dev/null)" != "$1" ]; }
+elif readlink -f / >/dev/null 2>&1; then moved() { [ "$(readlink -f "$1" 2>/dev/null)" != "$1" ]; }
+else moved() { return 1; }
+fi
 i=0
 while [ $# -ge 2 ]; do
   i=$((i + 1))
-  if [ -L "$2" ] || [ ! -f "$2" ]; then
+  if [ -L "$2" ] || [ ! -f "$2" ] || moved "$2"; then
     echo "$i gone"
   elif [ ! -r "$2" ]; then
     echo "$i unreadable"
