@@ -157,8 +157,14 @@ awl_signal_group() {
   fi
 }
 
-# awl_nap SECONDS: sleep, but return early when a trapped signal (USR1 from the main wrapper) arrives.
+# awl_nap SECONDS: sleep, but return early when a trapped signal (USR1 from the main wrapper) arrives. Once the
+# command has exited the monitor only naps while a kill is in progress (the group still alive): a short nap then,
+# not none, or it would spin for the whole grace period.
 awl_nap() {
+  if [ "$awl_done" = 1 ] || [ -f monitor.stop ]; then
+    sleep 0.1 2>/dev/null || sleep 1
+    return
+  fi
   sleep "$1" &
   awl_nap_pid=$!
   if [ "$awl_done" = 1 ] || [ -f monitor.stop ] || ! wait "$awl_nap_pid"; then
