@@ -100,6 +100,10 @@ export function buildCli(bind: Bind = () => () => {}): CAC {
       "then remove the oldest finished jobs while all jobs' files exceed this, e.g. 5GiB; 0 = no limit (default: store_quota_bytes)",
     )
     .option("--dry-run", "only show what would be removed")
+    .option(
+      "--forget-unreachable",
+      "also drop finished jobs whose SSH/Slurm host cannot be reached (their copy on the host stays)",
+    )
     .action(bind("gc"));
   cli
     .command("queue <action> [name]", "named queues: `queue create NAME --concurrency N`, `queue list`")

@@ -311,6 +311,7 @@ export const COMMANDS: Record<string, Action> = {
       keep,
       maxBytes,
       dryRun: Boolean(opts.dryRun),
+      forgetUnreachable: Boolean(opts.forgetUnreachable),
     });
     if (opts.json) out(io, toJson(r));
     else out(io, renderGc(r, Boolean(opts.dryRun)));

@@ -126,5 +126,9 @@ export function renderGc(r: GcResult, dryRun: boolean): string {
         : size,
     );
   }
+  for (const k of r.kept ?? [])
+    lines.push(`kept ${k.job_id}: ${k.reason} (gc again later, or --forget-unreachable to drop it anyway)`);
+  for (const f of r.forgotten ?? [])
+    lines.push(`forgot ${f.job_id}: its copy on ${f.host ?? "the host"} stays (${f.reason})`);
   return lines.join("\n");
 }

@@ -1,5 +1,5 @@
 // Read-side use cases of the job service: logs, list, inspect, and gc of finished jobs.
-import { type Dirent, lstatSync, readdirSync } from "node:fs";
+import { type Dirent, lstatSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { invalid } from "./errors.ts";
 import { isTerminal, JOB_STATES, type JobState, TERMINAL_STATES } from "./job.ts";
@@ -89,6 +89,10 @@ export interface GcResult {
   quota_bytes?: number;
   /** Active jobs alone use more than the quota: gc cannot get under it. */
   over_quota?: boolean;
+  /** Finished jobs whose files could not be removed (their host is unreachable): kept for the next gc. */
+  kept?: { job_id: string; reason: string }[];
+  /** With forgetUnreachable: jobs removed here although their host's copy could not be (it stays there). */
+  forgotten?: { job_id: string; host: string | null; reason: string }[];
 }
 
 /**
@@ -102,6 +106,8 @@ export async function collectGarbage(
     keep: number | null;
     maxBytes?: number | null;
     dryRun: boolean;
+    /** Remove rows and local copies even when the host's copy cannot be removed. */
+    forgetUnreachable?: boolean;
   },
 ): Promise<GcResult> {
   const cutoff =
@@ -139,12 +145,29 @@ export async function collectGarbage(
   }
   if (o.dryRun) return { removed: ids, ...quota };
   const removed: string[] = [];
+  const kept: NonNullable<GcResult["kept"]> = [];
+  const forgotten: NonNullable<GcResult["forgotten"]> = [];
   for (const job of victims) {
-    await svc.backendFor(job).remove(job);
+    try {
+      await svc.backendFor(job).remove(job);
+    } catch (e) {
+      const reason = (e as Error).message;
+      if (!o.forgetUnreachable) {
+        kept.push({ job_id: job.job_id, reason });
+        continue;
+      }
+      rmSync(job.job_dir, { recursive: true, force: true });
+      forgotten.push({ job_id: job.job_id, host: job.host, reason });
+    }
     removed.push(job.job_id);
   }
   svc.store.deleteTerminal(removed);
-  return { removed, ...quota };
+  return {
+    removed,
+    ...quota,
+    ...(kept.length > 0 ? { kept } : {}),
+    ...(forgotten.length > 0 ? { forgotten } : {}),
+  };
 }
 
 /** Apparent size of every file under `dir` (symlinks counted as themselves, never followed); 0 when it is gone. */

@@ -470,6 +470,7 @@ export class JobService implements JobServiceApi {
     keep: number | null;
     maxBytes?: number | null;
     dryRun: boolean;
+    forgetUnreachable?: boolean;
   }): Promise<GcResult> {
     return collectGarbage(this, o);
   }

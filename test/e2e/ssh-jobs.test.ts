@@ -1,9 +1,9 @@
 // SSH backend end to end through the compiled binary against a private OpenSSH sshd, for a dash and a busybox
 // login shell: results and artifacts, hostile argv/env, cancel, timeout, lost, client death and dropped connections.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { killQuietly, pidAlive, until } from "../helpers/cli.ts";
+import { killQuietly, pidAlive, Sandbox, until } from "../helpers/cli.ts";
 import { gateOnAvailability, sshdAvailable } from "../helpers/sshd.ts";
 import {
   groupMembers,
@@ -192,4 +192,64 @@ describe.each(runE2e ? (["dash", "busybox"] as const) : [])("ssh jobs as the %s 
     expect(res.state).toBe("succeeded");
     expect(res.stdout_tail).toBe("after-drop\n");
   }, 30_000);
+});
+
+describe.skipIf(!runE2e)("gc of SSH jobs", () => {
+  test("a finished job whose host is unreachable is kept for the next gc, or forgotten on request", () => {
+    // A sandbox of its own (gc removes every finished job of its store), with a copy of the ssh config to break.
+    const sb = new Sandbox();
+    const sshDir = join(sb.root, ".ssh");
+    try {
+      mkdirSync(sshDir, { mode: 0o700 });
+      const config = readFileSync(join(w.sshDir, "config"), "utf8");
+      writeFileSync(join(sshDir, "config"), config);
+      copyFileSync(join(w.sshDir, "known_hosts"), join(sshDir, "known_hosts"));
+      const host = w.alias.dash;
+      const remoteDir = (id: string) =>
+        sb.run(["inspect", "--json", id]).json.job.backend_id.remote_dir as string;
+      const finished = () => {
+        const id = sb.submit(["true"], ["--backend", "ssh", "--host", host]);
+        expect(sb.run(["wait", id]).code).toBe(0);
+        return id;
+      };
+      const closedPort = (() => {
+        const s = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+        const port = s.port;
+        s.stop(true);
+        return port;
+      })();
+      const unreachable = () =>
+        writeFileSync(join(sshDir, "config"), config.replaceAll(`Port ${w.sshd.port}`, `Port ${closedPort}`));
+      const reachable = () => writeFileSync(join(sshDir, "config"), config);
+
+      const a = finished();
+      const dirA = remoteDir(a);
+      expect(existsSync(join(dirA, "exit"))).toBe(true);
+      unreachable();
+      const kept = sb.run(["gc", "--json", "--keep", "0"]);
+      expect(kept.code).toBe(0);
+      expect(kept.json.removed).toEqual([]);
+      expect(kept.json.kept.map((k: { job_id: string }) => k.job_id)).toEqual([a]);
+      expect(sb.jobCount()).toBe(1);
+      expect(existsSync(dirA)).toBe(true);
+      expect(sb.run(["gc", "--keep", "0"]).stdout).toContain(`kept ${a}: `);
+
+      reachable();
+      expect(sb.run(["gc", "--json", "--keep", "0"]).json.removed).toEqual([a]);
+      expect(existsSync(dirA)).toBe(false);
+      expect(sb.jobCount()).toBe(0);
+
+      const b = finished();
+      const dirB = remoteDir(b);
+      unreachable();
+      const forgot = sb.run(["gc", "--json", "--keep", "0", "--forget-unreachable"]);
+      expect(forgot.json.removed).toEqual([b]);
+      expect(forgot.json.forgotten).toMatchObject([{ job_id: b, host }]);
+      expect(sb.jobCount()).toBe(0);
+      expect(existsSync(dirB)).toBe(true); // the host's copy stays, as gc said
+      rmSync(dirB, { recursive: true, force: true });
+    } finally {
+      sb.cleanup();
+    }
+  });
 });

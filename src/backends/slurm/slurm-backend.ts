@@ -269,13 +269,20 @@ export class SlurmBackend implements Backend {
     return this.host(job.host).poller.waitForPoll(id, since, timeoutMs, signal);
   }
 
+  /**
+   * The cluster's copy first, then the local one. An unreachable login node (connection_failed) leaves both for a
+   * later gc; any other failure to remove the cluster's copy is not worth keeping the job for.
+   */
   async remove(job: Job): Promise<void> {
-    rmSync(job.job_dir, { recursive: true, force: true });
     const dir = (job.backend_id as SlurmBackendId | null)?.remote_dir;
-    if (dir)
+    if (dir) {
       await this.host(job.host)
         .runner.removeJobDir(dir)
-        .catch(() => undefined);
+        .catch((e: unknown) => {
+          if (e instanceof AwaitlessError && e.code === "connection_failed") throw e;
+        });
+    }
+    rmSync(job.job_dir, { recursive: true, force: true });
   }
 
   /** The cluster's job directory of a job (doctor, tests). */

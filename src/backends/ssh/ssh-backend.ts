@@ -189,15 +189,11 @@ export class SshBackend implements Backend {
     return watch.wait(dir, timeoutMs, signal, anyFile);
   }
 
+  /** The host's copy first, then the local one: an unreachable host (connection_failed) leaves both for a later gc. */
   async remove(job: Job): Promise<void> {
-    rmSync(job.job_dir, { recursive: true, force: true });
     const { host } = this.hostFor(job.host);
-    try {
-      await host.run(REMOVE, [await this.remoteDir(job)]);
-    } catch (e) {
-      if (!isConnectionError(e)) throw e;
-      // The host is away: its copy stays (a later gc of the same job is not possible; see docs/ssh.md).
-    }
+    await host.run(REMOVE, [await this.remoteDir(job)]);
+    rmSync(job.job_dir, { recursive: true, force: true });
   }
 
   /** Closes every connection and watch channel (tests; MCP shutdown). */
