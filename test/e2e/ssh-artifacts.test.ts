@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { collectLocalArtifacts } from "../../src/backends/local/artifacts-local.ts";
 import type { SshRunner } from "../../src/backends/slurm/ssh-runner.ts";
 import type { ArtifactEntry } from "../../src/core/job.ts";
+import { busyboxAppletDir } from "../helpers/busybox.ts";
 import {
   gateOnAvailability,
   type SshdHandle,
@@ -65,11 +66,7 @@ if (runE2e) {
   beforeAll(async () => {
     base = mkdtempSync(join(tmpdir(), "awl-ssh-artifacts-"));
     chmodSync(base, 0o755); // the test users read the tree and the busybox applet directory
-    busyboxBin = join(base, "busybox-bin");
-    mkdirSync(busyboxBin);
-    const busybox = Bun.which("busybox") as string;
-    const applets = Bun.spawnSync([busybox, "--list"]).stdout.toString().split("\n");
-    for (const a of applets) if (/^[a-z0-9_.[-]+$/.test(a)) symlinkSync(busybox, join(busyboxBin, a));
+    busyboxBin = busyboxAppletDir(join(base, "busybox-bin")) as string;
     buildTree();
     sshd = await startSshd({
       extraConfig: [`Match User ${TEST_USERS.busybox}`, `  SetEnv PATH=${busyboxBin}`],

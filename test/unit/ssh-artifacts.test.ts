@@ -20,6 +20,7 @@ import {
 } from "../../src/backends/ssh/ssh-artifacts.ts";
 import { globStaticPrefix } from "../../src/core/artifacts.ts";
 import type { ArtifactEntry } from "../../src/core/job.ts";
+import { busyboxAppletDir } from "../helpers/busybox.ts";
 
 const tmp = mkdtempSync(join(tmpdir(), "awl-ssh-artifacts-"));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -155,15 +156,7 @@ describe("pure parts", () => {
 
 // ----- the scripts under real shells, compared with the local collector -----
 
-function busyboxOnlyPath(): string | null {
-  const busybox = Bun.which("busybox");
-  if (busybox === null) return null;
-  const dir = join(tmp, "busybox-bin");
-  mkdirSync(dir, { recursive: true });
-  const list = Bun.spawnSync([busybox, "--list"]).stdout.toString().split("\n");
-  for (const applet of list) if (/^[a-z0-9_.[-]+$/.test(applet)) symlinkSync(busybox, join(dir, applet));
-  return dir;
-}
+const busyboxOnlyPath = () => busyboxAppletDir(join(tmp, "busybox-bin"));
 
 interface ShellCase {
   name: string;
@@ -394,14 +387,10 @@ describe.each(shells.map((s) => [s.name, s] as const))("remote artifact scripts 
 // `busybox sha256sum`, directories resolved with cd -P, and links to files refused as unresolvable.
 describe.if(bb !== null)("remote artifact scripts on a host with few utilities", () => {
   test("the same sizes and hashes; what cannot be resolved is not read", async () => {
-    const dir = join(tmp, "degraded-bin");
-    mkdirSync(dir);
-    const missing = new Set(["stat", "realpath", "readlink", "sha256sum"]);
-    const list = Bun.spawnSync([bb as string, "--list"])
-      .stdout.toString()
-      .split("\n");
-    for (const a of list)
-      if (/^[a-z0-9_.[-]+$/.test(a) && !missing.has(a)) symlinkSync(bb as string, join(dir, a));
+    const dir = busyboxAppletDir(
+      join(tmp, "degraded-bin"),
+      new Set(["stat", "realpath", "readlink", "sha256sum"]),
+    )!;
     symlinkSync(bb as string, join(dir, "busybox"));
     const shell = { name: "degraded", argv: [bb as string, "sh", "-s"], path: dir };
     const decls = ["*.json", "out", "res-link/a/*.json"];

@@ -11,7 +11,6 @@ import {
   readFileSync,
   renameSync,
   rmSync,
-  symlinkSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
@@ -24,6 +23,7 @@ import {
   type SpecInput,
   WRAPPER_TEXT,
 } from "../../src/wrapper/protocol.ts";
+import { busyboxAppletDir } from "../helpers/busybox.ts";
 
 export interface ShellCase {
   name: string;
@@ -52,16 +52,7 @@ function removeScratch(): void {
 
 // A PATH holding only busybox applets: the wrapper must also work where busybox provides every utility.
 function busyboxOnlyPath(): string {
-  const dir = join(scratchDir(), "busybox-bin");
-  try {
-    mkdirSync(dir);
-  } catch {
-    return dir;
-  }
-  const busybox = Bun.which("busybox")!;
-  const list = Bun.spawnSync([busybox, "--list"]).stdout.toString().split("\n");
-  for (const applet of list) if (/^[a-z0-9_.[-]+$/.test(applet)) symlinkSync(busybox, join(dir, applet));
-  return dir;
+  return busyboxAppletDir(join(scratchDir(), "busybox-bin"))!;
 }
 
 export const SHELLS: ShellCase[] = [
