@@ -127,6 +127,11 @@ export function truncationNote(
 }
 
 /** Whether a declaration uses glob syntax (`*`, `**`, `?`, `[...]`, `{a,b}`). */
+/** Whether path `p` is `root` or below it (both absolute, POSIX): the confinement check of every collector. */
+export function isInsideDir(root: string, p: string): boolean {
+  return p === root || p.startsWith(root.endsWith("/") ? root : `${root}/`);
+}
+
 export function hasGlobSyntax(s: string): boolean {
   return /[*?[\]{}]/.test(s);
 }

@@ -2,12 +2,13 @@
 import { createHash } from "node:crypto";
 import { createReadStream, type Dirent } from "node:fs";
 import { lstat, readdir, readFile, realpath, stat } from "node:fs/promises";
-import { join, resolve, sep } from "node:path";
+import { join, resolve } from "node:path";
 import {
   ArtifactReason,
   absentArtifact,
   compareArtifacts,
   hasGlobSyntax,
+  isInsideDir,
   isJsonArtifactPath,
   MAX_ENTRIES_PER_DECLARATION,
   MAX_SCAN_PER_DECLARATION,
@@ -49,8 +50,6 @@ const absent = (path: string, declared: string, reason: string): ArtifactEntry =
   absentArtifact(path, declared, reason, false);
 
 const errCode = (e: unknown): string => (e as NodeJS.ErrnoException)?.code ?? "";
-const isInside = (root: string, p: string): boolean =>
-  p === root || p.startsWith(root.endsWith(sep) ? root : root + sep);
 
 /**
  * The manifest for `declared` (PROTOCOL.md "Artifacts"), sorted by path. Each declaration is a file, a
@@ -96,7 +95,7 @@ async function collectPath(root: Root, declared: string, rel: string): Promise<A
   const abs = join(root.dir, rel);
   const real = await realpath(abs).catch(() => null);
   if (real === null) return [absent(rel, declared, ArtifactReason.brokenLink)];
-  if (!isInside(root.real, real)) return [absent(rel, declared, OUTSIDE_SYMLINK)];
+  if (!isInsideDir(root.real, real)) return [absent(rel, declared, OUTSIDE_SYMLINK)];
   const st = await stat(real);
   if (!st.isDirectory()) return [await fileEntry(root, declared, rel)];
   const listing: Listing = { files: [], unlisted: [], limit: root.limit };
@@ -157,7 +156,7 @@ async function collectGlob(root: Root, declared: string, pattern: string): Promi
     if (st?.isDirectory()) continue;
     if (st?.isSymbolicLink()) {
       const target = await realpath(join(root.dir, match)).catch(() => null);
-      if (target && isInside(root.real, target) && (await stat(target)).isDirectory()) continue;
+      if (target && isInsideDir(root.real, target) && (await stat(target)).isDirectory()) continue;
     }
     files.push(match);
   }
@@ -182,7 +181,7 @@ async function fileEntry(root: Root, declared: string, rel: string): Promise<Art
       errCode(e) === "ENOENT" ? ArtifactReason.brokenLink : ArtifactReason.unresolvable(errCode(e)),
     );
   }
-  if (!isInside(root.real, real)) return absent(rel, declared, OUTSIDE_SYMLINK);
+  if (!isInsideDir(root.real, real)) return absent(rel, declared, OUTSIDE_SYMLINK);
   const st = await stat(real).catch(() => null);
   if (st === null) return absent(rel, declared, ArtifactReason.disappeared);
   if (!st.isFile()) return absent(rel, declared, ArtifactReason.notRegularFile);

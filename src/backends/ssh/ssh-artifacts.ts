@@ -7,6 +7,7 @@ import {
   compareArtifacts,
   globStaticPrefix,
   hasGlobSyntax,
+  isInsideDir,
   isJsonArtifactPath,
   MAX_ENTRIES_PER_DECLARATION,
   MAX_SCAN_PER_DECLARATION,
@@ -188,8 +189,6 @@ export function compareWalkOrder(a: string, b: string): number {
   return x.length - y.length;
 }
 
-const isInside = (root: string, p: string): boolean =>
-  p === root || p.startsWith(root.endsWith("/") ? root : `${root}/`);
 const joinPath = (dir: string, sub: string): string =>
   sub === "." ? dir : dir === "." ? sub : dir.endsWith("/") ? `${dir}${sub}` : `${dir}/${sub}`;
 
@@ -234,7 +233,7 @@ function fileSlot(
       target === "-" ? ArtifactReason.brokenLink : ArtifactReason.unresolvable("no realpath on the host");
     return absentArtifact(rel, declared, why, true);
   }
-  if (!isInside(ctx.base, real)) return absentArtifact(rel, declared, ArtifactReason.outsideSymlink, true);
+  if (!isInsideDir(ctx.base, real)) return absentArtifact(rel, declared, ArtifactReason.outsideSymlink, true);
   if (target === "-") return absentArtifact(rel, declared, ArtifactReason.disappeared, true);
   if (target !== "f") return absentArtifact(rel, declared, ArtifactReason.notRegularFile, true);
   return { rel, declared, real, json: isJsonArtifactPath(rel) };
@@ -264,7 +263,7 @@ function collectPath(
   listing: ListedEntry[],
 ): Slot[] {
   if (lit.real === null) return [absentArtifact(rel, declared, ArtifactReason.brokenLink, true)];
-  if (!isInside(ctx.base, lit.real))
+  if (!isInsideDir(ctx.base, lit.real))
     return [absentArtifact(rel, declared, ArtifactReason.outsideSymlink, true)];
   if (lit.target !== "d") return [fileSlot(ctx, declared, rel, lit.real, lit.target)];
   const relDir = rel === "." ? "" : rel;
@@ -315,7 +314,7 @@ function collectGlob(ctx: ListContext, declared: string, d: DeclarationReport): 
     // yields no FIFOs, sockets or devices, so neither does this.
     if (e.kind === "d" || e.kind === "u" || e.kind === "o") continue;
     const r = dirReal === null ? { real: null, target: "-" as Target } : resolveListed(dirReal, e);
-    if (e.kind === "l" && r.real !== null && isInside(ctx.base, r.real) && r.target === "d") continue;
+    if (e.kind === "l" && r.real !== null && isInsideDir(ctx.base, r.real) && r.target === "d") continue;
     files.push({ rel, ...r });
   }
   if (files.length === 0) {
