@@ -1,4 +1,5 @@
 // CLI actions: each turns parsed options into a JobService call and prints the answer.
+import { startAutoGcIfDue } from "../auto-gc.ts";
 import type { Config } from "../config/config.ts";
 import { EXIT, invalid } from "../core/errors.ts";
 import { isTerminal, type JobState } from "../core/job.ts";
@@ -89,7 +90,6 @@ export const COMMANDS: Record<string, Action> = {
         ? parseDuration(opts.inlineTimeout as string, "--inline-timeout")
         : ctx.config.defaults.inline_timeout_seconds;
     const live = liveLine(io, styleFor(io.stderr, io.env), Boolean(opts.json));
-    const { startAutoGcIfDue } = await import("../auto-gc.ts");
     startAutoGcIfDue(ctx);
     const r = await ctx.service.run(req, inline * 1000, {
       ...(live.onProgress ? { onProgress: live.onProgress, progressIntervalMs: 250 } : {}),
@@ -110,7 +110,6 @@ export const COMMANDS: Record<string, Action> = {
     const req = launchRequest(opts["--"] ?? [], opts as RawLaunchOptions);
     const ctx = await makeCtx();
     const r = await ctx.service.submit(req);
-    const { startAutoGcIfDue } = await import("../auto-gc.ts");
     startAutoGcIfDue(ctx);
     if (opts.json) out(io, toJson(r));
     else {
