@@ -59,7 +59,7 @@ export class AwaitlessWire implements Transport {
   onerror?: (error: Error) => void;
   onmessage?: Transport["onmessage"];
   sessionId?: string;
-  /** Resolves when the underlying transport closed (stdin reached end-of-file or the entry closed it). */
+  /** Resolves when the underlying transport closed (the entry closed it, or it failed). */
   readonly closed: Promise<void>;
   private markClosed: () => void = () => {};
   private readonly pending = new Set<Id>();
@@ -89,11 +89,15 @@ export class AwaitlessWire implements Transport {
   whenAnswered(timeoutMs: number): Promise<boolean> {
     if (this.pending.size === 0) return Promise.resolve(true);
     return new Promise((resolve) => {
-      const timer = setTimeout(() => resolve(false), timeoutMs);
-      this.onAllAnswered.push(() => {
+      const waiter = () => {
         clearTimeout(timer);
         resolve(true);
-      });
+      };
+      const timer = setTimeout(() => {
+        this.onAllAnswered = this.onAllAnswered.filter((w) => w !== waiter);
+        resolve(false);
+      }, timeoutMs);
+      this.onAllAnswered.push(waiter);
     });
   }
 
