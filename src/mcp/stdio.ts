@@ -1,11 +1,10 @@
 // `awaitless mcp`: serves both protocol generations on one stdio pipe; stdout carries protocol only.
 import { EventEmitter } from "node:events";
 import type { Readable } from "node:stream";
-import { format } from "node:util";
 import type { Transport } from "@modelcontextprotocol/server";
 import { StdioServerTransport, serveStdio } from "@modelcontextprotocol/server/stdio";
 import type { JobServiceApi } from "../core/service-types.ts";
-import { finishStream, stderrWriter } from "../stdio-writer.ts";
+import { finishStream } from "../stdio-writer.ts";
 import { applyMcpEnv, type McpConfig } from "./config.ts";
 import { type AwaitlessMcpServer, createMcpServer } from "./server.ts";
 import { AwaitlessWire } from "./wire.ts";
@@ -13,7 +12,13 @@ import { AwaitlessWire } from "./wire.ts";
 /** At end of input, how long requests already received may take to be answered before the server exits anyway. */
 export const EOF_ANSWER_BACKSTOP_MS = 60_000;
 
-const stderr = stderrWriter();
+/** How long the exit waits for diagnostics a client is slow to read (they must never hold the server up). */
+const STDERR_FLUSH_MS = 5_000;
+
+/** Diagnostics: asynchronous, so a client that never reads stderr cannot stall the protocol. */
+const diagnose = (line: string) => {
+  process.stderr.write(`awaitless mcp: ${line}\n`);
+};
 
 export interface McpConnection {
   /** Resolves when the transport closed (the entry closed it, or stdout failed). */
@@ -43,7 +48,7 @@ export function serveMcp(
       if (era === "modern") modern = server;
       return server;
     },
-    { transport: wire, onerror: (error) => stderr.write(`awaitless mcp: ${error.message}\n`) },
+    { transport: wire, onerror: (error) => diagnose(error.message) },
   );
   return {
     closed: wire.closed,
@@ -90,14 +95,10 @@ class InputWithoutEnd extends EventEmitter {
 
 /** Anything printed by accident must not corrupt the protocol stream: console output goes to stderr. */
 function keepStdoutForProtocol(): void {
-  const toStderr = (...args: unknown[]) => {
-    stderr.write(`${format(...args)}\n`);
-  };
+  const toStderr = (...args: unknown[]) => console.error(...args);
   console.log = toStderr;
   console.info = toStderr;
   console.debug = toStderr;
-  console.warn = toStderr;
-  console.error = toStderr;
 }
 
 /**
@@ -111,8 +112,8 @@ export async function runMcpStdio(service: JobServiceApi, config: McpConfig): Pr
   const endOfInput = async () => {
     ending.abort();
     if (!(await connection.answered(EOF_ANSWER_BACKSTOP_MS))) {
-      stderr.write(
-        `awaitless mcp: input ended; ${connection.unanswered()} request(s) still unanswered after ${EOF_ANSWER_BACKSTOP_MS / 1000}s, closing anyway\n`,
+      diagnose(
+        `input ended; ${connection.unanswered()} request(s) still unanswered after ${EOF_ANSWER_BACKSTOP_MS / 1000}s, closing anyway`,
       );
     }
     await connection.close();
@@ -133,7 +134,11 @@ export async function runMcpStdio(service: JobServiceApi, config: McpConfig): Pr
     process.off("SIGTERM", stop);
     process.off("SIGINT", stop);
     await connection.close().catch(() => {});
-    // The responses are queued on an asynchronous stream: the process may exit only once they are written.
-    await finishStream(process.stdout);
+    // Responses and diagnostics are queued on asynchronous streams: exit only once they are written (the
+    // protocol whatever it takes; diagnostics for a bounded time).
+    await Promise.all([
+      finishStream(process.stdout),
+      Promise.race([finishStream(process.stderr), Bun.sleep(STDERR_FLUSH_MS)]),
+    ]);
   }
 }
