@@ -1,6 +1,11 @@
 // Composition root: argv → CLI or MCP; loads config, opens the store, builds the backends on demand.
 import { runCli } from "./cli/cli.ts";
 import type { Ctx } from "./cli/commands.ts";
+import { stderrWriter, stdoutWriter } from "./stdio-writer.ts";
+
+// The CLI writes fd 1 and 2 synchronously: when the process exits, the reader has every byte, however slow it is.
+const stderr = stderrWriter();
+const stdout = stdoutWriter(stderr);
 
 async function makeCtx(configFlag: string | undefined): Promise<Ctx> {
   const { createContext } = await import("./context.ts");
@@ -22,17 +27,14 @@ async function main(): Promise<number> {
   // command still runs as a command (`awaitless-mcp gc`: the automatic gc starts the binary it runs as).
   const asMcp = invokedAs === "awaitless-mcp" || process.argv0.endsWith("awaitless-mcp");
   const argv = asMcp && (args.length === 0 || args[0]!.startsWith("-")) ? ["mcp", ...args] : args;
-  const io = { stdout: process.stdout, stderr: process.stderr, env: process.env };
-  const code = await runCli(argv, io, () => makeCtx(configFlag(argv)));
-  // Flush stdout before exiting (pipes may be asynchronous).
-  await new Promise<void>((resolve) => process.stdout.write("", () => resolve()));
-  return code;
+  const io = { stdout, stderr, env: process.env };
+  return runCli(argv, io, () => makeCtx(configFlag(argv)));
 }
 
 main().then(
   (code) => process.exit(code),
   (e) => {
-    process.stderr.write(`awaitless: internal error: ${(e as Error)?.stack ?? e}\n`);
+    stderr.write(`awaitless: internal error: ${(e as Error)?.stack ?? e}\n`);
     process.exit(1);
   },
 );

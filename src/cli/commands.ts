@@ -5,6 +5,7 @@ import { EXIT, invalid } from "../core/errors.ts";
 import { isTerminal, type JobState } from "../core/job.ts";
 import type { JobService } from "../core/job-service.ts";
 import type { WaitResponse } from "../core/service-types.ts";
+import type { StoredJob } from "../core/store-rows.ts";
 import { renderGc, renderList, renderResult, renderStatus, renderWait, toJson } from "./output.ts";
 import { launchRequest, parseDuration, parseIntOption, parseSize, type RawLaunchOptions } from "./parse.ts";
 import { humanDuration, paint, type Style, styleFor } from "./render.ts";
@@ -377,10 +378,33 @@ async function followLogs(
           printed[s] = t.totalBytes;
         }
       }
-      if (isTerminal(job.state) || ctl.signal.aborted) return EXIT.ok;
+      if (isTerminal(job.state)) return followEnded(ctx, io, job, Boolean(opts.json));
+      if (ctl.signal.aborted) {
+        io.stderr.write(
+          `${job.job_id} is still ${job.state}; it keeps running (awaitless wait ${job.job_id})\n`,
+        );
+        return EXIT.waitTimedOut;
+      }
       await backend.waitForChange(job, svc.settings.pollIntervalMs, ctl.signal, true);
     }
   } finally {
     process.off("SIGINT", onSig);
   }
+}
+
+/**
+ * The end of `logs --follow`: stdout carries only the log, so the final state line goes to stderr (with
+ * --json, a last record without `stream` on stdout); the exit status is the job's, as for `wait`.
+ */
+function followEnded(ctx: Ctx, io: CliIo, job: StoredJob, json: boolean): number {
+  if (json) {
+    const { job_id, state, exit_code, signal, reason, finished_at } = job;
+    out(io, JSON.stringify({ job_id, state, exit_code, signal, reason, finished_at }));
+  } else {
+    const style = styleFor(io.stderr, io.env);
+    const result = ctx.service.resultOf(job);
+    const line = result ? renderResult(result, style).split("\n", 1)[0]! : `${job.job_id} ${job.state}`;
+    io.stderr.write(`${line}\n`);
+  }
+  return exitCodeFor(job.state);
 }

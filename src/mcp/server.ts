@@ -50,14 +50,18 @@ export class AwaitlessMcpServer extends McpServer {
   }
 }
 
-/** One server instance per connection and era (serveStdio asks once per connection, plus a discover probe). */
+/**
+ * One server instance per connection and era (serveStdio asks once per connection, plus a discover probe).
+ * `ending` aborts when the client's input ended: held calls then answer at once.
+ */
 export function createMcpServer(
   service: JobServiceApi,
   config: McpConfig,
   era: McpEra = "legacy",
+  ending?: AbortSignal,
 ): AwaitlessMcpServer {
   const mcp = new AwaitlessMcpServer(service, config, era);
-  const env = { service, config, watch: mcp.watch };
+  const env = { service, config, watch: mcp.watch, ...(ending ? { ending } : {}) };
   registerTools(mcp, env);
   registerJobResources(mcp, service, config, mcp.watch, era);
   registerModernTasks(mcp, service, config);

@@ -1,14 +1,32 @@
 // `awaitless mcp`: serves both protocol generations on one stdio pipe; stdout carries protocol only.
+import { EventEmitter } from "node:events";
+import type { Readable } from "node:stream";
 import type { Transport } from "@modelcontextprotocol/server";
 import { StdioServerTransport, serveStdio } from "@modelcontextprotocol/server/stdio";
 import type { JobServiceApi } from "../core/service-types.ts";
+import { finishStream } from "../stdio-writer.ts";
 import { applyMcpEnv, type McpConfig } from "./config.ts";
 import { type AwaitlessMcpServer, createMcpServer } from "./server.ts";
 import { AwaitlessWire } from "./wire.ts";
 
+/** At end of input, how long requests already received may take to be answered before the server exits anyway. */
+export const EOF_ANSWER_BACKSTOP_MS = 60_000;
+
+/** How long the exit waits for diagnostics a client is slow to read (they must never hold the server up). */
+const STDERR_FLUSH_MS = 5_000;
+
+/** Diagnostics: asynchronous, so a client that never reads stderr cannot stall the protocol. */
+const diagnose = (line: string) => {
+  process.stderr.write(`awaitless mcp: ${line}\n`);
+};
+
 export interface McpConnection {
-  /** Resolves when the transport closed (the client closed stdin). */
+  /** Resolves when the transport closed (the entry closed it, or stdout failed). */
   closed: Promise<void>;
+  /** Resolves true once every request received so far has been answered (false: `timeoutMs` passed first). */
+  answered(timeoutMs: number): Promise<boolean>;
+  /** Requests received and not yet answered. */
+  unanswered(): number;
   close(): Promise<void>;
 }
 
@@ -16,18 +34,63 @@ export interface McpConnection {
  * Serves one connection over any stdio-shaped transport: the SDK's entry decides the era from the first
  * message (2025 `initialize` or a 2026 envelope) and pins one server instance from our factory.
  */
-export function serveMcp(service: JobServiceApi, config: McpConfig, transport: Transport): McpConnection {
+export function serveMcp(
+  service: JobServiceApi,
+  config: McpConfig,
+  transport: Transport,
+  ending?: AbortSignal,
+): McpConnection {
   let modern: AwaitlessMcpServer | undefined;
   const wire = new AwaitlessWire(transport, (uris) => modern?.followSubscriptions(uris));
   const handle = serveStdio(
     ({ era }) => {
-      const server = createMcpServer(service, config, era);
+      const server = createMcpServer(service, config, era, ending);
       if (era === "modern") modern = server;
       return server;
     },
-    { transport: wire, onerror: (error) => process.stderr.write(`awaitless mcp: ${error.message}\n`) },
+    { transport: wire, onerror: (error) => diagnose(error.message) },
   );
-  return { closed: wire.closed, close: () => handle.close() };
+  return {
+    closed: wire.closed,
+    answered: (timeoutMs) => wire.whenAnswered(timeoutMs),
+    unanswered: () => wire.unanswered,
+    close: () => handle.close(),
+  };
+}
+
+/**
+ * process.stdin as the SDK's transport sees it: the data only. Its end (or failure) goes to `onEnd` instead,
+ * so the transport stays open to answer what was already received; the SDK would close it at once.
+ */
+class InputWithoutEnd extends EventEmitter {
+  readonly readableEnded = false;
+  readonly destroyed = false;
+
+  constructor(
+    private readonly source: NodeJS.ReadStream,
+    onEnd: () => void,
+  ) {
+    super();
+    let ended = false;
+    const end = () => {
+      if (ended) return;
+      ended = true;
+      onEnd();
+    };
+    // Read only once the transport listens, so no chunk arrives before it can take it.
+    this.once("newListener", (event: string) => {
+      if (event !== "data") return;
+      source.on("data", (chunk: Buffer) => this.emit("data", chunk));
+      source.once("end", end);
+      source.once("close", end);
+      source.once("error", end);
+    });
+  }
+
+  pause(): this {
+    this.source.pause();
+    return this;
+  }
 }
 
 /** Anything printed by accident must not corrupt the protocol stream: console output goes to stderr. */
@@ -38,10 +101,28 @@ function keepStdoutForProtocol(): void {
   console.debug = toStderr;
 }
 
-/** Serves stdin/stdout until the client closes stdin. Env `AWAITLESS_MCP_*` overrides `config`. */
+/**
+ * Serves stdin/stdout until the client closes stdin, then answers every request it had received (held calls
+ * answer at once with what they have), writes every response out, and returns. Env `AWAITLESS_MCP_*`
+ * overrides `config`.
+ */
 export async function runMcpStdio(service: JobServiceApi, config: McpConfig): Promise<void> {
   keepStdoutForProtocol();
-  const connection = serveMcp(service, applyMcpEnv(config, process.env), new StdioServerTransport());
+  const ending = new AbortController();
+  const endOfInput = async () => {
+    ending.abort();
+    if (!(await connection.answered(EOF_ANSWER_BACKSTOP_MS))) {
+      diagnose(
+        `input ended; ${connection.unanswered()} request(s) still unanswered after ${EOF_ANSWER_BACKSTOP_MS / 1000}s, closing anyway`,
+      );
+    }
+    await connection.close();
+  };
+  const input = new InputWithoutEnd(process.stdin, () => {
+    endOfInput().catch(() => {});
+  });
+  const transport = new StdioServerTransport(input as unknown as Readable, process.stdout);
+  const connection = serveMcp(service, applyMcpEnv(config, process.env), transport, ending.signal);
   const stop = () => {
     connection.close().catch(() => {});
   };
@@ -53,5 +134,11 @@ export async function runMcpStdio(service: JobServiceApi, config: McpConfig): Pr
     process.off("SIGTERM", stop);
     process.off("SIGINT", stop);
     await connection.close().catch(() => {});
+    // Responses and diagnostics are queued on asynchronous streams: exit only once they are written (the
+    // protocol whatever it takes; diagnostics for a bounded time).
+    await Promise.all([
+      finishStream(process.stdout),
+      Promise.race([finishStream(process.stderr), Bun.sleep(STDERR_FLUSH_MS)]),
+    ]);
   }
 }

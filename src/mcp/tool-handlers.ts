@@ -38,6 +38,8 @@ export interface ToolEnv {
   service: JobServiceApi;
   config: McpConfig;
   watch: JobWatch;
+  /** Aborted at the client's end of input: a held call stops holding and answers with what it has. */
+  ending?: AbortSignal;
 }
 
 /** Per-call facts: the hold context and whether this request may be answered with a task handle. */
@@ -88,7 +90,9 @@ export async function runTool(env: ToolEnv, args: RunArgs, ctx: CallCtx): Promis
     const why =
       out.detach_reason === "queued"
         ? "is queued"
-        : `is still running after ${formatSeconds(inlineMs / 1000)}`;
+        : env.ending?.aborted
+          ? "is still running (the client's input ended, so the call answered at once)"
+          : `is still running after ${formatSeconds(inlineMs / 1000)}`;
     return toolResult(
       out,
       `Job ${out.job_id} ${why}; it keeps going in the background.\n${out.next_action}`,

@@ -197,7 +197,7 @@ function callContext(mcp: McpServer, env: h.ToolEnv, ctx: ServerContext): h.Call
   const hold: HoldContext = {
     progressToken: ctx.mcpReq._meta?.progressToken as ProgressToken | undefined,
     notify: (notification) => ctx.mcpReq.notify(notification as Parameters<typeof ctx.mcpReq.notify>[0]),
-    signal: ctx.mcpReq.signal,
+    signal: env.ending ? AbortSignal.any([ctx.mcpReq.signal, env.ending]) : ctx.mcpReq.signal,
     budgetMs: holdBudgetFor(env.config, clientName),
     progressIntervalMs: env.config.progressIntervalMs,
   };
