@@ -21,7 +21,7 @@ export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
 
 interface ToolDef {
   description: string;
-  schema: v.GenericSchema;
+  schema: v.ObjectSchema<v.ObjectEntries, undefined>;
   annotations: ToolAnnotations;
   call: (env: h.ToolEnv, args: never, ctx: h.CallCtx) => Promise<h.RunJobOutcome>;
 }
@@ -132,10 +132,15 @@ export const TOOLS: Record<string, ToolDef> = {
 
 /** Lists the tools through McpServer (tools/list), then replaces tools/call with the task-aware handler. */
 export function registerTools(mcp: McpServer, env: h.ToolEnv): void {
+  const strict = new Map(Object.entries(TOOLS).map(([name, def]) => [name, inputs.strictInput(def.schema)]));
   for (const [name, def] of Object.entries(TOOLS)) {
     mcp.registerTool(
       name,
-      { description: def.description, inputSchema: withJsonSchema(def.schema), annotations: def.annotations },
+      {
+        description: def.description,
+        inputSchema: withJsonSchema(strict.get(name)!),
+        annotations: def.annotations,
+      },
       () => {
         throw new Error(`tools/call for ${name} is served by the Awaitless handler`);
       },
@@ -149,15 +154,14 @@ export function registerTools(mcp: McpServer, env: h.ToolEnv): void {
         `Tool ${request.params.name} not found; the tools are: ${Object.keys(TOOLS).join(", ")}.`,
       );
     }
-    const parsed = inputs.parseArgs(def.schema, request.params.arguments);
+    const parsed = inputs.parseArgs(strict.get(request.params.name)!, request.params.arguments);
     if (!parsed.ok) {
       return errorResult(
-        mcpError(
-          new AwaitlessError(
-            "invalid_argument",
-            `Invalid arguments for ${request.params.name}: ${parsed.message}.`,
-            "Fix the named argument and call again; tools/list shows each tool's input schema.",
-          ),
+        new AwaitlessError(
+          "invalid_argument",
+          `Invalid arguments for ${request.params.name}: ${parsed.message}.`,
+          parsed.hint,
+          parsed.details,
         ),
       );
     }
