@@ -229,7 +229,9 @@ export function parseArgs<S extends v.GenericSchema>(
   const result = v.safeParse(schema, args ?? {});
   if (result.success) return { ok: true, value: result.output };
   const known = Object.keys((schema as unknown as { entries?: v.ObjectEntries }).entries ?? {});
-  const unknown = result.issues.filter((issue) => issue.type === "strict_object" && issue.path?.length === 1);
+  const unknown = result.issues.filter(
+    (issue) => issue.type === "strict_object" && issue.expected === "never" && issue.path?.length === 1,
+  );
   if (unknown.length > 0)
     return unknownArguments(
       unknown.map((issue) => String(issue.input)),

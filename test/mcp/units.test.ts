@@ -67,7 +67,7 @@ describe("config", () => {
       30_000,
     );
     expect(() => applyMcpEnv(resolveMcpConfig(), { AWAITLESS_MCP_HOLD_BUDGET_MS: "soon" })).toThrow(
-      /AWAITLESS_MCP_HOLD_BUDGET_MS=soon/,
+      /AWAITLESS_MCP_HOLD_BUDGET_MS="soon" is not a whole number of milliseconds/,
     );
   });
   test("per-client hold budgets match by client name prefix", () => {
