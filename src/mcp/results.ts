@@ -86,10 +86,11 @@ export function describeResult(result: JobResult): string {
       : result.state === "failed"
         ? `failed with exit code ${result.exit_code ?? "?"}${result.signal ? ` (${result.signal})` : ""}`
         : result.state === "timed_out"
-          ? `was killed by its timeout_seconds limit${result.error?.reason ? ` (${result.error.reason})` : ""}: ` +
-            "SIGTERM to its process group, then SIGKILL after the grace period"
+          ? `was killed by its timeout_seconds limit${result.error?.reason ? ` (${result.error.reason})` : ""}`
           : `ended ${result.state}${result.reason ? ` (${result.reason})` : ""}`;
   const lines = [`Job ${result.job_id} ${how}${duration}.`];
+  if (result.state === "timed_out")
+    lines[0] += " Its process group got SIGTERM, then SIGKILL if still alive after the grace period.";
   if (result.digest.length > 0) lines.push(`Digest:\n${result.digest.slice(0, 5).join("\n")}`);
   const tail = boundedTail(result.stdout_tail, 10, TEXT_TAIL_BYTES);
   if (tail) lines.push(`Last stdout lines:\n${tail}`);

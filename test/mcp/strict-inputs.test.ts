@@ -4,7 +4,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { structured, textOf } from "./harness.ts";
-import { connectStdio, makeSandbox } from "./stdio-client.ts";
+import { BINARY, connectStdio, makeSandbox } from "./stdio-client.ts";
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -132,4 +132,58 @@ describe("advertised input schemas (tools/list through the official client)", ()
     expect(prop("get_job_logs", "stream")).toMatchObject({ enum: ["stdout", "stderr", "both"] });
     expect(byName.get("create_queue")).toMatchObject({ required: ["name", "concurrency"] });
   }, 20_000);
+});
+
+describe("timeout_seconds: run kills the job, wait_for_job only bounds the wait", () => {
+  test("a run whose job hits timeout_seconds says it was killed; a bounded wait says the job was not", async () => {
+    const { client } = await session();
+    const killed = await client.callTool({
+      name: "run",
+      arguments: { command: ["sh", "-c", "echo started; sleep 30; echo never"], timeout_seconds: 1 },
+    });
+    const body = structured<{ delivery: string; result: { state: string } }>(killed);
+    expect(body.delivery).toBe("inline");
+    expect(body.result.state).toBe("timed_out");
+    expect(textOf(killed)).toMatch(
+      /was killed by its timeout_seconds limit \(runtime limit of 1s reached\) after .*SIGKILL/,
+    );
+
+    const job = structured<{ job_id: string }>(
+      await client.callTool({
+        name: "submit_job",
+        arguments: { command: ["sh", "-c", "echo started; sleep 60; echo never"] },
+      }),
+    );
+    const waited = await client.callTool({
+      name: "wait_for_job",
+      arguments: { job_id: job.job_id, timeout_seconds: 1 },
+    });
+    const wait = structured<{ wait_state: string; job_state: string; next_action: string }>(waited);
+    expect(wait.wait_state).toBe("client_timeout");
+    expect(wait.next_action).toContain("only this wait ended, the job was not killed or changed");
+    expect(textOf(waited)).toContain("was not killed");
+    const status = structured<{ state: string }>(
+      await client.callTool({ name: "get_job_status", arguments: { job_id: job.job_id } }),
+    );
+    expect(status.state).toBe("running");
+    await client.callTool({ name: "cancel_job", arguments: { job_id: job.job_id, grace_period_seconds: 0 } });
+  }, 30_000);
+});
+
+describe("AWAITLESS_MCP_* values", () => {
+  test("a bad value is a config error naming the variable, without a stack trace", () => {
+    const box = makeSandbox({ AWAITLESS_MCP_HOLD_BUDGET_MS: "soon" });
+    cleanups.push(box.remove);
+    const r = Bun.spawnSync([BINARY, "mcp"], {
+      env: box.env,
+      cwd: box.root,
+      stdin: "ignore",
+      stderr: "pipe",
+    });
+    const stderr = r.stderr.toString();
+    expect(r.exitCode).toBe(2);
+    expect(stderr).toContain('AWAITLESS_MCP_HOLD_BUDGET_MS="soon" is not a whole number of milliseconds');
+    expect(stderr).toContain("hint: set AWAITLESS_MCP_HOLD_BUDGET_MS to a whole number");
+    expect(stderr).not.toMatch(/\n\s+at |bug/);
+  });
 });
