@@ -34,6 +34,12 @@ describe("bad input gets exit 2, a hint, and creates nothing", () => {
     ["unknown job", ["status", "job_01ARZ3NDEKTSV4RRFFQ69G5FAV"], /no job/],
     ["not a job id", ["status", "nope"], /not a job ID/],
     ["unknown command", ["frobnicate"], /unknown command/],
+    ["misspelt command", ["stauts"], /unknown command "stauts" \(did you mean `status`\?\)/],
+    [
+      "misspelt option",
+      ["submit", "--cwdd", "/tmp", "--", "true"],
+      /Unknown option `--cwdd` \(did you mean `--cwd`\?\)/,
+    ],
     [
       "--log-dir under a file",
       ["submit", "--log-dir", "/etc/passwd/logs", "--", "true"],
