@@ -228,15 +228,11 @@ export function parseArgs<S extends v.GenericSchema>(
 ): { ok: true; value: v.InferOutput<S> } | ({ ok: false } & ArgsProblem) {
   const result = v.safeParse(schema, args ?? {});
   if (result.success) return { ok: true, value: result.output };
+  // Every unknown argument is named (valibot's strict object reports only the first one).
   const known = Object.keys((schema as unknown as { entries?: v.ObjectEntries }).entries ?? {});
-  const unknown = result.issues.filter(
-    (issue) => issue.type === "strict_object" && issue.expected === "never" && issue.path?.length === 1,
-  );
-  if (unknown.length > 0)
-    return unknownArguments(
-      unknown.map((issue) => String(issue.input)),
-      known,
-    );
+  const given = typeof args === "object" && args !== null && !Array.isArray(args) ? Object.keys(args) : [];
+  const unknown = given.filter((key) => !known.includes(key));
+  if (unknown.length > 0) return unknownArguments(unknown, known);
   const message = result.issues
     .slice(0, 3)
     .map((issue) => {
@@ -258,7 +254,11 @@ function unknownArguments(names: string[], known: string[]): { ok: false } & Arg
   const near = names.map((name) => nearestName(name, known));
   const listed = names.map((name, i) => `\`${name}\`${near[i] ? ` (did you mean \`${near[i]}\`?)` : ""}`);
   const renames = names.flatMap((name, i) => (near[i] ? [`${name} → ${near[i]}`] : []));
-  const fix = renames.length > 0 ? `Rename ${renames.join(", ")}` : `Remove ${names.join(", ")}`;
+  const removals = names.filter((_, i) => near[i] === undefined);
+  const fix = [
+    ...(renames.length > 0 ? [`Rename ${renames.join(", ")}`] : []),
+    ...(removals.length > 0 ? [`${renames.length > 0 ? "remove" : "Remove"} ${removals.join(", ")}`] : []),
+  ].join(", ");
   return {
     ok: false,
     message: `unknown argument${names.length > 1 ? "s" : ""} ${listed.join(", ")}: nothing was run or changed`,

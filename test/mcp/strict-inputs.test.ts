@@ -76,6 +76,11 @@ describe("unknown tool arguments on every tool", () => {
     expect(far.error.message).not.toContain("did you mean");
     expect(far.error.hint).toContain("Remove colour");
     expect(far.error.hint).toContain("job_id");
+    const both = structured<ErrorBody>(
+      await client.callTool({ name: "run", arguments: { command: ["true"], cwdd: "/tmp", colour: "red" } }),
+    );
+    expect(both.error.message).toContain("unknown arguments `cwdd` (did you mean `cwd`?), `colour`");
+    expect(both.error.hint).toContain("Rename cwdd → cwd, remove colour and call again");
   }, 30_000);
 });
 
