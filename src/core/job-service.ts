@@ -333,7 +333,8 @@ export class JobService implements JobServiceApi {
         delivery_state: "pending",
         status_message: unreachable,
         host_unreachable: unreachable,
-        next_action: `The job's host cannot be reached now; the job keeps its state (${job.state}) and may still be running. Call wait_for_job with job_id ${job.job_id} again once the host is reachable.`,
+        // The CLI's sentence; the MCP surface replaces next_action with its own (mcp/results.ts).
+        next_action: `The job's host cannot be reached now; the job keeps its state (${job.state}) and may still be running. Run \`awaitless wait ${job.job_id}\` again once the host is reachable.`,
         next_command: `awaitless wait ${job.job_id}`,
       };
     }
@@ -348,7 +349,7 @@ export class JobService implements JobServiceApi {
       stdout_tail: tails.stdout_tail,
       stderr_tail: tails.stderr_tail,
       status_message: await this.progressMessage(job),
-      next_action: `The job is still ${job.state}; it keeps running. Call wait_for_job with job_id ${job.job_id} to collect the result.`,
+      next_action: `The job is still ${job.state}: only this wait ended, the job was not killed or changed. Run \`awaitless wait ${job.job_id}\` to collect the result.`,
       next_command: `awaitless wait ${job.job_id}`,
     };
   }

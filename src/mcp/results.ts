@@ -67,7 +67,10 @@ export function mcpWait<T extends WaitResponse>(resp: T): T {
   const out = { ...resp };
   delete out.next_command;
   if (out.delivery_state === "pending") {
-    out.next_action = nextWaitAction(out.job_id, out.job_state);
+    out.next_action = out.host_unreachable
+      ? `The job's host cannot be reached now; job ${out.job_id} keeps its state (${out.job_state}) and may still ` +
+        `be running. Call wait_for_job with {"job_id":"${out.job_id}"} again once the host is reachable.`
+      : nextWaitAction(out.job_id, out.job_state);
     // A held call may end many times before the job does: each pending answer carries only a short tail, so
     // repeated waits do not re-send the whole budget (get_job_logs reads more).
     if (out.stdout_tail !== undefined)

@@ -112,5 +112,16 @@ describe("hints stay on their own surface", () => {
         word: null,
       });
     }
+    // A wait that ends before the job: its next_action is the CLI's own sentence.
+    const id = sb.run(["submit", "--", "sh", "-c", "echo started; sleep 60"]).stdout.trim();
+    try {
+      const waited = sb.run(["wait", id, "--timeout", "1s", "--json"]);
+      expect(waited.code).toBe(4);
+      expect(waited.json.next_action).toContain("only this wait ended, the job was not killed");
+      expect(waited.json.next_action).toContain(`awaitless wait ${id}`);
+      expect(`${waited.stdout}\n${waited.stderr}`).not.toMatch(MCP_WORDS);
+    } finally {
+      sb.run(["cancel", id, "--grace-period", "0"]);
+    }
   });
 });
