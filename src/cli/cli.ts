@@ -1,6 +1,7 @@
 // The CLI (cac): declares commands and options, then hands each to its action in commands.ts.
 import { type CAC, cac } from "cac";
 import { AwaitlessError, EXIT } from "../core/errors.ts";
+import { didYouMean, nearestName } from "../core/nearest-name.ts";
 import { type CliIo, COMMANDS, type Ctx } from "./commands.ts";
 import { paint, styleFor } from "./render.ts";
 
@@ -140,18 +141,35 @@ export async function runCli(argv: string[], io: CliIo, makeCtx: () => Promise<C
     if (cli.options.help || cli.options.h) return EXIT.ok;
     const matched = cli.matchedCommand;
     if (!matched) {
+      const names = cli.commands.map((c) => c.name.split(" ")[0]!).filter(Boolean);
       throw new AwaitlessError(
         "invalid_argument",
-        `unknown command ${JSON.stringify(argv[0])}`,
+        `unknown command ${JSON.stringify(argv[0])}${didYouMean(argv[0] ?? "", names)}`,
         "run `awaitless --help` to list commands",
       );
     }
     cli.runMatchedCommand();
     exitCode = action ? await action : EXIT.ok;
   } catch (e) {
-    exitCode = reportError(e, io, Boolean(cli.options.json), style);
+    exitCode = reportError(withNearestOption(e, cli), io, Boolean(cli.options.json), style);
   }
   return exitCode;
+}
+
+/** cac's "Unknown option `--cwdd`" with the nearest option of the command appended ("did you mean `--cwd`?"). */
+function withNearestOption(e: unknown, cli: ReturnType<typeof buildCli>): unknown {
+  const unknown = /^Unknown option `(-{1,2}[^`]+)`$/.exec((e as Error)?.message ?? "")?.[1];
+  if ((e as { name?: string })?.name !== "CACError" || unknown === undefined) return e;
+  const options = [...(cli.matchedCommand?.options ?? []), ...cli.globalCommand.options];
+  const flags = options.flatMap((o) => o.rawName.split(/[\s,]+/).filter((w) => w.startsWith("--")));
+  const near = nearestName(
+    unknown.replace(/^-+/, ""),
+    flags.map((f) => f.slice(2)),
+  );
+  if (near === undefined) return e;
+  const err = new Error(`${(e as Error).message} (did you mean \`--${near}\`?)`);
+  err.name = "CACError";
+  return err;
 }
 
 export function reportError(

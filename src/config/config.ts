@@ -5,6 +5,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import * as v from "valibot";
 import { AwaitlessError } from "../core/errors.ts";
+import { configError, type KnownKeys } from "./config-errors.ts";
 
 const seconds = (max: number) => v.pipe(v.number(), v.minValue(0), v.maxValue(max));
 const positiveInt = (max: number) => v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(max));
@@ -48,7 +49,7 @@ const DefaultsSchema = v.strictObject({
   task_poll_interval_seconds: v.optional(seconds(3600)),
 });
 
-const HostSchema = v.looseObject({
+const HostSchema = v.strictObject({
   hostname: v.optional(v.string()),
   port: v.optional(positiveInt(65535)),
   user: v.optional(v.string()),
@@ -191,22 +192,14 @@ export function parseConfigText(text: string, path: string): v.InferOutput<typeo
   }
   const res = v.safeParse(ConfigSchema, raw);
   if (res.success) return res.output;
-  const issue = res.issues[0];
-  const key = issue.path?.map((p) => String(p.key)).join(".") ?? "(top level)";
-  const unknownKey = issue.kind === "schema" && issue.type === "strict_object";
-  const hint = unknownKey
-    ? `remove or rename it; known keys: ${knownKeys(key)}`
-    : `expected ${issue.expected ?? "a valid value"} (got ${issue.received}); see docs/configuration.md`;
-  throw new AwaitlessError("config_invalid", `${path}: key ${key}: ${issue.message}`, hint, {
-    file: path,
-    key,
-  });
+  throw configError(path, res.issues[0], KNOWN_KEYS);
 }
 
-function knownKeys(key: string): string {
-  if (key.startsWith("defaults.")) return Object.keys(DefaultsSchema.entries).join(", ");
-  return "defaults, hosts";
-}
+const KNOWN_KEYS: KnownKeys = {
+  "": Object.keys(ConfigSchema.entries),
+  defaults: Object.keys(DefaultsSchema.entries),
+  "hosts.NAME": Object.keys(HostSchema.entries),
+};
 
 function stripUndefined<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, val]) => val !== undefined)) as Partial<T>;

@@ -11,10 +11,10 @@ export async function completions(
   opts: { after_cursor?: string; limit?: number } & WaitOptions,
 ): Promise<CompletionsResponse> {
   if (!Array.isArray(jobIds) || jobIds.length < 1 || jobIds.length > 500) {
-    throw invalid(
-      "completions needs 1–500 job IDs",
-      "pass the job IDs you submitted (awaitless list shows them)",
-    );
+    throw invalid("completions needs 1–500 job IDs", {
+      cli: "pass the job IDs you submitted (awaitless list shows them)",
+      mcp: "Pass the job IDs you submitted (list_jobs shows them).",
+    });
   }
   const ids = [...new Set(jobIds)];
   for (const id of ids) svc.getJob(id); // unknown IDs are an error, named

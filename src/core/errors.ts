@@ -34,31 +34,48 @@ const EXIT_BY_CODE: Record<ErrorCode, number> = {
   internal: EXIT.internal,
 };
 
+/** Where an error is shown: the CLI names commands and flags, the MCP server names tools and arguments. */
+export type Surface = "cli" | "mcp";
+
+/** A hint for both surfaces: one surface-neutral sentence, or one per surface when it names what to call. */
+export type Hint = string | Readonly<Record<Surface, string>>;
+
 export class AwaitlessError extends Error {
   readonly code: ErrorCode;
+  /** The CLI's hint (the same sentence as the MCP one when the hint is surface-neutral). */
   readonly hint: string;
+  /** The hint the MCP surface shows: tool and argument names, never CLI commands or flags. */
+  readonly mcpHint: string;
   readonly details: Record<string, unknown>;
   constructor(
     code: ErrorCode,
     message: string,
-    hint: string,
+    hint: Hint,
     details: Record<string, unknown> = {},
     cause?: unknown,
   ) {
     super(message, cause === undefined ? undefined : { cause });
     this.name = "AwaitlessError";
     this.code = code;
-    this.hint = hint;
+    this.hint = typeof hint === "string" ? hint : hint.cli;
+    this.mcpHint = typeof hint === "string" ? hint : hint.mcp;
     this.details = details;
+  }
+  hintFor(surface: Surface): string {
+    return surface === "mcp" ? this.mcpHint : this.hint;
   }
   get exitCode(): number {
     return EXIT_BY_CODE[this.code];
   }
+  /** The error as a surface shows it in JSON: code, message, that surface's hint, details. */
+  toWire(surface: Surface): Record<string, unknown> {
+    return { code: this.code, message: this.message, hint: this.hintFor(surface), ...this.details };
+  }
   toJSON(): Record<string, unknown> {
-    return { code: this.code, message: this.message, hint: this.hint, ...this.details };
+    return this.toWire("cli");
   }
 }
 
-export function invalid(message: string, hint: string, details?: Record<string, unknown>): AwaitlessError {
+export function invalid(message: string, hint: Hint, details?: Record<string, unknown>): AwaitlessError {
   return new AwaitlessError("invalid_argument", message, hint, details);
 }

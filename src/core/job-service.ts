@@ -65,7 +65,7 @@ export class JobService implements JobServiceApi {
       throw new AwaitlessError(
         "invalid_argument",
         `the ${job.backend} backend is not available in this build`,
-        "use --backend local",
+        { cli: "use --backend local", mcp: 'use backend: "local"' },
       );
     }
     return b;
@@ -73,18 +73,17 @@ export class JobService implements JobServiceApi {
 
   getJob(jobId: string): StoredJob {
     if (!isJobId(jobId)) {
-      throw invalid(
-        `${JSON.stringify(jobId)} is not a job ID`,
-        "job IDs look like job_01J…; run `awaitless list` to see them",
-      );
+      throw invalid(`${JSON.stringify(jobId)} is not a job ID`, {
+        cli: "job IDs look like job_01J…; run `awaitless list` to see them",
+        mcp: "Job IDs look like job_01J…; call list_jobs to see them.",
+      });
     }
     const job = this.store.get(jobId);
     if (!job)
-      throw new AwaitlessError(
-        "not_found",
-        `no job ${jobId}`,
-        "run `awaitless list` (MCP: list_jobs) to see job IDs",
-      );
+      throw new AwaitlessError("not_found", `no job ${jobId}`, {
+        cli: "run `awaitless list` to see job IDs",
+        mcp: "Check the job ID (it looks like job_01J…); call list_jobs to see recent jobs and their IDs.",
+      });
     return job;
   }
 
@@ -126,7 +125,10 @@ export class JobService implements JobServiceApi {
       throw new AwaitlessError(
         "idempotency_conflict",
         `client_request_id ${v.clientRequestId} was already used for job ${res.job.job_id} with different arguments`,
-        `use a new client_request_id, or retry with exactly the arguments of ${res.job.job_id}`,
+        {
+          cli: `use a new --client-request-id, or retry with exactly the arguments of ${res.job.job_id}`,
+          mcp: `Use a new client_request_id, or retry with exactly the arguments of ${res.job.job_id}.`,
+        },
         { job_id: res.job.job_id },
       );
     }
@@ -134,7 +136,12 @@ export class JobService implements JobServiceApi {
       throw new AwaitlessError(
         "duplicate_active_job",
         `the same command is already running in the same directory as job ${res.job.job_id} (${res.job.state})`,
-        `wait for it (awaitless wait ${res.job.job_id} / wait_for_job) instead of starting it twice; pass allow_duplicate to run another copy`,
+        {
+          cli: `wait for it (awaitless wait ${res.job.job_id}) instead of starting it twice`,
+          mcp:
+            `Call wait_for_job with {"job_id":"${res.job.job_id}"} to get its result instead of starting it twice; ` +
+            "pass allow_duplicate: true only if you really need a second copy running at the same time.",
+        },
         { job_id: res.job.job_id },
       );
     }
@@ -326,7 +333,8 @@ export class JobService implements JobServiceApi {
         delivery_state: "pending",
         status_message: unreachable,
         host_unreachable: unreachable,
-        next_action: `The job's host cannot be reached now; the job keeps its state (${job.state}) and may still be running. Call wait_for_job with job_id ${job.job_id} again once the host is reachable.`,
+        // The CLI's sentence; the MCP surface replaces next_action with its own (mcp/results.ts).
+        next_action: `The job's host cannot be reached now; the job keeps its state (${job.state}) and may still be running. Run \`awaitless wait ${job.job_id}\` again once the host is reachable.`,
         next_command: `awaitless wait ${job.job_id}`,
       };
     }
@@ -341,7 +349,7 @@ export class JobService implements JobServiceApi {
       stdout_tail: tails.stdout_tail,
       stderr_tail: tails.stderr_tail,
       status_message: await this.progressMessage(job),
-      next_action: `The job is still ${job.state}; it keeps running. Call wait_for_job with job_id ${job.job_id} to collect the result.`,
+      next_action: `The job is still ${job.state}: only this wait ended, the job was not killed or changed. Run \`awaitless wait ${job.job_id}\` to collect the result.`,
       next_command: `awaitless wait ${job.job_id}`,
     };
   }

@@ -242,7 +242,10 @@ export class JobStore {
     return this.write(() => {
       const row = this.db.query("SELECT * FROM jobs WHERE job_id = ?").get(jobId) as JobRow | null;
       if (!row)
-        throw new AwaitlessError("not_found", `no job ${jobId}`, "run `awaitless list` to see job IDs");
+        throw new AwaitlessError("not_found", `no job ${jobId}`, {
+          cli: "run `awaitless list` to see job IDs",
+          mcp: "Check the job ID (it looks like job_01J…); call list_jobs to see recent jobs and their IDs.",
+        });
       const from = row.state as JobState;
       const at = nowIso();
       if (!canTransition(from, to)) {

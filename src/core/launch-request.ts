@@ -40,10 +40,10 @@ export function validateLaunch(
   callerEnv: Record<string, string | undefined>,
 ): ValidatedLaunch {
   if (!Array.isArray(req.argv) || req.argv.length === 0 || req.argv[0] === "") {
-    throw invalid(
-      "no command given",
-      'put the command after `--`, e.g. `awaitless run -- make test` (MCP: command: ["make", "test"])',
-    );
+    throw invalid("no command given", {
+      cli: "put the command after `--`, e.g. `awaitless run -- make test`",
+      mcp: 'Pass command as an argv array, e.g. ["make", "test"].',
+    });
   }
   for (const a of req.argv) {
     if (typeof a !== "string")
@@ -54,13 +54,16 @@ export function validateLaunch(
   const backend = req.backend ?? defaults.backend;
   const host = req.host ?? (backend === "local" ? null : defaults.host);
   if (backend === "local" && req.host) {
-    throw invalid(`--host ${req.host} was given with the local backend`, "drop --host, or add --backend ssh");
+    throw invalid(`host ${req.host} was given with the local backend`, {
+      cli: "drop --host, or add --backend ssh",
+      mcp: 'Drop host, or add backend: "ssh".',
+    });
   }
   if (backend !== "local" && !host) {
-    throw invalid(
-      `the ${backend} backend needs a host`,
-      "add --host NAME (a [hosts.NAME] entry or an ~/.ssh/config alias)",
-    );
+    throw invalid(`the ${backend} backend needs a host`, {
+      cli: "add --host NAME (a [hosts.NAME] entry or an ~/.ssh/config alias)",
+      mcp: "Add host: a [hosts.NAME] entry of the config or an ~/.ssh/config alias.",
+    });
   }
   // Remote jobs run relative to the login directory unless told otherwise.
   const cwdIn = req.cwd ?? (backend === "local" ? defaults.cwd : ".");
@@ -72,16 +75,16 @@ export function validateLaunch(
   const env: Record<string, string> = {};
   for (const [k, val] of Object.entries(req.env ?? {})) {
     if (!ENV_NAME_RE.test(k)) {
-      throw invalid(
-        `bad environment variable name ${JSON.stringify(k)}`,
-        "names are letters, digits and _ (not first a digit): --env NAME=VALUE",
-      );
+      throw invalid(`bad environment variable name ${JSON.stringify(k)}`, {
+        cli: "names are letters, digits and _ (not first a digit): --env NAME=VALUE",
+        mcp: 'Names are letters, digits and _ (not first a digit): env: {"NAME": "VALUE"}.',
+      });
     }
     if (typeof val !== "string" || hasNul(val)) {
-      throw invalid(
-        `the value of ${k} is not a string without NUL bytes`,
-        "pass --env NAME=VALUE with a plain string",
-      );
+      throw invalid(`the value of ${k} is not a string without NUL bytes`, {
+        cli: "pass --env NAME=VALUE with a plain string",
+        mcp: "Give each env value as a plain string.",
+      });
     }
     env[k] = val;
   }
@@ -89,15 +92,21 @@ export function validateLaunch(
   const secretValues: Record<string, string> = {};
   for (const n of secretNames) {
     if (!ENV_NAME_RE.test(n))
-      throw invalid(`bad secret variable name ${JSON.stringify(n)}`, "--secret-env takes a variable NAME");
+      throw invalid(`bad secret variable name ${JSON.stringify(n)}`, {
+        cli: "--secret-env takes a variable NAME",
+        mcp: "secret_env takes variable names (letters, digits and _).",
+      });
     if (n in env)
-      throw invalid(`${n} is given both with --env and --secret-env`, "pass it once, as --secret-env");
+      throw invalid(`${n} is given both as a plain and as a secret variable`, {
+        cli: "pass it once, as --secret-env",
+        mcp: "Pass it once, in secret_env.",
+      });
     const value = req.secret_values?.[n] ?? callerEnv[n];
     if (value === undefined) {
-      throw invalid(
-        `--secret-env ${n}: the variable is not set in this environment`,
-        `export ${n}=… before running, then retry`,
-      );
+      throw invalid(`secret variable ${n} is not set in this environment`, {
+        cli: `export ${n}=… before running, then retry`,
+        mcp: `Set ${n} in the environment the MCP server is started with (its client's config), then retry.`,
+      });
     }
     if (hasNul(value))
       throw invalid(`the value of ${n} contains a NUL byte`, "secrets must be plain strings");
@@ -108,10 +117,10 @@ export function validateLaunch(
   const artifacts = [...(req.artifacts ?? [])];
   for (const a of artifacts) {
     if (typeof a !== "string" || a === "" || hasNul(a)) {
-      throw invalid(
-        `bad artifact path ${JSON.stringify(a)}`,
-        "pass --artifact with a path or glob relative to the job's cwd",
-      );
+      throw invalid(`bad artifact path ${JSON.stringify(a)}`, {
+        cli: "pass --artifact with a path or glob relative to the job's cwd",
+        mcp: "Give artifacts as paths or globs relative to the job's cwd.",
+      });
     }
   }
   const name = req.name ?? null;
@@ -121,10 +130,10 @@ export function validateLaunch(
   const queue =
     req.queue ?? (backend === "slurm" ? null : ((host && defaults.hostQueues?.[host]) ?? defaults.queue));
   if (req.queue && backend === "slurm") {
-    throw invalid(
-      `--queue ${JSON.stringify(req.queue)} was given with the slurm backend`,
-      "drop --queue: Slurm schedules the job itself (choose a partition with --slurm-option partition=NAME)",
-    );
+    throw invalid(`queue ${JSON.stringify(req.queue)} was given with the slurm backend`, {
+      cli: "drop --queue: Slurm schedules the job itself (choose a partition with --slurm-option partition=NAME)",
+      mcp: 'Drop queue: Slurm schedules the job itself (choose a partition with slurm_options: {"partition": "NAME"}).',
+    });
   }
   if (queue !== null && !QUEUE_NAME_RE.test(queue)) {
     throw invalid(
@@ -135,10 +144,10 @@ export function validateLaunch(
   const resources = validateResources(req.resources, backend);
   const rawSlurm = { ...(req.slurm_options ?? {}) };
   if (Object.keys(rawSlurm).length > 0 && backend !== "slurm") {
-    throw invalid(
-      "--slurm-option only applies to the slurm backend",
-      "add --backend slurm or drop the option",
-    );
+    throw invalid("Slurm options only apply to the slurm backend", {
+      cli: "add --backend slurm or drop the option",
+      mcp: 'Add backend: "slurm" or drop slurm_options.',
+    });
   }
   // allowlisted keys in canonical form (cpus-per-task → cpus_per_task), each value checked before any side effect
   const slurmOptions = defaults.checkSlurmOptions ? defaults.checkSlurmOptions(rawSlurm) : rawSlurm;
@@ -179,17 +188,17 @@ export function validateLaunch(
 function validateResources(given: string[] | undefined, backend: BackendName): string[] {
   const list = [...new Set(given ?? [])].sort();
   if (list.length > 0 && backend === "slurm") {
-    throw invalid(
-      "--resource was given with the slurm backend",
-      "drop --resource: Slurm allocates resources itself (e.g. --slurm-option gres=gpu:1)",
-    );
+    throw invalid("resource locks were given with the slurm backend", {
+      cli: "drop --resource: Slurm allocates resources itself (e.g. --slurm-option gres=gpu:1)",
+      mcp: 'Drop resources: Slurm allocates resources itself (e.g. slurm_options: {"gres": "gpu:1"}).',
+    });
   }
   for (const r of list) {
     if (typeof r !== "string" || !RESOURCE_RE.test(r)) {
-      throw invalid(
-        `bad resource ${JSON.stringify(r)}`,
-        "write --resource NAME=VALUE (e.g. gpu=0), each part 1–64 of A-Z a-z 0-9 . _ -",
-      );
+      throw invalid(`bad resource ${JSON.stringify(r)}`, {
+        cli: "write --resource NAME=VALUE (e.g. gpu=0), each part 1–64 of A-Z a-z 0-9 . _ -",
+        mcp: 'Write each resource as "NAME=VALUE" (e.g. "gpu=0"), each part 1–64 of A-Z a-z 0-9 . _ -.',
+      });
     }
   }
   return list;
@@ -198,7 +207,10 @@ function validateResources(given: string[] | undefined, backend: BackendName): s
 function optionalSeconds(v: number | undefined, what: string): number | null {
   if (v === undefined || v === null) return null;
   if (typeof v !== "number" || !Number.isFinite(v) || v <= 0) {
-    throw invalid(`bad ${what}: ${String(v)}`, "give a positive duration such as 90s, 10m or 2h");
+    throw invalid(`bad ${what}: ${String(v)}`, {
+      cli: "give a positive duration such as 90s, 10m or 2h",
+      mcp: "Give a positive number of seconds, e.g. 600.",
+    });
   }
   return v;
 }
@@ -272,14 +284,23 @@ function checkLocalDir(cwd: string): void {
   try {
     st = statSync(cwd);
   } catch {
-    throw invalid(`working directory ${cwd} does not exist`, "create it or pass an existing --cwd");
+    throw invalid(`working directory ${cwd} does not exist`, {
+      cli: "create it or pass an existing --cwd",
+      mcp: "Create it, or pass an existing directory as cwd.",
+    });
   }
   if (!st.isDirectory())
-    throw invalid(`working directory ${cwd} is not a directory`, "pass a directory as --cwd");
+    throw invalid(`working directory ${cwd} is not a directory`, {
+      cli: "pass a directory as --cwd",
+      mcp: "Pass a directory as cwd.",
+    });
   try {
     // readable and searchable by us (the command runs as us)
     accessSync(cwd, constants.R_OK | constants.X_OK);
   } catch {
-    throw invalid(`working directory ${cwd} is not readable`, "fix its permissions or pass another --cwd");
+    throw invalid(`working directory ${cwd} is not readable`, {
+      cli: "fix its permissions or pass another --cwd",
+      mcp: "Fix its permissions, or pass another directory as cwd.",
+    });
   }
 }

@@ -14,7 +14,10 @@ export function admissionFor(store: JobStore, spec: JobSpec, backend: Backend): 
     throw new AwaitlessError(
       "invalid_argument",
       `the ${spec.backend} backend cannot hold jobs in named queues or resource locks yet`,
-      "drop --queue/--resource (and any [defaults]/[hosts] queue setting) for this backend, or run the job locally",
+      {
+        cli: "drop --queue/--resource (and any [defaults]/[hosts] queue setting) for this backend, or run the job locally",
+        mcp: "Drop queue/resources (and any [defaults]/[hosts] queue setting in the config) for this backend, or run the job locally.",
+      },
     );
   }
   const concurrency =

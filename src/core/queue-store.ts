@@ -36,10 +36,10 @@ export function createQueue(
 ): { row: QueueRow; created: boolean } {
   checkQueueName(name);
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > MAX_CONCURRENCY) {
-    throw invalid(
-      `bad concurrency ${JSON.stringify(concurrency)} for queue ${name}`,
-      `give --concurrency a whole number from 1 to ${MAX_CONCURRENCY}`,
-    );
+    throw invalid(`bad concurrency ${JSON.stringify(concurrency)} for queue ${name}`, {
+      cli: `give --concurrency a whole number from 1 to ${MAX_CONCURRENCY}`,
+      mcp: `Give concurrency a whole number from 1 to ${MAX_CONCURRENCY}.`,
+    });
   }
   return store.write(() => {
     const prior = getQueueIn(store, name, target);
@@ -48,7 +48,10 @@ export function createQueue(
         throw new AwaitlessError(
           "invalid_argument",
           `queue ${name} on ${target} already exists with concurrency ${prior.concurrency} (asked: ${concurrency})`,
-          `use it as it is (--queue ${name}), or pick another name; concurrency ${prior.concurrency} stays`,
+          {
+            cli: `use it as it is (--queue ${name}), or pick another name; concurrency ${prior.concurrency} stays`,
+            mcp: `Use it as it is (queue: "${name}"), or pick another name; concurrency ${prior.concurrency} stays.`,
+          },
           { queue: name, target, concurrency: prior.concurrency },
         );
       }
@@ -76,7 +79,10 @@ export function requireQueue(store: JobStore, name: string, target: string): Que
     throw new AwaitlessError(
       "not_found",
       `there is no queue ${name} on ${target}`,
-      `create it first: awaitless queue create ${name} --concurrency N${where} (MCP: create_queue)`,
+      {
+        cli: `create it first: awaitless queue create ${name} --concurrency N${where}`,
+        mcp: `Create it first: call create_queue with {"name":"${name}","concurrency":N${target === "local" ? "" : `,"host":"${target}"`}}.`,
+      },
       { queue: name, target },
     );
   }

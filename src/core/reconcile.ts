@@ -128,7 +128,7 @@ function fromExit(job: Job, obs: Observation): Decision {
         "timed_out",
         `runtime limit of ${t}s reached`,
         true,
-        "raise --timeout (timeout_seconds) or make the command faster",
+        "raise the job's runtime limit (its timeout) or make the command faster",
       ),
     };
   }
@@ -141,7 +141,7 @@ function fromExit(job: Job, obs: Observation): Decision {
         "launch_failed",
         "the command could not be started",
         false,
-        "check that --cwd exists on the target and the command is installed; see the stderr tail",
+        "check that the working directory exists on the target and the command is installed; see the stderr tail",
       ),
     };
   }

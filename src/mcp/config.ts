@@ -1,4 +1,5 @@
 // MCP server settings: inline window, hold budget, progress cadence, task TTL/poll interval, output bounds.
+import { AwaitlessError } from "../core/errors.ts";
 
 export interface McpConfig {
   /** How long `run` holds the call before detaching (ms). Default 10 000. */
@@ -68,9 +69,14 @@ export function applyMcpEnv(config: McpConfig, env: Record<string, string | unde
     const raw = env[name];
     if (raw === undefined || raw === "") continue;
     const value = Number(raw);
-    if (!Number.isInteger(value) || value < 0) {
-      throw new Error(
-        `${name}=${raw} is not a non-negative integer; set it to a whole number of ms (or bytes).`,
+    if (!/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(value)) {
+      const unit = key === "maxReturnBytes" ? "bytes" : "milliseconds";
+      throw new AwaitlessError(
+        "config_invalid",
+        `the environment variable ${name}=${JSON.stringify(raw)} is not a whole number of ${unit}`,
+        `set ${name} to a whole number of ${unit} (e.g. ${name}=${unit === "bytes" ? "16384" : "30000"}) ` +
+          "in the environment the MCP server is started with, or unset it for the config file's value",
+        { variable: name, value: raw },
       );
     }
     (overrides as Record<string, number>)[key] = value;

@@ -1,6 +1,6 @@
-// Agent-misuse guards: bare sleeps here; duplicates come from the service and get MCP wording (tools, not CLI).
+// Agent-misuse guards: bare sleeps here; duplicates are refused by the service (its MCP hint names wait_for_job).
 import path from "node:path";
-import { AwaitlessError, invalid } from "../core/errors.ts";
+import { invalid } from "../core/errors.ts";
 
 const SHELLS = new Set(["sh", "bash", "dash", "zsh", "ash", "ksh"]);
 const SLEEP_SCRIPT = /^\s*(?:exec\s+)?sleep(?:\s+(?:[\d.]+[smhd]?|infinity))+\s*;?\s*$/;
@@ -24,31 +24,4 @@ export function assertNotBareSleep(argv: string[]): void {
       "for several jobs use wait_for_completions. No sleeping or polling is needed.",
     { argv },
   );
-}
-
-function duplicateHint(jobId: string): string {
-  return (
-    `Call wait_for_job with {"job_id":"${jobId}"} to get its result instead of starting it twice; ` +
-    "pass allow_duplicate: true only if you really need a second copy running at the same time."
-  );
-}
-
-/** Rewrites service error hints into MCP terms (tools instead of CLI commands). */
-export function mcpError(error: unknown): unknown {
-  if (!(error instanceof AwaitlessError)) return error;
-  if (error.code === "not_found") {
-    return new AwaitlessError(
-      error.code,
-      error.message,
-      "Check the job ID (it looks like job_01J…); call list_jobs to see recent jobs and their IDs.",
-      error.details,
-    );
-  }
-  if (error.code === "duplicate_active_job") {
-    // The service refuses an identical active command (same argv, cwd, target) for every surface.
-    const jobId = typeof error.details.job_id === "string" ? error.details.job_id : undefined;
-    if (jobId !== undefined)
-      return new AwaitlessError(error.code, error.message, duplicateHint(jobId), error.details);
-  }
-  return error;
 }

@@ -42,8 +42,17 @@ export async function readJobResource(service: JobServiceApi, config: McpConfig,
         { uri: jobUri(jobId) },
       );
     }
-    throw error;
+    throw invalidJobUri(jobUri(jobId), error);
   }
+}
+
+/** A malformed job ID in a URI is the caller's mistake: invalid params (-32602) with the hint, not an internal error. */
+function invalidJobUri(uri: string, error: unknown): unknown {
+  if (!(error instanceof AwaitlessError) || error.code !== "invalid_argument") return error;
+  return new ProtocolError(ProtocolErrorCode.InvalidParams, `${uri}: ${error.message}. ${error.mcpHint}`, {
+    uri,
+    hint: error.mcpHint,
+  });
 }
 
 export function registerJobResources(
@@ -105,7 +114,7 @@ export function registerJobResources(
           `Cannot subscribe to ${uri}: no job ${jobId}. Call list_jobs to see known jobs.`,
         );
       }
-      throw error;
+      throw invalidJobUri(uri, error);
     }
     return {};
   });

@@ -42,15 +42,15 @@ export function errorResult(error: unknown): CallToolResult {
         );
   return {
     isError: true,
-    content: [{ type: "text", text: `${err.code}: ${err.message}\nNext: ${err.hint}` }],
-    structuredContent: { error: err.toJSON() },
+    content: [{ type: "text", text: `${err.code}: ${err.message}\nNext: ${err.mcpHint}` }],
+    structuredContent: { error: err.toWire("mcp") },
   };
 }
 
 export function nextWaitAction(jobId: string, state: JobState): string {
   return (
-    `Job ${jobId} is still ${state}. Call wait_for_job with {"job_id":"${jobId}"} to keep waiting ` +
-    "(waiting never changes the job), or get_job_logs to look at its output so far."
+    `Job ${jobId} is still ${state}: only this wait ended, the job was not killed or changed. ` +
+    `Call wait_for_job with {"job_id":"${jobId}"} to keep waiting, or get_job_logs to look at its output so far.`
   );
 }
 
@@ -67,7 +67,10 @@ export function mcpWait<T extends WaitResponse>(resp: T): T {
   const out = { ...resp };
   delete out.next_command;
   if (out.delivery_state === "pending") {
-    out.next_action = nextWaitAction(out.job_id, out.job_state);
+    out.next_action = out.host_unreachable
+      ? `The job's host cannot be reached now; job ${out.job_id} keeps its state (${out.job_state}) and may still ` +
+        `be running. Call wait_for_job with {"job_id":"${out.job_id}"} again once the host is reachable.`
+      : nextWaitAction(out.job_id, out.job_state);
     // A held call may end many times before the job does: each pending answer carries only a short tail, so
     // repeated waits do not re-send the whole budget (get_job_logs reads more).
     if (out.stdout_tail !== undefined)
@@ -85,8 +88,12 @@ export function describeResult(result: JobResult): string {
       ? "succeeded"
       : result.state === "failed"
         ? `failed with exit code ${result.exit_code ?? "?"}${result.signal ? ` (${result.signal})` : ""}`
-        : `ended ${result.state}${result.reason ? ` (${result.reason})` : ""}`;
+        : result.state === "timed_out"
+          ? `was killed by its timeout_seconds limit${result.error?.reason ? ` (${result.error.reason})` : ""}`
+          : `ended ${result.state}${result.reason ? ` (${result.reason})` : ""}`;
   const lines = [`Job ${result.job_id} ${how}${duration}.`];
+  if (result.state === "timed_out")
+    lines[0] += " Its process group got SIGTERM, then SIGKILL if still alive after the grace period.";
   if (result.digest.length > 0) lines.push(`Digest:\n${result.digest.slice(0, 5).join("\n")}`);
   const tail = boundedTail(result.stdout_tail, 10, TEXT_TAIL_BYTES);
   if (tail) lines.push(`Last stdout lines:\n${tail}`);
@@ -101,7 +108,11 @@ export function describeResult(result: JobResult): string {
 export function describeWait(resp: WaitResponse): string {
   if (resp.result) return describeResult(resp.result);
   const status = resp.status_message ? ` (${resp.status_message})` : "";
-  return `Job ${resp.job_id} is ${resp.job_state}${status}; the wait ended before it finished.\n${resp.next_action ?? ""}`;
+  const why = resp.host_unreachable
+    ? "the wait ended because its host cannot be reached"
+    : "the wait ended (timeout_seconds or the hold budget passed) before the job finished; " +
+      "the job keeps going and was not killed or changed";
+  return `Job ${resp.job_id} is ${resp.job_state}${status}; ${why}.\n${resp.next_action ?? ""}`;
 }
 
 export function isFailure(result: JobResult | undefined): boolean {

@@ -186,7 +186,7 @@ export async function completionsTool(
   const next = `Call wait_for_completions with {"job_ids":${JSON.stringify(args.job_ids)},"after_cursor":"${resp.next_cursor}"} for the next ones.`;
   const head =
     resp.completions.length === 0
-      ? `No job finished ${resp.wait_timed_out ? "before the wait ended" : "yet"}; ${resp.active_job_ids.length} still active.`
+      ? `No job finished ${resp.wait_timed_out ? "before the wait ended (only the wait ended: no job was killed)" : "yet"}; ${resp.active_job_ids.length} still active.`
       : `${resp.completions.length} job(s) finished:\n${lines.join("\n")}`;
   const tail =
     resp.active_job_ids.length > 0 || resp.has_more ? `\n${next}` : "\nAll selected jobs have finished.";

@@ -1,6 +1,7 @@
 // Input schemas of the MCP tools (valibot; PRODUCT.md argument names) and their mapping onto service requests.
 import * as v from "valibot";
 import { JOB_STATES } from "../core/job.ts";
+import { nearestName } from "../core/nearest-name.ts";
 import type { LaunchRequest, ListRequest, LogsRequest } from "../core/service-types.ts";
 
 const positive = (what: string) =>
@@ -43,7 +44,15 @@ export const launchEntries = {
     ),
   ),
   host: v.optional(v.pipe(v.string(), v.description("Host name (ssh/slurm); an ~/.ssh/config alias works."))),
-  timeout_seconds: v.optional(v.pipe(positive("timeout_seconds"), v.description("Job runtime limit."))),
+  timeout_seconds: v.optional(
+    v.pipe(
+      positive("timeout_seconds"),
+      v.description(
+        "Job runtime limit: once the job has run this long it is killed (SIGTERM to its process group, SIGKILL " +
+          "after the grace period) and ends timed_out. Not how long this call waits (inline_timeout_seconds).",
+      ),
+    ),
+  ),
   stall_timeout_seconds: v.optional(
     v.pipe(positive("stall_timeout_seconds"), v.description("Mark the job stalled after this much silence.")),
   ),
@@ -111,7 +120,10 @@ export const waitInput = v.object({
   timeout_seconds: v.optional(
     v.pipe(
       positive("timeout_seconds"),
-      v.description("Stop waiting after this long (capped by the hold budget)."),
+      v.description(
+        "How long this call waits (capped by the hold budget). When it passes, the call returns " +
+          'wait_state "client_timeout" and the job keeps running: a wait never kills or changes the job.',
+      ),
     ),
   ),
 });
@@ -124,14 +136,22 @@ export const completionsInput = v.object({
   ),
   after_cursor: v.optional(v.pipe(v.string(), v.description("next_cursor from the previous call."))),
   timeout_seconds: v.optional(
-    v.pipe(positive("timeout_seconds"), v.description("Longest to wait for one completion.")),
+    v.pipe(
+      positive("timeout_seconds"),
+      v.description("Longest this call waits for a completion; the jobs keep running when it passes."),
+    ),
   ),
   limit: v.optional(v.pipe(count("limit", 500), v.description("Most completions to return (default 50)."))),
 });
 export const statusInput = v.object({ job_id: jobId });
 export const logsInput = v.object({
   job_id: jobId,
-  stream: v.optional(v.picklist(["stdout", "stderr", "both"], "stream must be stdout, stderr or both")),
+  stream: v.optional(
+    v.pipe(
+      v.picklist(["stdout", "stderr", "both"], "stream must be stdout, stderr or both"),
+      v.description("Which log to read (default both)."),
+    ),
+  ),
   tail_lines: v.optional(v.pipe(count("tail_lines", 100_000), v.description("Last N lines only."))),
   grep: v.optional(v.pipe(v.string(), v.description("Only lines matching this regular expression."))),
   max_bytes: v.optional(
@@ -154,11 +174,18 @@ export const listQueuesInput = v.object({
 });
 const listStates = [...JOB_STATES, "active", "terminal"] as const;
 export const listInput = v.object({
-  state: v.optional(v.picklist(listStates, `state must be one of: ${listStates.join(", ")}`)),
-  host: v.optional(v.string()),
-  queue: v.optional(v.string()),
-  name: v.optional(v.string()),
-  limit: v.optional(count("limit", 1_000)),
+  state: v.optional(
+    v.pipe(
+      v.picklist(listStates, `state must be one of: ${listStates.join(", ")}`),
+      v.description("Only jobs in this state; active = not finished, terminal = finished."),
+    ),
+  ),
+  host: v.optional(v.pipe(v.string(), v.description("Only jobs on this host."))),
+  queue: v.optional(v.pipe(v.string(), v.description("Only jobs launched into this named queue."))),
+  name: v.optional(v.pipe(v.string(), v.description("Only jobs with this name (the name given at launch)."))),
+  limit: v.optional(
+    v.pipe(count("limit", 1_000), v.description("Most jobs to return, newest first (default 20).")),
+  ),
 });
 
 export type LaunchArgs = v.InferOutput<typeof submitInput>;
@@ -183,13 +210,29 @@ export function toListRequest(args: v.InferOutput<typeof listInput>): ListReques
   return args as ListRequest;
 }
 
-/** Validate tool arguments; issues become one sentence naming the argument. */
+/** The schema a tool validates and advertises: its entries, with any other argument refused (not dropped). */
+export function strictInput<E extends v.ObjectEntries>(schema: v.ObjectSchema<E, undefined>) {
+  return v.strictObject(schema.entries);
+}
+
+export interface ArgsProblem {
+  message: string;
+  hint: string;
+  details: Record<string, unknown>;
+}
+
+/** Validate tool arguments; an unknown argument is named with the nearest known one, other issues by argument. */
 export function parseArgs<S extends v.GenericSchema>(
   schema: S,
   args: unknown,
-): { ok: true; value: v.InferOutput<S> } | { ok: false; message: string } {
+): { ok: true; value: v.InferOutput<S> } | ({ ok: false } & ArgsProblem) {
   const result = v.safeParse(schema, args ?? {});
   if (result.success) return { ok: true, value: result.output };
+  // Every unknown argument is named (valibot's strict object reports only the first one).
+  const known = Object.keys((schema as unknown as { entries?: v.ObjectEntries }).entries ?? {});
+  const given = typeof args === "object" && args !== null && !Array.isArray(args) ? Object.keys(args) : [];
+  const unknown = given.filter((key) => !known.includes(key));
+  if (unknown.length > 0) return unknownArguments(unknown, known);
   const message = result.issues
     .slice(0, 3)
     .map((issue) => {
@@ -199,5 +242,30 @@ export function parseArgs<S extends v.GenericSchema>(
       return path ? `${path}: ${issue.message}` : issue.message;
     })
     .join("; ");
-  return { ok: false, message };
+  return {
+    ok: false,
+    message,
+    hint: "Fix the named argument and call again; tools/list shows each tool's input schema.",
+    details: {},
+  };
+}
+
+function unknownArguments(names: string[], known: string[]): { ok: false } & ArgsProblem {
+  const near = names.map((name) => nearestName(name, known));
+  const listed = names.map((name, i) => `\`${name}\`${near[i] ? ` (did you mean \`${near[i]}\`?)` : ""}`);
+  const renames = names.flatMap((name, i) => (near[i] ? [`${name} → ${near[i]}`] : []));
+  const removals = names.filter((_, i) => near[i] === undefined);
+  const fix = [
+    ...(renames.length > 0 ? [`Rename ${renames.join(", ")}`] : []),
+    ...(removals.length > 0 ? [`${renames.length > 0 ? "remove" : "Remove"} ${removals.join(", ")}`] : []),
+  ].join(", ");
+  return {
+    ok: false,
+    message: `unknown argument${names.length > 1 ? "s" : ""} ${listed.join(", ")}: nothing was run or changed`,
+    hint: `${fix} and call again; this tool takes only: ${known.join(", ")}.`,
+    details: {
+      unknown_arguments: names,
+      did_you_mean: Object.fromEntries(names.map((n, i) => [n, near[i] ?? null])),
+    },
+  };
 }

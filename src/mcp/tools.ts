@@ -10,7 +10,6 @@ import {
 import type * as v from "valibot";
 import { AwaitlessError } from "../core/errors.ts";
 import { holdBudgetFor } from "./config.ts";
-import { mcpError } from "./guards.ts";
 import type { HoldContext, ProgressToken } from "./hold.ts";
 import { withJsonSchema } from "./json-schema.ts";
 import { errorResult } from "./results.ts";
@@ -21,7 +20,7 @@ export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
 
 interface ToolDef {
   description: string;
-  schema: v.GenericSchema;
+  schema: v.ObjectSchema<v.ObjectEntries, undefined>;
   annotations: ToolAnnotations;
   call: (env: h.ToolEnv, args: never, ctx: h.CallCtx) => Promise<h.RunJobOutcome>;
 }
@@ -35,7 +34,9 @@ export const TOOLS: Record<string, ToolDef> = {
       "Run a command and get its result: the default for any command of unknown duration (builds, test suites, scripts). " +
       "A command that finishes inside the inline window (default 10 s) returns exit code, output tails and failure digest inline; " +
       'a longer one keeps running as a durable job and the call returns delivery "detached" with its job_id: then call wait_for_job ' +
-      "(never sleep or poll). Not for: interactive commands (no stdin), waiting on a job you already started (wait_for_job), " +
+      "(never sleep or poll). timeout_seconds is the job's runtime limit: when it passes the job is killed and ends " +
+      "timed_out (inline_timeout_seconds only bounds how long this call waits before detaching). " +
+      "Not for: interactive commands (no stdin), waiting on a job you already started (wait_for_job), " +
       "starting many jobs at once (submit_job).",
     schema: inputs.runInput,
     annotations: launches,
@@ -64,7 +65,8 @@ export const TOOLS: Record<string, ToolDef> = {
     description:
       "Wait for one job to finish and get its terminal result (state, exit code, output tails, failure digest, artifacts). " +
       "Event-driven: returns the moment the job ends and sends progress while waiting; before your client would give up it " +
-      'returns wait_state "client_timeout" with next_action, and you simply call it again. Waiting never changes the job. ' +
+      'returns wait_state "client_timeout" with next_action, and you simply call it again. timeout_seconds bounds only ' +
+      "this wait: when it passes the job keeps running, it is never killed by a wait (to stop a job, cancel_job). " +
       "Not for several jobs (wait_for_completions). Never sleep or poll instead of calling this.",
     schema: inputs.waitInput,
     annotations: readOnly,
@@ -132,10 +134,15 @@ export const TOOLS: Record<string, ToolDef> = {
 
 /** Lists the tools through McpServer (tools/list), then replaces tools/call with the task-aware handler. */
 export function registerTools(mcp: McpServer, env: h.ToolEnv): void {
+  const strict = new Map(Object.entries(TOOLS).map(([name, def]) => [name, inputs.strictInput(def.schema)]));
   for (const [name, def] of Object.entries(TOOLS)) {
     mcp.registerTool(
       name,
-      { description: def.description, inputSchema: withJsonSchema(def.schema), annotations: def.annotations },
+      {
+        description: def.description,
+        inputSchema: withJsonSchema(strict.get(name)!),
+        annotations: def.annotations,
+      },
       () => {
         throw new Error(`tools/call for ${name} is served by the Awaitless handler`);
       },
@@ -149,15 +156,14 @@ export function registerTools(mcp: McpServer, env: h.ToolEnv): void {
         `Tool ${request.params.name} not found; the tools are: ${Object.keys(TOOLS).join(", ")}.`,
       );
     }
-    const parsed = inputs.parseArgs(def.schema, request.params.arguments);
+    const parsed = inputs.parseArgs(strict.get(request.params.name)!, request.params.arguments);
     if (!parsed.ok) {
       return errorResult(
-        mcpError(
-          new AwaitlessError(
-            "invalid_argument",
-            `Invalid arguments for ${request.params.name}: ${parsed.message}.`,
-            "Fix the named argument and call again; tools/list shows each tool's input schema.",
-          ),
+        new AwaitlessError(
+          "invalid_argument",
+          `Invalid arguments for ${request.params.name}: ${parsed.message}.`,
+          parsed.hint,
+          parsed.details,
         ),
       );
     }
@@ -169,7 +175,7 @@ export function registerTools(mcp: McpServer, env: h.ToolEnv): void {
       return mcp.server.projectCallToolResult(outcome as CallToolResult, undefined);
     } catch (error) {
       if (ctx.mcpReq.signal.aborted) throw error;
-      return errorResult(mcpError(error));
+      return errorResult(error);
     }
   });
 }

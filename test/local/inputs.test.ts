@@ -34,6 +34,12 @@ describe("bad input gets exit 2, a hint, and creates nothing", () => {
     ["unknown job", ["status", "job_01ARZ3NDEKTSV4RRFFQ69G5FAV"], /no job/],
     ["not a job id", ["status", "nope"], /not a job ID/],
     ["unknown command", ["frobnicate"], /unknown command/],
+    ["misspelt command", ["stauts"], /unknown command "stauts" \(did you mean `status`\?\)/],
+    [
+      "misspelt option",
+      ["submit", "--cwdd", "/tmp", "--", "true"],
+      /Unknown option `--cwdd` \(did you mean `--cwd`\?\)/,
+    ],
     [
       "--log-dir under a file",
       ["submit", "--log-dir", "/etc/passwd/logs", "--", "true"],
@@ -80,13 +86,57 @@ describe("bad input gets exit 2, a hint, and creates nothing", () => {
       const r = own.run(["list"]);
       expect(r.code).toBe(2);
       expect(r.stderr).toContain(own.env.AWAITLESS_CONFIG!);
-      expect(r.stderr).toContain("defaults.inline_timeout_seconds");
+      expect(r.stderr).toContain("[defaults] inline_timeout_seconds");
       own.writeConfig("[defaults]\nnot_a_key = 1\n");
       const u = own.run(["list"]);
       expect(u.code).toBe(2);
       expect(u.stderr).toContain("not_a_key");
       own.writeConfig("this is = = not toml");
       expect(own.run(["list"]).stderr).toContain("not valid TOML");
+    } finally {
+      own.cleanup();
+    }
+  });
+
+  test("config tables refuse unknown keys with the nearest known key, in plain words", () => {
+    const own = new Sandbox();
+    try {
+      const cases: Array<[string, RegExp[]]> = [
+        [
+          '[hosts.gpu]\nhostname = "10.0.0.5"\nbogus_key = 1\n',
+          [/\[hosts\.gpu\] has no key bogus_key/, /remove bogus_key; \[hosts\.NAME\] takes: hostname, port/],
+        ],
+        [
+          '[hosts.gpu]\nhostnme = "10.0.0.5"\n',
+          [/\[hosts\.gpu\] has no key hostnme \(did you mean `hostname`\?\)/, /rename hostnme to hostname/],
+        ],
+        [
+          "[hosts.gpu]\ngssapi_authentication = true\n",
+          [/\[hosts\.gpu\] has no key gssapi_authentication/, /transport = "openssh"/],
+        ],
+        [
+          "[defaults]\npoll_interval = 3\n",
+          [/\[defaults\] has no key poll_interval \(did you mean `poll_interval_seconds`\?\)/],
+        ],
+        ['[hosts.gpu]\nport = "22"\n', [/\[hosts\.gpu\] port = "22" is not valid: it must be a number/]],
+        [
+          '[defaults]\nbackend = "sge"\n',
+          [/backend = "sge" is not valid: it must be one of "local", "ssh", "slurm"/],
+        ],
+        ['backend = "ssh"\n', [/no top-level key or table backend/, /belongs in a \[defaults\] table/]],
+      ];
+      for (const [text, expected] of cases) {
+        own.writeConfig(text);
+        const r = own.run(["list", "--json"]);
+        expect(r.code).toBe(2);
+        expect(r.stderr).toContain(own.env.AWAITLESS_CONFIG!);
+        for (const pattern of expected) expect(r.stderr).toMatch(pattern);
+        expect(r.stderr).not.toMatch(/Expected|received|never/);
+        expect(r.json.error.code).toBe("config_invalid");
+        expect(r.stderr).not.toContain("    at ");
+      }
+      own.writeConfig('[hosts.gpu]\nhostname = "10.0.0.5"\nconnect_timeout = 5\ntransport = "openssh"\n');
+      expect(own.run(["list"]).code).toBe(0);
     } finally {
       own.cleanup();
     }

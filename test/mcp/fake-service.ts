@@ -71,11 +71,14 @@ export class FakeJobService implements JobServiceApi {
         j.status.argv.join("\0") === req.argv.join("\0"),
     );
     if (twin !== undefined && !req.allow_duplicate) {
-      // Same wording as the real service: the MCP layer must rewrite the hint into tool terms.
+      // Same shape as the real service: one hint per surface; the MCP one names the tool.
       throw new AwaitlessError(
         "duplicate_active_job",
         `the same command is already running in the same directory as job ${twin.status.job_id}`,
-        `wait for it (awaitless wait ${twin.status.job_id} / wait_for_job) instead of starting it twice`,
+        {
+          cli: `wait for it (awaitless wait ${twin.status.job_id}) instead of starting it twice`,
+          mcp: `Call wait_for_job with {"job_id":"${twin.status.job_id}"} to get its result instead of starting it twice.`,
+        },
         { job_id: twin.status.job_id },
       );
     }
@@ -284,9 +287,8 @@ export class FakeJobService implements JobServiceApi {
   private get(jobId: string): FakeJob {
     const job = this.jobs.get(jobId);
     if (job === undefined) {
-      throw new AwaitlessError("not_found", `No job ${jobId}.`, "Run `awaitless list` to see jobs.", {
-        job_id: jobId,
-      });
+      const hint = { cli: "Run `awaitless list` to see jobs.", mcp: "Call list_jobs to see jobs." };
+      throw new AwaitlessError("not_found", `No job ${jobId}.`, hint, { job_id: jobId });
     }
     return job;
   }

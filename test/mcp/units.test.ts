@@ -11,7 +11,7 @@ import { statusSentence } from "../../src/mcp/hold.ts";
 import { jobIdFromUri } from "../../src/mcp/job-watch.ts";
 import { toJsonSchema } from "../../src/mcp/json-schema.ts";
 import { ttlMsOf } from "../../src/mcp/task-view.ts";
-import { listInput, runInput } from "../../src/mcp/tool-inputs.ts";
+import { listInput, runInput, strictInput } from "../../src/mcp/tool-inputs.ts";
 import { acknowledgedResourceUris, stripTaskContent } from "../../src/mcp/wire.ts";
 
 describe("bare sleep guard", () => {
@@ -30,7 +30,7 @@ describe("bare sleep guard", () => {
 
 describe("tool input JSON Schema", () => {
   test("run: required command, typed optional fields, descriptions", () => {
-    const schema = toJsonSchema(runInput) as {
+    const schema = toJsonSchema(strictInput(runInput)) as {
       required: string[];
       properties: Record<string, Record<string, unknown>>;
     };
@@ -40,7 +40,7 @@ describe("tool input JSON Schema", () => {
       items: { type: "string" },
       minItems: 1,
     });
-    expect(schema.properties.env).toEqual({
+    expect(schema.properties.env).toMatchObject({
       type: "object",
       additionalProperties: { type: "string" },
       description: "Extra environment variables.",
@@ -48,7 +48,9 @@ describe("tool input JSON Schema", () => {
     expect(schema.properties.backend).toMatchObject({ type: "string", enum: ["local", "ssh", "slurm"] });
   });
   test("list_jobs: integer limit with bounds, state enum includes active/terminal", () => {
-    const schema = toJsonSchema(listInput) as { properties: Record<string, Record<string, unknown>> };
+    const schema = toJsonSchema(strictInput(listInput)) as {
+      properties: Record<string, Record<string, unknown>>;
+    };
     expect(schema.properties.limit).toMatchObject({ type: "integer", minimum: 1, maximum: 1000 });
     expect(schema.properties.state?.enum).toContain("active");
   });
@@ -65,7 +67,7 @@ describe("config", () => {
       30_000,
     );
     expect(() => applyMcpEnv(resolveMcpConfig(), { AWAITLESS_MCP_HOLD_BUDGET_MS: "soon" })).toThrow(
-      /AWAITLESS_MCP_HOLD_BUDGET_MS=soon/,
+      /AWAITLESS_MCP_HOLD_BUDGET_MS="soon" is not a whole number of milliseconds/,
     );
   });
   test("per-client hold budgets match by client name prefix", () => {

@@ -47,6 +47,7 @@ describe("architecture", () => {
     [/^ssh2$/, /^backends\/ssh\/ssh-session\.ts$/],
     [/^@modelcontextprotocol\//, /^mcp\//],
     [/^valibot$/, /^(config|mcp)\//],
+    [/^@valibot\/to-json-schema$/, /^mcp\/json-schema\.ts$/],
   ];
   for (const [lib, owner] of OWNERS) {
     test(`${lib.source} is imported only from ${owner.source}`, () => {

@@ -94,11 +94,10 @@ export class SlurmBackend implements Backend {
 
   host(name: string | null): SlurmHost {
     if (!name)
-      throw new AwaitlessError(
-        "invalid_argument",
-        "a slurm job needs a host",
-        "add --host NAME (the cluster's login node)",
-      );
+      throw new AwaitlessError("invalid_argument", "a slurm job needs a host", {
+        cli: "add --host NAME (the cluster's login node)",
+        mcp: "Add host: the cluster's login node.",
+      });
     let h = this.hosts.get(name);
     if (!h) {
       h = new SlurmHost(
@@ -183,7 +182,10 @@ export class SlurmBackend implements Backend {
       throw new AwaitlessError(
         "connection_failed",
         `scancel ${slurmJobId} (job ${job.job_id}) failed on ${h.name} (exit ${r.code}): ${r.stderr.trim().slice(0, 300)}`,
-        "the cancel request is recorded; run `awaitless cancel` again once Slurm answers",
+        {
+          cli: "the cancel request is recorded; run `awaitless cancel` again once Slurm answers",
+          mcp: "The cancel request is recorded; call cancel_job again once Slurm answers.",
+        },
         { host: h.name, scheduler_command: "scancel", scheduler_message: r.stderr.slice(0, 2000) },
       );
     }

@@ -88,7 +88,7 @@ export async function submitBatch(
       throw new AwaitlessError(
         "launch_failed",
         `sbatch on ${runner.label} refused the job (exit ${r.code}): ${r.stderr.trim().slice(0, 500) || "no message"}`,
-        "check the Slurm options (--slurm-option / [hosts.NAME.slurm]) against the cluster's partitions and limits",
+        "check the job's Slurm options and the [hosts.NAME.slurm] table against the cluster's partitions and limits",
         { host: runner.label, scheduler_command: "sbatch", scheduler_message: r.stderr.slice(0, 2000) },
       );
     }

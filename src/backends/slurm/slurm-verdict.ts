@@ -45,7 +45,7 @@ function awaitingSlurm(input: VerdictInput): boolean {
 }
 
 function exitWords(x: ExitInfo): string {
-  if (x.reason === "timed_out") return "the command hit its --timeout";
+  if (x.reason === "timed_out") return "the command hit its timeout";
   if (x.reason === "cancelled") return "the command was cancelled";
   if (x.reason === "launch_failed") return "the command could not be started";
   return `the command exited with code ${x.exit_code ?? "unknown"}`;
@@ -164,7 +164,7 @@ function terminal(
           "timed_out",
           `${what} was reached`,
           true,
-          "raise the limit (--slurm-option time=… or --timeout) or make the command faster",
+          "raise the limit (the job's Slurm time option or its timeout) or make the command faster",
           msg,
         ),
       };
@@ -185,7 +185,7 @@ function failed(
   msg: string,
 ): Decision {
   const hints: Record<string, string> = {
-    out_of_memory: "request more memory (--slurm-option mem=…) or make the command use less",
+    out_of_memory: "request more memory (the job's Slurm mem option) or make the command use less",
     node_fail: "Slurm lost the node the job ran on; submit it again",
     boot_fail: "Slurm could not boot the job's node; submit it again",
     preempted: "a higher-priority job preempted it; submit it again (or use a QOS that is not preemptible)",

@@ -48,7 +48,12 @@ export class SshBackend implements Backend {
   constructor(private readonly opts: SshBackendOptions) {}
 
   private hostFor(name: string | null): { host: SshHost; watch: SshWatch } {
-    if (!name) throw new AwaitlessError("invalid_argument", "an ssh job needs a host", "add --host NAME");
+    if (!name) {
+      throw new AwaitlessError("invalid_argument", "an ssh job needs a host", {
+        cli: "add --host NAME",
+        mcp: "Add host: a [hosts.NAME] entry of the config or an ~/.ssh/config alias.",
+      });
+    }
     let h = this.hosts.get(name);
     if (!h) {
       const settings = this.opts.resolve
@@ -134,7 +139,10 @@ export class SshBackend implements Backend {
       throw new AwaitlessError(
         "connection_failed",
         `could not signal job ${job.job_id} on ${host.name}: ${r.stderr.toString().trim() || `exit ${r.code}`}`,
-        "the cancel request is recorded; run `awaitless cancel` again once the host answers",
+        {
+          cli: "the cancel request is recorded; run `awaitless cancel` again once the host answers",
+          mcp: "The cancel request is recorded; call cancel_job again once the host answers.",
+        },
         { host: host.name, remote_stderr: r.stderr.toString().slice(0, 2000) },
       );
     }

@@ -1,0 +1,159 @@
+// What a bad config file tells the user: valibot's issues become one plain sentence naming the file, the table,
+// the key and what to write instead. Unknown keys are checked here, in one place (a table of the predecessor's
+// keys, LEGACY_KEYS, says what to write for each of them).
+import type * as v from "valibot";
+import { AwaitlessError } from "../core/errors.ts";
+import { didYouMean, nearestName } from "../core/nearest-name.ts";
+
+/** The keys each kind of table takes, by table pattern: "" (top level), "defaults", "hosts.NAME". */
+export type KnownKeys = Record<"" | "defaults" | "hosts.NAME", readonly string[]>;
+
+/**
+ * Keys of Awaitless 0.8 that this version does not read, by table, with what to write instead. The later
+ * mapping of 0.8 configs starts here: a key listed here is refused with its own advice, never silently dropped.
+ */
+const LEGACY_KEYS: Partial<Record<keyof KnownKeys, Record<string, string>>> = {
+  "hosts.NAME": {
+    gssapi_authentication:
+      'the built-in SSH client has no GSSAPI/Kerberos: write transport = "openssh" in this table so the system ' +
+      "ssh client is used (it reads GSSAPIAuthentication from ~/.ssh/config)",
+  },
+};
+
+export function configError(path: string, issue: v.BaseIssue<unknown>, known: KnownKeys): AwaitlessError {
+  const keys = (issue.path ?? []).map((item) => String(item.key));
+  const unknownKey = issue.type === "strict_object" && issue.expected === "never";
+  const { table, key } = placeOf(keys);
+  const details = { file: path, key: keys.join(".") || "(top level)", table };
+  if (unknownKey) return unknownKeyError(path, table, key, known, details);
+  const where = table === "" ? key : `[${table}] ${key}`;
+  const written = issue.input === undefined ? "" : ` = ${tomlValue(issue.input)}`;
+  const wanted = expectation(issue);
+  const hint =
+    wanted === "a table"
+      ? `write it as a table: a [${[table, key].filter(Boolean).join(".")}] line followed by its keys`
+      : `write ${key} = ${example(issue)} in [${table}], or remove it for the default ` +
+        "(docs/configuration.md lists every key)";
+  return new AwaitlessError(
+    "config_invalid",
+    `${path}: ${where}${written} is not valid: it must be ${wanted}`,
+    hint,
+    details,
+  );
+}
+
+function unknownKeyError(
+  path: string,
+  table: string,
+  key: string,
+  known: KnownKeys,
+  details: Record<string, unknown>,
+): AwaitlessError {
+  const pattern: keyof KnownKeys = table === "" ? "" : table.startsWith("hosts.") ? "hosts.NAME" : "defaults";
+  const names = known[pattern];
+  const legacy = LEGACY_KEYS[pattern]?.[key];
+  if (pattern === "") {
+    const home = known.defaults.includes(key)
+      ? "defaults"
+      : known["hosts.NAME"].includes(key)
+        ? "hosts.NAME"
+        : undefined;
+    const near = nearestName(key, names);
+    return new AwaitlessError(
+      "config_invalid",
+      `${path}: there is no top-level key or table ${key}${near ? ` (did you mean [${near}]?)` : ""}`,
+      home
+        ? `${key} belongs in a [${home}] table: write it under a [${home}] line`
+        : "the file has only a [defaults] table and [hosts.NAME] tables; see docs/configuration.md",
+      details,
+    );
+  }
+  const near = nearestName(key, names);
+  const hint = legacy
+    ? `${key} was a setting of Awaitless 0.8 that this version does not read: ${legacy}`
+    : near
+      ? `rename ${key} to ${near}, or remove it; [${tableName(pattern)}] takes: ${names.join(", ")}`
+      : `remove ${key}; [${tableName(pattern)}] takes: ${names.join(", ")}`;
+  return new AwaitlessError(
+    "config_invalid",
+    `${path}: [${table}] has no key ${key}${legacy ? "" : didYouMean(key, names)}`,
+    hint,
+    { ...details, ...(near && !legacy ? { did_you_mean: near } : {}) },
+  );
+}
+
+/** Splits an issue path into the TOML table it is in and the key within it. */
+function placeOf(keys: string[]): { table: string; key: string } {
+  if (keys.length <= 1) return { table: "", key: keys[0] ?? "(top level)" };
+  if (keys[0] === "hosts" && keys.length === 2) return { table: "hosts", key: keys[1]! };
+  if (keys[0] === "hosts" && keys[2] === "slurm" && keys.length >= 4)
+    return { table: `hosts.${keys[1]}.slurm`, key: keys.slice(3).join(".") };
+  if (keys[0] === "hosts") return { table: `hosts.${keys[1]}`, key: keys.slice(2).join(".") };
+  return { table: keys[0]!, key: keys.slice(1).join(".") };
+}
+
+function tableName(pattern: keyof KnownKeys): string {
+  return pattern === "hosts.NAME" ? "hosts.NAME" : pattern;
+}
+
+type Issue = v.BaseIssue<unknown> & { requirement?: unknown };
+
+function expectation(issue: Issue): string {
+  switch (issue.type) {
+    case "min_value":
+      return `at least ${String(issue.requirement)}`;
+    case "max_value":
+      return `at most ${String(issue.requirement)}`;
+    case "integer":
+      return "a whole number";
+    case "number":
+      return "a number (no quotes)";
+    case "string":
+      return "a string in double quotes";
+    case "boolean":
+      return "true or false";
+    case "picklist":
+      return `one of ${options(issue).join(", ")}`;
+    case "record":
+    case "object":
+    case "strict_object":
+      return "a table";
+    case "union":
+      return "a string or a number";
+    default:
+      return issue.expected ?? "a valid value";
+  }
+}
+
+function example(issue: Issue): string {
+  switch (issue.type) {
+    case "min_value":
+    case "max_value":
+      return String(issue.requirement);
+    case "integer":
+    case "number":
+      return "10";
+    case "string":
+      return '"…"';
+    case "boolean":
+      return "true";
+    case "picklist":
+      return options(issue)[0] ?? '"…"';
+    default:
+      return "…";
+  }
+}
+
+/** A picklist's options as valibot states them: `("local" | "ssh" | "slurm")`. */
+function options(issue: Issue): string[] {
+  return (issue.expected ?? "")
+    .replace(/^\(|\)$/g, "")
+    .split(" | ")
+    .filter(Boolean);
+}
+
+function tomlValue(value: unknown): string {
+  if (typeof value === "string") return JSON.stringify(value);
+  if (typeof value === "object" && value !== null) return Array.isArray(value) ? "[…]" : "{…}";
+  return String(value);
+}
