@@ -313,7 +313,7 @@ export const COMMANDS: Record<string, Action> = {
       forgetUnreachable: Boolean(opts.forgetUnreachable),
     });
     if (opts.json) out(io, toJson(r));
-    else out(io, renderGc(r, Boolean(opts.dryRun)));
+    else out(io, renderGc(r));
     return EXIT.ok;
   },
 

@@ -115,9 +115,11 @@ export function renderList(jobs: JobStatus[], style: Style): string {
 }
 
 /** `gc` for people: what went (or would go), and the store against its quota. */
-export function renderGc(r: GcResult, dryRun: boolean): string {
-  const ids = r.removed.length ? `: ${r.removed.join(" ")}` : "";
-  const lines = [`${dryRun ? "would remove" : "removed"} ${r.removed.length} finished job(s)${ids}`];
+export function renderGc(r: GcResult): string {
+  const dryRun = "dry_run" in r;
+  const ids = dryRun ? r.would_remove : r.removed;
+  const listed = ids.length ? `: ${ids.join(" ")}` : "";
+  const lines = [`${dryRun ? "would remove" : "removed"} ${ids.length} finished job(s)${listed}`];
   if (r.store_bytes !== undefined && r.quota_bytes !== undefined) {
     const size = `job files ${dryRun ? "would take" : "take"} ${humanBytes(r.store_bytes)} of the ${humanBytes(r.quota_bytes)} quota`;
     lines.push(
@@ -126,6 +128,7 @@ export function renderGc(r: GcResult, dryRun: boolean): string {
         : size,
     );
   }
+  if (dryRun) return lines.join("\n");
   for (const k of r.kept ?? [])
     lines.push(`kept ${k.job_id}: ${k.reason} (gc again later, or --forget-unreachable to drop it anyway)`);
   for (const f of r.forgotten ?? [])

@@ -143,7 +143,12 @@ describe("gc", () => {
       for (const id of done) own.run(["wait", id]);
       const active = own.submit(["sleep", "30"]);
       const dry = own.run(["gc", "--json", "--keep", "1", "--dry-run"]);
-      expect(dry.json.removed.length).toBe(2);
+      expect(dry.json.dry_run).toBe(true);
+      expect(dry.json.would_remove.length).toBe(2);
+      expect(dry.json).not.toHaveProperty("removed");
+      expect(own.jobCount()).toBe(4);
+      const dryHuman = own.run(["gc", "--keep", "1", "--dry-run"]);
+      expect(dryHuman.stdout).toStartWith("would remove 2 finished job(s): ");
       expect(own.jobCount()).toBe(4);
       const r = own.run(["gc", "--json", "--keep", "0"]);
       expect(r.json.removed.sort()).toEqual([...done].sort());
@@ -177,14 +182,18 @@ describe("gc store quota", () => {
       const keepAll = ["--keep", "100", "--older-than", "30d"];
       const dry = own.run(["gc", "--json", ...keepAll, "--max-bytes", "260000", "--dry-run"]);
       expect(dry.code).toBe(0);
-      expect(dry.json.removed).toEqual([finished[0]]);
+      expect(dry.json.dry_run).toBe(true);
+      expect(dry.json.would_remove).toEqual([finished[0]]);
+      expect(dry.json).not.toHaveProperty("removed");
       expect(dry.json.quota_bytes).toBe(260_000);
       expect(dry.json.store_bytes).toBeGreaterThan(250_000);
       expect(dry.json.store_bytes).toBeLessThanOrEqual(260_000);
       expect(own.jobCount()).toBe(4);
 
       const first = own.run(["gc", "--json", ...keepAll, "--max-bytes", "260000"]);
-      expect(first.json).toEqual(dry.json);
+      const { dry_run: _d, would_remove, ...dryQuota } = dry.json;
+      expect(first.json).toEqual({ removed: would_remove, ...dryQuota });
+      expect(first.json).not.toHaveProperty("dry_run");
       expect(own.jobCount()).toBe(3);
       expect(existsSync(join(own.dataDir, "jobs", finished[0]!))).toBe(false);
 
