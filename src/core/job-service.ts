@@ -376,7 +376,7 @@ export class JobService implements JobServiceApi {
   async progressMessage(job: StoredJob): Promise<string> {
     const st = this.toStatus(job);
     if (isTerminal(job.state)) return `${job.state}`;
-    const elapsed = formatDuration(st.elapsed_seconds);
+    const elapsed = formatDuration(st.elapsed_seconds ?? 0);
     if (job.state === "queued" && job.status_message) return `${job.status_message}, for ${elapsed}`;
     if (job.state === "starting" || job.state === "queued") return `${job.state} for ${elapsed}`;
     const obs = await this.backendFor(job).observe(job);

@@ -38,7 +38,8 @@ export interface JobStatus {
   created_at: string;
   started_at: string | null;
   finished_at: string | null;
-  elapsed_seconds: number;
+  /** Seconds the command ran (or, not started yet, has waited); absent when a finished job never started. */
+  elapsed_seconds?: number;
   exit_code: number | null;
   signal: string | null;
   reason: string | null;

@@ -277,7 +277,7 @@ export async function listTool(env: ToolEnv, args: v.InferOutput<typeof listInpu
   }
   const lines = jobs.map(
     (job) =>
-      `${job.job_id}  ${job.state.padEnd(9)}  ${formatSeconds(job.elapsed_seconds).padStart(6)}  ${job.name ?? job.argv.join(" ").slice(0, 60)}`,
+      `${job.job_id}  ${job.state.padEnd(9)}  ${(job.elapsed_seconds === undefined ? "-" : formatSeconds(job.elapsed_seconds)).padStart(6)}  ${job.name ?? job.argv.join(" ").slice(0, 60)}`,
   );
   return toolResult({ jobs, count: jobs.length }, `${jobs.length} job(s):\n${lines.join("\n")}`);
 }
