@@ -43,6 +43,9 @@ export function createContext(env: Record<string, string | undefined>, configFla
       hostQueues: Object.fromEntries(
         Object.entries(config.hosts).flatMap(([name, h]) => (h.queue ? [[name, h.queue]] : [])),
       ),
+      hostBackends: Object.fromEntries(
+        Object.entries(config.hosts).flatMap(([name, h]) => (h.backend ? [[name, h.backend]] : [])),
+      ),
       startWaitMs: 2000,
       callerEnv: env,
       callerCwd: process.cwd(),

@@ -44,6 +44,8 @@ export interface ServiceSettings {
   defaultQueue: string | null;
   /** `[hosts.NAME] queue` settings: the queue of plain jobs sent to that host. */
   hostQueues?: Record<string, string>;
+  /** `[hosts.NAME] backend` settings: how jobs sent to that host run when they name no backend. */
+  hostBackends?: Record<string, "ssh" | "slurm">;
   /** How long submit waits (event-driven) for the wrapper to report the command started. */
   startWaitMs: number;
   /** The caller's environment (for --secret-env values) and working directory. */
@@ -97,6 +99,7 @@ export class JobService implements JobServiceApi {
         host: s.defaultHost,
         queue: s.defaultQueue,
         ...(s.hostQueues ? { hostQueues: s.hostQueues } : {}),
+        ...(s.hostBackends ? { hostBackends: s.hostBackends } : {}),
         cwd: s.callerCwd,
         ...(this.backends.slurm?.checkOptions
           ? { checkSlurmOptions: (raw: Record<string, string>) => this.backends.slurm!.checkOptions!(raw) }
@@ -206,6 +209,12 @@ export class JobService implements JobServiceApi {
   }
 
   async createQueue(name: string, concurrency: number, host?: string): Promise<QueueCreated> {
+    if (host && this.settings.hostBackends?.[host] === "slurm") {
+      throw invalid(
+        `${host} is a Slurm cluster ([hosts.${host}] backend = "slurm"): its jobs cannot wait in named queues`,
+        "Slurm schedules them itself; create the queue on this machine or an SSH host",
+      );
+    }
     const r = createQueue(this.store, name, targetOf(host), concurrency);
     return { ...r.row, created: r.created };
   }

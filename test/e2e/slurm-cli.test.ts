@@ -45,4 +45,19 @@ describe.skipIf(!up)("Slurm through the binary", () => {
     expect(w.json.result.stdout_tail).toContain("finished");
     expect(w.json.result.backend).toBe("slurm");
   }, 120_000);
+
+  test("--host of a [hosts.NAME] backend = slurm host, without --backend, submits to Slurm", async () => {
+    const s = sb!;
+    s.writeConfig(
+      `[defaults]\nbackend = "local"\npoll_interval_seconds = 0.5\n[hosts.localhost]\nbackend = "slurm"\nslurm_job_dir = "${join(s.root, "cluster")}"\nslurm_accounting_grace = 20\n`,
+    );
+    const id = s.submit(["sh", "-c", "echo on-slurm"], ["--host", "localhost", "--slurm-option", "mem=32M"]);
+    const slurmJobId = String(s.status(id).backend_id.slurm_job_id);
+    submitted.push(slurmJobId);
+    expect(slurmJobId).toMatch(/^\d+$/);
+    const w = await s.runAsync(["wait", "--json", id]);
+    expect(w.json.result.backend).toBe("slurm");
+    expect(w.json.result.host).toBe("localhost");
+    expect(w.json.result.stdout_tail).toContain("on-slurm");
+  }, 120_000);
 });
