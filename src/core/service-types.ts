@@ -56,6 +56,8 @@ export interface SubmitResponse {
   job_id: string;
   state: JobState;
   idempotent_replay: boolean;
+  /** A retry finished the launch its creating client abandoned (that client died before starting the wrapper). */
+  launch_resumed?: true;
   job: JobStatus;
 }
 
@@ -83,6 +85,7 @@ export interface RunResponse extends WaitResponse {
   delivery: "inline" | "detached";
   detach_reason?: "inline_timeout" | "queued";
   idempotent_replay: boolean;
+  launch_resumed?: true;
 }
 
 export interface CompletionItem {

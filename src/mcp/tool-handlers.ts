@@ -109,7 +109,11 @@ export async function submitTool(
   const resp = await env.service.submit(req);
   env.watch.watch(resp.job_id);
   const next_action = nextDetachedAction(resp.job_id, resp.state);
-  const replay = resp.idempotent_replay ? " (idempotent replay: this request ID already created it)" : "";
+  const replay = resp.launch_resumed
+    ? " (this request ID created it, but its first client stopped before launching it; launched now)"
+    : resp.idempotent_replay
+      ? " (idempotent replay: this request ID already created it)"
+      : "";
   return toolResult(
     { ...resp, next_action },
     `Submitted job ${resp.job_id}, now ${resp.state}${replay}.\n${next_action}`,
