@@ -86,6 +86,8 @@ export class SshBackend implements Backend {
     });
     writeLocalSpec(job.job_dir, text);
     const r = await host.run(launchScript(text), [dir, prepared.wrapperPath]);
+    // a status report taken before this launch (a retry's look at the job) must not answer for it afterwards
+    host.invalidate();
     const kv = keyValues(r.stdout.toString());
     const pid = Number(kv.wrapper_pid);
     if (r.code !== 0 || !Number.isSafeInteger(pid) || pid <= 0) {
