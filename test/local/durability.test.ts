@@ -16,6 +16,8 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BINARY, Sandbox, until } from "../helpers/cli.ts";
+import { structured, textOf } from "../mcp/harness.ts";
+import { connectStdio } from "../mcp/stdio-client.ts";
 
 const sb = new Sandbox();
 afterAll(() => sb.cleanup());
@@ -128,6 +130,28 @@ describe("idempotent creation", () => {
     expect(retry.json).not.toHaveProperty("launch_resumed");
     expect(sb.run(["wait", "--json", id]).json.result.state).toBe("succeeded");
     expect(readFileSync(marker, "utf8")).toBe("x\n");
+  });
+
+  test("an MCP retry (submit_job with the same client_request_id) finishes the abandoned launch once", async () => {
+    const marker = join(sb.work, "crash-mcp");
+    expect(sb.run(keyed("crash-mcp", marker), { env: CRASH_AFTER_RESERVE }).code).toBe(99);
+    const conn = await connectStdio("modern", sb.env, sb.work, "launch-resume");
+    try {
+      const args = { command: ["sh", "-c", `echo x >> ${marker}`], client_request_id: "crash-mcp" };
+      const first = await conn.client.callTool({ name: "submit_job", arguments: args });
+      const body = structured<{ job_id: string; launch_resumed?: boolean }>(first);
+      expect(body.launch_resumed).toBe(true);
+      expect(textOf(first)).toContain("launched now");
+      const again = structured<{ job_id: string }>(
+        await conn.client.callTool({ name: "submit_job", arguments: args }),
+      );
+      expect(again).not.toHaveProperty("launch_resumed");
+      expect(again.job_id).toBe(body.job_id);
+      sb.run(["wait", body.job_id]);
+      expect(readFileSync(marker, "utf8")).toBe("x\n");
+    } finally {
+      await conn.close();
+    }
   });
 
   test("a job cancelled before the retry is not launched by it", () => {
