@@ -95,5 +95,12 @@ describe.skipIf(!up)("Slurm through the binary", () => {
     expect(w.json.result.backend).toBe("slurm");
     expect(w.json.result.host).toBe("localhost");
     expect(w.json.result.stdout_tail).toContain("on-slurm");
+    // doctor checks the cluster through Slurm's clients on this machine, not over SSH
+    const doc = await s.runAsync(["doctor", "--json", "--host", "localhost"]);
+    const mine = doc.json.checks.filter((c: { check: string }) => c.check.startsWith("localhost: "));
+    expect(mine.map((c: { check: string; ok: boolean }) => [c.check, c.ok])).toEqual([
+      ["localhost: slurm clients", true],
+      ["localhost: slurm controller", true],
+    ]);
   }, 120_000);
 });

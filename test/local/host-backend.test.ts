@@ -2,7 +2,8 @@
 // --backend always wins, and `--backend local --host` is refused. Checked through the compiled binary without a
 // cluster: a Slurm host's jobs are refused what only Slurm refuses (named queues, --log-dir), before anything starts.
 import { afterAll, describe, expect, test } from "bun:test";
-import { readdirSync } from "node:fs";
+import { mkdirSync, readdirSync } from "node:fs";
+import { join } from "node:path";
 import { Sandbox } from "../helpers/cli.ts";
 
 const sb = new Sandbox();
@@ -55,6 +56,18 @@ describe("--host without --backend uses the host's backend", () => {
     expect(r.json.result.backend).toBe("local");
     expect(r.json.result.host).toBeNull();
     sb.run(["gc", "--keep", "0"]);
+  });
+
+  test("doctor --host of a Slurm host on this machine checks Slurm's clients here, not an SSH connection", () => {
+    const emptyBin = join(sb.root, "empty-bin");
+    mkdirSync(emptyBin, { recursive: true });
+    const r = sb.run(["doctor", "--json", "--host", "cl"], { env: { PATH: emptyBin } });
+    const mine = r.json.checks.filter((c: { check: string }) => c.check.startsWith("cl: "));
+    expect(mine.map((c: { check: string }) => c.check)).toEqual(["cl: slurm clients"]);
+    expect(mine[0].ok).toBe(false);
+    expect(mine[0].detail).toContain("sbatch");
+    expect(mine[0].fix).toContain('transport = "local"');
+    expect(r.code).not.toBe(0);
   });
 
   test("queue create --host of a Slurm host is refused: Slurm schedules its jobs", () => {
