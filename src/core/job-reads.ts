@@ -82,13 +82,24 @@ export async function inspectJob(svc: JobService, jobId: string): Promise<Inspec
 }
 
 /** What gc removed (or would remove), and the store's size against its quota when one applies. */
-export interface GcResult {
-  removed: string[];
-  /** Bytes of every job directory on this machine after gc (before, with dryRun: what would remain). */
+/** What gc removed; with dryRun, `dry_run: true` and what it would remove instead (never `removed`). */
+export type GcResult = GcRemoved | GcDryRun;
+
+interface GcQuota {
+  /** Bytes of every job directory on this machine after gc (with dryRun: what would remain). */
   store_bytes?: number;
   quota_bytes?: number;
   /** Active jobs alone use more than the quota: gc cannot get under it. */
   over_quota?: boolean;
+}
+
+export interface GcDryRun extends GcQuota {
+  dry_run: true;
+  would_remove: string[];
+}
+
+export interface GcRemoved extends GcQuota {
+  removed: string[];
   /** Finished jobs whose files could not be removed (their host is unreachable): kept for the next gc. */
   kept?: { job_id: string; reason: string }[];
   /** With forgetUnreachable: jobs removed here although their host's copy could not be (it stays there). */
@@ -114,7 +125,7 @@ export async function collectGarbage(
     o.olderThanSeconds === null ? null : new Date(Date.now() - o.olderThanSeconds * 1000).toISOString();
   const victims = svc.store.gcCandidates(cutoff, o.keep);
   const ids = victims.map((j) => j.job_id);
-  let quota: Pick<GcResult, "store_bytes" | "quota_bytes" | "over_quota"> = {};
+  let quota: GcQuota = {};
   if (o.maxBytes) {
     const chosen = new Set(ids);
     const rest = svc.store.jobDirs().filter((j) => !chosen.has(j.job_id));
@@ -143,10 +154,10 @@ export async function collectGarbage(
       ...(total > o.maxBytes ? { over_quota: true } : {}),
     };
   }
-  if (o.dryRun) return { removed: ids, ...quota };
+  if (o.dryRun) return { dry_run: true, would_remove: ids, ...quota };
   const removed: string[] = [];
-  const kept: NonNullable<GcResult["kept"]> = [];
-  const forgotten: NonNullable<GcResult["forgotten"]> = [];
+  const kept: NonNullable<GcRemoved["kept"]> = [];
+  const forgotten: NonNullable<GcRemoved["forgotten"]> = [];
   for (const job of victims) {
     try {
       await svc.backendFor(job).remove(job);

@@ -1,7 +1,7 @@
 // The use cases shared by CLI and MCP: submit, run, wait, status, logs, cancel, list, inspect.
 // Every read reconciles what it needs first (no daemon): observe the wrapper, apply the rules in reconcile.ts.
 import { join } from "node:path";
-import type { Backend } from "./backend.ts";
+import type { Backend, LaunchInput } from "./backend.ts";
 import { completions as completionsFeed } from "./completions.ts";
 import { AwaitlessError, invalid } from "./errors.ts";
 import { isJobId, newJobId } from "./ids.ts";
@@ -9,7 +9,8 @@ import { isTerminal, type Job, type JobResult, type JobState } from "./job.ts";
 import { collectGarbage, type GcResult, inspectJob, listJobs, readLogs } from "./job-reads.ts";
 import { formatDuration, jobStatus } from "./job-status.ts";
 import { type JobStore, nowIso, type StoredJob } from "./job-store.ts";
-import { validateLaunch } from "./launch-request.ts";
+import { type LaunchOwners, launchAbandoned } from "./launch-owner.ts";
+import { type ValidatedLaunch, validateLaunch } from "./launch-request.ts";
 import { admissionFor, listQueues } from "./queue-service.ts";
 import { createQueue, targetOf } from "./queue-store.ts";
 import { decide } from "./reconcile.ts";
@@ -44,6 +45,10 @@ export interface ServiceSettings {
   defaultQueue: string | null;
   /** `[hosts.NAME] queue` settings: the queue of plain jobs sent to that host. */
   hostQueues?: Record<string, string>;
+  /** Who this process is as a launch owner, and whether a recorded owner is gone (resuming abandoned launches). */
+  launchOwners?: LaunchOwners;
+  /** `[hosts.NAME] backend` settings: how jobs sent to that host run when they name no backend. */
+  hostBackends?: Record<string, "ssh" | "slurm">;
   /** How long submit waits (event-driven) for the wrapper to report the command started. */
   startWaitMs: number;
   /** The caller's environment (for --secret-env values) and working directory. */
@@ -96,6 +101,7 @@ export class JobService implements JobServiceApi {
         host: s.defaultHost,
         queue: s.defaultQueue,
         ...(s.hostQueues ? { hostQueues: s.hostQueues } : {}),
+        ...(s.hostBackends ? { hostBackends: s.hostBackends } : {}),
         cwd: s.callerCwd,
         ...(this.backends.slurm?.checkOptions
           ? { checkSlurmOptions: (raw: Record<string, string>) => this.backends.slurm!.checkOptions!(raw) }
@@ -118,6 +124,7 @@ export class JobService implements JobServiceApi {
         active_key: v.activeKey,
         created_at: nowIso(),
         job_dir: v.spec.log_dir ? join(v.spec.log_dir, jobId) : this.jobDirFor(jobId),
+        ...(s.launchOwners ? { launcher: s.launchOwners.self() } : {}),
       },
       req.allow_duplicate ?? false,
     );
@@ -147,24 +154,61 @@ export class JobService implements JobServiceApi {
     }
     if (res.kind === "replay") {
       const job = await this.refresh(res.job.job_id);
+      // The creating client died before launching (its process gone, no trace of a wrapper): finish that launch
+      // here, exactly once among concurrent retries (the claim is one transaction). Anything less certain: replay.
+      const owners = s.launchOwners;
+      if (
+        owners &&
+        job.launcher &&
+        (await launchAbandoned(job, backend, owners)) &&
+        this.store.claimLaunch(job.job_id, job.launcher, owners.self())
+      ) {
+        const launched = await this.launchReserved(this.store.get(job.job_id)!, v, backend, admission, true);
+        if (launched) return { ...launched, idempotent_replay: true, launch_resumed: true };
+        return this.replayOf(job.job_id);
+      }
       return { job_id: job.job_id, state: job.state, idempotent_replay: true, job: this.toStatus(job) };
     }
+    const launched = await this.launchReserved(res.job, v, backend, admission, false);
+    return { ...launched!, idempotent_replay: false };
+  }
+
+  private async replayOf(jobId: string): Promise<SubmitResponse> {
+    const job = await this.refresh(jobId);
+    return { job_id: jobId, state: job.state, idempotent_replay: true, job: this.toStatus(job) };
+  }
+
+  /**
+   * Starts the wrapper of a reserved job and waits briefly for it to start. A failed launch fails the job — except
+   * when a resumed launch finds another launch of the same job got there first (SSH: its directory exists): then
+   * nothing is decided here (null) and the reconciler follows that other launch.
+   */
+  private async launchReserved(
+    job: StoredJob,
+    v: ValidatedLaunch,
+    backend: Backend,
+    admission: LaunchInput["admission"],
+    resumed: boolean,
+  ): Promise<Omit<SubmitResponse, "idempotent_replay"> | null> {
+    const s = this.settings;
     if (process.env.AWAITLESS_TEST_CRASH_AFTER_RESERVE === "1") process.exit(99);
     try {
       const backendId = await backend.launch({
-        job: res.job,
+        job,
         secretValues: v.secretValues,
         graceSeconds: s.graceSeconds,
         logCapBytes: s.logCapBytes,
         ...(admission ? { admission } : {}),
       });
-      this.store.setBackendId(jobId, backendId);
+      if (process.env.AWAITLESS_TEST_CRASH_AFTER_LAUNCH === "1") process.exit(98);
+      this.store.setBackendId(job.job_id, backendId);
     } catch (e) {
-      this.finishWithError(res.job, e);
+      if (resumed && e instanceof AwaitlessError && e.details.job_dir_exists === true) return null;
+      this.finishWithError(job, e);
       throw e;
     }
-    const job = await this.waitForStart(jobId);
-    return { job_id: jobId, state: job.state, idempotent_replay: false, job: this.toStatus(job) };
+    const started = await this.waitForStart(job.job_id);
+    return { job_id: job.job_id, state: started.state, job: this.toStatus(started) };
   }
 
   /** A launch that failed before the wrapper ran: the job is failed with stage launch_failed, never left dangling. */
@@ -213,6 +257,12 @@ export class JobService implements JobServiceApi {
   }
 
   async createQueue(name: string, concurrency: number, host?: string): Promise<QueueCreated> {
+    if (host && this.settings.hostBackends?.[host] === "slurm") {
+      throw invalid(
+        `${host} is a Slurm cluster ([hosts.${host}] backend = "slurm"): its jobs cannot wait in named queues`,
+        "Slurm schedules them itself; create the queue on this machine or an SSH host",
+      );
+    }
     const r = createQueue(this.store, name, targetOf(host), concurrency);
     return { ...r.row, created: r.created };
   }
@@ -369,6 +419,7 @@ export class JobService implements JobServiceApi {
         delivery: "detached",
         detach_reason: "queued",
         idempotent_replay: sub.idempotent_replay,
+        ...(sub.launch_resumed ? { launch_resumed: true as const } : {}),
       };
     }
     const w = await this.wait(sub.job_id, { ...opts, timeoutMs: inlineTimeoutMs });
@@ -378,13 +429,14 @@ export class JobService implements JobServiceApi {
       delivery: inline ? "inline" : "detached",
       ...(inline ? {} : { detach_reason: "inline_timeout" as const }),
       idempotent_replay: sub.idempotent_replay,
+      ...(sub.launch_resumed ? { launch_resumed: true as const } : {}),
     };
   }
 
   async progressMessage(job: StoredJob): Promise<string> {
     const st = this.toStatus(job);
     if (isTerminal(job.state)) return `${job.state}`;
-    const elapsed = formatDuration(st.elapsed_seconds);
+    const elapsed = formatDuration(st.elapsed_seconds ?? 0);
     if (job.state === "queued" && job.status_message) return `${job.status_message}, for ${elapsed}`;
     if (job.state === "starting" || job.state === "queued") return `${job.state} for ${elapsed}`;
     const obs = await this.backendFor(job).observe(job);

@@ -5,6 +5,7 @@ import { chmodSync, existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { AwaitlessError } from "./errors.ts";
 import { type BackendId, isTerminal, type JobState, type StateChange } from "./job.ts";
+import type { LaunchOwner } from "./launch-owner.ts";
 import { canTransition } from "./lifecycle.ts";
 import { isBusy, storeError } from "./store-errors.ts";
 import {
@@ -172,8 +173,8 @@ export class JobStore {
       this.db
         .query(
           `INSERT INTO jobs (job_id, name, backend, host, queue, state, spec_json, fingerprint, client_request_id,
-             active_key, created_at, job_dir)
-           VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`,
+             active_key, created_at, job_dir, launcher_json)
+           VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`,
         )
         .run(
           job.job_id,
@@ -188,11 +189,33 @@ export class JobStore {
           job.active_key,
           job.created_at,
           job.job_dir,
+          job.launcher ? JSON.stringify(job.launcher) : null,
         );
       this.db
         .query("INSERT INTO state_history (job_id, from_state, to_state, at, reason) VALUES (?,?,?,?,?)")
         .run(job.job_id, null, job.state, job.created_at, "created");
       return { kind: "created", job: this.get(job.job_id)! };
+    });
+  }
+
+  /**
+   * Takes over the launch of a job whose launch owner was `previous` (one BEGIN IMMEDIATE transaction): true for
+   * exactly one of any number of concurrent claimants, and only while the job still has no backend identity.
+   */
+  claimLaunch(jobId: string, previous: LaunchOwner, next: LaunchOwner): boolean {
+    return this.write(() => {
+      const res = this.db
+        .query(
+          `UPDATE jobs SET launcher_json = ? WHERE job_id = ? AND launcher_json = ? AND backend_id_json IS NULL
+             AND started_at IS NULL AND cancel_requested_at IS NULL AND state IN ('starting', 'queued')`,
+        )
+        .run(JSON.stringify(next), jobId, JSON.stringify(previous));
+      if (res.changes !== 1) return false;
+      const row = this.db.query("SELECT state FROM jobs WHERE job_id = ?").get(jobId) as { state: string };
+      this.db
+        .query("INSERT INTO state_history (job_id, from_state, to_state, at, reason) VALUES (?,?,?,?,?)")
+        .run(jobId, row.state, row.state, next.at, "launch_resumed");
+      return true;
     });
   }
 

@@ -56,9 +56,10 @@ export function decide(job: Job, obs: Observation, ctx: ReconcileContext): Decis
   }
 
   // Rule 6: reserved but never launched (a client died between reservation and launch): after the launch
-  // grace, nothing can start it any more, so it is lost — never relaunched by guesswork.
+  // grace, counted from the reservation or from a retry's claim of the abandoned launch, it is lost.
   if (!obs.started && obs.wrapperAlive !== true) {
-    const ageMs = ctx.nowMs - Date.parse(job.created_at);
+    const since = Math.max(Date.parse(job.created_at), Date.parse(job.launcher?.at ?? "") || 0);
+    const ageMs = ctx.nowMs - since;
     if (ageMs > ctx.launchGraceSeconds * 1000 && !job.backend_id?.wrapper_pid) {
       return lost(job, obs, "launch_interrupted", "the client that created the job died before launching it");
     }

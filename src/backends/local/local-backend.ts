@@ -35,7 +35,7 @@ import {
   WRAPPER_TEXT,
   writeCancelRequest,
 } from "../../wrapper/protocol.ts";
-import { jobSpecText, writeLocalSpec } from "../job-spec.ts";
+import { isMissing, jobSpecText, writeLocalSpec } from "../job-spec.ts";
 import { observationFromRecords } from "../observation.ts";
 import { collectLocalArtifacts } from "./artifacts-local.ts";
 import { readLocalLog, readLocalTail } from "./local-logs.ts";
@@ -132,6 +132,11 @@ export class LocalBackend implements Backend {
     } finally {
       closeSync(log);
     }
+  }
+
+  /** The launch opens wrapper.log before it spawns the wrapper: without it, no wrapper of this job ever started. */
+  async neverLaunched(job: Job): Promise<boolean> {
+    return isMissing(join(job.job_dir, FILES.wrapperLog));
   }
 
   async observe(job: Job): Promise<Observation> {

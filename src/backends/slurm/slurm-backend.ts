@@ -8,7 +8,7 @@ import type { Backend, FullLog, LaunchInput, LogTail, Observation, Stream } from
 import { AwaitlessError } from "../../core/errors.ts";
 import type { ArtifactEntry, BackendId, Job } from "../../core/job.ts";
 import { writeCancelRequest } from "../../wrapper/protocol.ts";
-import { jobSpecText, writeLocalSpec } from "../job-spec.ts";
+import { jobSpecText, localSpecMissing, writeLocalSpec } from "../job-spec.ts";
 import { parseSpecSecrets } from "../local/spec-secrets.ts";
 import { SshHost } from "../ssh/ssh-host.ts";
 import { resolveHostSettings } from "../ssh/ssh-target.ts";
@@ -163,6 +163,14 @@ export class SlurmBackend implements Backend {
     if (out.adopted) id.adopted = true;
     if (out.unconfirmed !== undefined) id.submit_unconfirmed = out.unconfirmed;
     return id;
+  }
+
+  /**
+   * No local spec copy: the launch writes it before the remote directory and sbatch, so nothing was submitted. Once
+   * it exists, sbatch may have run: the tag search of observe adopts a job found, and nothing is resubmitted.
+   */
+  async neverLaunched(job: Job): Promise<boolean> {
+    return localSpecMissing(job.job_dir);
   }
 
   async observe(job: Job): Promise<Observation> {

@@ -42,11 +42,18 @@ export function heredocDelimiter(text: string): string {
  * its own session (setsid; else immune to SIGHUP) with the login shell when it is a POSIX one, else sh. The
  * launcher records the wrapper's pid in wrapper.pid before exec, so a forking setsid cannot mislead us.
  */
+/** Arg: a job directory. `present=1` when it exists, `present=0` when it certainly does not, else `present=unknown`. */
+export const JOB_DIR_PRESENT = `d=$1 p=\${1%/*}
+if [ -e "$d" ] || [ -h "$d" ]; then echo present=1
+elif [ -d "$p" ] && [ -x "$p" ]; then echo present=0
+else echo present=unknown; fi
+`;
+
 export function launchScript(specText: string): string {
   const delim = heredocDelimiter(specText);
   return `d=$1 w=$2
 umask 077
-mkdir "$d" || { echo "error=cannot create the job directory $d"; exit 3; }
+mkdir "$d" || { [ -d "$d" ] && echo "exists=1"; echo "error=cannot create the job directory $d"; exit 3; }
 cat >"$d/spec.sh.tmp" <<'${delim}'
 ${specText.endsWith("\n") ? specText : `${specText}\n`}${delim}
 mv -f "$d/spec.sh.tmp" "$d/spec.sh" || { echo "error=cannot write $d/spec.sh"; exit 3; }

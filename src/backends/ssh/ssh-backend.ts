@@ -15,9 +15,9 @@ import type {
 } from "../../core/backend.ts";
 import { AwaitlessError } from "../../core/errors.ts";
 import type { ArtifactEntry, BackendId, Job } from "../../core/job.ts";
-import { jobSpecText, writeLocalSpec } from "../job-spec.ts";
+import { jobSpecText, localSpecMissing, writeLocalSpec } from "../job-spec.ts";
 import { parseSpecSecrets } from "../local/spec-secrets.ts";
-import { CANCEL, launchScript, REMOVE } from "./remote-scripts.ts";
+import { CANCEL, JOB_DIR_PRESENT, launchScript, REMOVE } from "./remote-scripts.ts";
 import { collectRemoteArtifacts } from "./ssh-artifacts.ts";
 import { keyValues, SshHost } from "./ssh-host.ts";
 import { readRemoteLog, readRemoteTail } from "./ssh-logs.ts";
@@ -91,6 +91,8 @@ export class SshBackend implements Backend {
     });
     writeLocalSpec(job.job_dir, text);
     const r = await host.run(launchScript(text), [dir, prepared.wrapperPath]);
+    // a status report taken before this launch (a retry's look at the job) must not answer for it afterwards
+    host.invalidate();
     const kv = keyValues(r.stdout.toString());
     const pid = Number(kv.wrapper_pid);
     if (r.code !== 0 || !Number.isSafeInteger(pid) || pid <= 0) {
@@ -99,7 +101,13 @@ export class SshBackend implements Backend {
         "launch_failed",
         `could not start the job wrapper on ${host.name}: ${kv.error ?? (stderr.trim().slice(0, 300) || `exit ${r.code}`)}`,
         `check that ${dir} can be created and that the host has sh and setsid or nohup-like job control`,
-        { host: host.name, wrapper_stage: "launch", remote_stderr: stderr.slice(0, 2000) },
+        {
+          host: host.name,
+          wrapper_stage: "launch",
+          remote_stderr: stderr.slice(0, 2000),
+          // another launch of this job created its directory first (a retry racing an abandoned launch)
+          ...(kv.exists === "1" ? { job_dir_exists: true } : {}),
+        },
       );
     }
     return {
@@ -109,6 +117,14 @@ export class SshBackend implements Backend {
       ...(kv.boot_id ? { boot_id: kv.boot_id } : {}),
       ...(kv.shell ? { remote_shell: kv.shell } : {}),
     };
+  }
+
+  /** No local spec copy (written first), or no job directory on the host (the launch creates it before the wrapper). */
+  async neverLaunched(job: Job): Promise<boolean> {
+    if (localSpecMissing(job.job_dir)) return true;
+    const { host } = this.hostFor(job.host);
+    const r = await host.run(JOB_DIR_PRESENT, [await this.remoteDir(job)]);
+    return r.code === 0 && keyValues(r.stdout.toString()).present === "0";
   }
 
   async observe(job: Job): Promise<Observation> {
