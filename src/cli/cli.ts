@@ -1,6 +1,7 @@
 // The CLI (cac): declares commands and options, then hands each to its action in commands.ts.
 import { type CAC, cac } from "cac";
 import { AwaitlessError, EXIT } from "../core/errors.ts";
+import { noSpaceFromErrno } from "../core/store-errors.ts";
 import { type CliIo, COMMANDS, type Ctx } from "./commands.ts";
 import { paint, styleFor } from "./render.ts";
 
@@ -127,8 +128,13 @@ export function buildCli(bind: Bind = () => () => {}): CAC {
 export async function runCli(argv: string[], io: CliIo, makeCtx: () => Promise<Ctx>): Promise<number> {
   let exitCode = EXIT.ok as number;
   let action: Promise<number> | null = null;
+  let ctx: Ctx | undefined;
+  const keepCtx = async () => {
+    ctx = await makeCtx();
+    return ctx;
+  };
   const cli = buildCli((name) => (...args: unknown[]) => {
-    action = COMMANDS[name]!(args, io, makeCtx);
+    action = COMMANDS[name]!(args, io, keepCtx);
   });
   const style = styleFor(io.stderr, io.env);
   try {
@@ -151,6 +157,10 @@ export async function runCli(argv: string[], io: CliIo, makeCtx: () => Promise<C
   } catch (e) {
     exitCode = reportError(e, io, Boolean(cli.options.json), style);
   }
+  // What was observed but could not be stored (a full disk): said once, after the output.
+  for (const notice of ctx?.service.storeNotices() ?? []) {
+    io.stderr.write(`${paint(style, "yellow", "warning:")} ${notice}\n`);
+  }
   return exitCode;
 }
 
@@ -163,6 +173,8 @@ export function reportError(
   const err =
     e instanceof AwaitlessError
       ? e
+      : noSpaceFromErrno(e)
+        ? noSpaceFromErrno(e)!
       : (e as { name?: string })?.name === "CACError"
         ? new AwaitlessError(
             "invalid_argument",

@@ -15,6 +15,8 @@ import { createQueue, targetOf } from "./queue-store.ts";
 import { decide } from "./reconcile.ts";
 import { Redactor } from "./redact.ts";
 import { buildResult, launchFailedResult, readTails } from "./result-builder.ts";
+import { describeFree, isNoSpace, noSpaceFromErrno } from "./store-errors.ts";
+import { observedActive, observedTerminal, storeNotice } from "./unsealed.ts";
 import type {
   CancelResponse,
   CompletionsResponse,
@@ -53,6 +55,7 @@ export interface ServiceSettings {
 
 export class JobService implements JobServiceApi {
   private readonly unreachable = new Map<string, string>();
+  private readonly notices = new Set<string>();
   constructor(
     readonly store: JobStore,
     private readonly backends: Partial<Record<Job["backend"], Backend>>,
@@ -143,6 +146,7 @@ export class JobService implements JobServiceApi {
       return { job_id: job.job_id, state: job.state, idempotent_replay: true, job: this.toStatus(job) };
     }
     if (process.env.AWAITLESS_TEST_CRASH_AFTER_RESERVE === "1") process.exit(99);
+    let launched = false;
     try {
       const backendId = await backend.launch({
         job: res.job,
@@ -151,13 +155,45 @@ export class JobService implements JobServiceApi {
         logCapBytes: s.logCapBytes,
         ...(admission ? { admission } : {}),
       });
-      this.store.setBackendId(jobId, backendId);
+      launched = true;
+      // The wrapper's `started` record names its pid too: on a full store the job is still found and reconciled.
+      this.recorded(
+        () => {
+          this.store.setBackendId(jobId, backendId);
+          return res.job;
+        },
+        () => res.job,
+      );
     } catch (e) {
+      if (!launched && isNoSpace(e)) {
+        await this.undoLaunch(res.job);
+        throw noSpaceFromErrno(e) ?? e;
+      }
       this.finishWithError(res.job, e);
       throw e;
     }
     const job = await this.waitForStart(jobId);
     return { job_id: jobId, state: job.state, idempotent_replay: false, job: this.toStatus(job) };
+  }
+
+  /**
+   * A launch that found no space before any wrapper started: its files and its row are removed, so nothing is left
+   * half-made and its client_request_id stays free for the retry. When even that cannot be written, the row is
+   * marked failed, or, on a store too full for either, left `starting`: reconcile makes it lost after the grace.
+   */
+  private async undoLaunch(job: StoredJob): Promise<void> {
+    await this.backendFor(job)
+      .remove(job)
+      .catch(() => undefined);
+    try {
+      this.store.deleteUnlaunched(job.job_id);
+    } catch {
+      try {
+        this.finishWithError(job, new Error("no space left to launch the job"));
+      } catch {
+        // the store is full: reconcile rule 6 ends the row
+      }
+    }
   }
 
   /** A launch that failed before the wrapper ran: the job is failed with stage launch_failed, never left dangling. */
@@ -221,6 +257,25 @@ export class JobService implements JobServiceApi {
     return `${this.store.path.replace(/awaitless\.db$/, "")}jobs/${jobId}`;
   }
 
+  /** Warnings about observations that could not be stored (a full disk); each is said once. */
+  storeNotices(): string[] {
+    const all = [...this.notices];
+    this.notices.clear();
+    return all;
+  }
+
+  /** A store write; on a full disk, says why (storeNotices) and reports `observed` instead, stored later. */
+  private recorded(write: () => StoredJob, observed: () => StoredJob): StoredJob {
+    try {
+      return write();
+    } catch (e) {
+      if (!isNoSpace(e)) throw e;
+      const dir = this.store.path.replace(/\/[^/]*$/, "");
+      this.notices.add(storeNotice(this.store.path, `no space left: ${describeFree(dir)}`));
+      return observed();
+    }
+  }
+
   /** Why the last observation of a job could not reach its host (cleared once it can): CLI exit 7. */
   unreachableReason(jobId: string): string | undefined {
     return this.unreachable.get(jobId);
@@ -240,43 +295,64 @@ export class JobService implements JobServiceApi {
     const d = decide(job, obs, { nowMs: Date.now(), launchGraceSeconds: this.settings.launchGraceSeconds });
     if (d.kind === "none") return job;
     if (d.kind === "unreachable") {
-      if (job.status_message !== d.message) this.store.setStatusMessage(jobId, d.message);
-      return this.store.get(jobId)!;
+      if (job.status_message === d.message) return job;
+      return this.recorded(
+        () => {
+          this.store.setStatusMessage(jobId, d.message);
+          return this.store.get(jobId)!;
+        },
+        () => observedActive(job, job.state, d.message),
+      );
     }
     if (d.kind === "active") {
       if (d.to === job.state) {
-        if (d.status_message !== job.status_message) this.store.setStatusMessage(jobId, d.status_message);
-        return this.store.get(jobId)!;
+        if (d.status_message === job.status_message) return job;
+        return this.recorded(
+          () => {
+            this.store.setStatusMessage(jobId, d.status_message);
+            return this.store.get(jobId)!;
+          },
+          () => observedActive(job, job.state, d.status_message),
+        );
       }
       const patch = d.started_at ? { started_at: d.started_at } : {};
-      return this.store.transition(jobId, d.to, {
-        ...patch,
-        status_message: d.status_message,
-        historyReason:
-          d.to === "stalled"
-            ? "no output"
-            : d.to === "running"
-              ? job.state === "stalled"
-                ? "output resumed"
-                : "started"
-              : null,
-      }).job;
+      return this.recorded(
+        () =>
+          this.store.transition(jobId, d.to, {
+            ...patch,
+            status_message: d.status_message,
+            historyReason:
+              d.to === "stalled"
+                ? "no output"
+                : d.to === "running"
+                  ? job.state === "stalled"
+                    ? "output resumed"
+                    : "started"
+                  : null,
+          }).job,
+        () => observedActive(job, d.to, d.status_message, d.started_at),
+      );
     }
     const built = await buildResult(backend, job, d, this.settings.maxReturnBytes);
-    return this.store.transition(jobId, d.to, {
-      ...(d.started_at ? { started_at: d.started_at } : {}),
-      historyReason: d.reason ?? d.to,
-      terminal: {
-        exit_code: d.exit_code,
-        signal: d.signal,
-        reason: d.reason,
-        finished_at: d.finished_at,
-        stdout_bytes: built.stdoutBytes,
-        stderr_bytes: built.stderrBytes,
-        result_json: built.json,
-        result_sha256: built.sha256,
-      },
-    }).job;
+    // The exit record stays on disk: when the store is full the result is reported now and sealed by a later reader.
+    return this.recorded(
+      () =>
+        this.store.transition(jobId, d.to, {
+          ...(d.started_at ? { started_at: d.started_at } : {}),
+          historyReason: d.reason ?? d.to,
+          terminal: {
+            exit_code: d.exit_code,
+            signal: d.signal,
+            reason: d.reason,
+            finished_at: d.finished_at,
+            stdout_bytes: built.stdoutBytes,
+            stderr_bytes: built.stderrBytes,
+            result_json: built.json,
+            result_sha256: built.sha256,
+          },
+        }).job,
+      () => observedTerminal(job, d, built),
+    );
   }
 
   resultOf(job: StoredJob): JobResult | undefined {

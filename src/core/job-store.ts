@@ -480,6 +480,17 @@ export class JobStore {
     });
   }
 
+  /** Removes a reserved job whose launch never started a wrapper (its row and history), so nothing is half-made. */
+  deleteUnlaunched(jobId: string): boolean {
+    return this.write(() => {
+      const res = this.db
+        .query(`DELETE FROM jobs WHERE job_id = ? AND state IN ${ACTIVE_SQL} AND backend_id_json IS NULL`)
+        .run(jobId);
+      if (res.changes > 0) this.db.query("DELETE FROM state_history WHERE job_id = ?").run(jobId);
+      return res.changes > 0;
+    });
+  }
+
   countJobs(): number {
     return this.read(() => (this.db.query("SELECT COUNT(*) AS n FROM jobs").get() as { n: number }).n);
   }

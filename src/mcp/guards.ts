@@ -1,6 +1,7 @@
 // Agent-misuse guards: bare sleeps here; duplicates come from the service and get MCP wording (tools, not CLI).
 import path from "node:path";
 import { AwaitlessError, invalid } from "../core/errors.ts";
+import { noSpaceFromErrno } from "../core/store-errors.ts";
 
 const SHELLS = new Set(["sh", "bash", "dash", "zsh", "ash", "ksh"]);
 const SLEEP_SCRIPT = /^\s*(?:exec\s+)?sleep(?:\s+(?:[\d.]+[smhd]?|infinity))+\s*;?\s*$/;
@@ -35,7 +36,15 @@ function duplicateHint(jobId: string): string {
 
 /** Rewrites service error hints into MCP terms (tools instead of CLI commands). */
 export function mcpError(error: unknown): unknown {
-  if (!(error instanceof AwaitlessError)) return error;
+  if (!(error instanceof AwaitlessError)) return noSpaceFromErrno(error) ?? error;
+  if (error.code === "no_space") {
+    return new AwaitlessError(
+      error.code,
+      error.message,
+      "Nothing was created. Tell the user that this disk or quota is full: removing finished jobs (Awaitless gc), a smaller log_cap_bytes in the config, or a data directory on a larger file system makes room; then call the tool again.",
+      error.details,
+    );
+  }
   if (error.code === "not_found") {
     return new AwaitlessError(
       error.code,
