@@ -175,17 +175,17 @@ export function reportError(
       ? e
       : noSpaceFromErrno(e)
         ? noSpaceFromErrno(e)!
-      : (e as { name?: string })?.name === "CACError"
-        ? new AwaitlessError(
-            "invalid_argument",
-            (e as Error).message,
-            "run `awaitless <command> --help` for its options",
-          )
-        : new AwaitlessError(
-            "internal",
-            String((e as Error)?.stack ?? e),
-            "this is a bug: please report it with the command you ran",
-          );
+        : (e as { name?: string })?.name === "CACError"
+          ? new AwaitlessError(
+              "invalid_argument",
+              (e as Error).message,
+              "run `awaitless <command> --help` for its options",
+            )
+          : new AwaitlessError(
+              "internal",
+              String((e as Error)?.stack ?? e),
+              "this is a bug: please report it with the command you ran",
+            );
   if (json) io.stdout.write(JSON.stringify({ error: err.toJSON() }) + "\n");
   io.stderr.write(
     `${paint(style, "red", "error:")} ${err.message}\n${paint(style, "dim", "hint:")} ${err.hint}\n`,

@@ -128,6 +128,8 @@ export async function collectGarbage(
     forgetUnreachable?: boolean;
   },
 ): Promise<GcResult> {
+  // Fresh states first: a job that finished since (or whose result a full disk kept out of the store) can go now.
+  for (const id of svc.store.activeJobIds()) await svc.refresh(id).catch(() => undefined);
   const cutoff =
     o.olderThanSeconds === null ? null : new Date(Date.now() - o.olderThanSeconds * 1000).toISOString();
   const victims = svc.store.gcCandidates(cutoff, o.keep);

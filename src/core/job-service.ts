@@ -15,8 +15,6 @@ import { createQueue, targetOf } from "./queue-store.ts";
 import { decide } from "./reconcile.ts";
 import { Redactor } from "./redact.ts";
 import { buildResult, launchFailedResult, readTails } from "./result-builder.ts";
-import { describeFree, isNoSpace, noSpaceFromErrno } from "./store-errors.ts";
-import { observedActive, observedTerminal, storeNotice } from "./unsealed.ts";
 import type {
   CancelResponse,
   CompletionsResponse,
@@ -34,6 +32,8 @@ import type {
   WaitOptions,
   WaitResponse,
 } from "./service-types.ts";
+import { describeFree, isNoSpace, noSpaceFromErrno } from "./store-errors.ts";
+import { observedActive, observedTerminal, storeNotice } from "./unsealed.ts";
 
 export interface ServiceSettings {
   maxReturnBytes: number;

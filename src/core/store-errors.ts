@@ -7,6 +7,10 @@ import { humanBytes } from "./text.ts";
 
 const NO_SPACE_RE = /SQLITE_FULL|database or disk is full|ENOSPC|EDQUOT|no space left|quota exceeded/i;
 
+function codeOf(e: unknown): string {
+  return String((e as { code?: unknown })?.code ?? "");
+}
+
 /** Is this a full disk or a spent quota, from SQLite (SQLITE_FULL) or the file system (ENOSPC, EDQUOT)? */
 export function isNoSpace(e: unknown): boolean {
   if (e instanceof AwaitlessError) return e.code === "no_space";
@@ -62,7 +66,10 @@ export function noSpaceFromErrno(e: unknown): AwaitlessError | null {
 
 export function storeError(path: string, e: unknown): AwaitlessError {
   const msg = String((e as { message?: string })?.message ?? e);
-  if (isNoSpace(e)) return noSpaceError(dirname(path), `the job database ${path}`, e);
+  if (isNoSpace(e) || (/SQLITE_IOERR/.test(codeOf(e)) && (freeSpace(path)?.free ?? 1) < 64 * 1024)) {
+    // SQLite says "disk I/O error" when the shared-memory index cannot grow on a full disk.
+    return noSpaceError(dirname(path), `the job database ${path}`, e);
+  }
   if (isBusy(e)) {
     return new AwaitlessError(
       "store_unavailable",

@@ -24,8 +24,8 @@ import type {
   Stream,
 } from "../../core/backend.ts";
 import { AwaitlessError } from "../../core/errors.ts";
-import { freeSpace, isNoSpace, noSpaceError } from "../../core/store-errors.ts";
 import type { ArtifactEntry, BackendId, Job } from "../../core/job.ts";
+import { freeSpace, isNoSpace, noSpaceError } from "../../core/store-errors.ts";
 import {
   EXIT_RESERVATION,
   FILES,
