@@ -41,13 +41,22 @@ export function describeFree(path: string): string {
  * The error for a write that found no space: names the directory, its free space and the ways out. `what` is what
  * could not be written ("the job database", "the job directory …"). Nothing was created.
  */
-export function noSpaceError(dir: string, what: string, e: unknown): AwaitlessError {
+export function noSpaceError(
+  dir: string,
+  what: string,
+  e: unknown,
+  remote?: { host: string; free: string },
+): AwaitlessError {
   const cause = String((e as { message?: string })?.message ?? e);
+  const where = remote ? `${remote.host}:${dir}` : dir;
+  const free = remote ? remote.free : describeFree(dir);
   return new AwaitlessError(
     "no_space",
-    `no space left in ${dir} (${describeFree(dir)}; disk full or quota exceeded): could not write ${what} (${cause})`,
-    "free space: `awaitless gc` removes finished jobs, a smaller log_cap_bytes keeps new logs small, --log-dir DIR puts a job's logs on a larger file system; nothing was created",
-    { directory: dir },
+    `no space left in ${where} (${free}; disk full or quota exceeded): could not write ${what} (${cause})`,
+    remote
+      ? `free space on ${remote.host}: \`awaitless gc\` removes finished jobs there too, a smaller log_cap_bytes keeps new logs small, remote_job_dir in [hosts.${remote.host}] can name a larger file system; nothing was created`
+      : "free space: `awaitless gc` removes finished jobs, a smaller log_cap_bytes keeps new logs small, --log-dir DIR puts a job's logs on a larger file system; nothing was created",
+    remote ? { directory: dir, host: remote.host } : { directory: dir },
     e,
   );
 }
