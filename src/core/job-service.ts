@@ -1,6 +1,6 @@
 // The use cases shared by CLI and MCP: submit, run, wait, status, logs, cancel, list, inspect.
 // Every read reconciles what it needs first (no daemon): observe the wrapper, apply the rules in reconcile.ts.
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { Backend } from "./backend.ts";
 import { completions as completionsFeed } from "./completions.ts";
 import { AwaitlessError, invalid } from "./errors.ts";
@@ -33,7 +33,7 @@ import type {
   WaitResponse,
 } from "./service-types.ts";
 import { describeFree, isNoSpace, noSpaceFromErrno } from "./store-errors.ts";
-import { observedActive, observedTerminal, storeNotice } from "./unsealed.ts";
+import { observedActive, observedTerminal, reserveNotice, storeNotice } from "./unsealed.ts";
 
 export interface ServiceSettings {
   maxReturnBytes: number;
@@ -259,6 +259,10 @@ export class JobService implements JobServiceApi {
 
   /** Warnings about observations that could not be stored (a full disk); each is said once. */
   storeNotices(): string[] {
+    if (this.store.reserveUsed) {
+      this.store.reserveUsed = false;
+      this.notices.add(reserveNotice(this.store.path, describeFree(dirname(this.store.path))));
+    }
     const all = [...this.notices];
     this.notices.clear();
     return all;
@@ -270,8 +274,9 @@ export class JobService implements JobServiceApi {
       return write();
     } catch (e) {
       if (!isNoSpace(e)) throw e;
-      const dir = this.store.path.replace(/\/[^/]*$/, "");
-      this.notices.add(storeNotice(this.store.path, `no space left: ${describeFree(dir)}`));
+      this.notices.add(
+        storeNotice(this.store.path, `no space left: ${describeFree(dirname(this.store.path))}`),
+      );
       return observed();
     }
   }

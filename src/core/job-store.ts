@@ -44,6 +44,8 @@ const BUSY_TIMEOUT_MS = Number(process.env.AWAITLESS_BUSY_TIMEOUT_MS) || 10_000;
 export class JobStore {
   readonly db: Database;
   readonly path: string;
+  /** Set when a write found the disk full and took the reserve's room (the service tells the user once). */
+  reserveUsed = false;
 
   private constructor(db: Database, path: string) {
     this.db = db;
@@ -118,6 +120,7 @@ export class JobStore {
   private releaseReserve(): boolean {
     try {
       rmSync(this.reservePath);
+      this.reserveUsed = true;
       return true;
     } catch {
       return false;

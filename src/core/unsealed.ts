@@ -46,3 +46,11 @@ export function storeNotice(storePath: string, cause: string): string {
     "states and results above come from the jobs' own records on disk and are stored by the next command that has room"
   );
 }
+
+/** The warning a surface shows once when the store took its reserve: the disk is full, results were still stored. */
+export function reserveNotice(storePath: string, free: string): string {
+  return (
+    `the disk holding the job database ${storePath} is full (${free}): results were stored in its reserve, and ` +
+    "jobs writing there may have lost output; free space (awaitless gc removes finished jobs, or lower log_cap_bytes)"
+  );
+}

@@ -170,6 +170,11 @@ export function registerTools(mcp: McpServer, env: h.ToolEnv): void {
     } catch (error) {
       if (ctx.mcpReq.signal.aborted) throw error;
       return errorResult(mcpError(error));
+    } finally {
+      // A full disk kept observations out of the store: the results above came from the jobs' records.
+      for (const notice of env.service.storeNotices?.() ?? []) {
+        process.stderr.write(`awaitless mcp: warning: ${notice}\n`);
+      }
     }
   });
 }

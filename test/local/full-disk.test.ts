@@ -51,6 +51,7 @@ if (gateOnAvailability("full-disk tests (a real tmpfs as the data dir)", tmpfsAv
       const id = run.json.job_id as string;
       // The store's reserve took the result: sealed at once. A second job and a filler take what the reserve left.
       expect(storedState(sb.dataDir, id)).toBe("failed");
+      expect(run.stderr).toContain(`the disk holding the job database ${join(sb.dataDir, "awaitless.db")} is full`);
       const second = sb.run(["run", "--json", "--", ...FILL]);
       expect(second.code).toBe(3);
       expect(second.json.result.exit_code).toBe(7);
