@@ -22,13 +22,15 @@
 #   timed_out | cancelled   marker (content: epoch seconds), written before the group is signalled.
 #   STREAM.head STREAM.prev STREAM.dropped   log cap (AWL_LOG_CAP > 0): see "Log cap" below.
 #   exit           key=value: exit_code signal reason finished_at descendants_alive stdout_dropped stderr_dropped
-#                  stdout_bytes stderr_bytes, then a line of spaces that pads it to 512 bytes. Written atomically
+#                  stdout_bytes stderr_bytes [no_space=1], then a line of spaces that pads it to 512 bytes. Written atomically
 #                  (exit.tmp -> mv); the last file written.
 #   exit.tmp       the exit record's reservation: 511 spaces and a newline, written at start-up before anything else
 #                  (the launcher may have written it already). At the end the record is written over those bytes
 #                  in place (`1<>`, no truncation) and renamed to `exit`, so a disk or quota that the command's
 #                  output filled still takes the record: rewriting allocated bytes and a rename within the
 #                  directory need no new block (copy-on-write file systems excepted).
+#   no_space       empty marker: a write of the wrapper's found the disk (or quota) full; the exit record then says
+#                  no_space=1 (the command's own writes may have failed too). An empty file needs no block.
 #   wrapper.log    the wrapper's own messages.
 # Order: exit.tmp, [queued,] started, then heartbeats, then exit. Times are epoch seconds. When `started` cannot be
 #   written (a full disk) the command is not started: the exit record says launch_failed.
@@ -99,12 +101,14 @@ awl_rotate() {
     # Nothing was truncated before the first rotation: the live file still starts at the stream's first byte.
     if ! { head -c "$awl_headcap" "$1" >"$1.head.tmp" && mv -f "$1.head.tmp" "$1.head"; } 2>/dev/null; then
       rm -f "$1.head.tmp"
+      : >no_space
       awl_log "log cap: no room to save the head of $1 (disk full?); rotation postponed"
       return 1
     fi
   fi
   if ! { cat "$1" >"$1.snap"; } 2>/dev/null; then
     rm -f "$1.snap"
+    : >no_space
     awl_log "log cap: no room to rotate $1 (disk full?); rotation postponed"
     return 1
   fi
@@ -121,6 +125,7 @@ awl_rotate() {
     cat "$1.prev" "$1.snap" | tail -c "$4" >"$1.prev.tmp"
   fi 2>/dev/null || {
     rm -f "$1.prev.tmp"
+    : >no_space
     mv -f "$1.snap" "$1.prev.tmp"
     awl_kept=$awl_sz
   }
@@ -255,7 +260,8 @@ awl_monitor() {
       fi
     fi
     if [ $((now - last_hb)) -ge "$AWL_HEARTBEAT" ]; then
-      awl_put heartbeat "now=$now" "out=$out" "err=$err" "progress=$sz_prog" "last_change=$last_change"
+      { awl_put heartbeat "now=$now" "out=$out" "err=$err" "progress=$sz_prog" "last_change=$last_change"; } \
+        2>/dev/null || { rm -f heartbeat.tmp; : >no_space; }
       last_hb=$now
     fi
     [ ! -f monitor.stop ] || awl_done=1
@@ -328,6 +334,12 @@ awl_finish() {
         e_drop=$awl_drop sz_errp=$awl_prev sz_err=0
     fi
   fi
+  # A full disk now (a one-byte write needs a block) or earlier (the marker): the record says so.
+  { printf x >no_space.probe; } 2>/dev/null || : >no_space
+  rm -f no_space.probe
+  awl_nospace=''
+  [ ! -e no_space ] || awl_nospace='
+no_space=1'
   awl_now
   awl_write_exit "exit_code=$1
 signal=$awl_sig
@@ -337,7 +349,7 @@ descendants_alive=${awl_desc:-0}
 stdout_dropped=${o_drop:-0}
 stderr_dropped=${e_drop:-0}
 stdout_bytes=$((${o_drop:-0} + sz_outp + sz_out))
-stderr_bytes=$((${e_drop:-0} + sz_errp + sz_err))"
+stderr_bytes=$((${e_drop:-0} + sz_errp + sz_err))$awl_nospace"
   # The queue slot (or place in line) is freed after the exit record, so a job's files never show more
   # commands running than its queue admits; a wrapper that dies in between has its slot reclaimed.
   [ -z "$awl_q_slot" ] || rm -f "$awl_q_slot"

@@ -50,6 +50,7 @@ if (runE2e) {
         expect(run.stderr).not.toContain("report this");
         expect(run.code).toBe(3);
         expect(run.json.result.exit_code).toBe(7);
+        expect(run.json.result.digest[0]).toContain("was full while it ran");
         const id = run.json.job_id as string;
         const remoteJob = join(remote, "jobs", id);
         expect(existsSync(join(remoteJob, "exit"))).toBe(true);

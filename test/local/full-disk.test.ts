@@ -48,10 +48,14 @@ if (gateOnAvailability("full-disk tests (a real tmpfs as the data dir)", tmpfsAv
       expect(run.code).toBe(3);
       expect(run.json.result.exit_code).toBe(7);
       expect(run.json.job_state).toBe("failed");
+      expect(run.json.result.digest[0]).toContain("was full while it ran");
+      expect(run.json.result.error.detail).toContain("was full while it ran");
       const id = run.json.job_id as string;
       // The store's reserve took the result: sealed at once. A second job and a filler take what the reserve left.
       expect(storedState(sb.dataDir, id)).toBe("failed");
-      expect(run.stderr).toContain(`the disk holding the job database ${join(sb.dataDir, "awaitless.db")} is full`);
+      expect(run.stderr).toContain(
+        `the disk holding the job database ${join(sb.dataDir, "awaitless.db")} is full`,
+      );
       const second = sb.run(["run", "--json", "--", ...FILL]);
       expect(second.code).toBe(3);
       expect(second.json.result.exit_code).toBe(7);

@@ -25,7 +25,7 @@ if (gateOnAvailability("wrapper full-disk tests (a real tmpfs)", tmpfsAvailable(
         job.start(shell, { argv: ["sh", "-c", 'head -c 4000000 /dev/zero | tr "\\0" x; exit 7'] });
         const exit = await job.exit();
         expect(freeBytes(job.dir)).toBeLessThan(8192);
-        expect(exit).toMatchObject({ exitCode: 7, reason: "exited" });
+        expect(exit).toMatchObject({ exitCode: 7, reason: "exited", noSpace: true });
         expect(exit.stdoutBytes).toBe(statSync(job.path("stdout")).size);
         expect(statSync(job.path("exit")).size).toBe(EXIT_RESERVATION.text.length);
         expect(existsSync(job.path(EXIT_RESERVATION.name))).toBe(false);
