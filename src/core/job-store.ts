@@ -86,6 +86,7 @@ export class JobStore {
       // Keep -wal and -shm when the last connection closes: a later reader then needs no new file (and no free
       // block) to open the store, so reads keep working on a full disk.
       db.fileControl(constants.SQLITE_FCNTL_PERSIST_WAL, 1);
+      db.exec("PRAGMA journal_size_limit = 1048576"); // a kept -wal is cut back to 1 MiB after a checkpoint
       db.exec("PRAGMA synchronous = NORMAL");
       db.exec("PRAGMA foreign_keys = ON");
     } catch (e) {
