@@ -20,21 +20,22 @@ export function isNoSpace(e: unknown): boolean {
 }
 
 /** Free bytes (for this user) and size of the file system holding `path` or its nearest existing parent. */
-export function freeSpace(path: string): { free: number; size: number } | null {
+export function freeSpace(path: string): { free: number; size: number; noInodes: boolean } | null {
   for (let p = path; ; p = dirname(p)) {
     try {
       const s = statfsSync(p);
-      return { free: s.bavail * s.bsize, size: s.blocks * s.bsize };
+      return { free: s.bavail * s.bsize, size: s.blocks * s.bsize, noInodes: s.files > 0 && s.ffree === 0 };
     } catch {
       if (dirname(p) === p) return null;
     }
   }
 }
 
-/** "1.2 MiB free of 3.0 MiB" (the file system's view; a quota can be smaller). */
+/** "1.2 MiB free of 3.0 MiB" (the file system's view; a quota can be smaller), ", no free inodes" when so. */
 export function describeFree(path: string): string {
   const f = freeSpace(path);
-  return f ? `${humanBytes(f.free)} free of ${humanBytes(f.size)}` : "free space unknown";
+  if (!f) return "free space unknown";
+  return `${humanBytes(f.free)} free of ${humanBytes(f.size)}${f.noInodes ? ", no free inodes" : ""}`;
 }
 
 /**

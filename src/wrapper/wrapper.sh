@@ -302,7 +302,8 @@ awl_write_exit() {
   if { printf "%s\n%${awl_pad}s\n" "$1" '' 1<>exit.tmp; } 2>/dev/null && mv -f exit.tmp exit; then
     return 0
   fi
-  awl_log "could not write the exit record in $PWD (disk full?): $(printf '%s' "$1" | tr '\n' ' ')"
+  awl_log "could not write the exit record in $PWD (disk full?):
+$1"
   return 1
 }
 

@@ -26,6 +26,12 @@ export function mountTmpfs(dir: string, size: string, options: string[] = []): v
   if (r.exitCode !== 0) throw new Error(`mount tmpfs at ${dir} failed: ${r.stderr.toString().trim()}`);
 }
 
+/** Changes a mounted tmpfs's options in place (e.g. nr_inodes=N), keeping its files. */
+export function remountTmpfs(dir: string, options: string[]): void {
+  const r = Bun.spawnSync(["mount", "-o", ["remount", ...options].join(","), dir]);
+  if (r.exitCode !== 0) throw new Error(`remount ${dir} failed: ${r.stderr.toString().trim()}`);
+}
+
 /** Unmounts `dir` if it is a mount point; lazily when busy, so a failing test never leaves a mount behind. */
 export function unmountTmpfs(dir: string): void {
   if (Bun.spawnSync(["mountpoint", "-q", dir]).exitCode !== 0) return;

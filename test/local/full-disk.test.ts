@@ -3,11 +3,18 @@
 // nothing, gc makes room again; and when the store cannot be written at all, reads report from the job's records.
 import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, rmSync, statfsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Sandbox, until } from "../helpers/cli.ts";
 import { gateOnAvailability } from "../helpers/sshd.ts";
-import { fillUp, freeBytes, mountTmpfs, tmpfsAvailable, unmountTmpfs } from "../helpers/tmpfs.ts";
+import {
+  fillUp,
+  freeBytes,
+  mountTmpfs,
+  remountTmpfs,
+  tmpfsAvailable,
+  unmountTmpfs,
+} from "../helpers/tmpfs.ts";
 
 const FILL = ["sh", "-c", 'head -c 8000000 /dev/zero | tr "\\0" x; echo done; exit 7'];
 
@@ -106,6 +113,30 @@ if (gateOnAvailability("full-disk tests (a real tmpfs as the data dir)", tmpfsAv
       const again = sb.run(["run", "--json", "--", "echo", "room again"]);
       expect(again.code).toBe(0);
       expect(again.json.result.stdout_tail).toBe("room again\n");
+    });
+
+    test("a launch whose files cannot be written (no inodes left) leaves no row and no directory", () => {
+      const sb = fullDiskBox();
+      expect(sb.run(["run", "--", "true"]).code).toBe(0);
+      const first = jobDirs(sb.dataDir);
+      // Room for the job directory itself and nothing more: spec.sh cannot be created (ENOSPC) although
+      // megabytes are free, so the launch gets past the free-space check and fails while writing.
+      const s = statfsSync(sb.dataDir);
+      remountTmpfs(sb.dataDir, [`nr_inodes=${s.files - s.ffree + 1}`]);
+      const refused = sb.run(["submit", "--client-request-id", "retry-me", "--", "echo", "hi"]);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain(`no space left in ${join(sb.dataDir, "jobs")}`);
+      expect(refused.stderr).toContain("no free inodes");
+      expect(refused.stderr).toContain("ENOSPC");
+      expect(refused.stderr).not.toContain("report this");
+      expect(jobDirs(sb.dataDir)).toEqual(first);
+      expect(sb.run(["list", "--json"]).json.jobs).toHaveLength(1);
+      // Nothing was made: the same client_request_id launches the job once there is room.
+      remountTmpfs(sb.dataDir, ["nr_inodes=10000"]);
+      const again = sb.run(["submit", "--json", "--client-request-id", "retry-me", "--", "echo", "hi"]);
+      expect(again.code).toBe(0);
+      expect(again.json.idempotent_replay).toBe(false);
+      expect(sb.run(["wait", "--json", again.json.job_id]).json.result.stdout_tail).toBe("hi\n");
     });
 
     test("when the store cannot be written, reads report the result from the exit record and seal it later", async () => {
