@@ -774,8 +774,8 @@ cd "$awl_dir" || exit 2
 kill -USR1 "$awl_mon" 2>/dev/null
 wait "$awl_mon"
 rm -f monitor.stop
-# `started` is written just before the exec: without it the command never ran (no space to record its start).
-[ -f started ] || awl_launch_failed "no space to write '$awl_dir/started'; the command was not started"
+# `started` is written just before the exec: without it the command never ran (no room to record its start).
+[ -f started ] || awl_launch_failed "could not write '$awl_dir/started' (disk full?); the command was not started"
 pid='' pgid=''
 awl_read_started
 awl_desc=0
