@@ -55,6 +55,8 @@ export interface ExitInfo {
   reason: "exited" | "timed_out" | "cancelled" | "launch_failed";
   finished_at: string;
   descendants_alive: boolean;
+  /** The disk or quota of the job's directory was full at some point: output may be missing. */
+  no_space?: boolean;
 }
 
 export interface HeartbeatInfo {

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { invalid } from "./errors.ts";
 import { isTerminal, JOB_STATES, type JobState, TERMINAL_STATES } from "./job.ts";
 import type { JobService } from "./job-service.ts";
+import type { StoredJob } from "./job-store.ts";
 import { Redactor, shapeRedactor } from "./redact.ts";
 import type { InspectResponse, JobStatus, ListRequest, LogsRequest, LogsResponse } from "./service-types.ts";
 import { cleanText, grepLines, tailLines } from "./text.ts";
@@ -52,16 +53,33 @@ export async function listJobs(svc: JobService, req: ListRequest): Promise<JobSt
     }
     states = [req.state];
   }
-  // Reconcile the active jobs first so the listing shows fresh states (few are ever active).
-  for (const id of svc.store.activeJobIds()) await svc.refresh(id).catch(() => undefined);
-  const rows = svc.store.list({
-    ...(states ? { states } : {}),
+  // Reconcile the active jobs first so the listing shows fresh states (few are ever active). On a full store a
+  // refresh reports what it observed without storing it: those jobs are listed as observed.
+  const observed = new Map<string, StoredJob>();
+  for (const id of svc.store.activeJobIds()) {
+    const job = await svc.refresh(id).catch(() => undefined);
+    if (job) observed.set(id, job);
+  }
+  const filter = {
     ...(req.name !== undefined ? { name: req.name } : {}),
     ...(req.host !== undefined ? { host: req.host } : {}),
     ...(req.queue !== undefined ? { queue: req.queue } : {}),
-    limit,
-  });
-  return rows.map((j) => svc.toStatus(j));
+  };
+  const rows = svc.store.list({ ...(states ? { states } : {}), ...filter, limit });
+  const listed = new Set(rows.map((j) => j.job_id));
+  const unsealed = [...observed.values()].filter(
+    (j) =>
+      !listed.has(j.job_id) &&
+      (filter.name === undefined || j.name === filter.name) &&
+      (filter.host === undefined || j.host === filter.host) &&
+      (filter.queue === undefined || j.queue === filter.queue),
+  );
+  return [...rows, ...unsealed]
+    .map((j) => observed.get(j.job_id) ?? j)
+    .filter((j) => !states || states.includes(j.state))
+    .sort((a, b) => b.job_id.localeCompare(a.job_id))
+    .slice(0, limit)
+    .map((j) => svc.toStatus(j));
 }
 
 export async function inspectJob(svc: JobService, jobId: string): Promise<InspectResponse> {
@@ -121,6 +139,8 @@ export async function collectGarbage(
     forgetUnreachable?: boolean;
   },
 ): Promise<GcResult> {
+  // Fresh states first: a job that finished since (or whose result a full disk kept out of the store) can go now.
+  for (const id of svc.store.activeJobIds()) await svc.refresh(id).catch(() => undefined);
   const cutoff =
     o.olderThanSeconds === null ? null : new Date(Date.now() - o.olderThanSeconds * 1000).toISOString();
   const victims = svc.store.gcCandidates(cutoff, o.keep);

@@ -1,6 +1,6 @@
 // The use cases shared by CLI and MCP: submit, run, wait, status, logs, cancel, list, inspect.
 // Every read reconciles what it needs first (no daemon): observe the wrapper, apply the rules in reconcile.ts.
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { Backend, LaunchInput } from "./backend.ts";
 import { completions as completionsFeed } from "./completions.ts";
 import { AwaitlessError, invalid } from "./errors.ts";
@@ -33,6 +33,8 @@ import type {
   WaitOptions,
   WaitResponse,
 } from "./service-types.ts";
+import { describeFree, isNoSpace, noSpaceFromErrno } from "./store-errors.ts";
+import { observedActive, observedTerminal, reserveNotice, storeNotice } from "./unsealed.ts";
 
 export interface ServiceSettings {
   maxReturnBytes: number;
@@ -58,6 +60,7 @@ export interface ServiceSettings {
 
 export class JobService implements JobServiceApi {
   private readonly unreachable = new Map<string, string>();
+  private readonly notices = new Set<string>();
   constructor(
     readonly store: JobStore,
     private readonly backends: Partial<Record<Job["backend"], Backend>>,
@@ -192,6 +195,7 @@ export class JobService implements JobServiceApi {
   ): Promise<Omit<SubmitResponse, "idempotent_replay"> | null> {
     const s = this.settings;
     if (process.env.AWAITLESS_TEST_CRASH_AFTER_RESERVE === "1") process.exit(99);
+    let launched = false;
     try {
       const backendId = await backend.launch({
         job,
@@ -200,15 +204,47 @@ export class JobService implements JobServiceApi {
         logCapBytes: s.logCapBytes,
         ...(admission ? { admission } : {}),
       });
+      launched = true;
       if (process.env.AWAITLESS_TEST_CRASH_AFTER_LAUNCH === "1") process.exit(98);
-      this.store.setBackendId(job.job_id, backendId);
+      // The wrapper's `started` record names its pid too: on a full store the job is still found and reconciled.
+      this.recorded(
+        () => {
+          this.store.setBackendId(job.job_id, backendId);
+          return job;
+        },
+        () => job,
+      );
     } catch (e) {
       if (resumed && e instanceof AwaitlessError && e.details.job_dir_exists === true) return null;
+      if (!launched && isNoSpace(e)) {
+        await this.undoLaunch(job);
+        throw noSpaceFromErrno(e) ?? e;
+      }
       this.finishWithError(job, e);
       throw e;
     }
     const started = await this.waitForStart(job.job_id);
     return { job_id: job.job_id, state: started.state, job: this.toStatus(started) };
+  }
+
+  /**
+   * A launch that found no space before any wrapper started: its files and its row are removed, so nothing is left
+   * half-made and its client_request_id stays free for the retry. When even that cannot be written, the row is
+   * marked failed, or, on a store too full for either, left `starting`: reconcile makes it lost after the grace.
+   */
+  private async undoLaunch(job: StoredJob): Promise<void> {
+    await this.backendFor(job)
+      .remove(job)
+      .catch(() => undefined);
+    try {
+      this.store.deleteUnlaunched(job.job_id);
+    } catch {
+      try {
+        this.finishWithError(job, new Error("no space left to launch the job"));
+      } catch {
+        // the store is full: reconcile rule 6 ends the row
+      }
+    }
   }
 
   /** A launch that failed before the wrapper ran: the job is failed with stage launch_failed, never left dangling. */
@@ -278,6 +314,30 @@ export class JobService implements JobServiceApi {
     return `${this.store.path.replace(/awaitless\.db$/, "")}jobs/${jobId}`;
   }
 
+  /** Warnings about observations that could not be stored (a full disk); each is said once. */
+  storeNotices(): string[] {
+    if (this.store.reserveUsed) {
+      this.store.reserveUsed = false;
+      this.notices.add(reserveNotice(this.store.path, describeFree(dirname(this.store.path))));
+    }
+    const all = [...this.notices];
+    this.notices.clear();
+    return all;
+  }
+
+  /** A store write; on a full disk, says why (storeNotices) and reports `observed` instead, stored later. */
+  private recorded(write: () => StoredJob, observed: () => StoredJob): StoredJob {
+    try {
+      return write();
+    } catch (e) {
+      if (!isNoSpace(e)) throw e;
+      this.notices.add(
+        storeNotice(this.store.path, `no space left: ${describeFree(dirname(this.store.path))}`),
+      );
+      return observed();
+    }
+  }
+
   /** Why the last observation of a job could not reach its host (cleared once it can): CLI exit 7. */
   unreachableReason(jobId: string): string | undefined {
     return this.unreachable.get(jobId);
@@ -297,43 +357,64 @@ export class JobService implements JobServiceApi {
     const d = decide(job, obs, { nowMs: Date.now(), launchGraceSeconds: this.settings.launchGraceSeconds });
     if (d.kind === "none") return job;
     if (d.kind === "unreachable") {
-      if (job.status_message !== d.message) this.store.setStatusMessage(jobId, d.message);
-      return this.store.get(jobId)!;
+      if (job.status_message === d.message) return job;
+      return this.recorded(
+        () => {
+          this.store.setStatusMessage(jobId, d.message);
+          return this.store.get(jobId)!;
+        },
+        () => observedActive(job, job.state, d.message),
+      );
     }
     if (d.kind === "active") {
       if (d.to === job.state) {
-        if (d.status_message !== job.status_message) this.store.setStatusMessage(jobId, d.status_message);
-        return this.store.get(jobId)!;
+        if (d.status_message === job.status_message) return job;
+        return this.recorded(
+          () => {
+            this.store.setStatusMessage(jobId, d.status_message);
+            return this.store.get(jobId)!;
+          },
+          () => observedActive(job, job.state, d.status_message),
+        );
       }
       const patch = d.started_at ? { started_at: d.started_at } : {};
-      return this.store.transition(jobId, d.to, {
-        ...patch,
-        status_message: d.status_message,
-        historyReason:
-          d.to === "stalled"
-            ? "no output"
-            : d.to === "running"
-              ? job.state === "stalled"
-                ? "output resumed"
-                : "started"
-              : null,
-      }).job;
+      return this.recorded(
+        () =>
+          this.store.transition(jobId, d.to, {
+            ...patch,
+            status_message: d.status_message,
+            historyReason:
+              d.to === "stalled"
+                ? "no output"
+                : d.to === "running"
+                  ? job.state === "stalled"
+                    ? "output resumed"
+                    : "started"
+                  : null,
+          }).job,
+        () => observedActive(job, d.to, d.status_message, d.started_at),
+      );
     }
     const built = await buildResult(backend, job, d, this.settings.maxReturnBytes);
-    return this.store.transition(jobId, d.to, {
-      ...(d.started_at ? { started_at: d.started_at } : {}),
-      historyReason: d.reason ?? d.to,
-      terminal: {
-        exit_code: d.exit_code,
-        signal: d.signal,
-        reason: d.reason,
-        finished_at: d.finished_at,
-        stdout_bytes: built.stdoutBytes,
-        stderr_bytes: built.stderrBytes,
-        result_json: built.json,
-        result_sha256: built.sha256,
-      },
-    }).job;
+    // The exit record stays on disk: when the store is full the result is reported now and sealed by a later reader.
+    return this.recorded(
+      () =>
+        this.store.transition(jobId, d.to, {
+          ...(d.started_at ? { started_at: d.started_at } : {}),
+          historyReason: d.reason ?? d.to,
+          terminal: {
+            exit_code: d.exit_code,
+            signal: d.signal,
+            reason: d.reason,
+            finished_at: d.finished_at,
+            stdout_bytes: built.stdoutBytes,
+            stderr_bytes: built.stderrBytes,
+            result_json: built.json,
+            result_sha256: built.sha256,
+          },
+        }).job,
+      () => observedTerminal(job, d, built),
+    );
   }
 
   resultOf(job: StoredJob): JobResult | undefined {

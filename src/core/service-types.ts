@@ -192,6 +192,8 @@ export interface QueueView {
 }
 
 export interface JobServiceApi {
+  /** Warnings about observations a full disk kept out of the store (each said once; optional for fakes). */
+  storeNotices?(): string[];
   submit(req: LaunchRequest): Promise<SubmitResponse>;
   run(
     req: LaunchRequest,

@@ -92,6 +92,12 @@ export function readExitRecord(dir: string): ExitRecord | null {
   return readRecord(dir, FILES.exit, parseExitRecord);
 }
 
+/**
+ * The exit record's reservation (`exit.tmp`): written by the launcher with spec.sh (the wrapper writes it itself when
+ * it is missing), so the wrapper writes its record over bytes already allocated even when output filled the disk.
+ */
+export const EXIT_RESERVATION = { name: "exit.tmp", text: `${" ".repeat(511)}\n` } as const;
+
 /** Ask the wrapper to stop the job: TERM to its group now, KILL after `graceSeconds`. Written atomically. */
 export function writeCancelRequest(dir: string, graceSeconds: number): void {
   const path = join(dir, FILES.cancel);

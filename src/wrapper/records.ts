@@ -42,6 +42,8 @@ export interface ExitRecord {
   /** Every byte written to the stream, dropped ones included. */
   stdoutBytes?: number;
   stderrBytes?: number;
+  /** A write of the wrapper's found the disk or quota full while the job ran (`no_space=1`). */
+  noSpace?: boolean;
 }
 
 /** `key=value` lines → object. The value is everything after the first `=`; lines without `=` are ignored. */
@@ -136,5 +138,6 @@ export function parseExitRecord(text: string): ExitRecord | null {
   if (stdoutBytes !== undefined) record.stdoutBytes = stdoutBytes;
   const stderrBytes = integer(kv.stderr_bytes);
   if (stderrBytes !== undefined) record.stderrBytes = stderrBytes;
+  if (kv.no_space === "1") record.noSpace = true;
   return record;
 }

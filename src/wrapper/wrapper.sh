@@ -22,13 +22,22 @@
 #   timed_out | cancelled   marker (content: epoch seconds), written before the group is signalled.
 #   STREAM.head STREAM.prev STREAM.dropped   log cap (AWL_LOG_CAP > 0): see "Log cap" below.
 #   exit           key=value: exit_code signal reason finished_at descendants_alive stdout_dropped stderr_dropped
-#                  stdout_bytes stderr_bytes. Written atomically (exit.tmp -> mv); the last file written.
+#                  stdout_bytes stderr_bytes [no_space=1], then a line of spaces that pads it to 512 bytes. Written atomically
+#                  (exit.tmp -> mv); the last file written.
+#   exit.tmp       the exit record's reservation: 511 spaces and a newline, written at start-up before anything else
+#                  (the launcher may have written it already). At the end the record is written over those bytes
+#                  in place (`1<>`, no truncation) and renamed to `exit`, so a disk or quota that the command's
+#                  output filled still takes the record: rewriting allocated bytes and a rename within the
+#                  directory need no new block (copy-on-write file systems excepted).
+#   no_space       empty marker: a write of the wrapper's found the disk (or quota) full; the exit record then says
+#                  no_space=1 (the command's own writes may have failed too). An empty file needs no block.
 #   wrapper.log    the wrapper's own messages.
-# Order: [queued,] started, then heartbeats, then exit. Times are epoch seconds.
+# Order: exit.tmp, [queued,] started, then heartbeats, then exit. Times are epoch seconds. When `started` cannot be
+#   written (a full disk) the command is not started: the exit record says launch_failed.
 #
 # exit_code: the command's status; 128+n when it died from signal n (signal= names n, e.g. KILL). sh cannot tell
 #   a command that exited 130 from one killed by SIGINT; both read exit_code=130 signal=INT.
-#   126 with reason=launch_failed: JOB_DIR/spec.sh or AWL_CWD unusable (details in wrapper.log).
+#   126 with reason=launch_failed: JOB_DIR/spec.sh or AWL_CWD unusable, or no space for `started` (wrapper.log).
 #   127: command not found (recorded as reason=exited, like a shell would). Empty with reason=cancelled: the
 #   cancel file existed before the command started (or before its queue admitted it), so it never ran.
 # reason: exited | timed_out | cancelled | launch_failed.
@@ -84,29 +93,48 @@ awl_size() {
 }
 
 # awl_rotate STREAM PREV_BYTES DROPPED KEEP: move the live file into STREAM.prev keeping the last KEEP bytes of
-# prev+live; sets awl_prev (new prev size) and awl_drop (new dropped total).
+# prev+live; sets awl_prev (new prev size) and awl_drop (new dropped total). On a full disk it drops nothing it
+# has not counted: without room for the head or the snapshot it returns 1 and leaves the live file alone; without
+# room for the new prev it keeps the whole snapshot as prev and counts the old prev as dropped.
 awl_rotate() {
   if [ ! -e "$1.head" ]; then
     # Nothing was truncated before the first rotation: the live file still starts at the stream's first byte.
-    head -c "$awl_headcap" "$1" >"$1.head.tmp" && mv -f "$1.head.tmp" "$1.head"
+    if ! { head -c "$awl_headcap" "$1" >"$1.head.tmp" && mv -f "$1.head.tmp" "$1.head"; } 2>/dev/null; then
+      rm -f "$1.head.tmp"
+      : >no_space
+      awl_log "log cap: no room to save the head of $1 (disk full?); rotation postponed"
+      return 1
+    fi
   fi
-  cat "$1" >"$1.snap"
+  if ! { cat "$1" >"$1.snap"; } 2>/dev/null; then
+    rm -f "$1.snap"
+    : >no_space
+    awl_log "log cap: no room to rotate $1 (disk full?); rotation postponed"
+    return 1
+  fi
   : >"$1"
   awl_size "$1.snap"
   awl_total=$(($2 + awl_sz))
+  awl_kept=$awl_total
+  [ "$awl_kept" -le "$4" ] || awl_kept=$4
   if [ "$awl_sz" -ge "$4" ]; then
     tail -c "$4" "$1.snap" >"$1.prev.tmp"
   elif [ "$2" -eq 0 ]; then
     mv -f "$1.snap" "$1.prev.tmp"
   else
     cat "$1.prev" "$1.snap" | tail -c "$4" >"$1.prev.tmp"
-  fi
+  fi 2>/dev/null || {
+    rm -f "$1.prev.tmp"
+    : >no_space
+    mv -f "$1.snap" "$1.prev.tmp"
+    awl_kept=$awl_sz
+  }
   mv -f "$1.prev.tmp" "$1.prev"
   rm -f "$1.snap"
-  awl_prev=$awl_total
-  [ "$awl_prev" -le "$4" ] || awl_prev=$4
+  awl_prev=$awl_kept
   awl_drop=$(($3 + awl_total - awl_prev))
-  awl_put "$1.dropped" "$awl_drop"
+  # Written after the old prev and the snapshot are gone, so the space they held takes it.
+  awl_put "$1.dropped" "$awl_drop" 2>/dev/null || awl_log "log cap: could not record $1.dropped=$awl_drop"
 }
 
 # awl_read_started: sets pid and pgid from the started file when it exists.
@@ -197,12 +225,12 @@ awl_monitor() {
     awl_stat
     if [ "$awl_cap" -gt 0 ]; then
       if [ "$sz_out" -gt "$awl_rotate_at" ]; then
-        awl_rotate stdout "$sz_outp" "$o_drop" "$awl_rotate_at"
-        o_drop=$awl_drop sz_outp=$awl_prev sz_out=0
+        awl_rotate stdout "$sz_outp" "$o_drop" "$awl_rotate_at" &&
+          o_drop=$awl_drop sz_outp=$awl_prev sz_out=0
       fi
       if [ "$sz_err" -gt "$awl_rotate_at" ]; then
-        awl_rotate stderr "$sz_errp" "$e_drop" "$awl_rotate_at"
-        e_drop=$awl_drop sz_errp=$awl_prev sz_err=0
+        awl_rotate stderr "$sz_errp" "$e_drop" "$awl_rotate_at" &&
+          e_drop=$awl_drop sz_errp=$awl_prev sz_err=0
       fi
     fi
     out=$((o_drop + sz_outp + sz_out))
@@ -232,7 +260,8 @@ awl_monitor() {
       fi
     fi
     if [ $((now - last_hb)) -ge "$AWL_HEARTBEAT" ]; then
-      awl_put heartbeat "now=$now" "out=$out" "err=$err" "progress=$sz_prog" "last_change=$last_change"
+      { awl_put heartbeat "now=$now" "out=$out" "err=$err" "progress=$sz_prog" "last_change=$last_change"; } \
+        2>/dev/null || { rm -f heartbeat.tmp; : >no_space; }
       last_hb=$now
     fi
     [ ! -f monitor.stop ] || awl_done=1
@@ -255,6 +284,29 @@ awl_reap_wait() {
   done
 }
 
+# The exit record's reservation (see exit.tmp above). The record is ASCII, so ${#var} counts its bytes.
+awl_reserve_bytes=512
+awl_reserve_exit() {
+  awl_size exit.tmp
+  [ "$awl_sz" -eq "$awl_reserve_bytes" ] && return 0
+  { printf "%$((awl_reserve_bytes - 1))s\n" '' >exit.tmp; } 2>/dev/null && return 0
+  awl_log "no space to reserve the exit record in $PWD (disk full or quota exceeded)"
+  return 1
+}
+
+# awl_write_exit TEXT: the record (key=value lines) over the reservation, padded to its size, then renamed to exit.
+# Without a reservation (it could not be made) `1<>` creates the file: the record then needs a new block.
+awl_write_exit() {
+  awl_pad=$((awl_reserve_bytes - ${#1} - 2))
+  [ "$awl_pad" -ge 1 ] || awl_pad=1
+  if { printf "%s\n%${awl_pad}s\n" "$1" '' 1<>exit.tmp; } 2>/dev/null && mv -f exit.tmp exit; then
+    return 0
+  fi
+  awl_log "could not write the exit record in $PWD (disk full?):
+$1"
+  return 1
+}
+
 # awl_finish CODE REASON: final log trim, then the exit record (last file written), then exit.
 awl_finish() {
   awl_sig=''
@@ -275,18 +327,30 @@ awl_finish() {
   awl_stat
   if [ "$awl_cap" -gt 0 ]; then
     if [ $((sz_out + sz_outp)) -gt "$awl_tailcap" ]; then
-      awl_rotate stdout "$sz_outp" "${o_drop:-0}" "$awl_tailcap"
-      o_drop=$awl_drop sz_outp=$awl_prev sz_out=0
+      awl_rotate stdout "$sz_outp" "${o_drop:-0}" "$awl_tailcap" &&
+        o_drop=$awl_drop sz_outp=$awl_prev sz_out=0
     fi
     if [ $((sz_err + sz_errp)) -gt "$awl_tailcap" ]; then
-      awl_rotate stderr "$sz_errp" "${e_drop:-0}" "$awl_tailcap"
-      e_drop=$awl_drop sz_errp=$awl_prev sz_err=0
+      awl_rotate stderr "$sz_errp" "${e_drop:-0}" "$awl_tailcap" &&
+        e_drop=$awl_drop sz_errp=$awl_prev sz_err=0
     fi
   fi
+  # A full disk now (a one-byte write needs a block) or earlier (the marker): the record says so.
+  { printf x >no_space.probe; } 2>/dev/null || : >no_space
+  rm -f no_space.probe
+  awl_nospace=''
+  [ ! -e no_space ] || awl_nospace='
+no_space=1'
   awl_now
-  awl_put exit "exit_code=$1" "signal=$awl_sig" "reason=$2" "finished_at=$awl_t" \
-    "descendants_alive=${awl_desc:-0}" "stdout_dropped=${o_drop:-0}" "stderr_dropped=${e_drop:-0}" \
-    "stdout_bytes=$((${o_drop:-0} + sz_outp + sz_out))" "stderr_bytes=$((${e_drop:-0} + sz_errp + sz_err))"
+  awl_write_exit "exit_code=$1
+signal=$awl_sig
+reason=$2
+finished_at=$awl_t
+descendants_alive=${awl_desc:-0}
+stdout_dropped=${o_drop:-0}
+stderr_dropped=${e_drop:-0}
+stdout_bytes=$((${o_drop:-0} + sz_outp + sz_out))
+stderr_bytes=$((${e_drop:-0} + sz_errp + sz_err))$awl_nospace"
   # The queue slot (or place in line) is freed after the exit record, so a job's files never show more
   # commands running than its queue admits; a wrapper that dies in between has its slot reclaimed.
   [ -z "$awl_q_slot" ] || rm -f "$awl_q_slot"
@@ -598,6 +662,9 @@ cd "$awl_dir" || {
 }
 awl_cap=0 awl_q_slot='' awl_q_entry='' awl_q_root=''
 AWL_QUEUE='' AWL_RESOURCES='' AWL_QUEUE_DIR='' AWL_QUEUE_LOCK=''
+# First the exit record's room, so that output filling the disk later cannot take it; no room: nothing starts.
+awl_reserve_exit ||
+  awl_launch_failed "no space for the job's records in '$awl_dir'; free space (awaitless gc) or use a larger file system"
 : >>stdout
 : >>stderr
 if ! [ -r spec.sh ] || ! (. ./spec.sh) >/dev/null 2>&1; then
@@ -683,7 +750,10 @@ fi
   [ "$awl_group" = 1 ] && awl_pgid=$awl_pid
   [ -z "$awl_q_slot" ] || awl_q_mark_running "$awl_pid" "$awl_pgid"
   awl_put "$awl_dir/started" "protocol=1" "wrapper_pid=$awl_wrapper_pid" "pid=$awl_pid" "pgid=$awl_pgid" \
-    "boot_id=$awl_boot_id" "proc_start=$awl_proc_start" "started_at=$awl_started_at"
+    "boot_id=$awl_boot_id" "proc_start=$awl_proc_start" "started_at=$awl_started_at" 2>/dev/null || {
+    rm -f "$awl_dir/started.tmp"
+    exit 126
+  }
   export AWAITLESS_JOB_ID="$AWL_JOB_ID" AWAITLESS_JOB_DIR="$awl_dir" AWAITLESS_PROGRESS_FILE="$awl_dir/progress"
   [ -z "$AWL_QUEUE" ] || export AWAITLESS_QUEUE="$AWL_QUEUE"
   if [ -n "$AWL_RESOURCES" ]; then
@@ -704,6 +774,8 @@ cd "$awl_dir" || exit 2
 kill -USR1 "$awl_mon" 2>/dev/null
 wait "$awl_mon"
 rm -f monitor.stop
+# `started` is written just before the exec: without it the command never ran (no room to record its start).
+[ -f started ] || awl_launch_failed "could not write '$awl_dir/started' (disk full?); the command was not started"
 pid='' pgid=''
 awl_read_started
 awl_desc=0

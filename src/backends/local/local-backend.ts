@@ -13,7 +13,7 @@ import {
   watch,
   writeFileSync,
 } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type {
   Backend,
   FullLog,
@@ -25,7 +25,9 @@ import type {
 } from "../../core/backend.ts";
 import { AwaitlessError } from "../../core/errors.ts";
 import type { ArtifactEntry, BackendId, Job } from "../../core/job.ts";
+import { freeSpace, isNoSpace, noSpaceError } from "../../core/store-errors.ts";
 import {
+  EXIT_RESERVATION,
   FILES,
   readExitRecord,
   readHeartbeat,
@@ -52,6 +54,9 @@ export interface LocalBackendOptions {
   /** Lock mechanism when the queue directory is first used (tests force mkdir); default auto. */
   queueLock?: "auto" | "mkdir";
 }
+
+/** Below this much free space a launch is refused before it writes anything (its records need a few blocks). */
+const LAUNCH_HEADROOM_BYTES = 64 * 1024;
 
 /** File names the waiters care about: the lifecycle, not the output. */
 const LIFECYCLE_FILES = new Set(["started", "exit", "cancel", "queued"]);
@@ -91,8 +96,14 @@ export class LocalBackend implements Backend {
 
   async launch(input: LaunchInput): Promise<BackendId> {
     const { job } = input;
-    const wrapper = this.ensureWrapper();
+    const parent = dirname(job.job_dir);
+    const room = freeSpace(parent);
+    if (room !== null && room.free < LAUNCH_HEADROOM_BYTES) {
+      throw noSpaceError(parent, `the job directory ${job.job_dir}`, "less than 64 KiB free");
+    }
+    let wrapper: string;
     try {
+      wrapper = this.ensureWrapper();
       const text = jobSpecText(job, input, {
         tickSeconds: this.opts.tickSeconds ?? 1,
         heartbeatSeconds: this.opts.heartbeatSeconds ?? 1,
@@ -100,7 +111,9 @@ export class LocalBackend implements Backend {
         admissionLock: this.opts.queueLock ?? "auto",
       });
       writeLocalSpec(job.job_dir, text);
+      writeFileSync(join(job.job_dir, EXIT_RESERVATION.name), EXIT_RESERVATION.text, { mode: 0o600 });
     } catch (e) {
+      if (isNoSpace(e)) throw noSpaceError(parent, `the job directory ${job.job_dir}`, e);
       throw new AwaitlessError(
         "launch_failed",
         `could not prepare the job directory ${job.job_dir}: ${(e as Error).message}`,

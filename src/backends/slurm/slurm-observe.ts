@@ -74,6 +74,7 @@ async function readWrapper(h: SlurmHost, dir: string): Promise<WrapperView> {
       reason: exit.reason,
       finished_at: iso(exit.finishedAtEpochSeconds),
       descendants_alive: exit.descendantsAlive,
+      ...(exit.noSpace ? { no_space: true } : {}),
     },
     heartbeat: hb && {
       at: iso(hb.nowEpochSeconds),

@@ -28,6 +28,17 @@ echo "root=$r"
 ${BOOT}echo "boot_id=$b"
 `;
 
+/** Below this much free space on the host a launch is refused before it writes anything (as locally). */
+const LAUNCH_HEADROOM_KIB = 64;
+
+// free DIR: sets avail_kib and size_kib of DIR's file system ('' when df cannot tell).
+const FREE_SPACE = `free() {
+  avail_kib='' size_kib=''
+  set -- $(df -Pk "$1" 2>/dev/null | tail -n 1)
+  case \${4:-x} in *[!0-9]*) ;; *) avail_kib=$4 size_kib=$2 ;; esac
+}
+`;
+
 /** A heredoc delimiter that does not occur as a line of `text`. */
 export function heredocDelimiter(text: string): string {
   const lines = new Set(text.split("\n"));
@@ -53,10 +64,22 @@ export function launchScript(specText: string): string {
   const delim = heredocDelimiter(specText);
   return `d=$1 w=$2
 umask 077
+${FREE_SPACE}free "\${d%/*}"
+if [ -n "$avail_kib" ] && [ "$avail_kib" -lt ${LAUNCH_HEADROOM_KIB} ]; then
+  printf '%s\\n' "error=less than ${LAUNCH_HEADROOM_KIB} KiB free" nospace=1 "avail_kib=$avail_kib" "size_kib=$size_kib"
+  exit 3
+fi
 mkdir "$d" || { [ -d "$d" ] && echo "exists=1"; echo "error=cannot create the job directory $d"; exit 3; }
-cat >"$d/spec.sh.tmp" <<'${delim}'
+# spec.sh, then the exit record's reservation (see wrapper.sh); on any failure nothing is left behind.
+if ! { cat >"$d/spec.sh.tmp" <<'${delim}'
 ${specText.endsWith("\n") ? specText : `${specText}\n`}${delim}
-mv -f "$d/spec.sh.tmp" "$d/spec.sh" || { echo "error=cannot write $d/spec.sh"; exit 3; }
+} || ! mv -f "$d/spec.sh.tmp" "$d/spec.sh" || ! printf '%511s\\n' '' >"$d/exit.tmp"; then
+  rm -rf "$d"
+  free "\${d%/*}"
+  printf '%s\\n' "error=cannot write $d/spec.sh" "avail_kib=$avail_kib" "size_kib=$size_kib"
+  [ "\${avail_kib:-999999}" -ge ${LAUNCH_HEADROOM_KIB} ] || echo nospace=1
+  exit 3
+fi
 case \${SHELL##*/} in sh | dash | bash | ash | ksh | mksh | busybox) s=$SHELL ;; *) s=sh ;; esac
 [ -x "$s" ] || s=sh
 cd "$HOME" 2>/dev/null || cd /

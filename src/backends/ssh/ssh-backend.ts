@@ -15,6 +15,8 @@ import type {
 } from "../../core/backend.ts";
 import { AwaitlessError } from "../../core/errors.ts";
 import type { ArtifactEntry, BackendId, Job } from "../../core/job.ts";
+import { isNoSpace, noSpaceError } from "../../core/store-errors.ts";
+import { humanBytes } from "../../core/text.ts";
 import { jobSpecText, localSpecMissing, writeLocalSpec } from "../job-spec.ts";
 import { parseSpecSecrets } from "../local/spec-secrets.ts";
 import { CANCEL, JOB_DIR_PRESENT, launchScript, REMOVE } from "./remote-scripts.ts";
@@ -97,6 +99,14 @@ export class SshBackend implements Backend {
     const pid = Number(kv.wrapper_pid);
     if (r.code !== 0 || !Number.isSafeInteger(pid) || pid <= 0) {
       const stderr = r.stderr.toString();
+      if (kv.nospace === "1" || (kv.error && isNoSpace(stderr))) {
+        // The script stopped before any wrapper started and removed what it had written.
+        const kib = (k: string | undefined) => (k ? humanBytes(Number(k) * 1024) : "?");
+        throw noSpaceError(`${prepared.root}/jobs`, `the job directory ${dir}`, kv.error ?? stderr.trim(), {
+          host: host.name,
+          free: `${kib(kv.avail_kib)} free of ${kib(kv.size_kib)}`,
+        });
+      }
       throw new AwaitlessError(
         "launch_failed",
         `could not start the job wrapper on ${host.name}: ${kv.error ?? (stderr.trim().slice(0, 300) || `exit ${r.code}`)}`,
