@@ -8,18 +8,23 @@
 # Files in JOB_DIR (umask 077: every file 0600; nothing is written outside JOB_DIR; the command itself gets the
 # umask the wrapper was started with):
 #   spec.sh        client -> wrapper, sourced with `.`: AWL_JOB_ID AWL_CWD AWL_TIMEOUT AWL_GRACE AWL_TICK
-#                  AWL_HEARTBEAT AWL_LOG_CAP, `set -- argv...`, and awl_env() (exports applied only to the command).
+#                  AWL_HEARTBEAT AWL_LOG_CAP [AWL_SCHEDULER], `set -- argv...`, and awl_env() (exports applied only to
+#                  the command). AWL_SCHEDULER=slurm: see "Cancel" below.
 #                  Queued jobs add AWL_QUEUE AWL_QUEUE_CONCURRENCY AWL_RESOURCES AWL_QUEUE_DIR [AWL_QUEUE_LOCK]
 #                  (see "Queue admission" below); the command then also gets AWAITLESS_QUEUE and AWAITLESS_RESOURCES.
-#   cancel         client -> wrapper: grace seconds (client writes cancel.tmp, then renames). Acted on each tick.
+#   cancel         client -> wrapper: grace seconds, or `scheduler` (client writes cancel.tmp, then renames). See
+#                  "Cancel" below.
 #   queued         key=value, queued jobs only: the wrapper's place in line while it waits, then admitted_at.
-#   started        key=value: protocol wrapper_pid pid pgid boot_id proc_start started_at. Written (started.tmp -> mv)
-#                  by the command's own process just before it execs the command, so pid is the command's pid.
+#   started        key=value: protocol wrapper_pid monitor_pid pid pgid boot_id proc_start started_at. Written
+#                  (started.tmp -> mv) by the command's own process just before it execs the command, so pid is the
+#                  command's pid. monitor_pid: the wrapper's monitor (a child of wrapper_pid), which a client wakes.
 #   stdout stderr  the command's output, opened with >> (O_APPEND) from the first byte.
 #   progress       free for the command ($AWAITLESS_PROGRESS_FILE); only its size is watched.
 #   heartbeat      key=value: now out err progress last_change. Rewritten atomically every AWL_HEARTBEAT seconds.
 #                  out/err count every byte ever written, dropped ones included.
-#   timed_out | cancelled   marker (content: epoch seconds), written before the group is signalled.
+#   timed_out | cancelled   marker (content: epoch seconds), written before the group is signalled: whoever finds
+#                  one knows TERM went out then. A client stopping a group whose wrapper is gone claims `cancelled`
+#                  with noclobber first (see "Cancel").
 #   STREAM.head STREAM.prev STREAM.dropped   log cap (AWL_LOG_CAP > 0): see "Log cap" below.
 #   exit           key=value: exit_code signal reason finished_at descendants_alive stdout_dropped stderr_dropped
 #                  stdout_bytes stderr_bytes. Written atomically (exit.tmp -> mv); the last file written.
@@ -34,6 +39,18 @@
 # reason: exited | timed_out | cancelled | launch_failed.
 # descendants_alive=1: processes of the command's process group outlived it (left running on a normal exit;
 #   killed on timeout and cancel, TERM then KILL after the grace period).
+#
+# Cancel: the group gets exactly one TERM, then KILL after the grace period, and only the monitor signals it. A
+#   client writes `cancel` (src/wrapper/cancel.sh does the client's half), then sends USR2 to monitor_pid to act on it
+#   now rather than at the next tick. The monitor sends TERM once (a second request while a kill is in progress, or
+#   a timeout meanwhile, sends nothing) and KILL when the grace is over. A cancel before the command started (or
+#   before its queue admitted it): the command never runs. With the wrapper gone (killed), the client's script
+#   stops the group itself, still with one TERM (the `cancelled` marker decides who sends it) and a KILL after
+#   the grace. AWL_SCHEDULER=slurm (the batch script of a Slurm job): scancel and the time limit signal every
+#   process of the job, this wrapper included, with one TERM and KILL KillWait seconds later. The wrapper traps
+#   that TERM, so it lives on while the command cleans up (Slurm would otherwise end the batch step and KILL the
+#   rest at once), sends nothing itself, and records the command's status; a `cancel` file saying `scheduler`
+#   only keeps a command that has not started from starting.
 #
 # Log cap, per stream, when AWL_LOG_CAP=CAP > 0: HEAD=CAP/8, TAIL=CAP-HEAD. When the live file exceeds TAIL/2,
 #   the monitor saves the first HEAD bytes once (STREAM.head), copies the live file and truncates it (`: >`, safe
@@ -157,7 +174,8 @@ awl_signal_group() {
   fi
 }
 
-# awl_nap SECONDS: sleep, but return early when a trapped signal (USR1 from the main wrapper) arrives. Once the
+# awl_nap SECONDS: sleep, but return early when a trapped signal (USR1 from the main wrapper, USR2 from a client)
+# arrives. Once the
 # command has exited the monitor only naps while a kill is in progress (the group still alive): a short nap then,
 # not none, or it would spin for the whole grace period.
 awl_nap() {
@@ -165,12 +183,17 @@ awl_nap() {
     sleep 0.1 2>/dev/null || sleep 1
     return
   fi
+  if [ "$awl_wake" = 1 ]; then
+    awl_wake=0
+    return
+  fi
   sleep "$1" &
   awl_nap_pid=$!
-  if [ "$awl_done" = 1 ] || [ -f monitor.stop ] || ! wait "$awl_nap_pid"; then
+  if [ "$awl_done" = 1 ] || [ "$awl_wake" = 1 ] || [ -f monitor.stop ] || ! wait "$awl_nap_pid"; then
     kill "$awl_nap_pid" 2>/dev/null
     wait "$awl_nap_pid" 2>/dev/null
   fi
+  awl_wake=0
 }
 
 # awl_begin_kill MARKER GRACE: record why, then TERM the group; KILL follows GRACE seconds later.
@@ -187,8 +210,11 @@ awl_begin_kill() {
 # and stops. The file is what counts: bash (5.2) can fail to run a trap whose signal lands while it parses a
 # command substitution ("trap: unexpected EOF while looking for matching `)'"), so the signal only saves time.
 awl_monitor() {
-  awl_done=0
+  awl_done=0 awl_wake=0
   trap 'awl_done=1' USR1
+  # A client's cancel: look at the cancel file now instead of at the end of the nap.
+  trap 'awl_wake=1' USR2
+  [ "$AWL_SCHEDULER" != slurm ] || trap 'awl_ext_term=1' TERM
   pid='' pgid='' kstate=none kdeadline=0 o_drop=0 e_drop=0
   last_out=0 last_err=0 last_prog=0 last_change=$awl_started_at last_hb=0
   while :; do
@@ -212,14 +238,22 @@ awl_monitor() {
     if [ "$out" -ne "$last_out" ] || [ "$err" -ne "$last_err" ] || [ "$sz_prog" -ne "$last_prog" ]; then
       last_change=$now last_out=$out last_err=$err last_prog=$sz_prog
     fi
+    if [ "$kstate" = none ] && [ "$awl_ext_term" = 1 ]; then
+      # The scheduler's TERM reached every process of the job, the command's included: nothing more from us.
+      awl_log "TERM from the scheduler: the command got it too; the monitor sends nothing"
+      kstate=external
+    fi
     if [ "$kstate" = none ] && [ -n "$pid" ]; then
       if [ "$AWL_TIMEOUT" -gt 0 ] && [ $((now - awl_started_at)) -ge "$AWL_TIMEOUT" ]; then
         awl_begin_kill timed_out "$AWL_GRACE"
       elif [ -f cancel ]; then
         awl_g=''
         { read -r awl_g <cancel; } 2>/dev/null
-        case $awl_g in '' | *[!0-9]*) awl_g=$AWL_GRACE ;; esac
-        awl_begin_kill cancelled "$awl_g"
+        case $awl_g in
+        scheduler) ;; # scancel signals the job (see "Cancel")
+        '' | *[!0-9]*) awl_begin_kill cancelled "$AWL_GRACE" ;;
+        *) awl_begin_kill cancelled "$awl_g" ;;
+        esac
       fi
     fi
     if [ "$kstate" = term ]; then
@@ -596,8 +630,8 @@ cd "$awl_dir" || {
   awl_log "cannot enter job directory '$awl_dir'; create it (0700) with spec.sh inside"
   exit 2
 }
-awl_cap=0 awl_q_slot='' awl_q_entry='' awl_q_root=''
-AWL_QUEUE='' AWL_RESOURCES='' AWL_QUEUE_DIR='' AWL_QUEUE_LOCK=''
+awl_cap=0 awl_q_slot='' awl_q_entry='' awl_q_root='' awl_ext_term=0
+AWL_QUEUE='' AWL_RESOURCES='' AWL_QUEUE_DIR='' AWL_QUEUE_LOCK='' AWL_SCHEDULER=''
 : >>stdout
 : >>stderr
 if ! [ -r spec.sh ] || ! (. ./spec.sh) >/dev/null 2>&1; then
@@ -628,7 +662,10 @@ if [ -r "/proc/$$/stat" ]; then
   awl_stat_field22 "$awl_l"
 fi
 
-if [ -f cancel ]; then
+# Under Slurm the wrapper outlives the scheduler's TERM (see "Cancel"); one that lands before the command starts
+# means it never starts.
+[ "$AWL_SCHEDULER" != slurm ] || trap 'awl_ext_term=1' TERM
+if [ -f cancel ] || [ "$awl_ext_term" = 1 ]; then
   awl_log "cancel requested before the command started; it never ran"
   awl_finish '' cancelled
 fi
@@ -673,6 +710,7 @@ else
   case $- in *m*) awl_group=1 ;; esac
 fi
 (
+  [ "$awl_ext_term" = 0 ] || exit 143
   if [ -r /proc/self/stat ]; then
     read -r awl_l </proc/self/stat
     awl_pid=${awl_l%% *}
@@ -682,7 +720,7 @@ fi
   awl_pgid=''
   [ "$awl_group" = 1 ] && awl_pgid=$awl_pid
   [ -z "$awl_q_slot" ] || awl_q_mark_running "$awl_pid" "$awl_pgid"
-  awl_put "$awl_dir/started" "protocol=1" "wrapper_pid=$awl_wrapper_pid" "pid=$awl_pid" "pgid=$awl_pgid" \
+  awl_put "$awl_dir/started" "protocol=1" "wrapper_pid=$awl_wrapper_pid" "monitor_pid=$awl_mon" "pid=$awl_pid" "pgid=$awl_pgid" \
     "boot_id=$awl_boot_id" "proc_start=$awl_proc_start" "started_at=$awl_started_at"
   export AWAITLESS_JOB_ID="$AWL_JOB_ID" AWAITLESS_JOB_DIR="$awl_dir" AWAITLESS_PROGRESS_FILE="$awl_dir/progress"
   [ -z "$AWL_QUEUE" ] || export AWAITLESS_QUEUE="$AWL_QUEUE"
@@ -698,6 +736,8 @@ fi
 )
 awl_code=$?
 set +m 2>/dev/null
+# The scheduler's TERM came before the command's process wrote `started`: the command never ran.
+[ "$awl_ext_term" = 0 ] || [ -f "$awl_dir/started" ] || awl_code=''
 
 cd "$awl_dir" || exit 2
 : >monitor.stop
@@ -711,7 +751,7 @@ awl_group_alive && awl_desc=1
 awl_reason=exited
 if [ -f timed_out ]; then
   awl_reason=timed_out
-elif [ -f cancelled ]; then
+elif [ -f cancelled ] || { [ "$awl_ext_term" = 1 ] && [ -f cancel ]; }; then
   awl_reason=cancelled
 fi
 awl_finish "$awl_code" "$awl_reason"

@@ -144,6 +144,7 @@ export class SlurmBackend implements Backend {
       cwd,
       tickSeconds: this.opts.tickSeconds ?? 1,
       heartbeatSeconds: this.opts.heartbeatSeconds ?? 1,
+      scheduler: "slurm",
     });
     writeLocalSpec(job.job_dir, text);
     await h.runner.mkdirp(dir, 0o700);
@@ -190,22 +191,20 @@ export class SlurmBackend implements Backend {
     this.deps.scancelled.add(slurmJobId);
   }
 
-  async cancel(job: Job, graceSeconds: number): Promise<void> {
+  async cancel(job: Job, _graceSeconds: number): Promise<void> {
     const h = this.host(job.host);
     const bid = job.backend_id as SlurmBackendId | null;
     const dir = bid?.remote_dir;
     if (dir) {
-      // if the allocation starts before scancel lands, the wrapper sees this and never starts the command
+      // If the allocation starts before scancel lands, the wrapper sees this and never starts the command. It says
+      // `scheduler`, not a grace: scancel sends the job's one TERM (KILL after Slurm's KillWait), the wrapper none.
       if (h.runner.isLocal) {
         try {
-          writeCancelRequest(dir, graceSeconds);
+          writeCancelRequest(dir, "scheduler");
         } catch {
           // the directory is gone or not ours: scancel alone decides
         }
-      } else
-        await h.runner
-          .writeFile(`${dir}/cancel`, `${Math.max(0, Math.ceil(graceSeconds))}\n`, 0o600)
-          .catch(() => undefined);
+      } else await h.runner.writeFile(`${dir}/cancel`, "scheduler\n", 0o600).catch(() => undefined);
     }
     const id = bid?.slurm_job_id ?? this.deps.adopted.get(job.job_id);
     // no ID yet (unconfirmed submission): the next observation that finds it by tag cancels it

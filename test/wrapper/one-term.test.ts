@@ -1,0 +1,131 @@
+// Cancel and timeout send the command's group exactly one TERM, then KILL after the grace period: the client's
+// cancel.sh (run by the same shell) only wakes the wrapper, a second cancel sends nothing, a wrapper that is gone has
+// its group stopped by cancel.sh with one TERM, and under Slurm (AWL_SCHEDULER=slurm) the scheduler's TERM is the one.
+
+import { expect, test } from "bun:test";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { CANCEL_TEXT, readHeartbeat, readStarted, writeCancelRequest } from "../../src/wrapper/protocol.ts";
+import { describeEachShell, isGone, type Job, newJob, type ShellCase, shellEnv, waitFor } from "./harness.ts";
+
+// Counts the TERMs it gets in the job directory; after the first, 3 s of cleanup (a TERM during it is counted too),
+// then `done`. With IGNORE=1 it never ends by itself.
+const COUNTER = `n=0
+trap 'n=$((n+1)); echo "$n" > "$AWAITLESS_JOB_DIR/term-count"' TERM
+echo ready
+while [ "$n" -eq 0 ] || [ "\${IGNORE:-0}" = 1 ]; do sleep 0.1; done
+i=0
+while [ "$i" -lt 30 ]; do sleep 0.1; i=$((i + 1)); done
+echo "cleaned up after $n TERM" > "$AWAITLESS_JOB_DIR/term-done"`;
+
+const counter = (ignore = false) => ["sh", "-c", ignore ? `IGNORE=1; ${COUNTER}` : COUNTER];
+
+function terms(job: Job): number {
+  return existsSync(job.path("term-count")) ? Number(job.read("term-count").trim()) : 0;
+}
+
+async function ready(job: Job): Promise<void> {
+  await waitFor("the command to print ready", () =>
+    existsSync(job.path("stdout")) && job.read("stdout").includes("ready") ? true : undefined,
+  );
+}
+
+/** Runs cancel.sh as the client does (locally with the configured shell; over SSH with the host's sh). */
+function clientCancel(shell: ShellCase, job: Job, grace: number): void {
+  const r = Bun.spawnSync(
+    [...shell.argv, "-c", CANCEL_TEXT, "awaitless-cancel", job.dir, String(grace), ""],
+    {
+      env: shellEnv(shell),
+      stdout: "pipe",
+      stderr: "pipe",
+    },
+  );
+  expect(r.stderr.toString()).toBe("");
+  expect(r.exitCode).toBe(0);
+}
+
+describeEachShell("one TERM per stop", (shell) => {
+  test("a client's cancel: one TERM, the cleanup runs to its end; a second cancel meanwhile sends none", async () => {
+    await using job = newJob().start(shell, { argv: counter(), graceSeconds: 30, tickSeconds: 1 });
+    await ready(job);
+    expect(readStarted(job.dir)?.monitorPid).toBeGreaterThan(1);
+    clientCancel(shell, job, 30);
+    await waitFor("the first TERM", () => (terms(job) === 1 ? true : undefined));
+    clientCancel(shell, job, 30);
+    const exit = await job.exit();
+    expect(exit).toMatchObject({ reason: "cancelled", exitCode: 0 });
+    expect(terms(job)).toBe(1);
+    expect(job.read("term-done")).toBe("cleaned up after 1 TERM\n");
+    expect(job.read("wrapper.log").match(/sending TERM/g)).toHaveLength(1);
+  });
+
+  test("a command that ignores TERM gets one TERM, then KILL after the grace", async () => {
+    await using job = newJob().start(shell, { argv: counter(true), graceSeconds: 30 });
+    await ready(job);
+    clientCancel(shell, job, 1);
+    const exit = await job.exit();
+    expect(exit).toMatchObject({ reason: "cancelled", exitCode: 137, signal: "KILL" });
+    expect(terms(job)).toBe(1);
+    expect(job.read("wrapper.log")).toContain("grace period over: sending KILL");
+  });
+
+  test("the runtime timeout: one TERM, and no second one from a cancel during the cleanup", async () => {
+    await using job = newJob().start(shell, { argv: counter(), timeoutSeconds: 1, graceSeconds: 30 });
+    await ready(job);
+    await waitFor("the timeout's TERM", () => (terms(job) === 1 ? true : undefined));
+    clientCancel(shell, job, 30);
+    const exit = await job.exit();
+    expect(exit).toMatchObject({ reason: "timed_out", exitCode: 0 });
+    expect(terms(job)).toBe(1);
+    expect(existsSync(job.path("term-done"))).toBe(true);
+  });
+
+  test("the wrapper gone: cancel.sh stops the group with one TERM, a second cancel sends none, KILL after the grace", async () => {
+    await using job = newJob().start(shell, { argv: counter(true), graceSeconds: 30 });
+    await ready(job);
+    const started = readStarted(job.dir)!;
+    process.kill(started.wrapperPid, "SIGKILL");
+    if (started.monitorPid) process.kill(started.monitorPid, "SIGKILL");
+    await waitFor("the wrapper to be gone", () => (isGone(started.wrapperPid) ? true : undefined));
+    clientCancel(shell, job, 2);
+    await waitFor("the TERM", () => (terms(job) === 1 ? true : undefined));
+    clientCancel(shell, job, 2);
+    await waitFor("the group to be killed", () => (isGone(started.pid) ? true : undefined), 15_000);
+    expect(terms(job)).toBe(1);
+    expect(existsSync(job.path("cancelled"))).toBe(true);
+    const log = job.read("wrapper.log");
+    expect(log.match(/the wrapper is gone; sending TERM/g)).toHaveLength(1);
+    expect(log).toContain("grace period over: sending KILL");
+  });
+
+  test("under Slurm the monitor leaves signalling to scancel; the wrapper outlives Slurm's TERM and records the exit", async () => {
+    await using job = newJob().start(shell, { argv: counter(), graceSeconds: 1, scheduler: "slurm" });
+    await ready(job);
+    writeCancelRequest(job.dir, "scheduler");
+    // Two heartbeats after the request (tick 1 s): the monitor saw it and sent nothing.
+    const at = Math.floor(Date.now() / 1000);
+    await waitFor("two more heartbeats", () =>
+      (readHeartbeat(job.dir)?.nowEpochSeconds ?? 0) >= at + 2 ? true : undefined,
+    );
+    expect(terms(job)).toBe(0);
+    // What scancel does with proctrack/cgroup: TERM to every process of the job at once.
+    const started = readStarted(job.dir)!;
+    for (const pid of [started.wrapperPid, started.monitorPid!, -started.pgid!]) process.kill(pid, "SIGTERM");
+    const exit = await job.exit();
+    expect(exit).toMatchObject({ reason: "cancelled", exitCode: 0 });
+    expect(terms(job)).toBe(1);
+    expect(job.read("term-done")).toBe("cleaned up after 1 TERM\n");
+    expect(job.read("wrapper.log")).toContain("TERM from the scheduler");
+  });
+
+  test("under Slurm a cancel that lands before the command starts: it never runs, its exit code is empty", async () => {
+    await using job = newJob();
+    writeCancelRequest(job.dir, "scheduler");
+    job.start(shell, { argv: ["sh", "-c", "echo ran > ran"], scheduler: "slurm" });
+    const exit = await job.exit();
+    expect(exit.reason).toBe("cancelled");
+    expect(exit.exitCode).toBeUndefined();
+    expect(existsSync(join(job.work, "ran"))).toBe(false);
+    expect(readFileSync(job.path("wrapper.log"), "utf8")).toContain("never ran");
+  });
+});
