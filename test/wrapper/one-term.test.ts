@@ -6,23 +6,11 @@ import { expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { CANCEL_TEXT, readHeartbeat, readStarted, writeCancelRequest } from "../../src/wrapper/protocol.ts";
+import { termCounter, termsIn } from "../helpers/term-counter.ts";
 import { describeEachShell, isGone, type Job, newJob, type ShellCase, shellEnv, waitFor } from "./harness.ts";
 
-// Counts the TERMs it gets in the job directory; after the first, 3 s of cleanup (a TERM during it is counted too),
-// then `done`. With IGNORE=1 it never ends by itself.
-const COUNTER = `n=0
-trap 'n=$((n+1)); echo "$n" > "$AWAITLESS_JOB_DIR/term-count"' TERM
-echo ready
-while [ "$n" -eq 0 ] || [ "\${IGNORE:-0}" = 1 ]; do sleep 0.1; done
-i=0
-while [ "$i" -lt 30 ]; do sleep 0.1; i=$((i + 1)); done
-echo "cleaned up after $n TERM" > "$AWAITLESS_JOB_DIR/term-done"`;
-
-const counter = (ignore = false) => ["sh", "-c", ignore ? `IGNORE=1; ${COUNTER}` : COUNTER];
-
-function terms(job: Job): number {
-  return existsSync(job.path("term-count")) ? Number(job.read("term-count").trim()) : 0;
-}
+const counter = (ignoreTerm = false) => termCounter('"$AWAITLESS_JOB_DIR"', { ignoreTerm });
+const terms = (job: Job) => termsIn(job.dir);
 
 async function ready(job: Job): Promise<void> {
   await waitFor("the command to print ready", () =>
