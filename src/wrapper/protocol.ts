@@ -100,14 +100,10 @@ export function readExitRecord(dir: string): ExitRecord | null {
   return readRecord(dir, FILES.exit, parseExitRecord);
 }
 
-/**
- * Writes the cancel file atomically: a grace in seconds asks the wrapper for TERM now and KILL after it;
- * `scheduler` (Slurm, which signals the job itself) only keeps a command that has not started from starting.
- */
-export function writeCancelRequest(dir: string, grace: number | "scheduler"): void {
+/** Ask the wrapper to stop the job: TERM to its group now, KILL after `graceSeconds`. Written atomically. */
+export function writeCancelRequest(dir: string, graceSeconds: number): void {
   const path = join(dir, FILES.cancel);
-  const text = grace === "scheduler" ? grace : String(Math.max(0, Math.floor(grace)));
-  writeFileSync(`${path}.tmp`, `${text}\n`, { mode: 0o600 });
+  writeFileSync(`${path}.tmp`, `${Math.max(0, Math.floor(graceSeconds))}\n`, { mode: 0o600 });
   renameSync(`${path}.tmp`, path);
 }
 

@@ -12,8 +12,7 @@
 #                  the command). AWL_SCHEDULER=slurm: see "Cancel" below.
 #                  Queued jobs add AWL_QUEUE AWL_QUEUE_CONCURRENCY AWL_RESOURCES AWL_QUEUE_DIR [AWL_QUEUE_LOCK]
 #                  (see "Queue admission" below); the command then also gets AWAITLESS_QUEUE and AWAITLESS_RESOURCES.
-#   cancel         client -> wrapper: grace seconds, or `scheduler` (client writes cancel.tmp, then renames). See
-#                  "Cancel" below.
+#   cancel         client -> wrapper: grace seconds (client writes cancel.tmp, then renames). See "Cancel" below.
 #   queued         key=value, queued jobs only: the wrapper's place in line while it waits, then admitted_at.
 #   started        key=value: protocol wrapper_pid monitor_pid pid pgid boot_id proc_start started_at. Written
 #                  (started.tmp -> mv) by the command's own process just before it execs the command, so pid is the
@@ -46,11 +45,12 @@
 #   a timeout meanwhile, sends nothing) and KILL when the grace is over. A cancel before the command started (or
 #   before its queue admitted it): the command never runs. With the wrapper gone (killed), the client's script
 #   stops the group itself, still with one TERM (the `cancelled` marker decides who sends it) and a KILL after
-#   the grace. AWL_SCHEDULER=slurm (the batch script of a Slurm job): scancel and the time limit signal every
-#   process of the job, this wrapper included, with one TERM and KILL KillWait seconds later. The wrapper traps
-#   that TERM, so it lives on while the command cleans up (Slurm would otherwise end the batch step and KILL the
-#   rest at once), sends nothing itself, and records the command's status; a `cancel` file saying `scheduler`
-#   only keeps a command that has not started from starting.
+#   the grace. AWL_SCHEDULER=slurm (this wrapper is a Slurm batch script): the client writes `cancel`, then runs
+#   scancel. Slurm sends its TERM only to the batch shell, this wrapper (and KILL to every process of the job
+#   KillWait seconds later, or at once when the batch shell ends). The wrapper traps that TERM and lives on, so
+#   the monitor's one TERM to the group, on its next tick, leaves the command its cleanup (up to the grace or
+#   KillWait, whichever is shorter). The command gets no TERM from Slurm's own: a TERM that lands before the
+#   command starts means it never starts.
 #
 # Log cap, per stream, when AWL_LOG_CAP=CAP > 0: HEAD=CAP/8, TAIL=CAP-HEAD. When the live file exceeds TAIL/2,
 #   the monitor saves the first HEAD bytes once (STREAM.head), copies the live file and truncates it (`: >`, safe
@@ -214,7 +214,6 @@ awl_monitor() {
   trap 'awl_done=1' USR1
   # A client's cancel: look at the cancel file now instead of at the end of the nap.
   trap 'awl_wake=1' USR2
-  [ "$AWL_SCHEDULER" != slurm ] || trap 'awl_ext_term=1' TERM
   pid='' pgid='' kstate=none kdeadline=0 o_drop=0 e_drop=0
   last_out=0 last_err=0 last_prog=0 last_change=$awl_started_at last_hb=0
   while :; do
@@ -238,22 +237,14 @@ awl_monitor() {
     if [ "$out" -ne "$last_out" ] || [ "$err" -ne "$last_err" ] || [ "$sz_prog" -ne "$last_prog" ]; then
       last_change=$now last_out=$out last_err=$err last_prog=$sz_prog
     fi
-    if [ "$kstate" = none ] && [ "$awl_ext_term" = 1 ]; then
-      # The scheduler's TERM reached every process of the job, the command's included: nothing more from us.
-      awl_log "TERM from the scheduler: the command got it too; the monitor sends nothing"
-      kstate=external
-    fi
     if [ "$kstate" = none ] && [ -n "$pid" ]; then
       if [ "$AWL_TIMEOUT" -gt 0 ] && [ $((now - awl_started_at)) -ge "$AWL_TIMEOUT" ]; then
         awl_begin_kill timed_out "$AWL_GRACE"
       elif [ -f cancel ]; then
         awl_g=''
         { read -r awl_g <cancel; } 2>/dev/null
-        case $awl_g in
-        scheduler) ;; # scancel signals the job (see "Cancel")
-        '' | *[!0-9]*) awl_begin_kill cancelled "$AWL_GRACE" ;;
-        *) awl_begin_kill cancelled "$awl_g" ;;
-        esac
+        case $awl_g in '' | *[!0-9]*) awl_g=$AWL_GRACE ;; esac
+        awl_begin_kill cancelled "$awl_g"
       fi
     fi
     if [ "$kstate" = term ]; then
@@ -662,8 +653,8 @@ if [ -r "/proc/$$/stat" ]; then
   awl_stat_field22 "$awl_l"
 fi
 
-# Under Slurm the wrapper outlives the scheduler's TERM (see "Cancel"); one that lands before the command starts
-# means it never starts.
+# Under Slurm the wrapper outlives scancel's TERM (see "Cancel"); one that lands before the command starts means
+# it never starts.
 [ "$AWL_SCHEDULER" != slurm ] || trap 'awl_ext_term=1' TERM
 if [ -f cancel ] || [ "$awl_ext_term" = 1 ]; then
   awl_log "cancel requested before the command started; it never ran"
@@ -736,7 +727,7 @@ fi
 )
 awl_code=$?
 set +m 2>/dev/null
-# The scheduler's TERM came before the command's process wrote `started`: the command never ran.
+# Slurm's TERM came before the command's process wrote `started`: the command never ran.
 [ "$awl_ext_term" = 0 ] || [ -f "$awl_dir/started" ] || awl_code=''
 
 cd "$awl_dir" || exit 2

@@ -191,20 +191,22 @@ export class SlurmBackend implements Backend {
     this.deps.scancelled.add(slurmJobId);
   }
 
-  async cancel(job: Job, _graceSeconds: number): Promise<void> {
+  async cancel(job: Job, graceSeconds: number): Promise<void> {
     const h = this.host(job.host);
     const bid = job.backend_id as SlurmBackendId | null;
     const dir = bid?.remote_dir;
     if (dir) {
-      // If the allocation starts before scancel lands, the wrapper sees this and never starts the command. It says
-      // `scheduler`, not a grace: scancel sends the job's one TERM (KILL after Slurm's KillWait), the wrapper none.
+      // Before scancel: if the allocation starts first, the wrapper never starts the command. A running command gets
+      // its one TERM from the wrapper's monitor on its next tick (scancel's TERM reaches only the batch shell, the
+      // wrapper, which outlives it) and KILL after the grace, or Slurm's KillWait if that is shorter.
+      const grace = Math.max(0, Math.ceil(graceSeconds));
       if (h.runner.isLocal) {
         try {
-          writeCancelRequest(dir, "scheduler");
+          writeCancelRequest(dir, grace);
         } catch {
           // the directory is gone or not ours: scancel alone decides
         }
-      } else await h.runner.writeFile(`${dir}/cancel`, "scheduler\n", 0o600).catch(() => undefined);
+      } else await h.runner.writeFile(`${dir}/cancel`, `${grace}\n`, 0o600).catch(() => undefined);
     }
     const id = bid?.slurm_job_id ?? this.deps.adopted.get(job.job_id);
     // no ID yet (unconfirmed submission): the next observation that finds it by tag cancels it
