@@ -40,8 +40,8 @@
 #   killed on timeout and cancel, TERM then KILL after the grace period).
 #
 # Cancel: the group gets exactly one TERM, then KILL after the grace period, and only the monitor signals it. A
-#   client writes `cancel` (src/wrapper/cancel.sh does the client's half), then sends USR2 to monitor_pid to act on it
-#   now rather than at the next tick. The monitor sends TERM once (a second request while a kill is in progress, or
+#   client writes `cancel` (src/wrapper/cancel.sh is the client's half), then sends USR2 to monitor_pid so that it
+#   acts now rather than at the next tick. The monitor sends TERM once (a second request while a kill is in progress, or
 #   a timeout meanwhile, sends nothing) and KILL when the grace is over. A cancel before the command started (or
 #   before its queue admitted it): the command never runs. With the wrapper gone (killed), the client's script
 #   stops the group itself, still with one TERM (the `cancelled` marker decides who sends it) and a KILL after
@@ -49,7 +49,7 @@
 #   scancel. Slurm sends its TERM only to the batch shell, this wrapper (and KILL to every process of the job
 #   KillWait seconds later, or at once when the batch shell ends). The wrapper traps that TERM and lives on, so
 #   the monitor's one TERM to the group, on its next tick, leaves the command its cleanup (up to the grace or
-#   KillWait, whichever is shorter). The command gets no TERM from Slurm's own: a TERM that lands before the
+#   KillWait, whichever is shorter). Slurm's TERM itself never reaches the command; one that lands before the
 #   command starts means it never starts.
 #
 # Log cap, per stream, when AWL_LOG_CAP=CAP > 0: HEAD=CAP/8, TAIL=CAP-HEAD. When the live file exceeds TAIL/2,
