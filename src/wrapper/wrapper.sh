@@ -175,9 +175,8 @@ awl_signal_group() {
 }
 
 # awl_nap SECONDS: sleep, but return early when a trapped signal (USR1 from the main wrapper, USR2 from a client)
-# arrives. Once the
-# command has exited the monitor only naps while a kill is in progress (the group still alive): a short nap then,
-# not none, or it would spin for the whole grace period.
+# arrives. Once the command has exited the monitor only naps while a kill is in progress (the group still alive):
+# a short nap then, not none, or it would spin for the whole grace period.
 awl_nap() {
   if [ "$awl_done" = 1 ] || [ -f monitor.stop ]; then
     sleep 0.1 2>/dev/null || sleep 1
@@ -727,14 +726,16 @@ fi
 )
 awl_code=$?
 set +m 2>/dev/null
-# Slurm's TERM came before the command's process wrote `started`: the command never ran.
-[ "$awl_ext_term" = 0 ] || [ -f "$awl_dir/started" ] || awl_code=''
 
 cd "$awl_dir" || exit 2
 : >monitor.stop
 kill -USR1 "$awl_mon" 2>/dev/null
 wait "$awl_mon"
 rm -f monitor.stop
+if [ "$awl_ext_term" = 1 ] && [ ! -f started ]; then
+  awl_log "TERM from Slurm before the command started; it never ran"
+  awl_finish '' cancelled
+fi
 pid='' pgid=''
 awl_read_started
 awl_desc=0
