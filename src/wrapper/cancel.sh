@@ -6,8 +6,8 @@
 #
 # 1. Records the request: JOB_DIR/cancel holds GRACE (cancel.tmp, then rename); then a waiting job is taken out of
 #    line (QUEUE_DIR/waiting/*.JOB_ID). A wrapper that has not started the command never starts it.
-# 2. The wrapper alive: wakes its monitor (USR2 to started's monitor_pid, checked to be the wrapper's child), which
-#    sends the one TERM and the KILL after the grace. Nothing is signalled to the command from here.
+# 2. The wrapper alive: wakes its monitor (USR2 to started's monitor_pid, once /proc shows it is the wrapper's child
+#    and handles USR2), which sends the one TERM and the KILL after the grace. Nothing else is signalled from here.
 # 3. The wrapper gone (killed) and the command's group still there: stops the group itself, with one TERM. The
 #    `cancelled` or `timed_out` marker says TERM went out already (the wrapper writes it before its TERM); otherwise
 #    this script claims `cancelled` with noclobber (one of several racing clients wins) and sends TERM. Either way a
@@ -58,6 +58,17 @@ wrapper_alive() {
   [ "$st" != Z ] && { [ -z "$ws" ] || [ -z "$start" ] || [ "$start" = "$ws" ]; }
 }
 
+# catches_usr2 PID: PID has a handler for USR2, i.e. the monitor has set its trap (USR2 is signal 12 on Linux:
+# bit 11 of SigCgt). Signalled any earlier, the monitor would die of it.
+catches_usr2() {
+  while read -r k v; do
+    [ "$k" = SigCgt: ] || continue
+    [ $((0x$v & 2048)) -ne 0 ]
+    return
+  done <"/proc/$1/status"
+  return 1
+}
+
 group_alive() {
   if [ -n "$pgid" ]; then kill -0 -"$pgid" 2>/dev/null; else [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; fi
 }
@@ -67,8 +78,11 @@ signal_group() {
 }
 
 if wrapper_alive; then
-  # Without /proc the monitor cannot be told from a process that reused its pid: the next tick acts instead.
-  if [ -n "$m" ] && proc_stat "$m" && [ "$ppid" = "$w" ]; then kill -USR2 "$m" 2>/dev/null; fi
+  # Only the wrapper's child with its trap set is woken; otherwise (no /proc, a reused pid, a monitor starting up)
+  # the next tick acts instead.
+  if [ -n "$m" ] && proc_stat "$m" && [ "$ppid" = "$w" ] && catches_usr2 "$m" 2>/dev/null; then
+    kill -USR2 "$m" 2>/dev/null
+  fi
   exit 0
 fi
 [ -f "$d/exit" ] && exit 0

@@ -3,7 +3,7 @@
 // its group stopped by cancel.sh with one TERM, and under Slurm (AWL_SCHEDULER=slurm) the wrapper outlives scancel's TERM.
 
 import { expect, test } from "bun:test";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CANCEL_TEXT, readHeartbeat, readStarted, writeCancelRequest } from "../../src/wrapper/protocol.ts";
 import { termCounter, termsIn } from "../helpers/term-counter.ts";
@@ -84,6 +84,25 @@ describeEachShell("one TERM per stop", (shell) => {
     const log = job.read("wrapper.log");
     expect(log.match(/the wrapper is gone; sending TERM/g)).toHaveLength(1);
     expect(log).toContain("grace period over: sending KILL");
+  });
+
+  test("cancel.sh wakes only a monitor that handles USR2 (one still starting up would die of it)", async () => {
+    await using job = newJob();
+    // A stand-in wrapper whose child does not trap USR2, recorded as its monitor.
+    const fake = Bun.spawn(["sh", "-c", "sleep 30 & echo $!; wait"], { stdout: "pipe" });
+    const reader = fake.stdout.getReader();
+    const child = Number(new TextDecoder().decode((await reader.read()).value).trim());
+    reader.releaseLock();
+    job.extraPids.push(child, fake.pid);
+    const stat = readFileSync(`/proc/${fake.pid}/stat`, "utf8");
+    const start = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+    writeFileSync(
+      job.path("started"),
+      `protocol=1\nwrapper_pid=${fake.pid}\nmonitor_pid=${child}\npid=${child}\npgid=\nproc_start=${start}\nstarted_at=1\n`,
+    );
+    clientCancel(shell, job, 5);
+    expect(job.read("cancel")).toBe("5\n");
+    expect(isGone(child)).toBe(false);
   });
 
   test("under Slurm the wrapper outlives scancel's TERM (only it gets one) and the monitor sends the command one", async () => {
