@@ -6,6 +6,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { type ExecOptions, LocalRunner, type RunResult } from "../../src/backends/slurm/runner.ts";
 import { AwaitlessError } from "../../src/core/errors.ts";
+import { until as cliUntil, Sandbox } from "../helpers/cli.ts";
 import { cleanupIn, termCounter, termsIn } from "../helpers/term-counter.ts";
 import { makeRig, type Rig, run, sacctState, slurmUp, until } from "./slurm-harness.ts";
 
@@ -60,6 +61,32 @@ describe.skipIf(!up)("cancel on the test cluster", () => {
     expect(cleanupIn(job.dir)).toBe("cleaned up after 1 TERM\n");
     expect(c.result?.exit_code).toBe(0);
     expect((await sacctState(job.slurmId)).startsWith("CANCELLED")).toBe(true);
+  }, 90_000);
+
+  test("through the binary: `awaitless cancel` of a running Slurm job, one TERM and the cleanup completes", async () => {
+    const sb = new Sandbox();
+    try {
+      sb.writeConfig(
+        `[defaults]\npoll_interval_seconds = 0.5\n[hosts.localhost]\nslurm_job_dir = "${join(sb.root, "cluster")}"\n`,
+      );
+      const id = sb.submit(termCounter('"$AWAITLESS_JOB_DIR"'), [
+        "--backend",
+        "slurm",
+        "--host",
+        "localhost",
+        "--slurm-option",
+        "mem=32M",
+      ]);
+      const bid = sb.status(id).backend_id as { slurm_job_id: string; remote_dir: string };
+      slurmIds.push(bid.slurm_job_id);
+      await cliUntil("the command's ready", () => sb.run(["logs", id]).stdout.includes("ready"), 60_000);
+      const c = await sb.runAsync(["cancel", "--json", "--grace-period", "30s", id]);
+      expect(c.json.job_state).toBe("cancelled");
+      expect(termsIn(bid.remote_dir)).toBe(1);
+      expect(cleanupIn(bid.remote_dir)).toBe("cleaned up after 1 TERM\n");
+    } finally {
+      sb.cleanup();
+    }
   }, 90_000);
 
   test("a cancel that reaches the job only through its cancel file: the command never runs, exit_code null", async () => {
