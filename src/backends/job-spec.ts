@@ -15,6 +15,8 @@ export interface JobSpecOptions {
   admissionDir?: string;
   /** Lock mechanism of a new queue directory (tests force mkdir); default auto. */
   admissionLock?: "auto" | "mkdir";
+  /** Set by the Slurm backend: the wrapper runs as the batch script and Slurm signals the job. */
+  scheduler?: "slurm";
 }
 
 /**
@@ -40,6 +42,7 @@ export function jobSpecText(job: Job, input: LaunchInput, opts: JobSpecOptions):
     tickSeconds: opts.tickSeconds,
     heartbeatSeconds: opts.heartbeatSeconds,
     logCapBytes: input.logCapBytes,
+    ...(opts.scheduler ? { scheduler: opts.scheduler } : {}),
     ...(input.admission && opts.admissionDir !== undefined
       ? {
           admission: {

@@ -4,6 +4,8 @@
 export interface StartedRecord {
   protocol: number;
   wrapperPid: number;
+  /** The wrapper's monitor (its child), woken with USR2 by a client's cancel; absent from older wrappers. */
+  monitorPid?: number;
   pid: number;
   /** Absent when the command could not get its own process group (no setsid and no job control). */
   pgid?: number;
@@ -82,6 +84,8 @@ export function parseStarted(text: string): StartedRecord | null {
     pid,
     startedAtEpochSeconds: startedAt,
   };
+  const monitorPid = integer(kv.monitor_pid);
+  if (monitorPid !== undefined) record.monitorPid = monitorPid;
   const pgid = integer(kv.pgid);
   if (pgid !== undefined) record.pgid = pgid;
   const bootId = nonEmpty(kv.boot_id);

@@ -8,18 +8,22 @@
 # Files in JOB_DIR (umask 077: every file 0600; nothing is written outside JOB_DIR; the command itself gets the
 # umask the wrapper was started with):
 #   spec.sh        client -> wrapper, sourced with `.`: AWL_JOB_ID AWL_CWD AWL_TIMEOUT AWL_GRACE AWL_TICK
-#                  AWL_HEARTBEAT AWL_LOG_CAP, `set -- argv...`, and awl_env() (exports applied only to the command).
+#                  AWL_HEARTBEAT AWL_LOG_CAP [AWL_SCHEDULER], `set -- argv...`, and awl_env() (exports applied only to
+#                  the command). AWL_SCHEDULER=slurm: see "Cancel" below.
 #                  Queued jobs add AWL_QUEUE AWL_QUEUE_CONCURRENCY AWL_RESOURCES AWL_QUEUE_DIR [AWL_QUEUE_LOCK]
 #                  (see "Queue admission" below); the command then also gets AWAITLESS_QUEUE and AWAITLESS_RESOURCES.
-#   cancel         client -> wrapper: grace seconds (client writes cancel.tmp, then renames). Acted on each tick.
+#   cancel         client -> wrapper: grace seconds (client writes cancel.tmp, then renames). See "Cancel" below.
 #   queued         key=value, queued jobs only: the wrapper's place in line while it waits, then admitted_at.
-#   started        key=value: protocol wrapper_pid pid pgid boot_id proc_start started_at. Written (started.tmp -> mv)
-#                  by the command's own process just before it execs the command, so pid is the command's pid.
+#   started        key=value: protocol wrapper_pid monitor_pid pid pgid boot_id proc_start started_at. Written
+#                  (started.tmp -> mv) by the command's own process just before it execs the command, so pid is the
+#                  command's pid. monitor_pid: the wrapper's monitor (a child of wrapper_pid), which a client wakes.
 #   stdout stderr  the command's output, opened with >> (O_APPEND) from the first byte.
 #   progress       free for the command ($AWAITLESS_PROGRESS_FILE); only its size is watched.
 #   heartbeat      key=value: now out err progress last_change. Rewritten atomically every AWL_HEARTBEAT seconds.
 #                  out/err count every byte ever written, dropped ones included.
-#   timed_out | cancelled   marker (content: epoch seconds), written before the group is signalled.
+#   timed_out | cancelled   marker (content: epoch seconds), written before the group is signalled: whoever finds
+#                  one knows TERM went out then. A client stopping a group whose wrapper is gone claims `cancelled`
+#                  with noclobber first (see "Cancel").
 #   STREAM.head STREAM.prev STREAM.dropped   log cap (AWL_LOG_CAP > 0): see "Log cap" below.
 #   exit           key=value: exit_code signal reason finished_at descendants_alive stdout_dropped stderr_dropped
 #                  stdout_bytes stderr_bytes [no_space=1], then a line of spaces that pads it to 512 bytes. Written atomically
@@ -43,6 +47,19 @@
 # reason: exited | timed_out | cancelled | launch_failed.
 # descendants_alive=1: processes of the command's process group outlived it (left running on a normal exit;
 #   killed on timeout and cancel, TERM then KILL after the grace period).
+#
+# Cancel: the group gets exactly one TERM, then KILL after the grace period, and only the monitor signals it. A
+#   client writes `cancel` (src/wrapper/cancel.sh is the client's half), then sends USR2 to monitor_pid so that it
+#   acts now rather than at the next tick. The monitor sends TERM once (a second request while a kill is in progress, or
+#   a timeout meanwhile, sends nothing) and KILL when the grace is over. A cancel before the command started (or
+#   before its queue admitted it): the command never runs. With the wrapper gone (killed), the client's script
+#   stops the group itself, still with one TERM (the `cancelled` marker decides who sends it) and a KILL after
+#   the grace. AWL_SCHEDULER=slurm (this wrapper is a Slurm batch script): the client writes `cancel`, then runs
+#   scancel. Slurm sends its TERM only to the batch shell, this wrapper (and KILL to every process of the job
+#   KillWait seconds later, or at once when the batch shell ends). The wrapper traps that TERM and lives on, so
+#   the monitor's one TERM to the group, on its next tick, leaves the command its cleanup (up to the grace or
+#   KillWait, whichever is shorter). Slurm's TERM itself never reaches the command; one that lands before the
+#   command starts means it never starts.
 #
 # Log cap, per stream, when AWL_LOG_CAP=CAP > 0: HEAD=CAP/8, TAIL=CAP-HEAD. When the live file exceeds TAIL/2,
 #   the monitor saves the first HEAD bytes once (STREAM.head), copies the live file and truncates it (`: >`, safe
@@ -185,20 +202,25 @@ awl_signal_group() {
   fi
 }
 
-# awl_nap SECONDS: sleep, but return early when a trapped signal (USR1 from the main wrapper) arrives. Once the
-# command has exited the monitor only naps while a kill is in progress (the group still alive): a short nap then,
-# not none, or it would spin for the whole grace period.
+# awl_nap SECONDS: sleep, but return early when a trapped signal (USR1 from the main wrapper, USR2 from a client)
+# arrives. Once the command has exited the monitor only naps while a kill is in progress (the group still alive):
+# a short nap then, not none, or it would spin for the whole grace period.
 awl_nap() {
   if [ "$awl_done" = 1 ] || [ -f monitor.stop ]; then
     sleep 0.1 2>/dev/null || sleep 1
     return
   fi
+  if [ "$awl_wake" = 1 ]; then
+    awl_wake=0
+    return
+  fi
   sleep "$1" &
   awl_nap_pid=$!
-  if [ "$awl_done" = 1 ] || [ -f monitor.stop ] || ! wait "$awl_nap_pid"; then
+  if [ "$awl_done" = 1 ] || [ "$awl_wake" = 1 ] || [ -f monitor.stop ] || ! wait "$awl_nap_pid"; then
     kill "$awl_nap_pid" 2>/dev/null
     wait "$awl_nap_pid" 2>/dev/null
   fi
+  awl_wake=0
 }
 
 # awl_begin_kill MARKER GRACE: record why, then TERM the group; KILL follows GRACE seconds later.
@@ -215,8 +237,10 @@ awl_begin_kill() {
 # and stops. The file is what counts: bash (5.2) can fail to run a trap whose signal lands while it parses a
 # command substitution ("trap: unexpected EOF while looking for matching `)'"), so the signal only saves time.
 awl_monitor() {
-  awl_done=0
+  awl_done=0 awl_wake=0
   trap 'awl_done=1' USR1
+  # A client's cancel: look at the cancel file now instead of at the end of the nap.
+  trap 'awl_wake=1' USR2
   pid='' pgid='' kstate=none kdeadline=0 o_drop=0 e_drop=0
   last_out=0 last_err=0 last_prog=0 last_change=$awl_started_at last_hb=0
   while :; do
@@ -660,8 +684,8 @@ cd "$awl_dir" || {
   awl_log "cannot enter job directory '$awl_dir'; create it (0700) with spec.sh inside"
   exit 2
 }
-awl_cap=0 awl_q_slot='' awl_q_entry='' awl_q_root=''
-AWL_QUEUE='' AWL_RESOURCES='' AWL_QUEUE_DIR='' AWL_QUEUE_LOCK=''
+awl_cap=0 awl_q_slot='' awl_q_entry='' awl_q_root='' awl_ext_term=0
+AWL_QUEUE='' AWL_RESOURCES='' AWL_QUEUE_DIR='' AWL_QUEUE_LOCK='' AWL_SCHEDULER=''
 # First the exit record's room, so that output filling the disk later cannot take it; no room: nothing starts.
 awl_reserve_exit ||
   awl_launch_failed "no space for the job's records in '$awl_dir'; free space (awaitless gc) or use a larger file system"
@@ -695,7 +719,10 @@ if [ -r "/proc/$$/stat" ]; then
   awl_stat_field22 "$awl_l"
 fi
 
-if [ -f cancel ]; then
+# Under Slurm the wrapper outlives scancel's TERM (see "Cancel"); one that lands before the command starts means
+# it never starts.
+[ "$AWL_SCHEDULER" != slurm ] || trap 'awl_ext_term=1' TERM
+if [ -f cancel ] || [ "$awl_ext_term" = 1 ]; then
   awl_log "cancel requested before the command started; it never ran"
   awl_finish '' cancelled
 fi
@@ -740,6 +767,7 @@ else
   case $- in *m*) awl_group=1 ;; esac
 fi
 (
+  [ "$awl_ext_term" = 0 ] || exit 143
   if [ -r /proc/self/stat ]; then
     read -r awl_l </proc/self/stat
     awl_pid=${awl_l%% *}
@@ -749,7 +777,7 @@ fi
   awl_pgid=''
   [ "$awl_group" = 1 ] && awl_pgid=$awl_pid
   [ -z "$awl_q_slot" ] || awl_q_mark_running "$awl_pid" "$awl_pgid"
-  awl_put "$awl_dir/started" "protocol=1" "wrapper_pid=$awl_wrapper_pid" "pid=$awl_pid" "pgid=$awl_pgid" \
+  awl_put "$awl_dir/started" "protocol=1" "wrapper_pid=$awl_wrapper_pid" "monitor_pid=$awl_mon" "pid=$awl_pid" "pgid=$awl_pgid" \
     "boot_id=$awl_boot_id" "proc_start=$awl_proc_start" "started_at=$awl_started_at" 2>/dev/null || {
     rm -f "$awl_dir/started.tmp"
     exit 126
@@ -774,8 +802,15 @@ cd "$awl_dir" || exit 2
 kill -USR1 "$awl_mon" 2>/dev/null
 wait "$awl_mon"
 rm -f monitor.stop
-# `started` is written just before the exec: without it the command never ran (no room to record its start).
-[ -f started ] || awl_launch_failed "could not write '$awl_dir/started' (disk full?); the command was not started"
+# `started` is written just before the exec: without it the command never ran (cancelled during start-up, or no
+# room to record its start).
+if [ ! -f started ]; then
+  if [ "$awl_ext_term" = 1 ] || [ -f cancelled ] || [ -f cancel ]; then
+    awl_log "cancelled before the command started; it never ran"
+    awl_finish '' cancelled
+  fi
+  awl_launch_failed "could not write '$awl_dir/started' (disk full?); the command was not started"
+fi
 pid='' pgid=''
 awl_read_started
 awl_desc=0
@@ -783,7 +818,7 @@ awl_group_alive && awl_desc=1
 awl_reason=exited
 if [ -f timed_out ]; then
   awl_reason=timed_out
-elif [ -f cancelled ]; then
+elif [ -f cancelled ] || { [ "$awl_ext_term" = 1 ] && [ -f cancel ]; }; then
   awl_reason=cancelled
 fi
 awl_finish "$awl_code" "$awl_reason"

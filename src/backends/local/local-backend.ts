@@ -27,6 +27,7 @@ import { AwaitlessError } from "../../core/errors.ts";
 import type { ArtifactEntry, BackendId, Job } from "../../core/job.ts";
 import { freeSpace, isNoSpace, noSpaceError } from "../../core/store-errors.ts";
 import {
+  CANCEL_TEXT,
   EXIT_RESERVATION,
   FILES,
   readExitRecord,
@@ -35,13 +36,12 @@ import {
   readStarted,
   WRAPPER_SHA256,
   WRAPPER_TEXT,
-  writeCancelRequest,
 } from "../../wrapper/protocol.ts";
 import { isMissing, jobSpecText, writeLocalSpec } from "../job-spec.ts";
 import { observationFromRecords } from "../observation.ts";
 import { collectLocalArtifacts } from "./artifacts-local.ts";
 import { readLocalLog, readLocalTail } from "./local-logs.ts";
-import { localQueueDir, readQueueSnapshot, removeWaitingEntry } from "./local-queue.ts";
+import { localQueueDir, readQueueSnapshot } from "./local-queue.ts";
 import { isProcessAlive, localBootId, processStartTime } from "./proc.ts";
 import { parseSpecSecrets } from "./spec-secrets.ts";
 
@@ -180,19 +180,21 @@ export class LocalBackend implements Backend {
   async cancel(job: Job, graceSeconds: number): Promise<void> {
     const dir = job.job_dir;
     if (!existsSync(dir)) return;
-    // The wrapper escalates TERM → KILL after the grace period itself, so this survives our death.
-    writeCancelRequest(dir, Math.ceil(graceSeconds));
-    // A waiting job taken out of line can never be admitted: its command never starts.
-    if (job.spec.queue || job.spec.resources)
-      removeWaitingEntry(localQueueDir(this.opts.dataDir), job.job_id);
-    const started = readStarted(dir);
-    if (started) {
-      try {
-        if (started.pgid) process.kill(-started.pgid, "SIGTERM");
-        else process.kill(started.pid, "SIGTERM");
-      } catch {
-        // the group is already gone
-      }
+    // The same script as on SSH hosts: only the wrapper signals (one TERM, KILL after the grace), so this survives
+    // our death; a waiting job is taken out of line; a wrapper that is gone has its group stopped from here.
+    const queued = job.spec.queue !== null || (job.spec.resources ?? []).length > 0;
+    const args = [
+      dir,
+      String(Math.max(0, Math.ceil(graceSeconds))),
+      queued ? localQueueDir(this.opts.dataDir) : "",
+    ];
+    const r = await runCancelScript(this.opts.shell, args);
+    if (r.code !== 0) {
+      throw new AwaitlessError(
+        "internal",
+        `could not record the cancel request of job ${job.job_id}: ${r.stderr.trim() || `exit ${r.code}`}`,
+        "check free disk space and permissions of the data directory, then cancel again",
+      );
     }
   }
 
@@ -249,4 +251,21 @@ export class LocalBackend implements Backend {
   async remove(job: Job): Promise<void> {
     rmSync(job.job_dir, { recursive: true, force: true });
   }
+}
+
+/** Runs cancel.sh in its own session (its KILL watcher, when the wrapper is gone, must outlive this process). */
+function runCancelScript(shell: string, args: string[]): Promise<{ code: number; stderr: string }> {
+  return new Promise((resolve) => {
+    let stderr = "";
+    const child = spawn(shell, ["-c", CANCEL_TEXT, "awaitless-cancel", ...args], {
+      detached: true,
+      stdio: ["ignore", "ignore", "pipe"],
+      cwd: "/",
+    });
+    child.stderr?.on("data", (b: Buffer) => {
+      stderr += b.toString();
+    });
+    child.once("error", (e) => resolve({ code: -1, stderr: e.message }));
+    child.once("close", (code) => resolve({ code: code ?? -1, stderr }));
+  });
 }

@@ -143,6 +143,7 @@ export class SlurmBackend implements Backend {
       cwd,
       tickSeconds: this.opts.tickSeconds ?? 1,
       heartbeatSeconds: this.opts.heartbeatSeconds ?? 1,
+      scheduler: "slurm",
     });
     writeLocalSpec(job.job_dir, text);
     await h.runner.mkdirp(dir, 0o700);
@@ -205,17 +206,17 @@ export class SlurmBackend implements Backend {
     const bid = job.backend_id as SlurmBackendId | null;
     const dir = bid?.remote_dir;
     if (dir) {
-      // if the allocation starts before scancel lands, the wrapper sees this and never starts the command
+      // Before scancel: if the allocation starts first, the wrapper never starts the command. A running command gets
+      // its one TERM from the wrapper's monitor on its next tick (scancel's TERM reaches only the batch shell, the
+      // wrapper, which outlives it) and KILL after the grace, or Slurm's KillWait if that is shorter.
+      const grace = Math.max(0, Math.ceil(graceSeconds));
       if (h.runner.isLocal) {
         try {
-          writeCancelRequest(dir, graceSeconds);
+          writeCancelRequest(dir, grace);
         } catch {
           // the directory is gone or not ours: scancel alone decides
         }
-      } else
-        await h.runner
-          .writeFile(`${dir}/cancel`, `${Math.max(0, Math.ceil(graceSeconds))}\n`, 0o600)
-          .catch(() => undefined);
+      } else await h.runner.writeFile(`${dir}/cancel`, `${grace}\n`, 0o600).catch(() => undefined);
     }
     const id = bid?.slurm_job_id ?? this.deps.adopted.get(job.job_id);
     // no ID yet (unconfirmed submission): the next observation that finds it by tag cancels it

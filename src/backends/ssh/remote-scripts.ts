@@ -147,25 +147,6 @@ exit 0
 `;
 
 /**
- * Args: job dir, grace seconds, queue dir ('' when the job never queued). Persists the cancel intent, takes a waiting
- * job out of line (its wrapper then never starts the command), then TERMs the group while the wrapper still lives.
- */
-export const CANCEL = `d=$1
-[ -d "$d" ] || exit 0
-umask 077
-printf '%s\\n' "$2" >"$d/cancel.tmp" && mv -f "$d/cancel.tmp" "$d/cancel"
-[ -z "$3" ] || rm -f "$3/waiting/"*".\${d##*/}"
-[ -f "$d/exit" ] && exit 0
-w='' pid='' pgid=''
-[ -r "$d/wrapper.pid" ] && read -r w <"$d/wrapper.pid"
-[ -n "$w" ] && ! kill -0 "$w" 2>/dev/null && exit 0
-[ -r "$d/started" ] || exit 0
-while IFS='=' read -r k v; do case $k in pid) pid=$v ;; pgid) pgid=$v ;; esac; done <"$d/started"
-if [ -n "$pgid" ]; then kill -TERM -"$pgid" 2>/dev/null; elif [ -n "$pid" ]; then kill -TERM "$pid" 2>/dev/null; fi
-exit 0
-`;
-
-/**
  * Args: job dir, stream, max bytes, mode (tail|full). First line: `head_file prev live dropped` sizes; then for
  * `full` with dropped bytes, exactly min(head_file, dropped, max) head bytes; then up to max (or more, if the live
  * file grows meanwhile) trailing bytes of prev + live.

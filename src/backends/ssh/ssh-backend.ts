@@ -17,9 +17,10 @@ import { AwaitlessError } from "../../core/errors.ts";
 import type { ArtifactEntry, BackendId, Job } from "../../core/job.ts";
 import { isNoSpace, noSpaceError } from "../../core/store-errors.ts";
 import { humanBytes } from "../../core/text.ts";
+import { CANCEL_TEXT } from "../../wrapper/protocol.ts";
 import { jobSpecText, localSpecMissing, writeLocalSpec } from "../job-spec.ts";
 import { parseSpecSecrets } from "../local/spec-secrets.ts";
-import { CANCEL, JOB_DIR_PRESENT, launchScript, REMOVE } from "./remote-scripts.ts";
+import { JOB_DIR_PRESENT, launchScript, REMOVE } from "./remote-scripts.ts";
 import { collectRemoteArtifacts } from "./ssh-artifacts.ts";
 import { keyValues, SshHost } from "./ssh-host.ts";
 import { readRemoteLog, readRemoteTail } from "./ssh-logs.ts";
@@ -154,9 +155,10 @@ export class SshBackend implements Backend {
   async cancel(job: Job, graceSeconds: number): Promise<void> {
     const { host } = this.hostFor(job.host);
     const dir = await this.remoteDir(job);
-    // A waiting job is taken out of line right after its cancel file exists: its command never starts.
+    // cancel.sh, as locally: the wrapper sends the one TERM (woken now); a waiting job is taken out of line after its
+    // cancel file exists, so its command never starts; a wrapper that is gone has its group stopped by the script.
     const queued = job.spec.queue !== null || (job.spec.resources ?? []).length > 0;
-    const r = await host.run(CANCEL, [
+    const r = await host.run(CANCEL_TEXT, [
       dir,
       String(Math.max(0, Math.ceil(graceSeconds))),
       queued ? queueDirOfJob(dir) : "",
