@@ -1,10 +1,10 @@
 // The use cases shared by CLI and MCP: submit, run, wait, status, logs, cancel, list, inspect.
 // Every read reconciles what it needs first (no daemon): observe the wrapper, apply the rules in reconcile.ts.
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { Backend } from "./backend.ts";
 import { completions as completionsFeed } from "./completions.ts";
 import { AwaitlessError, invalid } from "./errors.ts";
-import { isJobId, newJobId } from "./ids.ts";
+import { isJobId, JOB_ID_08_RE, newJobId } from "./ids.ts";
 import { isTerminal, type Job, type JobResult, type JobState } from "./job.ts";
 import { collectGarbage, type GcResult, inspectJob, listJobs, readLogs } from "./job-reads.ts";
 import { formatDuration, jobStatus } from "./job-status.ts";
@@ -59,8 +59,9 @@ export class JobService implements JobServiceApi {
     readonly settings: ServiceSettings,
   ) {}
 
-  backendFor(job: Pick<Job, "backend">): Backend {
-    const b = this.backends[job.backend];
+  backendFor(job: Pick<Job, "backend"> & { backend_id?: Job["backend_id"] }): Backend {
+    // a job imported from Awaitless 0.8 keeps its logs in a local copy, whatever backend ran it
+    const b = this.backends[job.backend_id?.imported_from ? "local" : job.backend];
     if (!b) {
       throw new AwaitlessError(
         "invalid_argument",
@@ -83,7 +84,9 @@ export class JobService implements JobServiceApi {
       throw new AwaitlessError(
         "not_found",
         `no job ${jobId}`,
-        "run `awaitless list` (MCP: list_jobs) to see job IDs",
+        JOB_ID_08_RE.test(jobId)
+          ? "this is an Awaitless 0.8 job ID: `awaitless import` brings 0.8's finished jobs into this store"
+          : "run `awaitless list` (MCP: list_jobs) to see job IDs",
       );
     return job;
   }
@@ -218,7 +221,7 @@ export class JobService implements JobServiceApi {
   }
 
   jobDirFor(jobId: string): string {
-    return `${this.store.path.replace(/awaitless\.db$/, "")}jobs/${jobId}`;
+    return join(dirname(this.store.path), "jobs", jobId);
   }
 
   /** Why the last observation of a job could not reach its host (cleared once it can): CLI exit 7. */

@@ -1,12 +1,13 @@
 // The durable store: the only importer of bun:sqlite. WAL, busy_timeout, BEGIN IMMEDIATE with retry,
 // migrations by PRAGMA user_version. Every state change goes through `transition`.
-import { Database, type SQLQueryBindings } from "bun:sqlite";
+import { constants, Database, type SQLQueryBindings } from "bun:sqlite";
 import { chmodSync, existsSync, mkdirSync } from "node:fs";
-import { join } from "node:path";
 import { AwaitlessError } from "./errors.ts";
 import { type BackendId, isTerminal, type JobState, type StateChange } from "./job.ts";
 import { canTransition } from "./lifecycle.ts";
 import { isBusy, storeError } from "./store-errors.ts";
+import { locateStore } from "./store-file.ts";
+import type { ImportedJob } from "./store-rows.ts";
 import {
   type JobRow,
   type ListFilter,
@@ -57,11 +58,20 @@ export class JobStore {
         e,
       );
     }
-    const path = join(dataDir, "awaitless.db");
+    const located = locateStore(dataDir);
+    const legacy = located.legacy;
+    let path = located.path;
     const fresh = !existsSync(path);
     let db: Database;
     try {
-      db = new Database(path, { create: true, readwrite: true, strict: true });
+      try {
+        db = new Database(path, { create: !legacy, readwrite: true, strict: true });
+      } catch (e) {
+        // our store at the legacy name was moved by another process meanwhile: open it at its new name
+        if (!legacy) throw e;
+        ({ path } = locateStore(dataDir));
+        db = new Database(path, { create: true, readwrite: true, strict: true });
+      }
       if (fresh) chmodSync(path, 0o600);
       db.exec(`PRAGMA busy_timeout = ${Math.min(BUSY_TIMEOUT_MS, 5000)}`);
       // Several processes may create the store at once: switching it to WAL can report busy; retry briefly.
@@ -480,9 +490,67 @@ export class JobStore {
     });
   }
 
+  /**
+   * Adds a finished job brought from another store (its history, completion event and result snapshot) in
+   * one transaction; false when a job with that ID is already here (import is idempotent).
+   */
+  importJob(j: ImportedJob): boolean {
+    return this.write(() => {
+      if (this.db.query("SELECT 1 FROM jobs WHERE job_id = ?").get(j.job_id)) return false;
+      this.db
+        .query(
+          `INSERT INTO jobs (job_id, name, backend, host, queue, state, spec_json, fingerprint, created_at,
+             started_at, finished_at, job_dir, backend_id_json, exit_code, signal, reason, stdout_bytes,
+             stderr_bytes, result_json, result_sha256)
+           VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+        )
+        .run(
+          j.job_id,
+          j.spec.name,
+          j.spec.backend,
+          j.spec.host,
+          j.spec.queue,
+          j.state,
+          JSON.stringify(j.spec),
+          j.fingerprint,
+          j.created_at,
+          j.started_at,
+          j.finished_at,
+          j.job_dir,
+          JSON.stringify(j.backend_id),
+          j.exit_code,
+          j.signal,
+          j.reason,
+          j.stdout_bytes,
+          j.stderr_bytes,
+          j.result_json,
+          j.result_sha256,
+        );
+      for (const h of j.history) {
+        this.db
+          .query("INSERT INTO state_history (job_id, from_state, to_state, at, reason) VALUES (?,?,?,?,?)")
+          .run(j.job_id, h.from_state, h.to_state, h.at, h.reason);
+      }
+      this.db
+        .query("INSERT INTO completions (job_id, state, finished_at, observed_at) VALUES (?,?,?,?)")
+        .run(j.job_id, j.state, j.finished_at, nowIso());
+      return true;
+    });
+  }
+
   countJobs(): number {
     return this.read(() => (this.db.query("SELECT COUNT(*) AS n FROM jobs").get() as { n: number }).n);
   }
+}
+
+/**
+ * Opens a SQLite file that this module does not own: "immutable" reads without locks, journals or writes
+ * (a file another program keeps, e.g. Awaitless 0.8's); "readwrite" never creates it.
+ */
+export function openSqlite(path: string, mode: "immutable" | "readwrite"): Database {
+  if (mode === "readwrite") return new Database(path, { create: false, readwrite: true, strict: true });
+  const uri = `file:${encodeURI(path).replace(/[?#]/g, encodeURIComponent)}?immutable=1`;
+  return new Database(uri, constants.SQLITE_OPEN_READONLY | constants.SQLITE_OPEN_URI);
 }
 
 export function nowIso(): string {

@@ -1,5 +1,5 @@
 // The store's row shapes and the pure mapping from a jobs row to a StoredJob (no database access here).
-import type { BackendId, Job, JobSpec, JobState } from "./job.ts";
+import type { BackendId, Job, JobSpec, JobState, StateChange, TerminalState } from "./job.ts";
 
 export interface JobRow {
   job_id: string;
@@ -103,4 +103,25 @@ export interface ListFilter {
   host?: string;
   queue?: string;
   limit: number;
+}
+
+/** A finished job brought from another store (Awaitless 0.8), with its own history. */
+export interface ImportedJob {
+  job_id: string;
+  state: TerminalState;
+  spec: JobSpec;
+  fingerprint: string;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string;
+  job_dir: string;
+  backend_id: BackendId;
+  exit_code: number | null;
+  signal: string | null;
+  reason: string | null;
+  stdout_bytes: number;
+  stderr_bytes: number;
+  result_json: string;
+  result_sha256: string;
+  history: Omit<StateChange, "seq">[];
 }
