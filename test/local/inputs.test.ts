@@ -277,7 +277,7 @@ describe("redaction on every output path", () => {
     expect(r.json.result.digest.join("\n")).toContain("[REDACTED]");
     expect(r.json.result.artifacts[0].content).toEqual({ key: "[REDACTED]" });
     // The store holds no secret value; only the 0600 spec file the wrapper reads does.
-    const dbBytes = ["store.db", "awaitless.db-wal"]
+    const dbBytes = ["store.db", "store.db-wal"]
       .map((f) => {
         try {
           return readFileSync(join(sb.dataDir, f)).toString("latin1");
