@@ -85,7 +85,7 @@ export class JobService implements JobServiceApi {
         "not_found",
         `no job ${jobId}`,
         JOB_ID_08_RE.test(jobId)
-          ? "this is an Awaitless 0.8 job ID: `awaitless import` brings 0.8's finished jobs into this store"
+          ? "this is an Awaitless 0.8 job ID: 0.8's finished jobs answer here once its store is imported (`awaitless import`, docs/migrating.md)"
           : "run `awaitless list` (MCP: list_jobs) to see job IDs",
       );
     return job;

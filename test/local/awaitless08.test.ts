@@ -196,6 +196,32 @@ describe("awaitless import", () => {
     expect(bad.stderr).toContain("no Awaitless 0.8 store in");
   });
 
+  test("SSH/Slurm jobs: last known state and 0.8's tails, with a note; an active remote one is skipped", () => {
+    const sb = new Sandbox();
+    boxes.push(sb);
+    // A variant of the fixture (edited here, in a copy): one finished job ran on an SSH host, one still runs on Slurm.
+    const variant = join(sb.root, "variant-08");
+    cpSync(FIXTURE, variant, { recursive: true });
+    const db = new Database(join(variant, "awaitless.db"));
+    db.query("UPDATE jobs SET backend = 'ssh', host = 'gpu' WHERE job_id = ?").run(OK);
+    db.query("UPDATE jobs SET backend = 'slurm', host = 'cluster', backend_id = '4242' WHERE job_id = ?").run(
+      RUNNING,
+    );
+    db.close();
+    const r = sb.run(["import", "--from", variant, "--json"]);
+    expect(r.json.imported).toBe(4);
+    expect(r.json.notes.join(" ")).toContain("full logs stay on the host");
+    expect(r.json.skipped).toEqual([
+      expect.objectContaining({ job_id: RUNNING, backend: "slurm", state: "running" }),
+    ]);
+    const st = sb.status(OK);
+    expect(st).toMatchObject({ state: "succeeded", backend: "ssh", host: "gpu" });
+    const logs = sb.run(["logs", OK, "--json"]);
+    expect(logs.code).toBe(0);
+    expect(logs.json.stdout).toBe("hello from 0.8\n");
+    expect(sb.run(["inspect", OK, "--json"]).json.job.backend_id.logs).toContain("tails kept by 0.8");
+  });
+
   test("imported 0.8 IDs answer the MCP tools", async () => {
     const sb = beside08();
     expect(sb.run(["import"]).code).toBe(0);
