@@ -1,4 +1,5 @@
 // Builds what a command needs: config, store, backends and the job service.
+import { Awaitless08WatchBackend } from "./backends/awaitless08/watch-backend.ts";
 import { LocalBackend } from "./backends/local/local-backend.ts";
 import { SlurmBackend } from "./backends/slurm/slurm-backend.ts";
 import { SshBackend } from "./backends/ssh/ssh-backend.ts";
@@ -22,6 +23,7 @@ export function createContext(env: Record<string, string | undefined>, configFla
     store,
     {
       local,
+      awaitless08: new Awaitless08WatchBackend(),
       ssh: new SshBackend({ hosts: config.hosts, queueLock }),
       slurm: new SlurmBackend({
         hosts: config.hosts,

@@ -61,6 +61,11 @@ export function renderImport(r: ImportReport, style: ReturnType<typeof styleFor>
     lines.push(`${r.already_imported} job(s) were imported before (left as they are)`);
   for (const s of r.skipped)
     lines.push(`${paint(style, "yellow", "skipped")} ${s.job_id} (${s.backend}, ${s.state}): ${s.reason}`);
+  if (r.watching.length > 0) {
+    lines.push(
+      `watching ${r.watching.length} job(s) still running under Awaitless 0.8 until 0.8 records their end: ${r.watching.map((w) => w.job_id).join(", ")}`,
+    );
+  }
   for (const n of r.notes) lines.push(`${paint(style, "dim", "note:")} ${n}`);
   if (r.imported > 0) lines.push(`their 0.8 IDs work here: awaitless status ${r.job_ids[0]}`);
   return `${lines.join("\n")}\n`;

@@ -23,6 +23,9 @@ export interface Job08 {
   timeout_seconds: number | null;
   stall_timeout_seconds: number | null;
   pid: number | null;
+  pid_start_ticks: number | null;
+  runner_pid: number | null;
+  runner_start_ticks: number | null;
   pgid: number | null;
   backend_id: string | null;
   job_dir: string;
@@ -58,8 +61,11 @@ function json<T>(text: string | null, fallback: T): T {
   }
 }
 
-/** Every job of the 0.8 store in `dir`, oldest first. Its files are only read (copied first), never written. */
-export function read08Store(dir: string): Job08[] {
+/**
+ * Every job of the 0.8 store in `dir` (or only `jobId`), oldest first. Its files are only read (copied first),
+ * never written.
+ */
+export function read08Store(dir: string, jobId?: string): Job08[] {
   const db08 = join(dir, LEGACY_FILE);
   if (classifyDb(db08) !== "awaitless-0.8") {
     throw new AwaitlessError(
@@ -76,10 +82,11 @@ export function read08Store(dir: string): Job08[] {
     if (existsSync(`${db08}-wal`)) copyFileSync(`${db08}-wal`, `${copy}-wal`);
     const db = openSqlite(copy, "readwrite");
     try {
-      const rows = db.query("SELECT * FROM jobs ORDER BY created_at, job_id").all() as Record<
-        string,
-        unknown
-      >[];
+      const rows = (
+        jobId === undefined
+          ? db.query("SELECT * FROM jobs ORDER BY created_at, job_id").all()
+          : db.query("SELECT * FROM jobs WHERE job_id = ?").all(jobId)
+      ) as Record<string, unknown>[];
       const events = db
         .query("SELECT job_id, state, occurred_at, detail FROM state_events ORDER BY id")
         .all() as { job_id: string; state: string; occurred_at: string; detail: string | null }[];
@@ -106,6 +113,9 @@ export function read08Store(dir: string): Job08[] {
         timeout_seconds: (r.timeout_seconds as number | null) ?? null,
         stall_timeout_seconds: (r.stall_timeout_seconds as number | null) ?? null,
         pid: (r.pid as number | null) ?? null,
+        pid_start_ticks: (r.pid_start_ticks as number | null) ?? null,
+        runner_pid: (r.runner_pid as number | null) ?? null,
+        runner_start_ticks: (r.runner_start_ticks as number | null) ?? null,
         pgid: (r.pgid as number | null) ?? null,
         backend_id: (r.backend_id as string | null) ?? null,
         job_dir: String(r.job_dir),

@@ -23,6 +23,8 @@ export interface ImportReport {
   by_state: Partial<Record<TerminalState, number>>;
   already_imported: number;
   skipped: { job_id: string; state: string; backend: string; reason: string }[];
+  /** Local jobs 0.8 still runs: imported active, they finish here when 0.8 records their end. */
+  watching: { job_id: string; state: string }[];
   /** What 0.8 jobs from SSH/Slurm hosts lack here (their full logs stay on the host). */
   notes: string[];
   job_ids: string[];
@@ -35,7 +37,7 @@ const STAGE: Record<Exclude<TerminalState, "succeeded">, string> = {
   lost: "lost",
 };
 
-function reasonOf(j: Job08, state: TerminalState): string | null {
+export function reasonOf08(j: Job08, state: TerminalState): string | null {
   if (state === "succeeded") return null;
   if (state === "failed") {
     if (j.exit_code === null) return "launch_failed";
@@ -44,7 +46,7 @@ function reasonOf(j: Job08, state: TerminalState): string | null {
   return state;
 }
 
-function errorOf(j: Job08, state: TerminalState, reason: string | null): ErrorInfo | null {
+export function errorOf08(j: Job08, state: TerminalState, reason: string | null): ErrorInfo | null {
   if (state === "succeeded" || reason === null) return null;
   const detail = j.error ?? (typeof j.snapshot?.error === "string" ? j.snapshot.error : undefined);
   return {
@@ -147,7 +149,8 @@ function skipReason(j: Job08): string | null {
     return `state ${j.state} is unknown here`;
   }
   if (j.state === "pending" || !isTerminal(j.state as JobState)) {
-    return `still ${j.state} under Awaitless 0.8: let 0.8 follow it to the end (0.8's \`awaitless wait ${j.job_id}\`), then import again`;
+    if (j.backend === "local") return null; // watched until 0.8 records its end
+    return `still ${j.state} under Awaitless 0.8 on ${j.host ?? "its host"}: 0.8 follows ${j.backend} jobs (0.8's \`awaitless wait ${j.job_id}\`); import again once it finished`;
   }
   if (!j.finished_at) return "0.8 recorded no finish time";
   return null;
@@ -166,7 +169,7 @@ async function importOne(
   const remote = backend !== "local";
   const complete = copyLogs(j, source, dir, !remote);
   const spec = specOf(j, backend);
-  const reason = reasonOf(j, state);
+  const reason = reasonOf08(j, state);
   const job = {
     job_id: j.job_id,
     name: j.name,
@@ -216,7 +219,7 @@ async function importOne(
     digest: state === "succeeded" ? [] : failureDigest(tails.stdout_tail, tails.stderr_tail),
     artifacts,
     parsed_results: parsedResults(artifacts),
-    error: errorOf(j, state, reason),
+    error: errorOf08(j, state, reason),
   };
   const built = seal(body);
   const added = store.importJob({
@@ -249,6 +252,46 @@ async function importOne(
   return { added, complete };
 }
 
+/** Where 0.8 writes a local job's stream: as recorded, or under SOURCE/jobs/ID when the data directory moved. */
+function logPath08(j: Job08, source: string, stream: "stdout" | "stderr"): string {
+  const recorded = stream === "stdout" ? j.stdout_path : j.stderr_path;
+  return existsSync(recorded) ? recorded : join(source, "jobs", j.job_id, `${stream}.log`);
+}
+
+/** A local job 0.8 still runs: imported active, and watched (backend_id.watch) until 0.8 records its end. */
+function importWatched(store: JobStore, j: Job08, source: string): boolean {
+  const to: JobState =
+    j.state === "queued" || j.state === "pending" ? "queued" : j.state === "stalled" ? "stalled" : "running";
+  return store.importJob({
+    job_id: j.job_id,
+    state: to,
+    spec: specOf(j, "local"),
+    fingerprint: `${IMPORTED_FROM}:${j.job_id}`,
+    created_at: j.created_at,
+    started_at: j.started_at,
+    finished_at: null,
+    job_dir: existsSync(j.job_dir) ? j.job_dir : join(source, "jobs", j.job_id),
+    backend_id: {
+      imported_from: IMPORTED_FROM,
+      watch: true,
+      source_dir: source,
+      stdout_08: logPath08(j, source, "stdout"),
+      stderr_08: logPath08(j, source, "stderr"),
+      ...(j.pid ? { pid: j.pid, pid_start_ticks: j.pid_start_ticks } : {}),
+      ...(j.runner_pid ? { runner_pid: j.runner_pid, runner_start_ticks: j.runner_start_ticks } : {}),
+    },
+    status_message: `${j.state} under Awaitless 0.8 (watched until 0.8 records its end)`,
+    exit_code: null,
+    signal: null,
+    reason: null,
+    stdout_bytes: null,
+    stderr_bytes: null,
+    result_json: null,
+    result_sha256: null,
+    history: historyOf(j),
+  });
+}
+
 /** Imports every finished job of the 0.8 store in `source` that is not here yet. */
 export async function importAwaitless08(opts: {
   store: JobStore;
@@ -264,6 +307,7 @@ export async function importAwaitless08(opts: {
     by_state: {},
     already_imported: 0,
     skipped: [],
+    watching: [],
     notes: [],
     job_ids: [],
   };
@@ -276,6 +320,12 @@ export async function importAwaitless08(opts: {
     }
     if (opts.store.get(j.job_id)) {
       report.already_imported++;
+      continue;
+    }
+    if (!isTerminal(j.state as JobState)) {
+      if (importWatched(opts.store, j, opts.source))
+        report.watching.push({ job_id: j.job_id, state: j.state });
+      else report.already_imported++;
       continue;
     }
     const dir = join(opts.dataDir, "imported-0.8", j.job_id);

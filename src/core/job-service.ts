@@ -55,13 +55,15 @@ export class JobService implements JobServiceApi {
   private readonly unreachable = new Map<string, string>();
   constructor(
     readonly store: JobStore,
-    private readonly backends: Partial<Record<Job["backend"], Backend>>,
+    private readonly backends: Partial<Record<Job["backend"] | "awaitless08", Backend>>,
     readonly settings: ServiceSettings,
   ) {}
 
   backendFor(job: Pick<Job, "backend"> & { backend_id?: Job["backend_id"] }): Backend {
-    // a job imported from Awaitless 0.8 keeps its logs in a local copy, whatever backend ran it
-    const b = this.backends[job.backend_id?.imported_from ? "local" : job.backend];
+    // a job imported from Awaitless 0.8 keeps its logs in a local copy, whatever backend ran it; one 0.8 still
+    // runs is watched through 0.8's own records
+    const id = job.backend_id;
+    const b = this.backends[id?.watch ? "awaitless08" : id?.imported_from ? "local" : job.backend];
     if (!b) {
       throw new AwaitlessError(
         "invalid_argument",
@@ -415,6 +417,12 @@ export class JobService implements JobServiceApi {
     if (!Number.isFinite(grace) || grace < 0)
       throw invalid(`bad grace period ${grace}`, "give a duration ≥ 0, e.g. 10s");
     let job = await this.refresh(jobId);
+    if (!isTerminal(job.state) && job.backend_id?.watch) {
+      throw invalid(
+        `${jobId} is run by Awaitless 0.8, which owns it; it was not cancelled`,
+        "cancel it with Awaitless 0.8; this store follows it until 0.8 records its end",
+      );
+    }
     if (isTerminal(job.state)) {
       return {
         job_id: jobId,

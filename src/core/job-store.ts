@@ -491,8 +491,8 @@ export class JobStore {
   }
 
   /**
-   * Adds a finished job brought from another store (its history, completion event and result snapshot) in
-   * one transaction; false when a job with that ID is already here (import is idempotent).
+   * Adds a job brought from another store (its history; when finished, its completion event and result snapshot)
+   * in one transaction; false when a job with that ID is already here (import is idempotent).
    */
   importJob(j: ImportedJob): boolean {
     return this.write(() => {
@@ -500,9 +500,9 @@ export class JobStore {
       this.db
         .query(
           `INSERT INTO jobs (job_id, name, backend, host, queue, state, spec_json, fingerprint, created_at,
-             started_at, finished_at, job_dir, backend_id_json, exit_code, signal, reason, stdout_bytes,
-             stderr_bytes, result_json, result_sha256)
-           VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+             started_at, finished_at, job_dir, backend_id_json, status_message, exit_code, signal, reason,
+             stdout_bytes, stderr_bytes, result_json, result_sha256)
+           VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
         )
         .run(
           j.job_id,
@@ -518,6 +518,7 @@ export class JobStore {
           j.finished_at,
           j.job_dir,
           JSON.stringify(j.backend_id),
+          j.status_message ?? null,
           j.exit_code,
           j.signal,
           j.reason,
@@ -531,9 +532,11 @@ export class JobStore {
           .query("INSERT INTO state_history (job_id, from_state, to_state, at, reason) VALUES (?,?,?,?,?)")
           .run(j.job_id, h.from_state, h.to_state, h.at, h.reason);
       }
-      this.db
-        .query("INSERT INTO completions (job_id, state, finished_at, observed_at) VALUES (?,?,?,?)")
-        .run(j.job_id, j.state, j.finished_at, nowIso());
+      if (isTerminal(j.state)) {
+        this.db
+          .query("INSERT INTO completions (job_id, state, finished_at, observed_at) VALUES (?,?,?,?)")
+          .run(j.job_id, j.state, j.finished_at, nowIso());
+      }
       return true;
     });
   }

@@ -4,9 +4,9 @@
 import { constants, Database } from "bun:sqlite";
 import { afterEach, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { cpSync, existsSync, readdirSync, readFileSync, renameSync, statSync } from "node:fs";
+import { cpSync, existsSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ROOT, Sandbox } from "../helpers/cli.ts";
+import { killQuietly, pidAlive, ROOT, Sandbox, until } from "../helpers/cli.ts";
 import { structured } from "../mcp/harness.ts";
 import { connectStdio } from "../mcp/stdio-client.ts";
 
@@ -117,10 +117,13 @@ describe("awaitless import", () => {
     expect(r.code).toBe(0);
     expect(r.json.imported).toBe(4);
     expect(r.json.by_state).toEqual({ succeeded: 2, failed: 1, cancelled: 1 });
-    expect(r.json.skipped).toHaveLength(1);
-    expect(r.json.skipped[0].job_id).toBe(RUNNING);
-    expect(r.json.skipped[0].reason).toContain("still running under Awaitless 0.8");
+    expect(r.json.skipped).toEqual([]);
+    // running when the store was copied: watched, and found lost (its runner and command are gone, no exit recorded)
+    expect(r.json.watching).toEqual([{ job_id: RUNNING, state: "running" }]);
     expect(r.stderr).toBe(""); // no offer on the import itself
+    const gone = sb.run(["wait", RUNNING, "--json"]);
+    expect(gone.code).toBe(6);
+    expect(gone.json.result).toMatchObject({ state: "lost", reason: "runner_gone" });
 
     const fail = sb.run(["wait", FAIL3, "--json"]);
     expect(fail.code).toBe(3);
@@ -165,14 +168,18 @@ describe("awaitless import", () => {
         .run(["list", "--json"])
         .json.jobs.map((j: { job_id: string }) => j.job_id)
         .sort(),
-    ).toEqual([OK, FAIL3, ART, CANCELLED].sort());
+    ).toEqual([OK, FAIL3, ART, CANCELLED, RUNNING].sort());
 
     const second = sb.run(["import"]);
     expect(second.code).toBe(0);
     expect(second.stdout).toContain("nothing new to import");
-    expect(second.stdout).toContain("4 job(s) were imported before");
-    expect(sb.run(["import", "--json"]).json).toMatchObject({ imported: 0, already_imported: 4 });
-    expect(sb.run(["list", "--json"]).json.jobs).toHaveLength(4);
+    expect(second.stdout).toContain("5 job(s) were imported before");
+    expect(sb.run(["import", "--json"]).json).toMatchObject({
+      imported: 0,
+      already_imported: 5,
+      watching: [],
+    });
+    expect(sb.run(["list", "--json"]).json.jobs).toHaveLength(5);
     // a gc of ours removes our copy of an imported job, never 0.8's files
     expect(sb.run(["gc", "--older-than", "0s"]).code).toBe(0);
     expect(tree08(sb.dataDir)).toEqual(before);
@@ -221,6 +228,59 @@ describe("awaitless import", () => {
     expect(logs.json.stdout).toBe("hello from 0.8\n");
     expect(sb.run(["inspect", OK, "--json"]).json.job.backend_id.logs).toContain("tails kept by 0.8");
   });
+
+  test("a local job 0.8 still runs is watched until 0.8's runner records its end; ours never writes", async () => {
+    const sb = new Sandbox();
+    boxes.push(sb);
+    const variant = join(sb.root, "live-08");
+    cpSync(FIXTURE, variant, { recursive: true });
+    // This test plays 0.8's runner: a real command process, registered in 0.8's row as 0.8 does.
+    const cmd = Bun.spawn(["sleep", "60"]);
+    closers.push(() => killQuietly(cmd.pid));
+    const ticks = readFileSync(`/proc/${cmd.pid}/stat`, "utf8").split(") ")[1]!.split(" ")[19];
+    const db = new Database(join(variant, "awaitless.db"));
+    closers.push(() => db.close());
+    db.query("UPDATE jobs SET pid = ?, pid_start_ticks = ?, runner_pid = NULL WHERE job_id = ?").run(
+      cmd.pid,
+      Number(ticks),
+      RUNNING,
+    );
+    const r = sb.run(["import", "--from", variant, "--json"]);
+    expect(r.json.watching).toEqual([{ job_id: RUNNING, state: "running" }]);
+    const before = tree08(variant);
+    expect(sb.status(RUNNING).state).toBe("running");
+    expect(sb.run(["logs", RUNNING]).stdout).toContain("still going");
+    const cancel = sb.run(["cancel", RUNNING]);
+    expect(cancel.code).toBe(2);
+    expect(cancel.stderr).toContain("run by Awaitless 0.8");
+    expect(tree08(variant)).toEqual(before);
+    expect(pidAlive(cmd.pid)).toBe(true);
+
+    const waiting = sb.runAsync(["wait", RUNNING, "--json"]);
+    await until("the waiter to observe the job", () => sb.status(RUNNING).state === "running");
+    // 0.8's runner at the command's exit: the last output, then update_if_active in one transaction.
+    writeFileSync(join(variant, "jobs", RUNNING, "stdout.log"), "still going\ndone\n");
+    const finished = new Date().toISOString();
+    db.exec("BEGIN IMMEDIATE");
+    db.query(
+      "UPDATE jobs SET state = 'succeeded', exit_code = 0, finished_at = ?, updated_at = ? WHERE job_id = ? AND state = 'running'",
+    ).run(finished, finished, RUNNING);
+    db.query("INSERT INTO state_events (job_id, state, occurred_at) VALUES (?, 'succeeded', ?)").run(
+      RUNNING,
+      finished,
+    );
+    db.exec("COMMIT");
+    killQuietly(cmd.pid);
+    const w = await waiting;
+    expect(w.code).toBe(0);
+    expect(w.json.result).toMatchObject({
+      state: "succeeded",
+      exit_code: 0,
+      finished_at: finished,
+      stdout_tail: "still going\ndone\n",
+    });
+    expect(sb.run(["logs", RUNNING]).stdout).toContain("done");
+  }, 60_000);
 
   test("imported 0.8 IDs answer the MCP tools", async () => {
     const sb = beside08();
