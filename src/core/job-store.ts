@@ -2,11 +2,12 @@
 // migrations by PRAGMA user_version. Every state change goes through `transition`.
 import { constants, Database, type SQLQueryBindings } from "bun:sqlite";
 import { chmodSync, existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
 import { AwaitlessError } from "./errors.ts";
 import { type BackendId, isTerminal, type JobState, type StateChange } from "./job.ts";
 import { canTransition } from "./lifecycle.ts";
 import { isBusy, storeError } from "./store-errors.ts";
-import { locateStore } from "./store-file.ts";
+import { locateStore, STORE_FILE } from "./store-file.ts";
 import type { ImportedJob } from "./store-rows.ts";
 import {
   type JobRow,
@@ -83,6 +84,14 @@ export class JobStore {
           if (!isBusy(e) || Date.now() > deadline) throw e;
           Bun.sleepSync(5 + Math.floor(Math.random() * 20));
         }
+      }
+      // our old-name store moved to its new name while we waited for its lock: use it there, never by both names
+      if (legacy && (!existsSync(path) || existsSync(join(dataDir, STORE_FILE)))) {
+        db.close();
+        path = join(dataDir, STORE_FILE);
+        db = new Database(path, { create: true, readwrite: true, strict: true });
+        db.exec(`PRAGMA busy_timeout = ${Math.min(BUSY_TIMEOUT_MS, 5000)}`);
+        db.exec("PRAGMA journal_mode = WAL");
       }
       db.exec("PRAGMA synchronous = NORMAL");
       db.exec("PRAGMA foreign_keys = ON");

@@ -1,6 +1,7 @@
 // Jobs still run by Awaitless 0.8, imported to be watched: 0.8's runner records their end in 0.8's database,
 // which this backend reads (on a private copy) without ever writing 0.8's files; logs are read from 0.8's job dir.
 import { closeSync, existsSync, openSync, readSync, statSync, watch } from "node:fs";
+import { join } from "node:path";
 import { type Job08, read08Store } from "../../core/awaitless08-store.ts";
 import type { Backend, FullLog, LogTail, Observation, Stream } from "../../core/backend.ts";
 import { AwaitlessError } from "../../core/errors.ts";
@@ -8,6 +9,7 @@ import { errorOf08, reasonOf08 } from "../../core/import-08.ts";
 import type { ArtifactEntry, BackendId, Job, TerminalState } from "../../core/job.ts";
 import { isTerminal, type JobState } from "../../core/job.ts";
 import type { Decision } from "../../core/reconcile.ts";
+import { LEGACY_FILE } from "../../core/store-file.ts";
 import { collectLocalArtifacts } from "../local/artifacts-local.ts";
 import { isProcessAlive } from "../local/proc.ts";
 
@@ -96,7 +98,24 @@ export class Awaitless08WatchBackend implements Backend {
     const b = idOf(job);
     // liveness first: a runner that records the end and exits is then seen by the read that follows
     const running = alive(b.pid, b.pid_start_ticks) || alive(b.runner_pid, b.runner_start_ticks);
-    const [row] = read08Store(String(b.source_dir), job.job_id);
+    const source = String(b.source_dir);
+    let row: Job08 | undefined;
+    if (existsSync(join(source, LEGACY_FILE))) {
+      try {
+        [row] = read08Store(source, job.job_id);
+      } catch (e) {
+        // unreadable for now (e.g. mid-write): the job keeps its state until the next look
+        const unreachable = `cannot read the Awaitless 0.8 store in ${source}: ${(e as Error).message}`;
+        return {
+          started: null,
+          exit: null,
+          wrapperAlive: running,
+          bootIdNow: null,
+          heartbeat: null,
+          unreachable,
+        };
+      }
+    }
     return {
       started: null,
       exit: null,
