@@ -7,7 +7,7 @@ import { AwaitlessError } from "./errors.ts";
 import { type BackendId, isTerminal, type JobState, type StateChange } from "./job.ts";
 import { canTransition } from "./lifecycle.ts";
 import { isBusy, storeError } from "./store-errors.ts";
-import { locateStore, STORE_FILE } from "./store-file.ts";
+import { LEGACY_FILE, locateStore, STORE_FILE } from "./store-file.ts";
 import type { ImportedJob } from "./store-rows.ts";
 import {
   type JobRow,
@@ -36,6 +36,36 @@ export const ACTIVE_SQL = "('queued','starting','running','stalled')";
 /** How long a write waits for another process's write lock before giving up (ms). */
 const BUSY_TIMEOUT_MS = Number(process.env.AWAITLESS_BUSY_TIMEOUT_MS) || 10_000;
 
+/** Opens our database at `path` (0600 when created here) in WAL mode with a busy timeout. */
+function openAt(path: string, create: boolean): Database {
+  const fresh = !existsSync(path);
+  const db = new Database(path, { create, readwrite: true, strict: true });
+  try {
+    if (fresh) chmodSync(path, 0o600);
+    db.exec(`PRAGMA busy_timeout = ${Math.min(BUSY_TIMEOUT_MS, 5000)}`);
+    // Several processes may create the store at once: switching it to WAL can report busy; retry briefly.
+    for (const deadline = Date.now() + BUSY_TIMEOUT_MS; ; ) {
+      try {
+        db.exec("PRAGMA journal_mode = WAL");
+        break;
+      } catch (e) {
+        if (!isBusy(e) || Date.now() > deadline) throw e;
+        Bun.sleepSync(5 + Math.floor(Math.random() * 20));
+      }
+    }
+    db.exec("PRAGMA synchronous = NORMAL");
+    db.exec("PRAGMA foreign_keys = ON");
+    return db;
+  } catch (e) {
+    db.close();
+    throw e;
+  }
+}
+
+function movedFromLegacy(dataDir: string): boolean {
+  return !existsSync(join(dataDir, LEGACY_FILE)) || existsSync(join(dataDir, STORE_FILE));
+}
+
 export class JobStore {
   readonly db: Database;
   readonly path: string;
@@ -60,43 +90,23 @@ export class JobStore {
       );
     }
     const located = locateStore(dataDir);
-    const legacy = located.legacy;
     let path = located.path;
-    const fresh = !existsSync(path);
     let db: Database;
     try {
-      try {
-        db = new Database(path, { create: !legacy, readwrite: true, strict: true });
-      } catch (e) {
-        // our store at the legacy name was moved by another process meanwhile: open it at its new name
-        if (!legacy) throw e;
-        ({ path } = locateStore(dataDir));
-        db = new Database(path, { create: true, readwrite: true, strict: true });
-      }
-      if (fresh) chmodSync(path, 0o600);
-      db.exec(`PRAGMA busy_timeout = ${Math.min(BUSY_TIMEOUT_MS, 5000)}`);
-      // Several processes may create the store at once: switching it to WAL can report busy; retry briefly.
-      for (const deadline = Date.now() + BUSY_TIMEOUT_MS; ; ) {
-        try {
-          db.exec("PRAGMA journal_mode = WAL");
-          break;
-        } catch (e) {
-          if (!isBusy(e) || Date.now() > deadline) throw e;
-          Bun.sleepSync(5 + Math.floor(Math.random() * 20));
-        }
-      }
-      // our old-name store moved to its new name while we waited for its lock: use it there, never by both names
-      if (legacy && (!existsSync(path) || existsSync(join(dataDir, STORE_FILE)))) {
+      db = openAt(path, !located.legacy);
+      if (located.legacy && movedFromLegacy(dataDir)) {
         db.close();
-        path = join(dataDir, STORE_FILE);
-        db = new Database(path, { create: true, readwrite: true, strict: true });
-        db.exec(`PRAGMA busy_timeout = ${Math.min(BUSY_TIMEOUT_MS, 5000)}`);
-        db.exec("PRAGMA journal_mode = WAL");
+        throw new Error("moved while opening");
       }
-      db.exec("PRAGMA synchronous = NORMAL");
-      db.exec("PRAGMA foreign_keys = ON");
     } catch (e) {
-      throw storeError(path, e);
+      // our old-name store was moved to its new name by another process meanwhile: open it there, never by both names
+      if (!located.legacy || !movedFromLegacy(dataDir)) throw storeError(path, e);
+      path = join(dataDir, STORE_FILE);
+      try {
+        db = openAt(path, true);
+      } catch (e2) {
+        throw storeError(path, e2);
+      }
     }
     const store = new JobStore(db, path);
     store.migrate();

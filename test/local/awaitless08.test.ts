@@ -323,6 +323,19 @@ describe("our store at the old file name (awaitless.db, before this release)", (
     expect(sb.jobCount()).toBe(1);
   });
 
+  test("eight processes finding it at once: each answers, it moves once, no job is lost", async () => {
+    const { sb, id } = oldNameStore();
+    const procs = Array.from({ length: 8 }, () => sb.runAsync(["status", id, "--json"]));
+    const results = await Promise.all(procs);
+    for (const r of results) {
+      expect(r.stderr).toBe("");
+      expect(r.json.state).toBe("succeeded");
+    }
+    expect(readdirSync(sb.dataDir).filter((f) => f.startsWith("awaitless.db"))).toEqual([]);
+    expect(sb.submit(["true"])).toMatch(/^job_/);
+    expect(sb.jobCount()).toBe(2);
+  });
+
   test("stays where it is while another process has it open, and moves once it is free", () => {
     const { sb, id } = oldNameStore();
     const held = new Database(join(sb.dataDir, "awaitless.db"));
