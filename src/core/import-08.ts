@@ -2,16 +2,24 @@
 import { copyFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parsedResults } from "./artifacts.ts";
+import {
+  artifactsOf,
+  errorOf08,
+  historyOf,
+  logPath08,
+  reasonOf08,
+  skipReason,
+  specOf,
+} from "./awaitless08-map.ts";
 import { type Job08, read08Store } from "./awaitless08-store.ts";
 import type { Backend } from "./backend.ts";
 import { failureDigest } from "./digest.ts";
-import type { ArtifactEntry, BackendName, ErrorInfo, JobResult, JobSpec, TerminalState } from "./job.ts";
-import { isTerminal, JOB_STATES, type JobState } from "./job.ts";
+import type { BackendName, JobResult, TerminalState } from "./job.ts";
+import { isTerminal, type JobState } from "./job.ts";
 import type { JobStore } from "./job-store.ts";
 import { Redactor } from "./redact.ts";
 import { readTails, seal } from "./result-builder.ts";
 import { LEGACY_FILE } from "./store-file.ts";
-import type { ImportedJob } from "./store-rows.ts";
 
 export const IMPORTED_FROM = "awaitless-0.8";
 /** store_meta key: when the last import ran (the first-run offer stops once it has). */
@@ -28,65 +36,6 @@ export interface ImportReport {
   /** What 0.8 jobs from SSH/Slurm hosts lack here (their full logs stay on the host). */
   notes: string[];
   job_ids: string[];
-}
-
-const STAGE: Record<Exclude<TerminalState, "succeeded">, string> = {
-  failed: "runtime_failed",
-  cancelled: "cancelled",
-  timed_out: "timed_out",
-  lost: "lost",
-};
-
-export function reasonOf08(j: Job08, state: TerminalState): string | null {
-  if (state === "succeeded") return null;
-  if (state === "failed") {
-    if (j.exit_code === null) return "launch_failed";
-    return j.exit_code === 127 ? "command_not_found" : "nonzero_exit";
-  }
-  return state;
-}
-
-export function errorOf08(j: Job08, state: TerminalState, reason: string | null): ErrorInfo | null {
-  if (state === "succeeded" || reason === null) return null;
-  const detail = j.error ?? (typeof j.snapshot?.error === "string" ? j.snapshot.error : undefined);
-  return {
-    stage: STAGE[state],
-    reason,
-    retryable: false,
-    suggestion: "this job ran under Awaitless 0.8; read its logs, fix the command and run it again",
-    ...(detail ? { detail } : {}),
-  };
-}
-
-/** 0.8's artifact entries as recorded at completion (never re-read: the files may have changed since). */
-function artifactsOf(j: Job08, remote: boolean): ArtifactEntry[] {
-  const recorded = Array.isArray(j.snapshot?.artifacts)
-    ? (j.snapshot.artifacts as Record<string, unknown>[])
-    : null;
-  if (!recorded) {
-    return j.artifacts.map((p) => ({
-      path: p,
-      declared_path: p,
-      exists: false,
-      remote,
-      reason: "Awaitless 0.8 kept no result for this job, so its artifacts were not recorded",
-    }));
-  }
-  return recorded.map((a) => {
-    const path = String(a.path ?? "");
-    const e: ArtifactEntry = {
-      path,
-      declared_path: typeof a.declared_path === "string" ? a.declared_path : path,
-      exists: a.exists === true,
-      remote: a.remote === true || remote,
-    };
-    if (typeof a.size_bytes === "number") e.size_bytes = a.size_bytes;
-    if (typeof a.sha256 === "string") e.sha256 = a.sha256;
-    if (typeof a.modified_at === "string") e.modified_at = a.modified_at;
-    if (Object.hasOwn(a, "content")) e.content = a.content;
-    if (typeof a.parse_error === "string") e.parse_error = a.parse_error;
-    return e;
-  });
 }
 
 /**
@@ -112,48 +61,6 @@ function copyLogs(j: Job08, source: string, dir: string, local: boolean): boolea
     writeFileSync(target, typeof tail === "string" ? tail : "", { mode: 0o600 });
   }
   return complete;
-}
-
-function specOf(j: Job08, backend: BackendName): JobSpec {
-  return {
-    argv: j.command,
-    cwd: j.cwd ?? "",
-    env: j.env,
-    secret_env: [],
-    backend,
-    host: j.host,
-    queue: null,
-    timeout_seconds: j.timeout_seconds,
-    stall_timeout_seconds: j.stall_timeout_seconds,
-    artifacts: j.artifacts,
-    slurm_options: {},
-    name: j.name,
-  };
-}
-
-function historyOf(j: Job08): ImportedJob["history"] {
-  let from: JobState | null = null;
-  return j.events
-    .filter((e) => (JOB_STATES as readonly string[]).includes(e.state))
-    .map((e, i) => {
-      const h = { from_state: from, to_state: e.state as JobState, at: e.occurred_at, reason: e.detail };
-      if (i === 0) h.reason = "created under Awaitless 0.8";
-      from = e.state as JobState;
-      return h;
-    });
-}
-
-function skipReason(j: Job08): string | null {
-  if (!["local", "ssh", "slurm"].includes(j.backend)) return `backend ${j.backend} is unknown here`;
-  if (!(JOB_STATES as readonly string[]).includes(j.state) && j.state !== "pending") {
-    return `state ${j.state} is unknown here`;
-  }
-  if (j.state === "pending" || !isTerminal(j.state as JobState)) {
-    if (j.backend === "local") return null; // watched until 0.8 records its end
-    return `still ${j.state} under Awaitless 0.8 on ${j.host ?? "its host"}: 0.8 follows ${j.backend} jobs (0.8's \`awaitless wait ${j.job_id}\`); import again once it finished`;
-  }
-  if (!j.finished_at) return "0.8 recorded no finish time";
-  return null;
 }
 
 async function importOne(
@@ -250,12 +157,6 @@ async function importOne(
     history: historyOf(j),
   });
   return { added, complete };
-}
-
-/** Where 0.8 writes a local job's stream: as recorded, or under SOURCE/jobs/ID when the data directory moved. */
-function logPath08(j: Job08, source: string, stream: "stdout" | "stderr"): string {
-  const recorded = stream === "stdout" ? j.stdout_path : j.stderr_path;
-  return existsSync(recorded) ? recorded : join(source, "jobs", j.job_id, `${stream}.log`);
 }
 
 /** A local job 0.8 still runs: imported active, and watched (backend_id.watch) until 0.8 records its end. */

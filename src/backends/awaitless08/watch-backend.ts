@@ -2,10 +2,10 @@
 // which this backend reads (on a private copy) without ever writing 0.8's files; logs are read from 0.8's job dir.
 import { closeSync, existsSync, openSync, readSync, statSync, watch } from "node:fs";
 import { join } from "node:path";
+import { errorOf08, reasonOf08 } from "../../core/awaitless08-map.ts";
 import { type Job08, read08Store } from "../../core/awaitless08-store.ts";
 import type { Backend, FullLog, LogTail, Observation, Stream } from "../../core/backend.ts";
 import { AwaitlessError } from "../../core/errors.ts";
-import { errorOf08, reasonOf08 } from "../../core/import-08.ts";
 import type { ArtifactEntry, BackendId, Job, TerminalState } from "../../core/job.ts";
 import { isTerminal, type JobState } from "../../core/job.ts";
 import type { Decision } from "../../core/reconcile.ts";
