@@ -1,4 +1,5 @@
 // Builds what a command needs: config, store, backends and the job service.
+import { Awaitless08WatchBackend } from "./backends/awaitless08/watch-backend.ts";
 import { localLaunchOwners } from "./backends/local/launch-owners.ts";
 import { LocalBackend } from "./backends/local/local-backend.ts";
 import { SlurmBackend } from "./backends/slurm/slurm-backend.ts";
@@ -23,6 +24,7 @@ export function createContext(env: Record<string, string | undefined>, configFla
     store,
     {
       local,
+      awaitless08: new Awaitless08WatchBackend(),
       ssh: new SshBackend({ hosts: config.hosts, queueLock }),
       slurm: new SlurmBackend({
         hosts: config.hosts,

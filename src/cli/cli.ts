@@ -112,6 +112,10 @@ export function buildCli(bind: Bind = () => () => {}): CAC {
     .option("--concurrency <n>", "create: jobs of the queue that run at once")
     .option("--host <name>", "the queue's host (default: this machine)")
     .action(bind("queue"));
+  cli
+    .command("import", "bring in the finished jobs of an Awaitless 0.8 store (never changes it)")
+    .option("--from <dir>", "0.8's data directory (default: the one 0.8 used here)")
+    .action(bind("import"));
   cli.command("mcp", "serve the MCP protocol on stdio (for agents)").action(bind("mcp"));
   cli.command("version", "print the version").action(bind("version"));
   cli
@@ -130,11 +134,17 @@ export async function runCli(argv: string[], io: CliIo, makeCtx: () => Promise<C
   let exitCode = EXIT.ok as number;
   let action: Promise<number> | null = null;
   let ctx: Ctx | undefined;
-  const keepCtx = async () => {
-    ctx = await makeCtx();
-    return ctx;
-  };
+  // Commands that open the store offer, once, to import an Awaitless 0.8 store found beside it.
+  const quiet = new Set(["import", "mcp"]);
   const cli = buildCli((name) => (...args: unknown[]) => {
+    const keepCtx = async () => {
+      ctx = await makeCtx();
+      if (!quiet.has(name)) {
+        const { offerImport } = await import("./import-command.ts");
+        offerImport(ctx, io);
+      }
+      return ctx;
+    };
     action = COMMANDS[name]!(args, io, keepCtx);
   });
   const style = styleFor(io.stderr, io.env);

@@ -152,7 +152,7 @@ describe("bad input gets exit 2, a hint, and creates nothing", () => {
     const own = new Sandbox();
     try {
       mkdirSync(own.dataDir, { recursive: true });
-      const db = join(own.dataDir, "awaitless.db");
+      const db = join(own.dataDir, "store.db");
       writeFileSync(db, "this is not a database, it is a precious file ".repeat(200));
       const before = readFileSync(db);
       const r = own.run(["list"]);
@@ -327,7 +327,7 @@ describe("redaction on every output path", () => {
     expect(r.json.result.digest.join("\n")).toContain("[REDACTED]");
     expect(r.json.result.artifacts[0].content).toEqual({ key: "[REDACTED]" });
     // The store holds no secret value; only the 0600 spec file the wrapper reads does.
-    const dbBytes = ["awaitless.db", "awaitless.db-wal"]
+    const dbBytes = ["store.db", "store.db-wal"]
       .map((f) => {
         try {
           return readFileSync(join(sb.dataDir, f)).toString("latin1");
