@@ -4,6 +4,7 @@ import { SlurmBackend } from "./backends/slurm/slurm-backend.ts";
 import { SshBackend } from "./backends/ssh/ssh-backend.ts";
 import type { Ctx } from "./cli/commands.ts";
 import { loadConfig } from "./config/config.ts";
+import { profileRefusal } from "./config/config-legacy.ts";
 import { JobService } from "./core/job-service.ts";
 import { JobStore } from "./core/job-store.ts";
 
@@ -43,6 +44,10 @@ export function createContext(env: Record<string, string | undefined>, configFla
       hostQueues: Object.fromEntries(
         Object.entries(config.hosts).flatMap(([name, h]) => (h.queue ? [[name, h.queue]] : [])),
       ),
+      refuseHost: (host) => {
+        const keys = config.legacyProfiles[host];
+        return keys ? profileRefusal(host, keys, config.path ?? "the config") : undefined;
+      },
       startWaitMs: 2000,
       callerEnv: env,
       callerCwd: process.cwd(),

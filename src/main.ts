@@ -7,9 +7,19 @@ import { stderrWriter, stdoutWriter } from "./stdio-writer.ts";
 const stderr = stderrWriter();
 const stdout = stdoutWriter(stderr);
 
+let noticed = false;
+
 async function makeCtx(configFlag: string | undefined): Promise<Ctx> {
   const { createContext } = await import("./context.ts");
-  return createContext(process.env, configFlag);
+  const ctx = createContext(process.env, configFlag);
+  // One notice per process about 0.8 names in the config, on stderr (never in --json or MCP stdout).
+  if (!noticed) {
+    noticed = true;
+    const { legacyNotice } = await import("./config/config-legacy.ts");
+    const notice = legacyNotice(ctx.config.path, ctx.config.legacyNotes);
+    if (notice) stderr.write(notice);
+  }
+  return ctx;
 }
 
 function configFlag(argv: string[]): string | undefined {
