@@ -7,6 +7,7 @@ import { stderrWriter, stdoutWriter } from "./stdio-writer.ts";
 const stderr = stderrWriter();
 const stdout = stdoutWriter(stderr);
 
+const MCP_NAMES = ["awaitless-mcp", "awaitless-runner"];
 let noticed = false;
 
 async function makeCtx(configFlag: string | undefined): Promise<Ctx> {
@@ -33,9 +34,10 @@ function configFlag(argv: string[]): string | undefined {
 async function main(): Promise<number> {
   const invokedAs = (process.argv[1] ?? "").split("/").pop() ?? "";
   const args = process.argv.slice(2);
-  // The binary installed (or linked) as `awaitless-mcp` serves MCP when given no command (options only); a
-  // command still runs as a command (`awaitless-mcp gc`: the automatic gc starts the binary it runs as).
-  const asMcp = invokedAs === "awaitless-mcp" || process.argv0.endsWith("awaitless-mcp");
+  // The binary installed (or linked) as `awaitless-mcp` or `awaitless-runner` (Awaitless 0.8's two names for its
+  // stdio server) serves MCP when given no command (options only, e.g. `--config FILE`); a command still runs as
+  // a command (`awaitless-mcp gc`: the automatic gc starts the binary it runs as).
+  const asMcp = MCP_NAMES.some((name) => invokedAs === name || process.argv0.endsWith(name));
   const argv = asMcp && (args.length === 0 || args[0]!.startsWith("-")) ? ["mcp", ...args] : args;
   const io = { stdout, stderr, env: process.env };
   return runCli(argv, io, () => makeCtx(configFlag(argv)));
