@@ -198,7 +198,7 @@ main() {
 	mv -f "$staged" "$dir/awaitless"
 	# Awaitless 0.8's server commands, as links to the one binary: invoked by these names it serves MCP on stdio.
 	for name in awaitless-mcp awaitless-runner; do
-		ln -sf awaitless "$dir/$name" || die "cannot create the link $dir/$name" "choose a writable directory with --dir"
+		ln -sf awaitless "$dir/$name" || say "warning: could not create the link $dir/$name (MCP still works as: awaitless mcp)"
 	done
 
 	installed=$("$dir/awaitless" version 2>/dev/null || echo "awaitless ($target)")

@@ -25,7 +25,7 @@ import {
 const T = 60_000;
 const SHELLS = { dash: ["/usr/bin/dash"], busybox: ["/usr/bin/busybox", "sh"] } as const;
 const BUSYBOX_APPLETS =
-  "sh wget sha256sum cp mkdir mv chmod awk grep cut sed mktemp rm uname cat printf tr".split(" ");
+  "sh wget sha256sum cp mkdir mv ln chmod awk grep cut sed mktemp rm uname cat printf tr".split(" ");
 
 let scratch: string;
 let cache: string;
