@@ -105,7 +105,10 @@ export async function doctor(
     checks.push({ check: "store", ok: true, detail: `${ctx.service.store.path} (${n} jobs, WAL)` });
   } catch (e) {
     configBroken = (e as { code?: string }).code === "config_invalid";
-    if (!configBroken) checks.push({ check: "config", ok: true, detail: `${path} is valid` });
+    if (!configBroken) {
+      const detail = existsSync(path) ? `${path} is valid` : `none at ${path} (all defaults)`;
+      checks.push({ check: "config", ok: true, detail });
+    }
     checks.push({
       check: configBroken ? "config" : "store",
       ok: false,

@@ -97,7 +97,7 @@ function readHost(
     profiles[name] = profile;
     for (const k of profile) delete h[k];
     notes.push(
-      `${table} ${profile.join(", ")} (0.8's execution profile) is not applied by this version: jobs on ${name} are refused until the keys are removed (put them in the command instead, see docs/migrating.md)`,
+      `${table} ${profile.join(", ")} (0.8's execution profile) is not applied by this version: jobs on ${name} that 0.8 applied it to are refused until the keys are removed (put them in the command instead, see docs/migrating.md)`,
     );
   }
   if (h.gssapi_authentication === true && h.transport === undefined) {
@@ -114,6 +114,11 @@ function readHost(
     );
   }
   return h;
+}
+
+/** The profile keys 0.8 applied to a job of this backend: all of them over SSH, only `env` on Slurm. */
+export function profileKeysFor(keys: readonly string[], backend: string): string[] {
+  return keys.filter((k) => backend === "ssh" || (backend === "slurm" && k === "env"));
 }
 
 /** The refusal for a launch on a host whose 0.8 profile keys this version does not apply. */

@@ -45,7 +45,7 @@ export interface ServiceSettings {
   /** `[hosts.NAME] queue` settings: the queue of plain jobs sent to that host. */
   hostQueues?: Record<string, string>;
   /** A host whose configuration this version cannot honour for a launch: the error to refuse it with (before any reserve). */
-  refuseHost?: (host: string) => AwaitlessError | undefined;
+  refuseHost?: (host: string, backend: Job["backend"]) => AwaitlessError | undefined;
   /** How long submit waits (event-driven) for the wrapper to report the command started. */
   startWaitMs: number;
   /** The caller's environment (for --secret-env values) and working directory. */
@@ -105,7 +105,7 @@ export class JobService implements JobServiceApi {
       },
       s.callerEnv,
     );
-    const refusal = v.spec.host === null ? undefined : s.refuseHost?.(v.spec.host);
+    const refusal = v.spec.host === null ? undefined : s.refuseHost?.(v.spec.host, v.spec.backend);
     if (refusal) throw refusal;
     const backend = this.backendFor(v.spec);
     // A queued job waits on its target for a slot: it is `queued` until its command starts.

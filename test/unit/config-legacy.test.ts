@@ -7,6 +7,7 @@ import { isLocalLoginNode, slurmHostSettings } from "../../src/backends/slurm/sl
 import { mergeSlurmOptions, slurmOptionArgs } from "../../src/backends/slurm/slurm-options.ts";
 import { resolveHostSettings } from "../../src/backends/ssh/ssh-target.ts";
 import { DEFAULTS, loadConfig } from "../../src/config/config.ts";
+import { profileKeysFor } from "../../src/config/config-legacy.ts";
 import { AwaitlessError } from "../../src/core/errors.ts";
 
 const FIXTURES = join(import.meta.dir, "..", "fixtures", "awaitless-08-configs");
@@ -138,6 +139,10 @@ describe("0.8 keys beyond the examples", () => {
     const c = loadConfig({ ...env, AWAITLESS_CONFIG: p });
     expect(c.legacyProfiles).toEqual({ npu: ["user_group", "sources", "env"] });
     expect(c.hosts.npu).toEqual({});
+    // 0.8 applied all three to SSH jobs, only env to Slurm jobs
+    expect(profileKeysFor(c.legacyProfiles.npu!, "ssh")).toEqual(["user_group", "sources", "env"]);
+    expect(profileKeysFor(c.legacyProfiles.npu!, "slurm")).toEqual(["env"]);
+    expect(profileKeysFor(["user_group", "sources"], "slurm")).toEqual([]);
   });
   test("an old name and its new name with different values is refused", () => {
     const p = write("both.toml", "[defaults]\nmcp_task_ttl_seconds = 60\ntask_ttl_seconds = 120\n");
