@@ -55,14 +55,15 @@ describe("the 0.8 README's configs", () => {
 });
 
 describe("0.8's server commands", () => {
-  for (const name of ["awaitless-mcp", "awaitless-runner"]) {
+  for (const name of ["awaitless-mcp", "awaitless-runner", "awaitless mcp"]) {
     test(`${name} --config FILE (the README's MCP entry) serves the tools; stdout is only JSON-RPC`, async () => {
-      const link = join(sb.root, name);
-      symlinkSync(BINARY, link);
-      const conn = await connectStdio("legacy", sb.env, sb.work, undefined, {
-        command: link,
-        args: ["--config", join(FIXTURES, "slurm.toml")],
-      });
+      const config = ["--config", join(FIXTURES, "slurm.toml")];
+      let launch = { command: BINARY, args: ["mcp", ...config] };
+      if (name !== "awaitless mcp") {
+        launch = { command: join(sb.root, name), args: config };
+        symlinkSync(BINARY, launch.command);
+      }
+      const conn = await connectStdio("legacy", sb.env, sb.work, undefined, launch);
       try {
         const tools = (await conn.client.listTools()).tools.map((t) => t.name);
         for (const tool of ["run", "submit_job", "wait_for_job", "get_job_status", "list_jobs", "cancel_job"])
