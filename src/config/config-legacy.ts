@@ -128,7 +128,7 @@ export function profileRefusal(host: string, keys: readonly string[], path: stri
     `[hosts.${host}] in ${path} sets ${keys.join(", ")}, Awaitless 0.8's execution profile, which this version does not apply: the job would run without it`,
     {
       cli: `put it in the command (e.g. -- sg GROUP -c '. ./env.sh && ./run.sh', and --env NAME=VALUE), then remove ${keys.join(", ")} from [hosts.${host}]`,
-      mcp: `Put it in the command (e.g. argv ["sg", "GROUP", "-c", ". ./env.sh && ./run.sh"] and the env argument), and ask the user to remove ${keys.join(", ")} from [hosts.${host}] in the config.`,
+      mcp: `Put it in the command (e.g. command ["sg", "GROUP", "-c", ". ./env.sh && ./run.sh"] and the env argument), and ask the user to remove ${keys.join(", ")} from [hosts.${host}] in the config.`,
     },
     { host, keys: [...keys] },
   );

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { BINARY, Sandbox, until } from "../helpers/cli.ts";
-import { structured } from "../mcp/harness.ts";
+import { structured, textOf } from "../mcp/harness.ts";
 import { connectStdio } from "../mcp/stdio-client.ts";
 
 const FIXTURES = join(import.meta.dir, "..", "fixtures", "awaitless-08-configs");
@@ -35,7 +35,7 @@ describe("the 0.8 README's configs", () => {
     expect(notices(r.stderr)).toBe(1);
   });
 
-  test("a host with 0.8's execution profile refuses launches there, creating nothing", () => {
+  test("a host with 0.8's execution profile refuses launches there, creating nothing", async () => {
     const own = new Sandbox();
     try {
       own.writeConfig(
@@ -47,6 +47,19 @@ describe("the 0.8 README's configs", () => {
       expect(r.json.error.message).toContain("[hosts.npu]");
       expect(r.json.error.message).toContain("user_group, sources");
       expect(r.stderr).toContain("sg GROUP");
+      const conn = await connectStdio("legacy", own.env, own.work);
+      try {
+        const res = await conn.client.callTool({
+          name: "submit_job",
+          arguments: { command: ["true"], backend: "ssh", host: "npu" },
+        });
+        expect(res.isError).toBe(true);
+        expect(textOf(res)).toContain("user_group, sources");
+        expect(textOf(res)).toContain("env argument");
+        expect(textOf(res)).not.toContain("--env");
+      } finally {
+        await conn.close();
+      }
       expect(own.jobCount()).toBe(0);
     } finally {
       own.cleanup();
