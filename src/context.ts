@@ -6,6 +6,7 @@ import { SlurmBackend } from "./backends/slurm/slurm-backend.ts";
 import { SshBackend } from "./backends/ssh/ssh-backend.ts";
 import type { Ctx } from "./cli/commands.ts";
 import { loadConfig } from "./config/config.ts";
+import { profileKeysFor, profileRefusal } from "./config/config-legacy.ts";
 import { JobService } from "./core/job-service.ts";
 import { JobStore } from "./core/job-store.ts";
 
@@ -50,6 +51,10 @@ export function createContext(env: Record<string, string | undefined>, configFla
         Object.entries(config.hosts).flatMap(([name, h]) => (h.backend ? [[name, h.backend]] : [])),
       ),
       launchOwners: localLaunchOwners,
+      refuseHost: (host, backend) => {
+        const keys = profileKeysFor(config.legacyProfiles[host] ?? [], backend);
+        return keys.length > 0 ? profileRefusal(host, keys, config.path ?? "the config") : undefined;
+      },
       startWaitMs: 2000,
       callerEnv: env,
       callerCwd: process.cwd(),

@@ -74,7 +74,7 @@ export function buildCli(bind: Bind = () => () => {}): CAC {
     .action(bind("cancel"));
   cli
     .command("list", "recent jobs, newest first")
-    .option("--state <state>", "a state, or active / terminal")
+    .option("--state <state>", "a state, or active / terminal (pending = queued)")
     .option("--name <name>", "jobs with this name")
     .option("--host <name>", "jobs on this host")
     .option("--queue <name>", "jobs in this queue")

@@ -51,6 +51,8 @@ export interface ServiceSettings {
   launchOwners?: LaunchOwners;
   /** `[hosts.NAME] backend` settings: how jobs sent to that host run when they name no backend. */
   hostBackends?: Record<string, "ssh" | "slurm">;
+  /** A host whose configuration this version cannot honour for a launch: the error to refuse it with (before any reserve). */
+  refuseHost?: (host: string, backend: Job["backend"]) => AwaitlessError | undefined;
   /** How long submit waits (event-driven) for the wrapper to report the command started. */
   startWaitMs: number;
   /** The caller's environment (for --secret-env values) and working directory. */
@@ -124,6 +126,8 @@ export class JobService implements JobServiceApi {
       },
       s.callerEnv,
     );
+    const refusal = v.spec.host === null ? undefined : s.refuseHost?.(v.spec.host, v.spec.backend);
+    if (refusal) throw refusal;
     const backend = this.backendFor(v.spec);
     // A queued job waits on its target for a slot: it is `queued` until its command starts.
     const admission = admissionFor(this.store, v.spec, backend);

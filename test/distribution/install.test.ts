@@ -6,6 +6,7 @@ import {
   mkdirSync,
   mkdtempSync,
   readdirSync,
+  readlinkSync,
   rmSync,
   symlinkSync,
   writeFileSync,
@@ -24,7 +25,7 @@ import {
 const T = 60_000;
 const SHELLS = { dash: ["/usr/bin/dash"], busybox: ["/usr/bin/busybox", "sh"] } as const;
 const BUSYBOX_APPLETS =
-  "sh wget sha256sum cp mkdir mv chmod awk grep cut sed mktemp rm uname cat printf tr".split(" ");
+  "sh wget sha256sum cp mkdir mv ln chmod awk grep cut sed mktemp rm uname cat printf tr".split(" ");
 
 let scratch: string;
 let cache: string;
@@ -129,7 +130,9 @@ for (const shell of Object.keys(SHELLS) as (keyof typeof SHELLS)[]) {
         expect(fileHash(join(r.bin, "awaitless"))).toBe(fileHash(asset.x64));
         expect(run(r.bin, "version").stdout).toMatch(/^awaitless \d+\.\d+\.\d+/);
         expect(r.stderr).toContain(`${r.bin} is not on your PATH`);
-        expect(readdirSync(r.bin)).toEqual(["awaitless"]);
+        expect(readdirSync(r.bin).sort()).toEqual(["awaitless", "awaitless-mcp", "awaitless-runner"]);
+        for (const link of ["awaitless-mcp", "awaitless-runner"])
+          expect(readlinkSync(join(r.bin, link))).toBe("awaitless");
       },
       T,
     );

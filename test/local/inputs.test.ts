@@ -111,12 +111,19 @@ describe("bad input gets exit 2, a hint, and creates nothing", () => {
           [/\[hosts\.gpu\] has no key hostnme \(did you mean `hostname`\?\)/, /rename hostnme to hostname/],
         ],
         [
-          "[hosts.gpu]\ngssapi_authentication = true\n",
-          [/\[hosts\.gpu\] has no key gssapi_authentication/, /transport = "openssh"/],
+          '[hosts.gpu]\ngssapi_authentication = true\ntransport = "ssh2"\n',
+          [
+            /\[hosts\.gpu\] sets gssapi_authentication = true and transport = "ssh2"/,
+            /transport = "openssh"/,
+          ],
         ],
         [
-          "[defaults]\npoll_interval = 3\n",
-          [/\[defaults\] has no key poll_interval \(did you mean `poll_interval_seconds`\?\)/],
+          "[defaults]\npoll_intervall = 3\n",
+          [/\[defaults\] has no key poll_intervall \(did you mean `poll_interval_seconds`\?\)/],
+        ],
+        [
+          "[defaults]\npoll_interval = 3\npoll_interval_seconds = 4\n",
+          [/sets both poll_interval = 3 \(the Awaitless 0\.8 name\) and poll_interval_seconds = 4/],
         ],
         ['[hosts.gpu]\nport = "22"\n', [/\[hosts\.gpu\] port = "22" is not valid: it must be a number/]],
         [
