@@ -74,14 +74,15 @@ ${BOOT}echo "boot_id=$b"
 `;
 
 /**
- * Sets `sum` to the SHA-256 (hex) of file $w with sha256sum, shasum or openssl, whichever the host has ('' when the
+ * Sets `sum` to the SHA-256 (hex) of file $w with sha256sum, shasum, openssl or busybox, whichever the host has ('' when the
  * file cannot be read); with none of them, reports `nohash=1` and exits.
  */
 const WRAPPER_SUM = `sum=''
 if command -v sha256sum >/dev/null 2>&1; then sum=$(sha256sum <"$w" 2>/dev/null) && sum=\${sum%% *}
 elif command -v shasum >/dev/null 2>&1; then sum=$(shasum -a 256 <"$w" 2>/dev/null) && sum=\${sum%% *}
 elif command -v openssl >/dev/null 2>&1; then sum=$(openssl dgst -sha256 <"$w" 2>/dev/null) && sum=\${sum##* }
-else printf '%s\\n' "error=no sha256sum, shasum or openssl on the host to check the wrapper with" nohash=1; exit 3
+elif command -v busybox >/dev/null 2>&1; then sum=$(busybox sha256sum <"$w" 2>/dev/null) && sum=\${sum%% *}
+else printf '%s\\n' "error=no sha256sum, shasum, openssl or busybox on the host to check the wrapper with" nohash=1; exit 3
 fi
 `;
 
