@@ -5,19 +5,20 @@ import { dirname, join, resolve } from "node:path";
 import { AwaitlessError, type ErrorCode } from "./errors.ts";
 
 const STICKY = 0o1000;
+const SO = "so another user could replace what awaitless runs there";
 
 /** Why `st` (of `path`) could be changed by someone other than us or root, or null when it cannot. */
 function untrustedReason(path: string, st: Stats, uid: number): { why: string; fix: string } | null {
   if (st.uid !== uid && st.uid !== 0) {
     return {
-      why: `${path} is owned by another user (uid ${st.uid})`,
+      why: `${path} is owned by another user (uid ${st.uid}), ${SO}`,
       fix: "choose a directory you own",
     };
   }
   if (st.isSymbolicLink()) return null; // a link's own mode means nothing; its target is checked next
   if ((st.mode & 0o022) !== 0 && (st.mode & STICKY) === 0) {
     return {
-      why: `${path} is writable by ${(st.mode & 0o002) !== 0 ? "other users" : "its group"} and not sticky`,
+      why: `${path} is writable by ${(st.mode & 0o002) !== 0 ? "other users" : "its group"} and not sticky, ${SO}`,
       fix: `run chmod go-w ${path}, or choose a directory you own`,
     };
   }
@@ -35,10 +36,10 @@ export function assertTrustedDir(path: string, what: string, code: ErrorCode = "
   if (uid === undefined) return;
   let current = "/";
   const parts = resolve(path).split("/").filter(Boolean);
-  check(current, lstatOrNull(current));
+  check(current, look(current));
   for (let i = 0, hops = 0; i < parts.length; i++) {
     const next = join(current, parts[i]!);
-    const st = lstatOrNull(next);
+    const st = look(next);
     if (st === null) return; // the rest is made by us
     check(next, st);
     if (st.isSymbolicLink()) {
@@ -54,18 +55,20 @@ export function assertTrustedDir(path: string, what: string, code: ErrorCode = "
     current = next;
   }
 
+  function look(p: string): Stats | null {
+    try {
+      return lstatOrNull(p);
+    } catch (e) {
+      return refuse(`${p} cannot be inspected (${(e as Error).message})`, "choose a directory you own");
+    }
+  }
   function check(p: string, st: Stats | null): void {
     if (st === null) return;
     const r = untrustedReason(p, st, uid!);
     if (r) refuse(r.why, r.fix);
   }
   function refuse(why: string, fix: string): never {
-    throw new AwaitlessError(
-      code,
-      `refusing ${what} ${path}: ${why}, so another user could replace what awaitless runs there`,
-      fix,
-      { directory: path },
-    );
+    throw new AwaitlessError(code, `refusing ${what} ${path}: ${why}`, fix, { directory: path });
   }
 }
 

@@ -1,11 +1,12 @@
 // Directories another user could control are refused, through the compiled binary as root with files owned by
-// `nobody`: a data dir (and one reached through a link) of another user, a --log-dir under a 0777 parent; a sticky
+// `nobody`: a data dir of another user (or reached through their link), a --log-dir under a 0777 parent; a sticky
 // root-owned parent with our own 0700 directory is accepted; a tampered wrapper in our bin/ is replaced, never run.
 import { afterAll, describe, expect, test } from "bun:test";
 import {
   chmodSync,
   chownSync,
   existsSync,
+  lchownSync,
   mkdirSync,
   readdirSync,
   readFileSync,
@@ -70,6 +71,24 @@ if (gateOnAvailability("trusted-directory tests (root, chown to nobody)", rootAv
       expect(r.code).toBe(2);
       expect(r.stderr).toContain(`${theirs} is owned by another user`);
       expect(existsSync(join(theirs, "data"))).toBe(false);
+    });
+
+    test("a link another user planted in a sticky parent is refused even when it points at our own directory", () => {
+      const sb = box();
+      const sticky = join(sb.root, "tmp");
+      mkdirSync(sticky);
+      chmodSync(sticky, 0o1777);
+      const mine = join(sb.root, "mine");
+      mkdirSync(mine, { mode: 0o700 });
+      const link = join(sticky, "data");
+      symlinkSync(mine, link);
+      // ours: accepted (only we can repoint it)
+      expect(sb.run(["list"], { env: { AWAITLESS_DATA_DIR: link } }).code).toBe(0);
+      // theirs: they could repoint it at any time
+      lchownSync(link, NOBODY, NOBODY);
+      const r = sb.run(["list"], { env: { AWAITLESS_DATA_DIR: link } });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(`${link} is owned by another user`);
     });
 
     test("under a group-writable, non-sticky parent: refused with the chmod that fixes it", () => {
