@@ -255,7 +255,8 @@ function optionalSeconds(v: number | undefined, what: string): number | null {
 /**
  * --log-dir: local jobs only; absolute after resolving against the caller's cwd. It need not exist yet, but the
  * nearest existing ancestor must be a writable directory, so the launch can create LOG_DIR/<job_id>, and it and
- * every ancestor must be trusted (assertTrustedDir). Checked without creating anything: a refused request leaves no directory behind.
+ * every ancestor must be trusted (assertTrustedDir). Checked without creating anything: a refused request leaves no
+ * directory behind.
  */
 function checkLogDir(given: string, backend: BackendName, callerCwd: string): string {
   if (backend !== "local") {

@@ -74,8 +74,8 @@ ${BOOT}echo "boot_id=$b"
 `;
 
 /**
- * Sets `sum` to the SHA-256 (hex) of file $w with sha256sum, shasum, openssl or busybox, whichever the host has ('' when the
- * file cannot be read); with none of them, reports `nohash=1` and exits.
+ * Sets `sum` to the SHA-256 (hex) of file $w with sha256sum, shasum, openssl or busybox, whichever the host has
+ * ('' when the file cannot be read); with none of them, reports `nohash=1` and exits.
  */
 const WRAPPER_SUM = `sum=''
 if command -v sha256sum >/dev/null 2>&1; then sum=$(sha256sum <"$w" 2>/dev/null) && sum=\${sum%% *}
