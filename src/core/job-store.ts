@@ -20,6 +20,7 @@ import {
   type TransitionPatch,
 } from "./store-rows.ts";
 import { MIGRATIONS } from "./store-schema.ts";
+import { assertTrustedDir } from "./trusted-dir.ts";
 
 export type {
   ListFilter,
@@ -91,6 +92,8 @@ export class JobStore {
 
   /** Opens (creating if needed) the store in `dataDir`; the directory is 0700 and the database 0600. */
   static open(dataDir: string): JobStore {
+    // Another user's directory could hold their bin/wrapper-*.sh or spec.sh: refuse it before anything is made.
+    assertTrustedDir(dataDir, "the data directory", "store_unavailable");
     try {
       mkdirSync(dataDir, { recursive: true, mode: 0o700 });
       chmodSync(dataDir, 0o700);
@@ -103,6 +106,7 @@ export class JobStore {
         e,
       );
     }
+    assertTrustedDir(dataDir, "the data directory", "store_unavailable");
     const located = locateStore(dataDir);
     let path = located.path;
     let db: Database;

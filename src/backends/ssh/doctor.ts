@@ -108,15 +108,16 @@ export async function sshDoctorChecks(
     try {
       const r = await host.run(UTILITIES, [settings.remoteJobDir]);
       const out = r.stdout.toString();
-      const missing = [...out.matchAll(/^missing=(.+)$/gm)].map((m) => m[1]);
       const sha = /^sha=(.+)$/m.exec(out)?.[1];
+      // every launch checks the wrapper's SHA-256 on the host (docs/wrapper-protocol.md)
+      const missing = [...out.matchAll(/^missing=(.+)$/gm)].map((m) => m[1]).concat(sha ? [] : ["sha256sum"]);
       checks.push({
         check: `${name}: sh and utilities`,
         ok: r.code === 0 && missing.length === 0,
         detail:
           missing.length > 0
             ? `missing: ${missing.join(", ")}`
-            : `sh works; sha256 via ${sha ?? "(none: artifacts get no sha256)"}${out.includes("nosetsid=1") ? "; no setsid (jobs are started immune to SIGHUP instead)" : ""}`,
+            : `sh works; sha256 via ${sha}${out.includes("nosetsid=1") ? "; no setsid (jobs are started immune to SIGHUP instead)" : ""}`,
         ...(missing.length > 0
           ? { fix: `install ${missing.join(", ")} on the host (coreutils or busybox)` }
           : {}),
