@@ -4,7 +4,7 @@ import type * as v from "valibot";
 import { isTerminal } from "../core/job.ts";
 import type { JobServiceApi, LaunchRequest } from "../core/service-types.ts";
 import type { McpConfig } from "./config.ts";
-import { assertNotBareSleep } from "./guards.ts";
+import { assertLaunchable } from "./guards.ts";
 import { type HoldContext, holdTimeoutMs, holdWithProgress, statusSentence } from "./hold.ts";
 import type { JobWatch } from "./job-watch.ts";
 import {
@@ -59,9 +59,16 @@ export function isTaskOutcome(outcome: RunJobOutcome): outcome is TaskOutcome {
   return (outcome as Partial<TaskOutcome>).kind === "task";
 }
 
-/** The bare-sleep guard; duplicate active commands are refused by the service itself (duplicate_active_job). */
+/** The misuse guards; duplicate active commands are refused by the service itself (duplicate_active_job). */
 async function launchGuards(_env: ToolEnv, req: LaunchRequest): Promise<void> {
-  assertNotBareSleep(req.argv);
+  assertLaunchable(req.argv);
+}
+
+/** A shell-string `command` ran as `sh -c STRING`: the result says so (`command_form: "shell"`). */
+function markShellForm(result: CallToolResult, command: string | string[]): CallToolResult {
+  if (typeof command !== "string" || result.structuredContent === undefined) return result;
+  result.structuredContent = { ...result.structuredContent, command_form: "shell" };
+  return result;
 }
 
 export async function runTool(env: ToolEnv, args: RunArgs, ctx: CallCtx): Promise<CallToolResult> {
@@ -93,15 +100,17 @@ export async function runTool(env: ToolEnv, args: RunArgs, ctx: CallCtx): Promis
         : env.ending?.aborted
           ? "is still running (the client's input ended, so the call answered at once)"
           : `is still running after ${formatSeconds(inlineMs / 1000)}`;
-    return toolResult(
-      out,
-      `Job ${out.job_id} ${why}; it keeps going in the background.\n${out.next_action}`,
-      {
+    return markShellForm(
+      toolResult(out, `Job ${out.job_id} ${why}; it keeps going in the background.\n${out.next_action}`, {
         jobId: out.job_id,
-      },
+      }),
+      args.command,
     );
   }
-  return toolResult(out, describeWait(out), { jobId: out.job_id, isError: isFailure(out.result) });
+  return markShellForm(
+    toolResult(out, describeWait(out), { jobId: out.job_id, isError: isFailure(out.result) }),
+    args.command,
+  );
 }
 
 export async function submitTool(
@@ -118,12 +127,15 @@ export async function submitTool(
     : resp.idempotent_replay
       ? " (idempotent replay: this request ID already created it)"
       : "";
-  return toolResult(
-    { ...resp, next_action },
-    `Submitted job ${resp.job_id}, now ${resp.state}${replay}.\n${next_action}`,
-    {
-      jobId: resp.job_id,
-    },
+  return markShellForm(
+    toolResult(
+      { ...resp, next_action },
+      `Submitted job ${resp.job_id}, now ${resp.state}${replay}.\n${next_action}`,
+      {
+        jobId: resp.job_id,
+      },
+    ),
+    args.command,
   );
 }
 
@@ -138,7 +150,7 @@ export async function runJobTool(
   const submitted = await env.service.submit(req);
   env.watch.watch(submitted.job_id);
   if (ctx.tasks) return { kind: "task", task: taskView(submitted.job, env.config) };
-  return waitFor(env, submitted.job_id, undefined, ctx, true);
+  return markShellForm(await waitFor(env, submitted.job_id, undefined, ctx, true), args.command);
 }
 
 export async function waitTool(

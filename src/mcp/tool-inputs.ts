@@ -22,12 +22,23 @@ const stringMap = (what: string) => v.record(v.string(), v.string(`${what} value
 
 export const launchEntries = {
   command: v.pipe(
-    v.array(
-      v.string("each command element must be a string"),
-      'command must be an argv array of strings, e.g. ["make","test"] or ["sh","-c","make test && make lint"]',
+    v.union(
+      [
+        v.pipe(
+          v.string(),
+          v.minLength(1, "command must not be empty"),
+          v.regex(/\S/, "command must not be blank"),
+        ),
+        v.pipe(
+          v.array(v.string("each command element must be a string")),
+          v.minLength(1, "command must name a program"),
+        ),
+      ],
+      'command must be a shell string such as "make test && make lint", or an argv array of strings such as ["make","test"]',
     ),
-    v.minLength(1, "command must name a program"),
-    v.description('Argv array; no shell unless you ask for one: ["sh","-c","make test | tee log"].'),
+    v.description(
+      'Argv array, run exactly: ["make","test"]; or one shell string, run by sh -c: "make test | tee log".',
+    ),
   ),
   cwd: v.optional(v.pipe(v.string(), v.description("Working directory (default: the server's cwd)."))),
   env: v.optional(v.pipe(stringMap("env"), v.description("Extra environment variables."))),
@@ -195,10 +206,10 @@ export const listInput = v.object({
 export type LaunchArgs = v.InferOutput<typeof submitInput>;
 export type RunArgs = v.InferOutput<typeof runInput>;
 
-/** Tool arguments → LaunchRequest (`command` becomes `argv`; absent stays absent). */
+/** Tool arguments → LaunchRequest (`command` becomes `argv`, a shell string `sh -c` it; absent stays absent). */
 export function toLaunchRequest(args: LaunchArgs): LaunchRequest {
   const { command, ...rest } = args;
-  const req: LaunchRequest = { argv: command };
+  const req: LaunchRequest = { argv: typeof command === "string" ? ["sh", "-c", command] : command };
   for (const [key, value] of Object.entries(rest)) {
     if (value !== undefined && key !== "inline_timeout_seconds")
       (req as unknown as Record<string, unknown>)[key] = value;

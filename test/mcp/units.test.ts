@@ -6,27 +6,12 @@ import {
   MAX_PROGRESS_INTERVAL_MS,
   resolveMcpConfig,
 } from "../../src/mcp/config.ts";
-import { isBareSleep } from "../../src/mcp/guards.ts";
 import { statusSentence } from "../../src/mcp/hold.ts";
 import { jobIdFromUri } from "../../src/mcp/job-watch.ts";
 import { toJsonSchema } from "../../src/mcp/json-schema.ts";
 import { ttlMsOf } from "../../src/mcp/task-view.ts";
 import { listInput, runInput, strictInput } from "../../src/mcp/tool-inputs.ts";
 import { acknowledgedResourceUris, stripTaskContent } from "../../src/mcp/wire.ts";
-
-describe("bare sleep guard", () => {
-  test.each([
-    [["sleep", "30"], true],
-    [["/usr/bin/sleep", "1m", "5s"], true],
-    [["sh", "-c", "sleep 30"], true],
-    [["bash", "-c", " sleep 10; "], true],
-    [["sleep"], false],
-    [["sh", "-c", "sleep 5 && make test"], false],
-    [["make", "sleep"], false],
-  ] as const)("%p → %p", (argv, expected) => {
-    expect(isBareSleep([...argv])).toBe(expected);
-  });
-});
 
 describe("tool input JSON Schema", () => {
   test("run: required command, typed optional fields, descriptions", () => {
@@ -36,9 +21,10 @@ describe("tool input JSON Schema", () => {
     };
     expect(schema.required).toEqual(["command"]);
     expect(schema.properties.command).toMatchObject({
-      type: "array",
-      items: { type: "string" },
-      minItems: 1,
+      anyOf: [
+        { type: "string", minLength: 1 },
+        { type: "array", items: { type: "string" }, minItems: 1 },
+      ],
     });
     expect(schema.properties.env).toMatchObject({
       type: "object",
