@@ -176,8 +176,16 @@ async function waitFor(
   );
   env.watch.watch(jobId);
   if (finalShape || resp.result) return finalToolResult(resp);
-  const out = mcpWait(resp);
+  const out = mcpWait(resp, await quietSecondsOf(env, jobId));
   return toolResult(out, describeWait(out), { jobId });
+}
+
+/** Seconds since the job's last output (since its start when it has none), for the cancel_job offer. */
+async function quietSecondsOf(env: ToolEnv, jobId: string): Promise<number | undefined> {
+  const status = await env.service.status(jobId).catch(() => undefined);
+  if (status === undefined) return undefined;
+  if (status.last_output_at !== null) return (Date.now() - Date.parse(status.last_output_at)) / 1000;
+  return status.elapsed_seconds;
 }
 
 export async function completionsTool(
