@@ -9,6 +9,7 @@ import {
 import { statusSentence } from "../../src/mcp/hold.ts";
 import { jobIdFromUri } from "../../src/mcp/job-watch.ts";
 import { toJsonSchema } from "../../src/mcp/json-schema.ts";
+import { nextWaitAction, QUIET_CANCEL_SECONDS } from "../../src/mcp/results.ts";
 import { ttlMsOf } from "../../src/mcp/task-view.ts";
 import { listInput, runInput, strictInput } from "../../src/mcp/tool-inputs.ts";
 import { acknowledgedResourceUris, stripTaskContent } from "../../src/mcp/wire.ts";
@@ -60,6 +61,15 @@ describe("config", () => {
     const config = resolveMcpConfig({ holdBudgetByClientMs: { "claude-code": 240_000 } });
     expect(holdBudgetFor(config, "Claude-Code 2.1")).toBe(240_000);
     expect(holdBudgetFor(config, "codex")).toBe(config.holdBudgetMs);
+  });
+});
+
+describe("pending next_action", () => {
+  test("offers cancel_job for a stalled job or one silent for 5 minutes, not otherwise", () => {
+    expect(nextWaitAction("job_X", "stalled")).toContain('call cancel_job with {"job_id":"job_X"}');
+    expect(nextWaitAction("job_X", "running", QUIET_CANCEL_SECONDS)).toContain("no output for 5m00s");
+    expect(nextWaitAction("job_X", "running", QUIET_CANCEL_SECONDS - 1)).not.toContain("cancel_job");
+    expect(nextWaitAction("job_X", "running")).not.toContain("cancel_job");
   });
 });
 
