@@ -252,14 +252,16 @@ export const COMMANDS: Record<string, Action> = {
   async list(args, io, makeCtx) {
     const opts = optsOf(args);
     const ctx = await makeCtx();
-    const jobs = await ctx.service.list({
+    const { jobs, total } = await ctx.service.listPage({
       ...(opts.state !== undefined ? { state: String(opts.state) as JobState } : {}),
       ...(opts.name !== undefined ? { name: String(opts.name) } : {}),
       ...(opts.host !== undefined ? { host: String(opts.host) } : {}),
       ...(opts.queue !== undefined ? { queue: String(opts.queue) } : {}),
       ...(opts.limit !== undefined ? { limit: parseIntOption(opts.limit, "--limit", 1, 10_000) } : {}),
     });
-    out(io, opts.json ? toJson({ jobs }) : renderList(jobs, styleFor(io.stdout, io.env)));
+    out(io, opts.json ? toJson({ jobs, total }) : renderList(jobs, styleFor(io.stdout, io.env)));
+    if (!opts.json && total > jobs.length)
+      io.stderr.write(`${jobs.length} of ${total} shown (--limit ${Math.min(total, 10_000)} for all)\n`);
     return EXIT.ok;
   },
 

@@ -37,6 +37,14 @@ export async function readLogs(svc: JobService, req: LogsRequest): Promise<LogsR
 }
 
 export async function listJobs(svc: JobService, req: ListRequest): Promise<JobStatus[]> {
+  return (await listJobsPage(svc, req)).jobs;
+}
+
+/** The listing and how many jobs match the filter in all (`20 of 30 shown`). */
+export async function listJobsPage(
+  svc: JobService,
+  req: ListRequest,
+): Promise<{ jobs: JobStatus[]; total: number }> {
   const limit = req.limit ?? 20;
   if (!Number.isInteger(limit) || limit < 1 || limit > 10_000)
     throw invalid(`bad limit ${limit}`, "use 1–10000");
@@ -54,14 +62,15 @@ export async function listJobs(svc: JobService, req: ListRequest): Promise<JobSt
   }
   // Reconcile the active jobs first so the listing shows fresh states (few are ever active).
   for (const id of svc.store.activeJobIds()) await svc.refresh(id).catch(() => undefined);
-  const rows = svc.store.list({
+  const filter = {
     ...(states ? { states } : {}),
     ...(req.name !== undefined ? { name: req.name } : {}),
     ...(req.host !== undefined ? { host: req.host } : {}),
     ...(req.queue !== undefined ? { queue: req.queue } : {}),
-    limit,
-  });
-  return rows.map((j) => svc.toStatus(j));
+  };
+  const rows = svc.store.list({ ...filter, limit });
+  const total = rows.length < limit ? rows.length : svc.store.count(filter);
+  return { jobs: rows.map((j) => svc.toStatus(j)), total };
 }
 
 export async function inspectJob(svc: JobService, jobId: string): Promise<InspectResponse> {
