@@ -120,7 +120,8 @@ export function buildCli(bind: Bind = () => () => {}): CAC {
     .option("--file <path>", "config file to merge into instead of the client's default")
     .action(bind("mcpConfig"));
   cli
-    .command("completion <shell>", "print shell completions for bash, zsh or fish")
+    .command("completion [shell]", "print shell completions for bash, zsh or fish")
+    .option("--list <kind>", "print the words the scripts complete: jobs, hosts or queues (one a line)")
     .action(bind("completion"));
   cli.help();
   return cli;

@@ -337,10 +337,11 @@ export const COMMANDS: Record<string, Action> = {
     return mcpConfigCommand(args[0] as string | undefined, optsOf(args), io);
   },
 
-  async completion(args, io) {
+  async completion(args, io, makeCtx) {
     const { completionCommand } = await import("./completion.ts");
     const { buildCli } = await import("./cli.ts");
-    return completionCommand(String(args[0]), buildCli(), io);
+    const shell = args[0] === undefined ? undefined : String(args[0]);
+    return completionCommand(shell, optsOf(args), buildCli(), io, makeCtx);
   },
 
   async version(args, io) {
