@@ -6,6 +6,7 @@ import { isTerminal, type JobState } from "../core/job.ts";
 import type { JobService } from "../core/job-service.ts";
 import type { WaitResponse } from "../core/service-types.ts";
 import type { StoredJob } from "../core/store-rows.ts";
+import { invokedName } from "./invoked-as.ts";
 import { renderGc, renderList, renderResult, renderStatus, renderWait, toJson } from "./output.ts";
 import { launchRequest, parseDuration, parseIntOption, parseSize, type RawLaunchOptions } from "./parse.ts";
 import { humanDuration, paint, type Style, styleFor } from "./render.ts";
@@ -117,7 +118,7 @@ export const COMMANDS: Record<string, Action> = {
       out(io, r.job_id);
       const style = styleFor(io.stderr, io.env);
       io.stderr.write(
-        `${r.idempotent_replay ? "already submitted" : "submitted"} (${r.state}); wait for it: ${paint(style, "bold", `awaitless wait ${r.job_id}`)}\n`,
+        `${r.idempotent_replay ? "already submitted" : "submitted"} (${r.state}); wait for it: ${paint(style, "bold", `${invokedName(io.env)} wait ${r.job_id}`)}\n`,
       );
     }
     return EXIT.ok;
