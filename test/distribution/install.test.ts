@@ -291,12 +291,13 @@ describe.skipIf(!existsSync(SHELLS.dash[0]))("install.sh choices (dash)", () => 
 
 for (const shell of ["dash", "busybox"] as const) {
   describe.skipIf(!existsSync(SHELLS[shell][0]))(`compressed assets (${shell})`, () => {
-    const path = shell === "busybox" ? busyboxGzPath : "/usr/local/bin:/usr/bin:/bin";
+    // beforeAll has made busyboxGzPath by the time a test runs (not when this describe is collected).
+    const withGzip = () => ({ path: shell === "busybox" ? busyboxGzPath : "/usr/local/bin:/usr/bin:/bin" });
     test(
       "with gzip, the .gz is fetched, both checksums verified, and the unpacked binary installed",
       async () => {
         const [gz, plain] = [requested("awaitless-linux-x64.gz"), requested("awaitless-linux-x64")];
-        const r = await install(shell, { args: ["--version", "0.3.0"], path });
+        const r = await install(shell, { args: ["--version", "0.3.0"], ...withGzip() });
         expect(r.code, r.stderr).toBe(0);
         expect(r.stderr).toContain("installing awaitless-linux-x64 (0.3.0, compressed)");
         expect(requested("awaitless-linux-x64.gz")).toBe(gz + 1);
@@ -309,11 +310,11 @@ for (const shell of ["dash", "busybox"] as const) {
     test(
       "a .gz that fails its own checksum, or unpacks to other bytes, is refused with nothing installed",
       async () => {
-        const bad = await install(shell, { args: ["--version", "0.3.1"], path });
+        const bad = await install(shell, { args: ["--version", "0.3.1"], ...withGzip() });
         expect(bad.code).toBe(1);
         expect(bad.stderr).toContain("checksum mismatch for awaitless-linux-x64.gz");
         expect(existsSync(bad.bin)).toBe(false);
-        const other = await install(shell, { args: ["--version", "0.3.2"], path });
+        const other = await install(shell, { args: ["--version", "0.3.2"], ...withGzip() });
         expect(other.code).toBe(1);
         expect(other.stderr).toContain("checksum mismatch for awaitless-linux-x64:");
         expect(existsSync(other.bin)).toBe(false);
