@@ -1,4 +1,5 @@
 // Builds what a command needs: config, store, backends and the job service.
+import { localLaunchOwners } from "./backends/local/launch-owners.ts";
 import { LocalBackend } from "./backends/local/local-backend.ts";
 import { SlurmBackend } from "./backends/slurm/slurm-backend.ts";
 import { SshBackend } from "./backends/ssh/ssh-backend.ts";
@@ -43,6 +44,10 @@ export function createContext(env: Record<string, string | undefined>, configFla
       hostQueues: Object.fromEntries(
         Object.entries(config.hosts).flatMap(([name, h]) => (h.queue ? [[name, h.queue]] : [])),
       ),
+      hostBackends: Object.fromEntries(
+        Object.entries(config.hosts).flatMap(([name, h]) => (h.backend ? [[name, h.backend]] : [])),
+      ),
+      launchOwners: localLaunchOwners,
       startWaitMs: 2000,
       callerEnv: env,
       callerCwd: process.cwd(),

@@ -1,5 +1,5 @@
 // One job's spec.sh text (the `# secret_env:` line + renderSpec of Job + LaunchInput) and its 0600 local copy.
-import { mkdirSync, writeFileSync } from "node:fs";
+import { lstatSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { LaunchInput } from "../core/backend.ts";
 import { AwaitlessError } from "../core/errors.ts";
@@ -15,6 +15,8 @@ export interface JobSpecOptions {
   admissionDir?: string;
   /** Lock mechanism of a new queue directory (tests force mkdir); default auto. */
   admissionLock?: "auto" | "mkdir";
+  /** Set by the Slurm backend: the wrapper runs as the batch script and Slurm signals the job. */
+  scheduler?: "slurm";
 }
 
 /**
@@ -40,6 +42,7 @@ export function jobSpecText(job: Job, input: LaunchInput, opts: JobSpecOptions):
     tickSeconds: opts.tickSeconds,
     heartbeatSeconds: opts.heartbeatSeconds,
     logCapBytes: input.logCapBytes,
+    ...(opts.scheduler ? { scheduler: opts.scheduler } : {}),
     ...(input.admission && opts.admissionDir !== undefined
       ? {
           admission: {
@@ -57,4 +60,19 @@ export function jobSpecText(job: Job, input: LaunchInput, opts: JobSpecOptions):
 export function writeLocalSpec(jobDir: string, text: string): void {
   mkdirSync(jobDir, { recursive: true, mode: 0o700 });
   writeFileSync(join(jobDir, "spec.sh"), text, { mode: 0o600 });
+}
+
+/** Certainly absent (ENOENT, also below a missing directory); any other failure to look is not certainty. */
+export function isMissing(path: string): boolean {
+  try {
+    lstatSync(path);
+    return false;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "ENOENT";
+  }
+}
+
+/** Every backend's launch writes the local spec.sh before anything else: without it, nothing was launched. */
+export function localSpecMissing(jobDir: string): boolean {
+  return isMissing(join(jobDir, "spec.sh"));
 }

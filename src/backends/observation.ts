@@ -39,6 +39,7 @@ export function observationFromRecords(r: WrapperRecords, facts: ObservationFact
           reason: exit.reason,
           finished_at: (facts.finishedAt ?? iso)(exit.finishedAtEpochSeconds),
           descendants_alive: exit.descendantsAlive,
+          ...(exit.noSpace ? { no_space: true } : {}),
         }
       : null,
     wrapperAlive: facts.wrapperAlive,

@@ -2,6 +2,7 @@
 import { type CAC, cac } from "cac";
 import { AwaitlessError, EXIT } from "../core/errors.ts";
 import { didYouMean, nearestName } from "../core/nearest-name.ts";
+import { noSpaceFromErrno } from "../core/store-errors.ts";
 import { type CliIo, COMMANDS, type Ctx } from "./commands.ts";
 import { paint, shellWord, styleFor } from "./render.ts";
 
@@ -130,14 +131,19 @@ export function buildCli(bind: Bind = () => () => {}): CAC {
 export async function runCli(argv: string[], io: CliIo, makeCtx: () => Promise<Ctx>): Promise<number> {
   let exitCode = EXIT.ok as number;
   let action: Promise<number> | null = null;
-  let ctx: Promise<Ctx> | undefined;
-  const ctxOnce = () => {
-    ctx ??= makeCtx();
-    return ctx;
+  // One context per invocation (job-ID prefixes are resolved with it before the action); kept for its notices.
+  let ctx: Ctx | undefined;
+  let opening: Promise<Ctx> | undefined;
+  const keepCtx = () => {
+    opening ??= makeCtx().then((c) => {
+      ctx = c;
+      return c;
+    });
+    return opening;
   };
   const cli = buildCli((name) => (...args: unknown[]) => {
-    action = withFullJobIds(cli.matchedCommand?.args[0]?.value, args, ctxOnce).then((a) =>
-      COMMANDS[name]!(a, io, ctxOnce),
+    action = withFullJobIds(cli.matchedCommand?.args[0]?.value, args, keepCtx).then((a) =>
+      COMMANDS[name]!(a, io, keepCtx),
     );
   });
   const style = styleFor(io.stderr, io.env);
@@ -173,6 +179,10 @@ export async function runCli(argv: string[], io: CliIo, makeCtx: () => Promise<C
     exitCode = action ? await action : EXIT.ok;
   } catch (e) {
     exitCode = reportError(withNearestOption(e, cli), io, Boolean(cli.options.json), style);
+  }
+  // What was observed but could not be stored (a full disk): said once, after the output.
+  for (const notice of ctx?.service.storeNotices() ?? []) {
+    io.stderr.write(`${paint(style, "yellow", "warning:")} ${notice}\n`);
   }
   return exitCode;
 }
@@ -232,17 +242,19 @@ export function reportError(
   const err =
     e instanceof AwaitlessError
       ? e
-      : (e as { name?: string })?.name === "CACError"
-        ? new AwaitlessError(
-            "invalid_argument",
-            (e as Error).message,
-            "run `awaitless <command> --help` for its options",
-          )
-        : new AwaitlessError(
-            "internal",
-            String((e as Error)?.stack ?? e),
-            "this is a bug: please report it with the command you ran",
-          );
+      : noSpaceFromErrno(e)
+        ? noSpaceFromErrno(e)!
+        : (e as { name?: string })?.name === "CACError"
+          ? new AwaitlessError(
+              "invalid_argument",
+              (e as Error).message,
+              "run `awaitless <command> --help` for its options",
+            )
+          : new AwaitlessError(
+              "internal",
+              String((e as Error)?.stack ?? e),
+              "this is a bug: please report it with the command you ran",
+            );
   if (json) io.stdout.write(JSON.stringify({ error: err.toJSON() }) + "\n");
   io.stderr.write(
     `${paint(style, "red", "error:")} ${err.message}\n${paint(style, "dim", "hint:")} ${err.hint}\n`,

@@ -118,7 +118,7 @@ export const COMMANDS: Record<string, Action> = {
       out(io, r.job_id);
       const style = styleFor(io.stderr, io.env);
       io.stderr.write(
-        `${r.idempotent_replay ? "already submitted" : "submitted"} (${r.state}); wait for it: ${paint(style, "bold", `${invokedName(io.env)} wait ${r.job_id}`)}\n`,
+        `${r.launch_resumed ? "already submitted, launched now (its first client stopped before launching it)" : r.idempotent_replay ? "already submitted" : "submitted"} (${r.state}); wait for it: ${paint(style, "bold", `${invokedName(io.env)} wait ${r.job_id}`)}\n`,
       );
     }
     return EXIT.ok;
@@ -317,7 +317,7 @@ export const COMMANDS: Record<string, Action> = {
       forgetUnreachable: Boolean(opts.forgetUnreachable),
     });
     if (opts.json) out(io, toJson(r));
-    else out(io, renderGc(r, Boolean(opts.dryRun)));
+    else out(io, renderGc(r));
     return EXIT.ok;
   },
 

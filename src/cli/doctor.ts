@@ -167,9 +167,16 @@ export async function doctor(
       ? "readable: a reboot is reported as lost/host_rebooted"
       : "unavailable: a reboot is reported as lost/wrapper_killed",
   });
+  const hosts = ctx?.config.hosts ?? {};
   for (const name of hostsToCheck(opts.host, ctx)) {
+    const slurm = await import("../backends/slurm/doctor.ts");
+    // a Slurm cluster whose login node is this machine is not reached over SSH: check its clients here
+    if (slurm.isLocalSlurmHost(name, hosts)) {
+      checks.push(...(await slurm.slurmLocalDoctorChecks(name)));
+      continue;
+    }
     const { sshDoctorChecks } = await import("../backends/ssh/doctor.ts");
-    for (const c of await sshDoctorChecks(name, ctx?.config.hosts ?? {})) {
+    for (const c of await sshDoctorChecks(name, hosts)) {
       checks.push(c); // each SSH check already names its host
     }
   }

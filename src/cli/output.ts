@@ -25,8 +25,9 @@ export function toJson(value: object, rawResult?: string | null): string {
 
 export function renderResult(r: JobResult, style: Style): string {
   const lines: string[] = [];
-  const dur = humanDuration(r.duration_seconds);
-  let head = `${r.job_id} ${stateText(style, r.state)} after ${dur}`;
+  let head = `${r.job_id} ${stateText(style, r.state)}`;
+  head +=
+    r.started_at === null ? " before its command started" : ` after ${humanDuration(r.duration_seconds)}`;
   if (r.exit_code !== null) head += ` (exit ${r.exit_code}${r.signal ? `, signal ${r.signal}` : ""})`;
   if (r.reason && r.state !== "failed") head += ` — ${r.reason}`;
   lines.push(head);
@@ -86,7 +87,12 @@ export function renderStatus(s: JobStatus, style: Style): string {
   ];
   if (s.name) rows.push(["name", s.name]);
   rows.push(["created", `${s.created_at} (${ago(s.created_at)})`]);
-  rows.push([s.finished_at ? "ran for" : "elapsed", humanDuration(s.elapsed_seconds)]);
+  if (s.elapsed_seconds === undefined) rows.push(["ran for", "never started"]);
+  else
+    rows.push([
+      s.finished_at ? "ran for" : s.started_at ? "elapsed" : "waiting",
+      humanDuration(s.elapsed_seconds),
+    ]);
   if (s.exit_code !== null)
     rows.push(["exit code", String(s.exit_code) + (s.signal ? ` (signal ${s.signal})` : "")]);
   if (s.reason) rows.push(["reason", s.reason]);
@@ -107,7 +113,7 @@ export function renderList(jobs: JobStatus[], style: Style): string {
       stateText(style, j.state),
       ago(j.created_at).replace(" ago", ""),
       // A job that has not started has no duration yet (its AGE says how long it has waited).
-      j.started_at === null && j.finished_at === null ? "-" : humanDuration(j.elapsed_seconds),
+      j.started_at === null ? "-" : humanDuration(j.elapsed_seconds),
       j.exit_code === null ? "-" : String(j.exit_code),
       j.backend === "local" ? "local" : j.backend === "slurm" ? `${j.host} (slurm)` : (j.host ?? "-"),
       j.queue ?? "-",
@@ -119,9 +125,11 @@ export function renderList(jobs: JobStatus[], style: Style): string {
 }
 
 /** `gc` for people: what went (or would go), and the store against its quota. */
-export function renderGc(r: GcResult, dryRun: boolean): string {
-  const ids = r.removed.length ? `: ${r.removed.join(" ")}` : "";
-  const lines = [`${dryRun ? "would remove" : "removed"} ${r.removed.length} finished job(s)${ids}`];
+export function renderGc(r: GcResult): string {
+  const dryRun = "dry_run" in r;
+  const ids = dryRun ? r.would_remove : r.removed;
+  const listed = ids.length ? `: ${ids.join(" ")}` : "";
+  const lines = [`${dryRun ? "would remove" : "removed"} ${ids.length} finished job(s)${listed}`];
   if (r.store_bytes !== undefined && r.quota_bytes !== undefined) {
     const size = `job files ${dryRun ? "would take" : "take"} ${humanBytes(r.store_bytes)} of the ${humanBytes(r.quota_bytes)} quota`;
     lines.push(
@@ -130,6 +138,7 @@ export function renderGc(r: GcResult, dryRun: boolean): string {
         : size,
     );
   }
+  if (dryRun) return lines.join("\n");
   for (const k of r.kept ?? [])
     lines.push(`kept ${k.job_id}: ${k.reason} (gc again later, or --forget-unreachable to drop it anyway)`);
   for (const f of r.forgotten ?? [])

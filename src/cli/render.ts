@@ -60,17 +60,7 @@ export function ago(iso: string | null, nowMs: number = Date.now()): string {
   return `${humanDuration((nowMs - Date.parse(iso)) / 1000)} ago`;
 }
 
-export function humanBytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  const units = ["KiB", "MiB", "GiB", "TiB"];
-  let v = n / 1024;
-  let i = 0;
-  while (v >= 1024 && i < units.length - 1) {
-    v /= 1024;
-    i++;
-  }
-  return `${v < 10 ? v.toFixed(1) : Math.round(v)} ${units[i]}`;
-}
+export { humanBytes } from "../core/text.ts";
 
 const ANSI_RE = /\x1b\[[0-9;]*m/g;
 

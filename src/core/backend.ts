@@ -55,6 +55,8 @@ export interface ExitInfo {
   reason: "exited" | "timed_out" | "cancelled" | "launch_failed";
   finished_at: string;
   descendants_alive: boolean;
+  /** The disk or quota of the job's directory was full at some point: output may be missing. */
+  no_space?: boolean;
 }
 
 export interface HeartbeatInfo {
@@ -126,4 +128,10 @@ export interface Backend {
   waitForChange(job: Job, timeoutMs: number, signal?: AbortSignal, anyFile?: boolean): Promise<void>;
   /** Removes the job's files (gc of finished jobs only). */
   remove(job: Job): Promise<void>;
+  /**
+   * True only when certain that no wrapper of this job was ever started (nothing was written where a launch writes
+   * before it starts one); false when anything was, or the target cannot be asked. Asked only once the process that
+   * owned the launch is gone.
+   */
+  neverLaunched?(job: Job): Promise<boolean>;
 }

@@ -18,6 +18,7 @@ export type ErrorCode =
   | "duplicate_active_job"
   | "config_invalid"
   | "store_unavailable"
+  | "no_space"
   | "launch_failed"
   | "connection_failed"
   | "internal";
@@ -29,6 +30,7 @@ const EXIT_BY_CODE: Record<ErrorCode, number> = {
   duplicate_active_job: EXIT.usage,
   config_invalid: EXIT.usage,
   store_unavailable: EXIT.usage,
+  no_space: EXIT.usage,
   launch_failed: EXIT.internal,
   connection_failed: EXIT.connection,
   internal: EXIT.internal,

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { invalid } from "./errors.ts";
 import { isTerminal, JOB_STATES, type JobState, TERMINAL_STATES } from "./job.ts";
 import type { JobService } from "./job-service.ts";
+import type { StoredJob } from "./job-store.ts";
 import { Redactor, shapeRedactor } from "./redact.ts";
 import type { InspectResponse, JobStatus, ListRequest, LogsRequest, LogsResponse } from "./service-types.ts";
 import { cleanText, grepLines, tailLines } from "./text.ts";
@@ -60,17 +61,39 @@ export async function listJobsPage(
     }
     states = [req.state];
   }
-  // Reconcile the active jobs first so the listing shows fresh states (few are ever active).
-  for (const id of svc.store.activeJobIds()) await svc.refresh(id).catch(() => undefined);
+  // Reconcile the active jobs first so the listing shows fresh states (few are ever active). On a full store a
+  // refresh reports what it observed without storing it: those jobs are listed as observed.
+  const observed = new Map<string, StoredJob>();
+  for (const id of svc.store.activeJobIds()) {
+    const job = await svc.refresh(id).catch(() => undefined);
+    if (job) observed.set(id, job);
+  }
   const filter = {
-    ...(states ? { states } : {}),
     ...(req.name !== undefined ? { name: req.name } : {}),
     ...(req.host !== undefined ? { host: req.host } : {}),
     ...(req.queue !== undefined ? { queue: req.queue } : {}),
   };
-  const rows = svc.store.list({ ...filter, limit });
-  const total = rows.length < limit ? rows.length : svc.store.count(filter);
-  return { jobs: rows.map((j) => svc.toStatus(j)), total };
+  const rows = svc.store.list({ ...(states ? { states } : {}), ...filter, limit });
+  const listed = new Set(rows.map((j) => j.job_id));
+  const unsealed = [...observed.values()].filter(
+    (j) =>
+      !listed.has(j.job_id) &&
+      (filter.name === undefined || j.name === filter.name) &&
+      (filter.host === undefined || j.host === filter.host) &&
+      (filter.queue === undefined || j.queue === filter.queue),
+  );
+  const jobs = [...rows, ...unsealed]
+    .map((j) => observed.get(j.job_id) ?? j)
+    .filter((j) => !states || states.includes(j.state))
+    .sort((a, b) => b.job_id.localeCompare(a.job_id))
+    .slice(0, limit)
+    .map((j) => svc.toStatus(j));
+  // The count is the store's (an observed-but-unstored state change does not move a job between counts).
+  const total =
+    rows.length < limit
+      ? jobs.length
+      : Math.max(jobs.length, svc.store.count({ ...(states ? { states } : {}), ...filter }));
+  return { jobs, total };
 }
 
 export async function inspectJob(svc: JobService, jobId: string): Promise<InspectResponse> {
@@ -91,13 +114,24 @@ export async function inspectJob(svc: JobService, jobId: string): Promise<Inspec
 }
 
 /** What gc removed (or would remove), and the store's size against its quota when one applies. */
-export interface GcResult {
-  removed: string[];
-  /** Bytes of every job directory on this machine after gc (before, with dryRun: what would remain). */
+/** What gc removed; with dryRun, `dry_run: true` and what it would remove instead (never `removed`). */
+export type GcResult = GcRemoved | GcDryRun;
+
+interface GcQuota {
+  /** Bytes of every job directory on this machine after gc (with dryRun: what would remain). */
   store_bytes?: number;
   quota_bytes?: number;
   /** Active jobs alone use more than the quota: gc cannot get under it. */
   over_quota?: boolean;
+}
+
+export interface GcDryRun extends GcQuota {
+  dry_run: true;
+  would_remove: string[];
+}
+
+export interface GcRemoved extends GcQuota {
+  removed: string[];
   /** Finished jobs whose files could not be removed (their host is unreachable): kept for the next gc. */
   kept?: { job_id: string; reason: string }[];
   /** With forgetUnreachable: jobs removed here although their host's copy could not be (it stays there). */
@@ -119,11 +153,13 @@ export async function collectGarbage(
     forgetUnreachable?: boolean;
   },
 ): Promise<GcResult> {
+  // Fresh states first: a job that finished since (or whose result a full disk kept out of the store) can go now.
+  for (const id of svc.store.activeJobIds()) await svc.refresh(id).catch(() => undefined);
   const cutoff =
     o.olderThanSeconds === null ? null : new Date(Date.now() - o.olderThanSeconds * 1000).toISOString();
   const victims = svc.store.gcCandidates(cutoff, o.keep);
   const ids = victims.map((j) => j.job_id);
-  let quota: Pick<GcResult, "store_bytes" | "quota_bytes" | "over_quota"> = {};
+  let quota: GcQuota = {};
   if (o.maxBytes) {
     const chosen = new Set(ids);
     const rest = svc.store.jobDirs().filter((j) => !chosen.has(j.job_id));
@@ -152,10 +188,10 @@ export async function collectGarbage(
       ...(total > o.maxBytes ? { over_quota: true } : {}),
     };
   }
-  if (o.dryRun) return { removed: ids, ...quota };
+  if (o.dryRun) return { dry_run: true, would_remove: ids, ...quota };
   const removed: string[] = [];
-  const kept: NonNullable<GcResult["kept"]> = [];
-  const forgotten: NonNullable<GcResult["forgotten"]> = [];
+  const kept: NonNullable<GcRemoved["kept"]> = [];
+  const forgotten: NonNullable<GcRemoved["forgotten"]> = [];
   for (const job of victims) {
     try {
       await svc.backendFor(job).remove(job);

@@ -1,8 +1,7 @@
 // The use cases shared by CLI and MCP: submit, run, wait, status, logs, cancel, list, inspect.
 // Every read reconciles what it needs first (no daemon): observe the wrapper, apply the rules in reconcile.ts.
-
-import { join } from "node:path";
-import type { Backend } from "./backend.ts";
+import { dirname, join } from "node:path";
+import type { Backend, LaunchInput } from "./backend.ts";
 import { completions as completionsFeed } from "./completions.ts";
 import { AwaitlessError, invalid } from "./errors.ts";
 import { isJobId, newJobId } from "./ids.ts";
@@ -11,7 +10,8 @@ import { resolveJobIdPrefix } from "./job-prefix.ts";
 import { collectGarbage, type GcResult, inspectJob, listJobs, listJobsPage, readLogs } from "./job-reads.ts";
 import { formatDuration, jobStatus } from "./job-status.ts";
 import { type JobStore, nowIso, type StoredJob } from "./job-store.ts";
-import { validateLaunch } from "./launch-request.ts";
+import { type LaunchOwners, launchAbandoned } from "./launch-owner.ts";
+import { type ValidatedLaunch, validateLaunch } from "./launch-request.ts";
 import { admissionFor, listQueues } from "./queue-service.ts";
 import { createQueue, targetOf } from "./queue-store.ts";
 import { decide } from "./reconcile.ts";
@@ -34,6 +34,8 @@ import type {
   WaitOptions,
   WaitResponse,
 } from "./service-types.ts";
+import { describeFree, isNoSpace, noSpaceFromErrno } from "./store-errors.ts";
+import { observedActive, observedTerminal, reserveNotice, storeNotice } from "./unsealed.ts";
 
 export interface ServiceSettings {
   maxReturnBytes: number;
@@ -46,6 +48,10 @@ export interface ServiceSettings {
   defaultQueue: string | null;
   /** `[hosts.NAME] queue` settings: the queue of plain jobs sent to that host. */
   hostQueues?: Record<string, string>;
+  /** Who this process is as a launch owner, and whether a recorded owner is gone (resuming abandoned launches). */
+  launchOwners?: LaunchOwners;
+  /** `[hosts.NAME] backend` settings: how jobs sent to that host run when they name no backend. */
+  hostBackends?: Record<string, "ssh" | "slurm">;
   /** How long submit waits (event-driven) for the wrapper to report the command started. */
   startWaitMs: number;
   /** The caller's environment (for --secret-env values) and working directory. */
@@ -55,6 +61,7 @@ export interface ServiceSettings {
 
 export class JobService implements JobServiceApi {
   private readonly unreachable = new Map<string, string>();
+  private readonly notices = new Set<string>();
   constructor(
     readonly store: JobStore,
     private readonly backends: Partial<Record<Job["backend"], Backend>>,
@@ -103,6 +110,7 @@ export class JobService implements JobServiceApi {
         host: s.defaultHost,
         queue: s.defaultQueue,
         ...(s.hostQueues ? { hostQueues: s.hostQueues } : {}),
+        ...(s.hostBackends ? { hostBackends: s.hostBackends } : {}),
         cwd: s.callerCwd,
         ...(this.backends.slurm?.checkOptions
           ? { checkSlurmOptions: (raw: Record<string, string>) => this.backends.slurm!.checkOptions!(raw) }
@@ -125,6 +133,7 @@ export class JobService implements JobServiceApi {
         active_key: v.activeKey,
         created_at: nowIso(),
         job_dir: v.spec.log_dir ? join(v.spec.log_dir, jobId) : this.jobDirFor(jobId),
+        ...(s.launchOwners ? { launcher: s.launchOwners.self() } : {}),
       },
       req.allow_duplicate ?? false,
     );
@@ -154,24 +163,94 @@ export class JobService implements JobServiceApi {
     }
     if (res.kind === "replay") {
       const job = await this.refresh(res.job.job_id);
+      // The creating client died before launching (its process gone, no trace of a wrapper): finish that launch
+      // here, exactly once among concurrent retries (the claim is one transaction). Anything less certain: replay.
+      const owners = s.launchOwners;
+      if (
+        owners &&
+        job.launcher &&
+        (await launchAbandoned(job, backend, owners)) &&
+        this.store.claimLaunch(job.job_id, job.launcher, owners.self())
+      ) {
+        const launched = await this.launchReserved(this.store.get(job.job_id)!, v, backend, admission, true);
+        if (launched) return { ...launched, idempotent_replay: true, launch_resumed: true };
+        return this.replayOf(job.job_id);
+      }
       return { job_id: job.job_id, state: job.state, idempotent_replay: true, job: this.toStatus(job) };
     }
+    const launched = await this.launchReserved(res.job, v, backend, admission, false);
+    return { ...launched!, idempotent_replay: false };
+  }
+
+  private async replayOf(jobId: string): Promise<SubmitResponse> {
+    const job = await this.refresh(jobId);
+    return { job_id: jobId, state: job.state, idempotent_replay: true, job: this.toStatus(job) };
+  }
+
+  /**
+   * Starts the wrapper of a reserved job and waits briefly for it to start. A failed launch fails the job — except
+   * when a resumed launch finds another launch of the same job got there first (SSH: its directory exists): then
+   * nothing is decided here (null) and the reconciler follows that other launch.
+   */
+  private async launchReserved(
+    job: StoredJob,
+    v: ValidatedLaunch,
+    backend: Backend,
+    admission: LaunchInput["admission"],
+    resumed: boolean,
+  ): Promise<Omit<SubmitResponse, "idempotent_replay"> | null> {
+    const s = this.settings;
     if (process.env.AWAITLESS_TEST_CRASH_AFTER_RESERVE === "1") process.exit(99);
+    let launched = false;
     try {
       const backendId = await backend.launch({
-        job: res.job,
+        job,
         secretValues: v.secretValues,
         graceSeconds: s.graceSeconds,
         logCapBytes: s.logCapBytes,
         ...(admission ? { admission } : {}),
       });
-      this.store.setBackendId(jobId, backendId);
+      launched = true;
+      if (process.env.AWAITLESS_TEST_CRASH_AFTER_LAUNCH === "1") process.exit(98);
+      // The wrapper's `started` record names its pid too: on a full store the job is still found and reconciled.
+      this.recorded(
+        () => {
+          this.store.setBackendId(job.job_id, backendId);
+          return job;
+        },
+        () => job,
+      );
     } catch (e) {
-      this.finishWithError(res.job, e);
+      if (resumed && e instanceof AwaitlessError && e.details.job_dir_exists === true) return null;
+      if (!launched && isNoSpace(e)) {
+        await this.undoLaunch(job);
+        throw noSpaceFromErrno(e) ?? e;
+      }
+      this.finishWithError(job, e);
       throw e;
     }
-    const job = await this.waitForStart(jobId);
-    return { job_id: jobId, state: job.state, idempotent_replay: false, job: this.toStatus(job) };
+    const started = await this.waitForStart(job.job_id);
+    return { job_id: job.job_id, state: started.state, job: this.toStatus(started) };
+  }
+
+  /**
+   * A launch that found no space before any wrapper started: its files and its row are removed, so nothing is left
+   * half-made and its client_request_id stays free for the retry. When even that cannot be written, the row is
+   * marked failed, or, on a store too full for either, left `starting`: reconcile makes it lost after the grace.
+   */
+  private async undoLaunch(job: StoredJob): Promise<void> {
+    await this.backendFor(job)
+      .remove(job)
+      .catch(() => undefined);
+    try {
+      this.store.deleteUnlaunched(job.job_id);
+    } catch {
+      try {
+        this.finishWithError(job, new Error("no space left to launch the job"));
+      } catch {
+        // the store is full: reconcile rule 6 ends the row
+      }
+    }
   }
 
   /** A launch that failed before the wrapper ran: the job is failed with stage launch_failed, never left dangling. */
@@ -220,6 +299,12 @@ export class JobService implements JobServiceApi {
   }
 
   async createQueue(name: string, concurrency: number, host?: string): Promise<QueueCreated> {
+    if (host && this.settings.hostBackends?.[host] === "slurm") {
+      throw invalid(
+        `${host} is a Slurm cluster ([hosts.${host}] backend = "slurm"): its jobs cannot wait in named queues`,
+        "Slurm schedules them itself; create the queue on this machine or an SSH host",
+      );
+    }
     const r = createQueue(this.store, name, targetOf(host), concurrency);
     return { ...r.row, created: r.created };
   }
@@ -233,6 +318,30 @@ export class JobService implements JobServiceApi {
 
   jobDirFor(jobId: string): string {
     return `${this.store.path.replace(/awaitless\.db$/, "")}jobs/${jobId}`;
+  }
+
+  /** Warnings about observations that could not be stored (a full disk); each is said once. */
+  storeNotices(): string[] {
+    if (this.store.reserveUsed) {
+      this.store.reserveUsed = false;
+      this.notices.add(reserveNotice(this.store.path, describeFree(dirname(this.store.path))));
+    }
+    const all = [...this.notices];
+    this.notices.clear();
+    return all;
+  }
+
+  /** A store write; on a full disk, says why (storeNotices) and reports `observed` instead, stored later. */
+  private recorded(write: () => StoredJob, observed: () => StoredJob): StoredJob {
+    try {
+      return write();
+    } catch (e) {
+      if (!isNoSpace(e)) throw e;
+      this.notices.add(
+        storeNotice(this.store.path, `no space left: ${describeFree(dirname(this.store.path))}`),
+      );
+      return observed();
+    }
   }
 
   /** Why the last observation of a job could not reach its host (cleared once it can): CLI exit 7. */
@@ -254,43 +363,64 @@ export class JobService implements JobServiceApi {
     const d = decide(job, obs, { nowMs: Date.now(), launchGraceSeconds: this.settings.launchGraceSeconds });
     if (d.kind === "none") return job;
     if (d.kind === "unreachable") {
-      if (job.status_message !== d.message) this.store.setStatusMessage(jobId, d.message);
-      return this.store.get(jobId)!;
+      if (job.status_message === d.message) return job;
+      return this.recorded(
+        () => {
+          this.store.setStatusMessage(jobId, d.message);
+          return this.store.get(jobId)!;
+        },
+        () => observedActive(job, job.state, d.message),
+      );
     }
     if (d.kind === "active") {
       if (d.to === job.state) {
-        if (d.status_message !== job.status_message) this.store.setStatusMessage(jobId, d.status_message);
-        return this.store.get(jobId)!;
+        if (d.status_message === job.status_message) return job;
+        return this.recorded(
+          () => {
+            this.store.setStatusMessage(jobId, d.status_message);
+            return this.store.get(jobId)!;
+          },
+          () => observedActive(job, job.state, d.status_message),
+        );
       }
       const patch = d.started_at ? { started_at: d.started_at } : {};
-      return this.store.transition(jobId, d.to, {
-        ...patch,
-        status_message: d.status_message,
-        historyReason:
-          d.to === "stalled"
-            ? "no output"
-            : d.to === "running"
-              ? job.state === "stalled"
-                ? "output resumed"
-                : "started"
-              : null,
-      }).job;
+      return this.recorded(
+        () =>
+          this.store.transition(jobId, d.to, {
+            ...patch,
+            status_message: d.status_message,
+            historyReason:
+              d.to === "stalled"
+                ? "no output"
+                : d.to === "running"
+                  ? job.state === "stalled"
+                    ? "output resumed"
+                    : "started"
+                  : null,
+          }).job,
+        () => observedActive(job, d.to, d.status_message, d.started_at),
+      );
     }
     const built = await buildResult(backend, job, d, this.settings.maxReturnBytes);
-    return this.store.transition(jobId, d.to, {
-      ...(d.started_at ? { started_at: d.started_at } : {}),
-      historyReason: d.reason ?? d.to,
-      terminal: {
-        exit_code: d.exit_code,
-        signal: d.signal,
-        reason: d.reason,
-        finished_at: d.finished_at,
-        stdout_bytes: built.stdoutBytes,
-        stderr_bytes: built.stderrBytes,
-        result_json: built.json,
-        result_sha256: built.sha256,
-      },
-    }).job;
+    // The exit record stays on disk: when the store is full the result is reported now and sealed by a later reader.
+    return this.recorded(
+      () =>
+        this.store.transition(jobId, d.to, {
+          ...(d.started_at ? { started_at: d.started_at } : {}),
+          historyReason: d.reason ?? d.to,
+          terminal: {
+            exit_code: d.exit_code,
+            signal: d.signal,
+            reason: d.reason,
+            finished_at: d.finished_at,
+            stdout_bytes: built.stdoutBytes,
+            stderr_bytes: built.stderrBytes,
+            result_json: built.json,
+            result_sha256: built.sha256,
+          },
+        }).job,
+      () => observedTerminal(job, d, built),
+    );
   }
 
   resultOf(job: StoredJob): JobResult | undefined {
@@ -376,6 +506,7 @@ export class JobService implements JobServiceApi {
         delivery: "detached",
         detach_reason: "queued",
         idempotent_replay: sub.idempotent_replay,
+        ...(sub.launch_resumed ? { launch_resumed: true as const } : {}),
       };
     }
     const w = await this.wait(sub.job_id, { ...opts, timeoutMs: inlineTimeoutMs });
@@ -385,13 +516,14 @@ export class JobService implements JobServiceApi {
       delivery: inline ? "inline" : "detached",
       ...(inline ? {} : { detach_reason: "inline_timeout" as const }),
       idempotent_replay: sub.idempotent_replay,
+      ...(sub.launch_resumed ? { launch_resumed: true as const } : {}),
     };
   }
 
   async progressMessage(job: StoredJob): Promise<string> {
     const st = this.toStatus(job);
     if (isTerminal(job.state)) return `${job.state}`;
-    const elapsed = formatDuration(st.elapsed_seconds);
+    const elapsed = formatDuration(st.elapsed_seconds ?? 0);
     if (job.state === "queued" && job.status_message) return `${job.status_message}, for ${elapsed}`;
     if (job.state === "starting" || job.state === "queued") return `${job.state} for ${elapsed}`;
     const obs = await this.backendFor(job).observe(job);

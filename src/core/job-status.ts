@@ -4,8 +4,7 @@ import type { JobStatus } from "./service-types.ts";
 import type { StoredJob } from "./store-rows.ts";
 
 export function jobStatus(job: StoredJob): JobStatus {
-  const startMs = Date.parse(job.started_at ?? job.created_at);
-  const endMs = job.finished_at ? Date.parse(job.finished_at) : Date.now();
+  const elapsed = elapsedSeconds(job);
   return {
     job_id: job.job_id,
     name: job.name,
@@ -20,7 +19,7 @@ export function jobStatus(job: StoredJob): JobStatus {
     created_at: job.created_at,
     started_at: job.started_at,
     finished_at: job.finished_at,
-    elapsed_seconds: Math.max(0, Math.round((endMs - startMs) / 100) / 10),
+    ...(elapsed === null ? {} : { elapsed_seconds: elapsed }),
     exit_code: job.exit_code,
     signal: job.signal,
     reason: job.reason,
@@ -30,6 +29,17 @@ export function jobStatus(job: StoredJob): JobStatus {
     client_request_id: job.client_request_id,
     backend_id: job.backend_id,
   };
+}
+
+/**
+ * How long the command has run (started_at → finished_at or now); while it has not started yet, how long it has
+ * waited since creation; null for a finished job whose command never started (it never ran for any time).
+ */
+function elapsedSeconds(job: StoredJob): number | null {
+  if (job.started_at === null && job.finished_at !== null) return null;
+  const startMs = Date.parse(job.started_at ?? job.created_at);
+  const endMs = job.finished_at ? Date.parse(job.finished_at) : Date.now();
+  return Math.max(0, Math.round((endMs - startMs) / 100) / 10);
 }
 
 export function formatDuration(totalSeconds: number): string {

@@ -1,12 +1,13 @@
 // The durable store: the only importer of bun:sqlite. WAL, busy_timeout, BEGIN IMMEDIATE with retry,
 // migrations by PRAGMA user_version. Every state change goes through `transition`.
-import { Database, type SQLQueryBindings } from "bun:sqlite";
-import { chmodSync, existsSync, mkdirSync } from "node:fs";
+import { constants, Database, type SQLQueryBindings } from "bun:sqlite";
+import { chmodSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { AwaitlessError } from "./errors.ts";
 import { type BackendId, isTerminal, type JobState, type StateChange } from "./job.ts";
+import type { LaunchOwner } from "./launch-owner.ts";
 import { canTransition } from "./lifecycle.ts";
-import { isBusy, storeError } from "./store-errors.ts";
+import { freeSpace, isBusy, isNoSpace, storeError } from "./store-errors.ts";
 import {
   type JobRow,
   type ListFilter,
@@ -31,12 +32,21 @@ export { SCHEMA_VERSION } from "./store-schema.ts";
 
 export const ACTIVE_SQL = "('queued','starting','running','stalled')";
 
+/**
+ * Bytes kept in `store.reserve` next to the database while the disk has room. A write that finds the disk full
+ * removes it and tries again, so the results of jobs that filled the disk can still be stored (and `gc` can then
+ * remove those jobs). Made again by a later open once there is room for it four times over.
+ */
+export const STORE_RESERVE_BYTES = 256 * 1024;
+
 /** How long a write waits for another process's write lock before giving up (ms). */
 const BUSY_TIMEOUT_MS = Number(process.env.AWAITLESS_BUSY_TIMEOUT_MS) || 10_000;
 
 export class JobStore {
   readonly db: Database;
   readonly path: string;
+  /** Set when a write found the disk full and took the reserve's room (the service tells the user once). */
+  reserveUsed = false;
 
   private constructor(db: Database, path: string) {
     this.db = db;
@@ -74,6 +84,10 @@ export class JobStore {
           Bun.sleepSync(5 + Math.floor(Math.random() * 20));
         }
       }
+      // Keep -wal and -shm when the last connection closes: a later reader then needs no new file (and no free
+      // block) to open the store, so reads keep working on a full disk.
+      db.fileControl(constants.SQLITE_FCNTL_PERSIST_WAL, 1);
+      db.exec("PRAGMA journal_size_limit = 1048576"); // a kept -wal is cut back to 1 MiB after a checkpoint
       db.exec("PRAGMA synchronous = NORMAL");
       db.exec("PRAGMA foreign_keys = ON");
     } catch (e) {
@@ -81,7 +95,38 @@ export class JobStore {
     }
     const store = new JobStore(db, path);
     store.migrate();
+    store.keepReserve();
     return store;
+  }
+
+  private get reservePath(): string {
+    return join(this.path, "..", "store.reserve");
+  }
+
+  /** Makes store.reserve when it is missing and the disk has room for it four times over; never fails. */
+  private keepReserve(): void {
+    const path = this.reservePath;
+    if (existsSync(path)) return;
+    const room = freeSpace(path);
+    if (room === null || room.free < 4 * STORE_RESERVE_BYTES) return;
+    const tmp = `${path}.${process.pid}.tmp`;
+    try {
+      writeFileSync(tmp, new Uint8Array(STORE_RESERVE_BYTES), { mode: 0o600 });
+      renameSync(tmp, path);
+    } catch {
+      rmSync(tmp, { force: true });
+    }
+  }
+
+  /** Gives the reserve's space to the database; false when there was none left to give. */
+  private releaseReserve(): boolean {
+    try {
+      rmSync(this.reservePath);
+      this.reserveUsed = true;
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   close(): void {
@@ -131,6 +176,7 @@ export class JobStore {
           // the transaction may already be gone
         }
         if (isBusy(e) && Date.now() < deadline) continue;
+        if (!(e instanceof AwaitlessError) && isNoSpace(e) && this.releaseReserve()) continue;
         if (e instanceof AwaitlessError) throw e;
         throw storeError(this.path, e);
       }
@@ -172,8 +218,8 @@ export class JobStore {
       this.db
         .query(
           `INSERT INTO jobs (job_id, name, backend, host, queue, state, spec_json, fingerprint, client_request_id,
-             active_key, created_at, job_dir)
-           VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`,
+             active_key, created_at, job_dir, launcher_json)
+           VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`,
         )
         .run(
           job.job_id,
@@ -188,11 +234,33 @@ export class JobStore {
           job.active_key,
           job.created_at,
           job.job_dir,
+          job.launcher ? JSON.stringify(job.launcher) : null,
         );
       this.db
         .query("INSERT INTO state_history (job_id, from_state, to_state, at, reason) VALUES (?,?,?,?,?)")
         .run(job.job_id, null, job.state, job.created_at, "created");
       return { kind: "created", job: this.get(job.job_id)! };
+    });
+  }
+
+  /**
+   * Takes over the launch of a job whose launch owner was `previous` (one BEGIN IMMEDIATE transaction): true for
+   * exactly one of any number of concurrent claimants, and only while the job still has no backend identity.
+   */
+  claimLaunch(jobId: string, previous: LaunchOwner, next: LaunchOwner): boolean {
+    return this.write(() => {
+      const res = this.db
+        .query(
+          `UPDATE jobs SET launcher_json = ? WHERE job_id = ? AND launcher_json = ? AND backend_id_json IS NULL
+             AND started_at IS NULL AND cancel_requested_at IS NULL AND state IN ('starting', 'queued')`,
+        )
+        .run(JSON.stringify(next), jobId, JSON.stringify(previous));
+      if (res.changes !== 1) return false;
+      const row = this.db.query("SELECT state FROM jobs WHERE job_id = ?").get(jobId) as { state: string };
+      this.db
+        .query("INSERT INTO state_history (job_id, from_state, to_state, at, reason) VALUES (?,?,?,?,?)")
+        .run(jobId, row.state, row.state, next.at, "launch_resumed");
+      return true;
     });
   }
 
@@ -482,6 +550,17 @@ export class JobStore {
         }
       }
       return n;
+    });
+  }
+
+  /** Removes a reserved job whose launch never started a wrapper (its row and history), so nothing is half-made. */
+  deleteUnlaunched(jobId: string): boolean {
+    return this.write(() => {
+      const res = this.db
+        .query(`DELETE FROM jobs WHERE job_id = ? AND state IN ${ACTIVE_SQL} AND backend_id_json IS NULL`)
+        .run(jobId);
+      if (res.changes > 0) this.db.query("DELETE FROM state_history WHERE job_id = ?").run(jobId);
+      return res.changes > 0;
     });
   }
 

@@ -1,4 +1,5 @@
 // The job model: what a job is, the wire shapes of its results. Knows nothing of CLI, MCP or backends.
+import type { LaunchOwner } from "./launch-owner.ts";
 
 export const ACTIVE_STATES = ["queued", "starting", "running", "stalled"] as const;
 export const TERMINAL_STATES = ["succeeded", "failed", "cancelled", "timed_out", "lost"] as const;
@@ -58,6 +59,8 @@ export interface Job {
   exit_code: number | null;
   signal: string | null;
   reason: string | null;
+  /** The process that reserved (or last claimed) the launch; absent on jobs from before it was recorded. */
+  launcher?: LaunchOwner | null;
 }
 
 export interface ErrorInfo {

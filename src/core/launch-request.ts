@@ -14,6 +14,8 @@ const NAME_MAX = 200;
 export interface LaunchDefaults {
   backend: BackendName;
   host: string | null;
+  /** `[hosts.NAME] backend`: how jobs sent to that host run when the request names no backend. */
+  hostBackends?: Readonly<Record<string, "ssh" | "slurm">>;
   queue: string | null;
   /** `[hosts.NAME] queue`: the queue of jobs sent to that host; it wins over `queue`. */
   hostQueues?: Readonly<Record<string, string>>;
@@ -51,20 +53,7 @@ export function validateLaunch(
     if (hasNul(a))
       throw invalid("a command argument contains a NUL byte", "remove the NUL byte; argv cannot carry it");
   }
-  const backend = req.backend ?? defaults.backend;
-  const host = req.host ?? (backend === "local" ? null : defaults.host);
-  if (backend === "local" && req.host) {
-    throw invalid(`host ${req.host} was given with the local backend`, {
-      cli: "drop --host, or add --backend ssh",
-      mcp: 'Drop host, or add backend: "ssh".',
-    });
-  }
-  if (backend !== "local" && !host) {
-    throw invalid(`the ${backend} backend needs a host`, {
-      cli: "add --host NAME (a [hosts.NAME] entry or an ~/.ssh/config alias)",
-      mcp: "Add host: a [hosts.NAME] entry of the config or an ~/.ssh/config alias.",
-    });
-  }
+  const { backend, host } = resolveTarget(req, defaults);
   // Remote jobs run relative to the login directory unless told otherwise.
   const cwdIn = req.cwd ?? (backend === "local" ? defaults.cwd : ".");
   if (hasNul(cwdIn))
@@ -182,6 +171,53 @@ export function validateLaunch(
     clientRequestId,
     secretValues,
   };
+}
+
+/**
+ * Where a job runs, decided in this one place for every surface. An explicit backend always wins; `--backend local`
+ * with a host is refused. Otherwise a job with a host (given, or `[defaults] host` when the default backend is
+ * remote) runs with that host's `[hosts.NAME] backend`, else the default backend if it is remote, else ssh; a job
+ * with neither runs on the default backend.
+ */
+export function resolveTarget(
+  req: Pick<LaunchRequest, "backend" | "host">,
+  defaults: Pick<LaunchDefaults, "backend" | "host" | "hostBackends">,
+): { backend: BackendName; host: string | null } {
+  const configured = (h: string) =>
+    Object.hasOwn(defaults.hostBackends ?? {}, h) ? defaults.hostBackends?.[h] : undefined;
+  const remoteDefault = defaults.backend === "local" ? undefined : defaults.backend;
+  if (req.host === "")
+    throw invalid("the host was given an empty name", {
+      cli: "pass a host name, or drop --host",
+      mcp: "Pass a host name, or leave host out.",
+    });
+  if (req.backend === "local") {
+    if (req.host) {
+      throw invalid(`host ${req.host} was given with the local backend`, {
+        cli: `drop --backend local to run on ${req.host} (its [hosts.${req.host}] backend, else ssh), or drop --host to run here`,
+        mcp: `Leave backend out to run on ${req.host} (its [hosts.${req.host}] backend, else ssh), or leave host out to run here.`,
+      });
+    }
+    return { backend: "local", host: null };
+  }
+  const host = req.host || (req.backend || remoteDefault ? defaults.host : null) || null;
+  if (req.backend) {
+    if (!host) {
+      throw invalid(`the ${req.backend} backend needs a host`, {
+        cli: "add --host NAME (a [hosts.NAME] entry or an ~/.ssh/config alias)",
+        mcp: "Add host: a [hosts.NAME] entry of the config or an ~/.ssh/config alias.",
+      });
+    }
+    return { backend: req.backend, host };
+  }
+  if (host) return { backend: configured(host) ?? remoteDefault ?? "ssh", host };
+  if (remoteDefault) {
+    throw invalid(
+      `the ${remoteDefault} backend ([defaults] backend) needs a host`,
+      "add --host NAME, or set host in [defaults] of the config",
+    );
+  }
+  return { backend: "local", host: null };
 }
 
 /** Resource locks: NAME=VALUE each, sorted and unique; refused with Slurm (it allocates resources itself). */

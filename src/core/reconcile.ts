@@ -16,6 +16,8 @@ export type Decision =
       started_at: string | null;
       descendants_alive: boolean;
       error: ErrorInfo | null;
+      /** The wrapper found the job directory's disk or quota full: output written then may be missing. */
+      no_space?: boolean;
     };
 
 export interface ReconcileContext {
@@ -56,9 +58,10 @@ export function decide(job: Job, obs: Observation, ctx: ReconcileContext): Decis
   }
 
   // Rule 6: reserved but never launched (a client died between reservation and launch): after the launch
-  // grace, nothing can start it any more, so it is lost — never relaunched by guesswork.
+  // grace, counted from the reservation or from a retry's claim of the abandoned launch, it is lost.
   if (!obs.started && obs.wrapperAlive !== true) {
-    const ageMs = ctx.nowMs - Date.parse(job.created_at);
+    const since = Math.max(Date.parse(job.created_at), Date.parse(job.launcher?.at ?? "") || 0);
+    const ageMs = ctx.nowMs - since;
     if (ageMs > ctx.launchGraceSeconds * 1000 && !job.backend_id?.wrapper_pid) {
       return lost(job, obs, "launch_interrupted", "the client that created the job died before launching it");
     }
@@ -99,7 +102,18 @@ export function queuedMessage(q: QueuedInfo): string {
   return `next in line${inQueue}`;
 }
 
+/** Said on a failed result when the wrapper recorded a full disk (no_space=1). */
+export const NO_SPACE_DETAIL =
+  "the disk or quota holding the job's files was full while it ran: output written then is missing, and the command may have failed because of it";
+
+// Rule 2 in detail; a full disk the wrapper recorded is said on the result (detail and digest).
 function fromExit(job: Job, obs: Observation): Decision {
+  const d = exitDecision(job, obs);
+  if (d.kind !== "terminal" || !obs.exit?.no_space) return d;
+  return { ...d, no_space: true, ...(d.error ? { error: { ...d.error, detail: NO_SPACE_DETAIL } } : {}) };
+}
+
+function exitDecision(job: Job, obs: Observation): Decision {
   const x = obs.exit!;
   const started_at = obs.started?.started_at ?? job.started_at;
   const base = {

@@ -5,7 +5,7 @@ import type { Backend, LogTail } from "./backend.ts";
 import { canonicalJson, sha256Hex } from "./canonical-json.ts";
 import { failureDigest } from "./digest.ts";
 import type { ArtifactEntry, Job, JobResult } from "./job.ts";
-import type { Decision } from "./reconcile.ts";
+import { type Decision, NO_SPACE_DETAIL } from "./reconcile.ts";
 import { REDACTION_MARGIN_BYTES, Redactor } from "./redact.ts";
 import { cleanText, splitBudget, tailText, utf8Length } from "./text.ts";
 
@@ -75,7 +75,12 @@ export async function buildResult(
     }
     artifacts = artifacts.map((a) => redactArtifact(a, redactor));
   }
-  const digest = d.to === "succeeded" ? [] : failureDigest(tails.stdout_tail, tails.stderr_tail);
+  const digest =
+    d.to === "succeeded"
+      ? []
+      : d.no_space
+        ? [NO_SPACE_DETAIL, ...failureDigest(tails.stdout_tail, tails.stderr_tail, 7)]
+        : failureDigest(tails.stdout_tail, tails.stderr_tail);
   const startedMs = d.started_at ? Date.parse(d.started_at) : null;
   const duration = startedMs === null ? null : Math.max(0, (Date.parse(d.finished_at) - startedMs) / 1000);
   const body: Omit<JobResult, "snapshot"> = {

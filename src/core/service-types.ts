@@ -39,7 +39,8 @@ export interface JobStatus {
   created_at: string;
   started_at: string | null;
   finished_at: string | null;
-  elapsed_seconds: number;
+  /** Seconds the command ran (or, not started yet, has waited); absent when a finished job never started. */
+  elapsed_seconds?: number;
   exit_code: number | null;
   signal: string | null;
   reason: string | null;
@@ -56,6 +57,8 @@ export interface SubmitResponse {
   job_id: string;
   state: JobState;
   idempotent_replay: boolean;
+  /** A retry finished the launch its creating client abandoned (that client died before starting the wrapper). */
+  launch_resumed?: true;
   job: JobStatus;
 }
 
@@ -83,6 +86,7 @@ export interface RunResponse extends WaitResponse {
   delivery: "inline" | "detached";
   detach_reason?: "inline_timeout" | "queued";
   idempotent_replay: boolean;
+  launch_resumed?: true;
 }
 
 export interface CompletionItem {
@@ -189,6 +193,8 @@ export interface QueueView {
 }
 
 export interface JobServiceApi {
+  /** Warnings about observations a full disk kept out of the store (each said once; optional for fakes). */
+  storeNotices?(): string[];
   submit(req: LaunchRequest): Promise<SubmitResponse>;
   run(
     req: LaunchRequest,

@@ -1,5 +1,6 @@
 // The store's row shapes and the pure mapping from a jobs row to a StoredJob (no database access here).
 import type { BackendId, Job, JobSpec, JobState } from "./job.ts";
+import type { LaunchOwner } from "./launch-owner.ts";
 
 export interface JobRow {
   job_id: string;
@@ -24,6 +25,7 @@ export interface JobRow {
   stdout_bytes: number | null;
   stderr_bytes: number | null;
   result_json: string | null;
+  launcher_json?: string | null;
 }
 
 export interface StoredJob extends Job {
@@ -58,6 +60,7 @@ export function rowToJob(r: JobRow): StoredJob {
     stdout_bytes: r.stdout_bytes,
     stderr_bytes: r.stderr_bytes,
     result_json: r.result_json,
+    launcher: r.launcher_json ? (JSON.parse(r.launcher_json) as LaunchOwner) : null,
   };
 }
 
@@ -70,6 +73,8 @@ export interface NewJob {
   active_key: string;
   created_at: string;
   job_dir: string;
+  /** The reserving process (recorded so that a retry can tell when its launch was abandoned). */
+  launcher?: LaunchOwner;
 }
 
 export type Reservation =

@@ -61,6 +61,8 @@ export const MIGRATIONS: string[] = [
      key TEXT PRIMARY KEY,
      value TEXT NOT NULL
    );`,
+  // 4: the process that reserved (or last claimed) a job's launch, so a retry can tell an abandoned launch.
+  "ALTER TABLE jobs ADD COLUMN launcher_json TEXT;",
 ];
 
 /** The schema version a fresh or migrated database ends at (PRAGMA user_version). */

@@ -171,3 +171,16 @@ export function grepLines(text: string, pattern: string, opts: { ignoreCase?: bo
   if (text.endsWith("\n")) lines.pop();
   return lines.filter((line) => re.test(line)).join("\n");
 }
+
+/** "3.0 MiB", "512 B". */
+export function humanBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  const units = ["KiB", "MiB", "GiB", "TiB"];
+  let v = n / 1024;
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${v < 10 ? v.toFixed(1) : Math.round(v)} ${units[i]}`;
+}

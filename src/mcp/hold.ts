@@ -68,7 +68,11 @@ export async function holdWithProgress<T>(
 
 /** "running 3m12s, last output 2s ago" — the sentence progress and task status messages use. */
 export function statusSentence(status: JobStatus, nowMs: number = Date.now()): string {
-  const parts = [`${status.state} ${formatSeconds(status.elapsed_seconds)}`];
+  const parts = [
+    status.elapsed_seconds === undefined
+      ? `${status.state}, never started`
+      : `${status.state} ${formatSeconds(status.elapsed_seconds)}`,
+  ];
   if (status.last_output_at !== null) {
     const agoSeconds = Math.max(0, (nowMs - Date.parse(status.last_output_at)) / 1000);
     parts.push(`last output ${formatSeconds(agoSeconds)} ago`);

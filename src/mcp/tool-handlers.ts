@@ -113,7 +113,11 @@ export async function submitTool(
   const resp = await env.service.submit(req);
   env.watch.watch(resp.job_id);
   const next_action = nextDetachedAction(resp.job_id, resp.state);
-  const replay = resp.idempotent_replay ? " (idempotent replay: this request ID already created it)" : "";
+  const replay = resp.launch_resumed
+    ? " (this request ID created it, but its first client stopped before launching it; launched now)"
+    : resp.idempotent_replay
+      ? " (idempotent replay: this request ID already created it)"
+      : "";
   return toolResult(
     { ...resp, next_action },
     `Submitted job ${resp.job_id}, now ${resp.state}${replay}.\n${next_action}`,
@@ -281,7 +285,7 @@ export async function listTool(env: ToolEnv, args: v.InferOutput<typeof listInpu
   }
   const lines = jobs.map(
     (job) =>
-      `${job.job_id}  ${job.state.padEnd(9)}  ${formatSeconds(job.elapsed_seconds).padStart(6)}  ${job.name ?? job.argv.join(" ").slice(0, 60)}`,
+      `${job.job_id}  ${job.state.padEnd(9)}  ${(job.elapsed_seconds === undefined ? "-" : formatSeconds(job.elapsed_seconds)).padStart(6)}  ${job.name ?? job.argv.join(" ").slice(0, 60)}`,
   );
   return toolResult({ jobs, count: jobs.length }, `${jobs.length} job(s):\n${lines.join("\n")}`);
 }

@@ -40,7 +40,9 @@ export const launchEntries = {
   backend: v.optional(
     v.pipe(
       v.picklist(["local", "ssh", "slurm"], "backend must be local, ssh or slurm"),
-      v.description("Where to run."),
+      v.description(
+        "Where to run. Omitted: with host, that host's configured backend (else ssh); without host, the configured default (local unless set).",
+      ),
     ),
   ),
   host: v.optional(v.pipe(v.string(), v.description("Host name (ssh/slurm); an ~/.ssh/config alias works."))),

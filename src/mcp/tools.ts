@@ -9,6 +9,7 @@ import {
 } from "@modelcontextprotocol/server";
 import type * as v from "valibot";
 import { AwaitlessError } from "../core/errors.ts";
+import { noSpaceFromErrno } from "../core/store-errors.ts";
 import { holdBudgetFor } from "./config.ts";
 import type { HoldContext, ProgressToken } from "./hold.ts";
 import { withJsonSchema } from "./json-schema.ts";
@@ -175,7 +176,12 @@ export function registerTools(mcp: McpServer, env: h.ToolEnv): void {
       return mcp.server.projectCallToolResult(outcome as CallToolResult, undefined);
     } catch (error) {
       if (ctx.mcpReq.signal.aborted) throw error;
-      return errorResult(error);
+      return errorResult(noSpaceFromErrno(error) ?? error);
+    } finally {
+      // A full disk kept observations out of the store: the results above came from the jobs' records.
+      for (const notice of env.service.storeNotices?.() ?? []) {
+        process.stderr.write(`awaitless mcp: warning: ${notice}\n`);
+      }
     }
   });
 }

@@ -13,6 +13,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
+import cancelText from "./cancel.sh" with { type: "text" };
 import { type LogPlan, type LogStream, logFileNames, planLog } from "./log-layout.ts";
 import {
   type ExitRecord,
@@ -41,6 +42,13 @@ export {
 
 /** The wrapper script, embedded in the binary. Run it as `sh wrapper.sh JOB_DIR`. */
 export const WRAPPER_TEXT: string = wrapperText;
+
+/**
+ * The client's half of cancel (cancel.sh), run on the job's machine as `sh -c TEXT awaitless-cancel JOB_DIR GRACE
+ * [QUEUE_DIR]`: writes the cancel file, takes a waiting job out of line, wakes the wrapper's monitor (the only one
+ * that signals), or stops the group itself with one TERM when the wrapper is gone.
+ */
+export const CANCEL_TEXT: string = cancelText;
 
 /** Hex SHA-256 of WRAPPER_TEXT: remote copies are named after it so each version is uploaded once. */
 export const WRAPPER_SHA256: string = sha256Hex(WRAPPER_TEXT);
@@ -91,6 +99,12 @@ export function readHeartbeat(dir: string): HeartbeatRecord | null {
 export function readExitRecord(dir: string): ExitRecord | null {
   return readRecord(dir, FILES.exit, parseExitRecord);
 }
+
+/**
+ * The exit record's reservation (`exit.tmp`): written by the launcher with spec.sh (the wrapper writes it itself when
+ * it is missing), so the wrapper writes its record over bytes already allocated even when output filled the disk.
+ */
+export const EXIT_RESERVATION = { name: "exit.tmp", text: `${" ".repeat(511)}\n` } as const;
 
 /** Ask the wrapper to stop the job: TERM to its group now, KILL after `graceSeconds`. Written atomically. */
 export function writeCancelRequest(dir: string, graceSeconds: number): void {

@@ -4,6 +4,8 @@
 export interface StartedRecord {
   protocol: number;
   wrapperPid: number;
+  /** The wrapper's monitor (its child), woken with USR2 by a client's cancel; absent from older wrappers. */
+  monitorPid?: number;
   pid: number;
   /** Absent when the command could not get its own process group (no setsid and no job control). */
   pgid?: number;
@@ -42,6 +44,8 @@ export interface ExitRecord {
   /** Every byte written to the stream, dropped ones included. */
   stdoutBytes?: number;
   stderrBytes?: number;
+  /** A write of the wrapper's found the disk or quota full while the job ran (`no_space=1`). */
+  noSpace?: boolean;
 }
 
 /** `key=value` lines → object. The value is everything after the first `=`; lines without `=` are ignored. */
@@ -80,6 +84,8 @@ export function parseStarted(text: string): StartedRecord | null {
     pid,
     startedAtEpochSeconds: startedAt,
   };
+  const monitorPid = integer(kv.monitor_pid);
+  if (monitorPid !== undefined) record.monitorPid = monitorPid;
   const pgid = integer(kv.pgid);
   if (pgid !== undefined) record.pgid = pgid;
   const bootId = nonEmpty(kv.boot_id);
@@ -136,5 +142,6 @@ export function parseExitRecord(text: string): ExitRecord | null {
   if (stdoutBytes !== undefined) record.stdoutBytes = stdoutBytes;
   const stderrBytes = integer(kv.stderr_bytes);
   if (stderrBytes !== undefined) record.stderrBytes = stderrBytes;
+  if (kv.no_space === "1") record.noSpace = true;
   return record;
 }

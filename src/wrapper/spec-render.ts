@@ -26,6 +26,8 @@ export interface SpecInput {
   logCapBytes?: number;
   /** Wait for a turn before starting (named queue and/or resource locks); absent = start at once. */
   admission?: SpecAdmission;
+  /** The wrapper runs as a Slurm batch script: Slurm's TERM is the cancel (wrapper.sh "Cancel"). */
+  scheduler?: "slurm";
 }
 
 /** Queue admission settings (wrapper.sh "Queue admission"). */
@@ -134,6 +136,7 @@ export function renderSpec(input: SpecInput): string {
     `AWL_TICK=${tickSeconds}`,
     `AWL_HEARTBEAT=${heartbeatSeconds}`,
     `AWL_LOG_CAP=${logCapBytes}`,
+    ...(input.scheduler === "slurm" ? ["AWL_SCHEDULER=slurm"] : []),
     `set -- ${input.argv.map(shellQuote).join(" ")}`,
     "awl_env() {",
     ...exports,

@@ -8,32 +8,58 @@
 # Files in JOB_DIR (umask 077: every file 0600; nothing is written outside JOB_DIR; the command itself gets the
 # umask the wrapper was started with):
 #   spec.sh        client -> wrapper, sourced with `.`: AWL_JOB_ID AWL_CWD AWL_TIMEOUT AWL_GRACE AWL_TICK
-#                  AWL_HEARTBEAT AWL_LOG_CAP, `set -- argv...`, and awl_env() (exports applied only to the command).
+#                  AWL_HEARTBEAT AWL_LOG_CAP [AWL_SCHEDULER], `set -- argv...`, and awl_env() (exports applied only to
+#                  the command). AWL_SCHEDULER=slurm: see "Cancel" below.
 #                  Queued jobs add AWL_QUEUE AWL_QUEUE_CONCURRENCY AWL_RESOURCES AWL_QUEUE_DIR [AWL_QUEUE_LOCK]
 #                  (see "Queue admission" below); the command then also gets AWAITLESS_QUEUE and AWAITLESS_RESOURCES.
-#   cancel         client -> wrapper: grace seconds (client writes cancel.tmp, then renames). Acted on each tick.
+#   cancel         client -> wrapper: grace seconds (client writes cancel.tmp, then renames). See "Cancel" below.
 #   queued         key=value, queued jobs only: the wrapper's place in line while it waits, then admitted_at.
-#   started        key=value: protocol wrapper_pid pid pgid boot_id proc_start started_at. Written (started.tmp -> mv)
-#                  by the command's own process just before it execs the command, so pid is the command's pid.
+#   started        key=value: protocol wrapper_pid monitor_pid pid pgid boot_id proc_start started_at. Written
+#                  (started.tmp -> mv) by the command's own process just before it execs the command, so pid is the
+#                  command's pid. monitor_pid: the wrapper's monitor (a child of wrapper_pid), which a client wakes.
 #   stdout stderr  the command's output, opened with >> (O_APPEND) from the first byte.
 #   progress       free for the command ($AWAITLESS_PROGRESS_FILE); only its size is watched.
 #   heartbeat      key=value: now out err progress last_change. Rewritten atomically every AWL_HEARTBEAT seconds.
 #                  out/err count every byte ever written, dropped ones included.
-#   timed_out | cancelled   marker (content: epoch seconds), written before the group is signalled.
+#   timed_out | cancelled   marker (content: epoch seconds), written before the group is signalled: whoever finds
+#                  one knows TERM went out then. A client stopping a group whose wrapper is gone claims `cancelled`
+#                  with noclobber first (see "Cancel").
 #   STREAM.head STREAM.prev STREAM.dropped   log cap (AWL_LOG_CAP > 0): see "Log cap" below.
 #   exit           key=value: exit_code signal reason finished_at descendants_alive stdout_dropped stderr_dropped
-#                  stdout_bytes stderr_bytes. Written atomically (exit.tmp -> mv); the last file written.
+#                  stdout_bytes stderr_bytes [no_space=1], then a line of spaces that pads it to 512 bytes. Written atomically
+#                  (exit.tmp -> mv); the last file written.
+#   exit.tmp       the exit record's reservation: 511 spaces and a newline, written at start-up before anything else
+#                  (the launcher may have written it already). At the end the record is written over those bytes
+#                  in place (`1<>`, no truncation) and renamed to `exit`, so a disk or quota that the command's
+#                  output filled still takes the record: rewriting allocated bytes and a rename within the
+#                  directory need no new block (copy-on-write file systems excepted).
+#   no_space       empty marker: a write of the wrapper's found the disk (or quota) full; the exit record then says
+#                  no_space=1 (the command's own writes may have failed too). An empty file needs no block.
 #   wrapper.log    the wrapper's own messages.
-# Order: [queued,] started, then heartbeats, then exit. Times are epoch seconds.
+# Order: exit.tmp, [queued,] started, then heartbeats, then exit. Times are epoch seconds. When `started` cannot be
+#   written (a full disk) the command is not started: the exit record says launch_failed.
 #
 # exit_code: the command's status; 128+n when it died from signal n (signal= names n, e.g. KILL). sh cannot tell
 #   a command that exited 130 from one killed by SIGINT; both read exit_code=130 signal=INT.
-#   126 with reason=launch_failed: JOB_DIR/spec.sh or AWL_CWD unusable (details in wrapper.log).
+#   126 with reason=launch_failed: JOB_DIR/spec.sh or AWL_CWD unusable, or no space for `started` (wrapper.log).
 #   127: command not found (recorded as reason=exited, like a shell would). Empty with reason=cancelled: the
 #   cancel file existed before the command started (or before its queue admitted it), so it never ran.
 # reason: exited | timed_out | cancelled | launch_failed.
 # descendants_alive=1: processes of the command's process group outlived it (left running on a normal exit;
 #   killed on timeout and cancel, TERM then KILL after the grace period).
+#
+# Cancel: the group gets exactly one TERM, then KILL after the grace period, and only the monitor signals it. A
+#   client writes `cancel` (src/wrapper/cancel.sh is the client's half), then sends USR2 to monitor_pid so that it
+#   acts now rather than at the next tick. The monitor sends TERM once (a second request while a kill is in progress, or
+#   a timeout meanwhile, sends nothing) and KILL when the grace is over. A cancel before the command started (or
+#   before its queue admitted it): the command never runs. With the wrapper gone (killed), the client's script
+#   stops the group itself, still with one TERM (the `cancelled` marker decides who sends it) and a KILL after
+#   the grace. AWL_SCHEDULER=slurm (this wrapper is a Slurm batch script): the client writes `cancel`, then runs
+#   scancel. Slurm sends its TERM only to the batch shell, this wrapper (and KILL to every process of the job
+#   KillWait seconds later, or at once when the batch shell ends). The wrapper traps that TERM and lives on, so
+#   the monitor's one TERM to the group, on its next tick, leaves the command its cleanup (up to the grace or
+#   KillWait, whichever is shorter). Slurm's TERM itself never reaches the command; one that lands before the
+#   command starts means it never starts.
 #
 # Log cap, per stream, when AWL_LOG_CAP=CAP > 0: HEAD=CAP/8, TAIL=CAP-HEAD. When the live file exceeds TAIL/2,
 #   the monitor saves the first HEAD bytes once (STREAM.head), copies the live file and truncates it (`: >`, safe
@@ -84,29 +110,48 @@ awl_size() {
 }
 
 # awl_rotate STREAM PREV_BYTES DROPPED KEEP: move the live file into STREAM.prev keeping the last KEEP bytes of
-# prev+live; sets awl_prev (new prev size) and awl_drop (new dropped total).
+# prev+live; sets awl_prev (new prev size) and awl_drop (new dropped total). On a full disk it drops nothing it
+# has not counted: without room for the head or the snapshot it returns 1 and leaves the live file alone; without
+# room for the new prev it keeps the whole snapshot as prev and counts the old prev as dropped.
 awl_rotate() {
   if [ ! -e "$1.head" ]; then
     # Nothing was truncated before the first rotation: the live file still starts at the stream's first byte.
-    head -c "$awl_headcap" "$1" >"$1.head.tmp" && mv -f "$1.head.tmp" "$1.head"
+    if ! { head -c "$awl_headcap" "$1" >"$1.head.tmp" && mv -f "$1.head.tmp" "$1.head"; } 2>/dev/null; then
+      rm -f "$1.head.tmp"
+      : >no_space
+      awl_log "log cap: no room to save the head of $1 (disk full?); rotation postponed"
+      return 1
+    fi
   fi
-  cat "$1" >"$1.snap"
+  if ! { cat "$1" >"$1.snap"; } 2>/dev/null; then
+    rm -f "$1.snap"
+    : >no_space
+    awl_log "log cap: no room to rotate $1 (disk full?); rotation postponed"
+    return 1
+  fi
   : >"$1"
   awl_size "$1.snap"
   awl_total=$(($2 + awl_sz))
+  awl_kept=$awl_total
+  [ "$awl_kept" -le "$4" ] || awl_kept=$4
   if [ "$awl_sz" -ge "$4" ]; then
     tail -c "$4" "$1.snap" >"$1.prev.tmp"
   elif [ "$2" -eq 0 ]; then
     mv -f "$1.snap" "$1.prev.tmp"
   else
     cat "$1.prev" "$1.snap" | tail -c "$4" >"$1.prev.tmp"
-  fi
+  fi 2>/dev/null || {
+    rm -f "$1.prev.tmp"
+    : >no_space
+    mv -f "$1.snap" "$1.prev.tmp"
+    awl_kept=$awl_sz
+  }
   mv -f "$1.prev.tmp" "$1.prev"
   rm -f "$1.snap"
-  awl_prev=$awl_total
-  [ "$awl_prev" -le "$4" ] || awl_prev=$4
+  awl_prev=$awl_kept
   awl_drop=$(($3 + awl_total - awl_prev))
-  awl_put "$1.dropped" "$awl_drop"
+  # Written after the old prev and the snapshot are gone, so the space they held takes it.
+  awl_put "$1.dropped" "$awl_drop" 2>/dev/null || awl_log "log cap: could not record $1.dropped=$awl_drop"
 }
 
 # awl_read_started: sets pid and pgid from the started file when it exists.
@@ -157,20 +202,25 @@ awl_signal_group() {
   fi
 }
 
-# awl_nap SECONDS: sleep, but return early when a trapped signal (USR1 from the main wrapper) arrives. Once the
-# command has exited the monitor only naps while a kill is in progress (the group still alive): a short nap then,
-# not none, or it would spin for the whole grace period.
+# awl_nap SECONDS: sleep, but return early when a trapped signal (USR1 from the main wrapper, USR2 from a client)
+# arrives. Once the command has exited the monitor only naps while a kill is in progress (the group still alive):
+# a short nap then, not none, or it would spin for the whole grace period.
 awl_nap() {
   if [ "$awl_done" = 1 ] || [ -f monitor.stop ]; then
     sleep 0.1 2>/dev/null || sleep 1
     return
   fi
+  if [ "$awl_wake" = 1 ]; then
+    awl_wake=0
+    return
+  fi
   sleep "$1" &
   awl_nap_pid=$!
-  if [ "$awl_done" = 1 ] || [ -f monitor.stop ] || ! wait "$awl_nap_pid"; then
+  if [ "$awl_done" = 1 ] || [ "$awl_wake" = 1 ] || [ -f monitor.stop ] || ! wait "$awl_nap_pid"; then
     kill "$awl_nap_pid" 2>/dev/null
     wait "$awl_nap_pid" 2>/dev/null
   fi
+  awl_wake=0
 }
 
 # awl_begin_kill MARKER GRACE: record why, then TERM the group; KILL follows GRACE seconds later.
@@ -187,8 +237,10 @@ awl_begin_kill() {
 # and stops. The file is what counts: bash (5.2) can fail to run a trap whose signal lands while it parses a
 # command substitution ("trap: unexpected EOF while looking for matching `)'"), so the signal only saves time.
 awl_monitor() {
-  awl_done=0
+  awl_done=0 awl_wake=0
   trap 'awl_done=1' USR1
+  # A client's cancel: look at the cancel file now instead of at the end of the nap.
+  trap 'awl_wake=1' USR2
   pid='' pgid='' kstate=none kdeadline=0 o_drop=0 e_drop=0
   last_out=0 last_err=0 last_prog=0 last_change=$awl_started_at last_hb=0
   while :; do
@@ -197,12 +249,12 @@ awl_monitor() {
     awl_stat
     if [ "$awl_cap" -gt 0 ]; then
       if [ "$sz_out" -gt "$awl_rotate_at" ]; then
-        awl_rotate stdout "$sz_outp" "$o_drop" "$awl_rotate_at"
-        o_drop=$awl_drop sz_outp=$awl_prev sz_out=0
+        awl_rotate stdout "$sz_outp" "$o_drop" "$awl_rotate_at" &&
+          o_drop=$awl_drop sz_outp=$awl_prev sz_out=0
       fi
       if [ "$sz_err" -gt "$awl_rotate_at" ]; then
-        awl_rotate stderr "$sz_errp" "$e_drop" "$awl_rotate_at"
-        e_drop=$awl_drop sz_errp=$awl_prev sz_err=0
+        awl_rotate stderr "$sz_errp" "$e_drop" "$awl_rotate_at" &&
+          e_drop=$awl_drop sz_errp=$awl_prev sz_err=0
       fi
     fi
     out=$((o_drop + sz_outp + sz_out))
@@ -232,7 +284,8 @@ awl_monitor() {
       fi
     fi
     if [ $((now - last_hb)) -ge "$AWL_HEARTBEAT" ]; then
-      awl_put heartbeat "now=$now" "out=$out" "err=$err" "progress=$sz_prog" "last_change=$last_change"
+      { awl_put heartbeat "now=$now" "out=$out" "err=$err" "progress=$sz_prog" "last_change=$last_change"; } \
+        2>/dev/null || { rm -f heartbeat.tmp; : >no_space; }
       last_hb=$now
     fi
     [ ! -f monitor.stop ] || awl_done=1
@@ -255,6 +308,29 @@ awl_reap_wait() {
   done
 }
 
+# The exit record's reservation (see exit.tmp above). The record is ASCII, so ${#var} counts its bytes.
+awl_reserve_bytes=512
+awl_reserve_exit() {
+  awl_size exit.tmp
+  [ "$awl_sz" -eq "$awl_reserve_bytes" ] && return 0
+  { printf "%$((awl_reserve_bytes - 1))s\n" '' >exit.tmp; } 2>/dev/null && return 0
+  awl_log "no space to reserve the exit record in $PWD (disk full or quota exceeded)"
+  return 1
+}
+
+# awl_write_exit TEXT: the record (key=value lines) over the reservation, padded to its size, then renamed to exit.
+# Without a reservation (it could not be made) `1<>` creates the file: the record then needs a new block.
+awl_write_exit() {
+  awl_pad=$((awl_reserve_bytes - ${#1} - 2))
+  [ "$awl_pad" -ge 1 ] || awl_pad=1
+  if { printf "%s\n%${awl_pad}s\n" "$1" '' 1<>exit.tmp; } 2>/dev/null && mv -f exit.tmp exit; then
+    return 0
+  fi
+  awl_log "could not write the exit record in $PWD (disk full?):
+$1"
+  return 1
+}
+
 # awl_finish CODE REASON: final log trim, then the exit record (last file written), then exit.
 awl_finish() {
   awl_sig=''
@@ -275,18 +351,30 @@ awl_finish() {
   awl_stat
   if [ "$awl_cap" -gt 0 ]; then
     if [ $((sz_out + sz_outp)) -gt "$awl_tailcap" ]; then
-      awl_rotate stdout "$sz_outp" "${o_drop:-0}" "$awl_tailcap"
-      o_drop=$awl_drop sz_outp=$awl_prev sz_out=0
+      awl_rotate stdout "$sz_outp" "${o_drop:-0}" "$awl_tailcap" &&
+        o_drop=$awl_drop sz_outp=$awl_prev sz_out=0
     fi
     if [ $((sz_err + sz_errp)) -gt "$awl_tailcap" ]; then
-      awl_rotate stderr "$sz_errp" "${e_drop:-0}" "$awl_tailcap"
-      e_drop=$awl_drop sz_errp=$awl_prev sz_err=0
+      awl_rotate stderr "$sz_errp" "${e_drop:-0}" "$awl_tailcap" &&
+        e_drop=$awl_drop sz_errp=$awl_prev sz_err=0
     fi
   fi
+  # A full disk now (a one-byte write needs a block) or earlier (the marker): the record says so.
+  { printf x >no_space.probe; } 2>/dev/null || : >no_space
+  rm -f no_space.probe
+  awl_nospace=''
+  [ ! -e no_space ] || awl_nospace='
+no_space=1'
   awl_now
-  awl_put exit "exit_code=$1" "signal=$awl_sig" "reason=$2" "finished_at=$awl_t" \
-    "descendants_alive=${awl_desc:-0}" "stdout_dropped=${o_drop:-0}" "stderr_dropped=${e_drop:-0}" \
-    "stdout_bytes=$((${o_drop:-0} + sz_outp + sz_out))" "stderr_bytes=$((${e_drop:-0} + sz_errp + sz_err))"
+  awl_write_exit "exit_code=$1
+signal=$awl_sig
+reason=$2
+finished_at=$awl_t
+descendants_alive=${awl_desc:-0}
+stdout_dropped=${o_drop:-0}
+stderr_dropped=${e_drop:-0}
+stdout_bytes=$((${o_drop:-0} + sz_outp + sz_out))
+stderr_bytes=$((${e_drop:-0} + sz_errp + sz_err))$awl_nospace"
   # The queue slot (or place in line) is freed after the exit record, so a job's files never show more
   # commands running than its queue admits; a wrapper that dies in between has its slot reclaimed.
   [ -z "$awl_q_slot" ] || rm -f "$awl_q_slot"
@@ -596,8 +684,11 @@ cd "$awl_dir" || {
   awl_log "cannot enter job directory '$awl_dir'; create it (0700) with spec.sh inside"
   exit 2
 }
-awl_cap=0 awl_q_slot='' awl_q_entry='' awl_q_root=''
-AWL_QUEUE='' AWL_RESOURCES='' AWL_QUEUE_DIR='' AWL_QUEUE_LOCK=''
+awl_cap=0 awl_q_slot='' awl_q_entry='' awl_q_root='' awl_ext_term=0
+AWL_QUEUE='' AWL_RESOURCES='' AWL_QUEUE_DIR='' AWL_QUEUE_LOCK='' AWL_SCHEDULER=''
+# First the exit record's room, so that output filling the disk later cannot take it; no room: nothing starts.
+awl_reserve_exit ||
+  awl_launch_failed "no space for the job's records in '$awl_dir'; free space (awaitless gc) or use a larger file system"
 : >>stdout
 : >>stderr
 if ! [ -r spec.sh ] || ! (. ./spec.sh) >/dev/null 2>&1; then
@@ -628,7 +719,10 @@ if [ -r "/proc/$$/stat" ]; then
   awl_stat_field22 "$awl_l"
 fi
 
-if [ -f cancel ]; then
+# Under Slurm the wrapper outlives scancel's TERM (see "Cancel"); one that lands before the command starts means
+# it never starts.
+[ "$AWL_SCHEDULER" != slurm ] || trap 'awl_ext_term=1' TERM
+if [ -f cancel ] || [ "$awl_ext_term" = 1 ]; then
   awl_log "cancel requested before the command started; it never ran"
   awl_finish '' cancelled
 fi
@@ -673,6 +767,7 @@ else
   case $- in *m*) awl_group=1 ;; esac
 fi
 (
+  [ "$awl_ext_term" = 0 ] || exit 143
   if [ -r /proc/self/stat ]; then
     read -r awl_l </proc/self/stat
     awl_pid=${awl_l%% *}
@@ -682,8 +777,11 @@ fi
   awl_pgid=''
   [ "$awl_group" = 1 ] && awl_pgid=$awl_pid
   [ -z "$awl_q_slot" ] || awl_q_mark_running "$awl_pid" "$awl_pgid"
-  awl_put "$awl_dir/started" "protocol=1" "wrapper_pid=$awl_wrapper_pid" "pid=$awl_pid" "pgid=$awl_pgid" \
-    "boot_id=$awl_boot_id" "proc_start=$awl_proc_start" "started_at=$awl_started_at"
+  awl_put "$awl_dir/started" "protocol=1" "wrapper_pid=$awl_wrapper_pid" "monitor_pid=$awl_mon" "pid=$awl_pid" "pgid=$awl_pgid" \
+    "boot_id=$awl_boot_id" "proc_start=$awl_proc_start" "started_at=$awl_started_at" 2>/dev/null || {
+    rm -f "$awl_dir/started.tmp"
+    exit 126
+  }
   export AWAITLESS_JOB_ID="$AWL_JOB_ID" AWAITLESS_JOB_DIR="$awl_dir" AWAITLESS_PROGRESS_FILE="$awl_dir/progress"
   [ -z "$AWL_QUEUE" ] || export AWAITLESS_QUEUE="$AWL_QUEUE"
   if [ -n "$AWL_RESOURCES" ]; then
@@ -704,6 +802,15 @@ cd "$awl_dir" || exit 2
 kill -USR1 "$awl_mon" 2>/dev/null
 wait "$awl_mon"
 rm -f monitor.stop
+# `started` is written just before the exec: without it the command never ran (cancelled during start-up, or no
+# room to record its start).
+if [ ! -f started ]; then
+  if [ "$awl_ext_term" = 1 ] || [ -f cancelled ] || [ -f cancel ]; then
+    awl_log "cancelled before the command started; it never ran"
+    awl_finish '' cancelled
+  fi
+  awl_launch_failed "could not write '$awl_dir/started' (disk full?); the command was not started"
+fi
 pid='' pgid=''
 awl_read_started
 awl_desc=0
@@ -711,7 +818,7 @@ awl_group_alive && awl_desc=1
 awl_reason=exited
 if [ -f timed_out ]; then
   awl_reason=timed_out
-elif [ -f cancelled ]; then
+elif [ -f cancelled ] || { [ "$awl_ext_term" = 1 ] && [ -f cancel ]; }; then
   awl_reason=cancelled
 fi
 awl_finish "$awl_code" "$awl_reason"

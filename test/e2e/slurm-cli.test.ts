@@ -45,4 +45,62 @@ describe.skipIf(!up)("Slurm through the binary", () => {
     expect(w.json.result.stdout_tail).toContain("finished");
     expect(w.json.result.backend).toBe("slurm");
   }, 120_000);
+
+  test("a client killed after reservation: the retry with the same key submits it once", async () => {
+    const s = sb!;
+    s.writeConfig(
+      `[defaults]\npoll_interval_seconds = 0.5\n[hosts.localhost]\nslurm_job_dir = "${join(s.root, "cluster")}"\nslurm_accounting_grace = 20\n`,
+    );
+    const marker = join(s.work, "slurm-resume");
+    const args = [
+      "submit",
+      "--json",
+      "--backend",
+      "slurm",
+      "--host",
+      "localhost",
+      "--slurm-option",
+      "mem=32M",
+      "--client-request-id",
+      `slurm-resume-${Date.now()}`,
+      "--",
+      "sh",
+      "-c",
+      `echo x >> ${marker}`,
+    ];
+    expect(s.run(args, { env: { AWAITLESS_TEST_CRASH_AFTER_RESERVE: "1" } }).code).toBe(99);
+    const retry = await s.runAsync(args);
+    expect(retry.code).toBe(0);
+    expect(retry.json.launch_resumed).toBe(true);
+    const slurmJobId = String(s.status(retry.json.job_id).backend_id.slurm_job_id);
+    submitted.push(slurmJobId);
+    expect(slurmJobId).toMatch(/^\d+$/);
+    const again = await s.runAsync(args);
+    expect(again.json).not.toHaveProperty("launch_resumed");
+    const w = await s.runAsync(["wait", "--json", retry.json.job_id]);
+    expect(w.json.result.state).toBe("succeeded");
+    expect(await Bun.file(marker).text()).toBe("x\n");
+  }, 120_000);
+
+  test("--host of a [hosts.NAME] backend = slurm host, without --backend, submits to Slurm", async () => {
+    const s = sb!;
+    s.writeConfig(
+      `[defaults]\nbackend = "local"\npoll_interval_seconds = 0.5\n[hosts.localhost]\nbackend = "slurm"\nslurm_job_dir = "${join(s.root, "cluster")}"\nslurm_accounting_grace = 20\n`,
+    );
+    const id = s.submit(["sh", "-c", "echo on-slurm"], ["--host", "localhost", "--slurm-option", "mem=32M"]);
+    const slurmJobId = String(s.status(id).backend_id.slurm_job_id);
+    submitted.push(slurmJobId);
+    expect(slurmJobId).toMatch(/^\d+$/);
+    const w = await s.runAsync(["wait", "--json", id]);
+    expect(w.json.result.backend).toBe("slurm");
+    expect(w.json.result.host).toBe("localhost");
+    expect(w.json.result.stdout_tail).toContain("on-slurm");
+    // doctor checks the cluster through Slurm's clients on this machine, not over SSH
+    const doc = await s.runAsync(["doctor", "--json", "--host", "localhost"]);
+    const mine = doc.json.checks.filter((c: { check: string }) => c.check.startsWith("localhost: "));
+    expect(mine.map((c: { check: string; ok: boolean }) => [c.check, c.ok])).toEqual([
+      ["localhost: slurm clients", true],
+      ["localhost: slurm controller", true],
+    ]);
+  }, 120_000);
 });

@@ -5,6 +5,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSyn
 import { join } from "node:path";
 import { killQuietly, pidAlive, Sandbox, until } from "../helpers/cli.ts";
 import { gateOnAvailability, sshdAvailable } from "../helpers/sshd.ts";
+import { cleanupIn, termCounter, termsIn } from "../helpers/term-counter.ts";
 import {
   groupMembers,
   remoteFile,
@@ -136,6 +137,25 @@ describe.each(runE2e ? (["dash", "busybox"] as const) : [])("ssh jobs as the %s 
     expect(r.json.job_state).toBe("cancelled");
     await until("the group to be gone", () => groupMembers(pgid).length === 0, 10_000);
   }, 30_000);
+
+  test("cancel and timeout give the remote command one SIGTERM; its cleanup completes", async () => {
+    const id = submit(termCounter('"$AWAITLESS_JOB_DIR"'));
+    const dir = w.sb.status(id).backend_id.remote_dir as string;
+    await until("the command's ready", () => w.sb.run(["logs", id]).stdout.includes("ready"));
+    const first = w.sb.spawn(["cancel", "--json", "--grace-period", "30s", id]);
+    await until("the TERM", () => termsIn(dir) === 1);
+    const second = w.sb.run(["cancel", "--json", "--grace-period", "30s", id]);
+    expect(await first.exited).toBe(0);
+    expect(second.json.job_state).toBe("cancelled");
+    expect(termsIn(dir)).toBe(1);
+    expect(cleanupIn(dir)).toBe("cleaned up after 1 TERM\n");
+
+    const timed = submit(termCounter('"$AWAITLESS_JOB_DIR"'), ["--timeout", "1s"]);
+    expect(w.sb.run(["wait", "--json", timed]).json.job_state).toBe("timed_out");
+    const tdir = w.sb.status(timed).backend_id.remote_dir as string;
+    expect(termsIn(tdir)).toBe(1);
+    expect(cleanupIn(tdir)).toBe("cleaned up after 1 TERM\n");
+  }, 60_000);
 
   test("the wrapper enforces the runtime timeout on the host", () => {
     const id = submit(["sleep", "60"], ["--timeout", "1s"]);

@@ -16,6 +16,8 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BINARY, Sandbox, until } from "../helpers/cli.ts";
+import { structured, textOf } from "../mcp/harness.ts";
+import { connectStdio } from "../mcp/stdio-client.ts";
 
 const sb = new Sandbox();
 afterAll(() => sb.cleanup());
@@ -49,28 +51,118 @@ describe("idempotent creation", () => {
     expect(sb.jobCount()).toBe(before);
   });
 
-  test("a crash between reservation and launch leaves the job starting; a retry does not relaunch", () => {
+  /** A submit whose command appends one line to `marker` per execution, under client_request_id `key`. */
+  function keyed(key: string, marker: string): string[] {
+    return ["submit", "--json", "--client-request-id", key, "--", "sh", "-c", `echo x >> ${marker}`];
+  }
+  const CRASH_AFTER_RESERVE = { AWAITLESS_TEST_CRASH_AFTER_RESERVE: "1" };
+
+  test("a client killed after reservation: a retry with the same key finishes that launch, exactly once", () => {
     const marker = join(sb.work, "crash-launches");
-    const args = [
-      "submit",
-      "--json",
-      "--client-request-id",
-      "crash-1",
-      "--",
-      "sh",
-      "-c",
-      `echo x >> ${marker}`,
-    ];
-    const crashed = sb.run(args, { env: { AWAITLESS_TEST_CRASH_AFTER_RESERVE: "1" } });
+    const crashed = sb.run(keyed("crash-1", marker), { env: CRASH_AFTER_RESERVE });
     expect(crashed.code).toBe(99);
     const list = sb.run(["list", "--json", "--state", "starting"]).json.jobs;
     expect(list.length).toBe(1);
     const id = list[0].job_id;
-    const retry = sb.run(args);
+    expect(existsSync(marker)).toBe(false);
+
+    const retry = sb.run(keyed("crash-1", marker));
     expect(retry.code).toBe(0);
     expect(retry.json.job_id).toBe(id);
     expect(retry.json.idempotent_replay).toBe(true);
-    expect(retry.json.state).toBe("starting");
+    expect(retry.json.launch_resumed).toBe(true);
+    expect(sb.run(["wait", "--json", id]).json.result.state).toBe("succeeded");
+    expect(readFileSync(marker, "utf8")).toBe("x\n");
+
+    // once launched, a further retry is a plain replay: nothing runs again
+    const again = sb.run(keyed("crash-1", marker));
+    expect(again.json.job_id).toBe(id);
+    expect(again.json.idempotent_replay).toBe(true);
+    expect(again.json).not.toHaveProperty("launch_resumed");
+    expect(readFileSync(marker, "utf8")).toBe("x\n");
+    const history = sb.run(["inspect", "--json", id]).json.history.map((h: { reason: string }) => h.reason);
+    expect(history).toEqual(["created", "launch_resumed", "started", "succeeded"]);
+    // people are told that this retry launched it
+    const human = sb.run(["submit", "--client-request-id", "crash-1h", "--", "true"], {
+      env: CRASH_AFTER_RESERVE,
+    });
+    expect(human.code).toBe(99);
+    expect(sb.run(["submit", "--client-request-id", "crash-1h", "--", "true"]).stderr).toContain(
+      "launched now",
+    );
+  });
+
+  test("20 concurrent retries of a launch abandoned after reservation launch it once", async () => {
+    const marker = join(sb.work, "crash-race-launches");
+    expect(sb.run(keyed("crash-race", marker), { env: CRASH_AFTER_RESERVE }).code).toBe(99);
+    const runs = await Promise.all(
+      Array.from({ length: 20 }, () => sb.runAsync(keyed("crash-race", marker))),
+    );
+    for (const r of runs) expect(r.code).toBe(0);
+    const ids = new Set(runs.map((r) => r.json.job_id));
+    expect(ids.size).toBe(1);
+    expect(runs.every((r) => r.json.idempotent_replay === true)).toBe(true);
+    expect(runs.filter((r) => r.json.launch_resumed === true).length).toBe(1);
+    sb.run(["wait", [...ids][0]!]);
+    expect(readFileSync(marker, "utf8")).toBe("x\n");
+  });
+
+  test("a retry that itself dies after claiming the launch leaves it to the next retry", () => {
+    const marker = join(sb.work, "crash-twice-launches");
+    expect(sb.run(keyed("crash-twice", marker), { env: CRASH_AFTER_RESERVE }).code).toBe(99);
+    expect(sb.run(keyed("crash-twice", marker), { env: CRASH_AFTER_RESERVE }).code).toBe(99);
+    const retry = sb.run(keyed("crash-twice", marker));
+    expect(retry.json.launch_resumed).toBe(true);
+    sb.run(["wait", retry.json.job_id]);
+    expect(readFileSync(marker, "utf8")).toBe("x\n");
+  });
+
+  test("a client killed after the wrapper started (before recording it): a retry never relaunches", async () => {
+    const marker = join(sb.work, "crash-after-launch");
+    const args = keyed("crash-after-launch", marker);
+    const crashed = sb.run(args, { env: { AWAITLESS_TEST_CRASH_AFTER_LAUNCH: "1" } });
+    expect(crashed.code).toBe(98);
+    const id = sb.run(["list", "--json", "--limit", "1"]).json.jobs[0].job_id;
+    expect(sb.run(["inspect", "--json", id]).json.job.backend_id).toBeNull();
+    // the wrapper left its trace before the command could start: not certain it never ran, so no relaunch
+    const retry = sb.run(args);
+    expect(retry.json.job_id).toBe(id);
+    expect(retry.json).not.toHaveProperty("launch_resumed");
+    expect(sb.run(["wait", "--json", id]).json.result.state).toBe("succeeded");
+    expect(readFileSync(marker, "utf8")).toBe("x\n");
+  });
+
+  test("an MCP retry (submit_job with the same client_request_id) finishes the abandoned launch once", async () => {
+    const marker = join(sb.work, "crash-mcp");
+    expect(sb.run(keyed("crash-mcp", marker), { env: CRASH_AFTER_RESERVE }).code).toBe(99);
+    const conn = await connectStdio("modern", sb.env, sb.work, "launch-resume");
+    try {
+      const args = { command: ["sh", "-c", `echo x >> ${marker}`], client_request_id: "crash-mcp" };
+      const first = await conn.client.callTool({ name: "submit_job", arguments: args });
+      const body = structured<{ job_id: string; launch_resumed?: boolean }>(first);
+      expect(body.launch_resumed).toBe(true);
+      expect(textOf(first)).toContain("launched now");
+      const again = structured<{ job_id: string }>(
+        await conn.client.callTool({ name: "submit_job", arguments: args }),
+      );
+      expect(again).not.toHaveProperty("launch_resumed");
+      expect(again.job_id).toBe(body.job_id);
+      sb.run(["wait", body.job_id]);
+      expect(readFileSync(marker, "utf8")).toBe("x\n");
+    } finally {
+      await conn.close();
+    }
+  });
+
+  test("a job cancelled before the retry is not launched by it", () => {
+    const marker = join(sb.work, "crash-cancelled");
+    const args = keyed("crash-cancelled", marker);
+    expect(sb.run(args, { env: CRASH_AFTER_RESERVE }).code).toBe(99);
+    const id = sb.run(["list", "--json", "--state", "starting"]).json.jobs[0].job_id;
+    sb.run(["cancel", "--grace-period", "0", "--json", id]);
+    const retry = sb.run(args);
+    expect(retry.json.job_id).toBe(id);
+    expect(retry.json).not.toHaveProperty("launch_resumed");
     expect(existsSync(marker)).toBe(false);
   });
 
@@ -86,6 +178,11 @@ describe("idempotent creation", () => {
       expect(w.json.result.state).toBe("lost");
       expect(w.json.result.reason).toBe("launch_interrupted");
       expect(w.json.result.error.suggestion).toContain("never ran");
+      // lost is final: a retry with the same key hands back the lost job and starts nothing
+      const retry = own.run(["submit", "--json", "--client-request-id", "crash-2", "--", "true"]);
+      expect(retry.json.job_id).toBe(id);
+      expect(retry.json.state).toBe("lost");
+      expect(retry.json).not.toHaveProperty("launch_resumed");
     } finally {
       own.cleanup();
     }
@@ -143,7 +240,12 @@ describe("gc", () => {
       for (const id of done) own.run(["wait", id]);
       const active = own.submit(["sleep", "30"]);
       const dry = own.run(["gc", "--json", "--keep", "1", "--dry-run"]);
-      expect(dry.json.removed.length).toBe(2);
+      expect(dry.json.dry_run).toBe(true);
+      expect(dry.json.would_remove.length).toBe(2);
+      expect(dry.json).not.toHaveProperty("removed");
+      expect(own.jobCount()).toBe(4);
+      const dryHuman = own.run(["gc", "--keep", "1", "--dry-run"]);
+      expect(dryHuman.stdout).toStartWith("would remove 2 finished job(s): ");
       expect(own.jobCount()).toBe(4);
       const r = own.run(["gc", "--json", "--keep", "0"]);
       expect(r.json.removed.sort()).toEqual([...done].sort());
@@ -177,14 +279,18 @@ describe("gc store quota", () => {
       const keepAll = ["--keep", "100", "--older-than", "30d"];
       const dry = own.run(["gc", "--json", ...keepAll, "--max-bytes", "260000", "--dry-run"]);
       expect(dry.code).toBe(0);
-      expect(dry.json.removed).toEqual([finished[0]]);
+      expect(dry.json.dry_run).toBe(true);
+      expect(dry.json.would_remove).toEqual([finished[0]]);
+      expect(dry.json).not.toHaveProperty("removed");
       expect(dry.json.quota_bytes).toBe(260_000);
       expect(dry.json.store_bytes).toBeGreaterThan(250_000);
       expect(dry.json.store_bytes).toBeLessThanOrEqual(260_000);
       expect(own.jobCount()).toBe(4);
 
       const first = own.run(["gc", "--json", ...keepAll, "--max-bytes", "260000"]);
-      expect(first.json).toEqual(dry.json);
+      const { dry_run: _d, would_remove, ...dryQuota } = dry.json;
+      expect(first.json).toEqual({ removed: would_remove, ...dryQuota });
+      expect(first.json).not.toHaveProperty("dry_run");
       expect(own.jobCount()).toBe(3);
       expect(existsSync(join(own.dataDir, "jobs", finished[0]!))).toBe(false);
 

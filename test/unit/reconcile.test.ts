@@ -121,6 +121,16 @@ describe("reconcile rules", () => {
     expect(decide(j, none, { ...ctx, nowMs: T0 + 1000 }).kind).toBe("none");
     expect(decide(j, none, ctx)).toMatchObject({ to: "lost", reason: "launch_interrupted" });
   });
+  test("a launch a retry took over gets the launch grace again, counted from its claim", () => {
+    const claimedAt = new Date(ctx.nowMs - 10_000).toISOString();
+    const launcher = { pid: 1, start: null, boot: null, host: "h", at: claimedAt };
+    const j = job({ state: "starting", backend_id: null, started_at: null, launcher });
+    const none = obs({ started: null, wrapperAlive: null, bootIdNow: "boot-a" });
+    expect(decide(j, none, ctx).kind).toBe("none");
+    expect(decide(j, none, { ...ctx, nowMs: ctx.nowMs + 21_000 })).toMatchObject({
+      reason: "launch_interrupted",
+    });
+  });
   test("stall: quiet past stall_timeout → stalled; recent output → running", () => {
     const j = job({ spec: { ...job().spec, stall_timeout_seconds: 10 } });
     const quiet = obs({

@@ -13,12 +13,12 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { jobSpecText } from "../../src/backends/job-spec.ts";
-import { CANCEL, script } from "../../src/backends/ssh/remote-scripts.ts";
+import { script } from "../../src/backends/ssh/remote-scripts.ts";
 import { parseObserveReport, toObservation } from "../../src/backends/ssh/ssh-observe.ts";
 import { parseQueueSnapshot, QUEUE_SNAPSHOT, queueDirOfJob } from "../../src/backends/ssh/ssh-queue.ts";
 import type { LaunchInput } from "../../src/core/backend.ts";
 import type { Job } from "../../src/core/job.ts";
-import { renderSpec } from "../../src/wrapper/protocol.ts";
+import { CANCEL_TEXT, renderSpec } from "../../src/wrapper/protocol.ts";
 
 const tmp = mkdtempSync(join(tmpdir(), "awl-ssh-queue-"));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -101,14 +101,14 @@ describe.each(shells)("remote queue scripts under %s", (name, shell) => {
     const dir = join(root, "jobs", "job_W5");
     mkdirSync(dir, { recursive: true });
     expect(queueDirOfJob(dir)).toBe(q);
-    const r = runScript(shell, CANCEL, [dir, "3", queueDirOfJob(dir)]);
+    const r = runScript(shell, CANCEL_TEXT, [dir, "3", queueDirOfJob(dir)]);
     expect(r.code).toBe(0);
     expect(readFileSync(join(dir, "cancel"), "utf8")).toBe("3\n");
     expect(readdirSync(join(q, "waiting")).sort()).toEqual(["6.job_OLDBOOT", "7.job_STALE", "9.job_W9"]);
     // without a queue dir nothing in line is touched
     const other = join(root, "jobs", "job_W9");
     mkdirSync(other, { recursive: true });
-    expect(runScript(shell, CANCEL, [other, "0", ""]).code).toBe(0);
+    expect(runScript(shell, CANCEL_TEXT, [other, "0", ""]).code).toBe(0);
     expect(existsSync(join(q, "waiting", "9.job_W9"))).toBe(true);
   });
 });

@@ -55,6 +55,11 @@ function busyboxOnlyPath(): string {
   return busyboxAppletDir(join(scratchDir(), "busybox-bin"))!;
 }
 
+/** The environment the shell's scripts run with (a PATH of busybox applets only for the busybox-only case). */
+export function shellEnv(shell: ShellCase): Record<string, string | undefined> {
+  return shell.busyboxOnly ? { ...process.env, PATH: busyboxOnlyPath() } : process.env;
+}
+
 export const SHELLS: ShellCase[] = [
   { name: "dash", argv: ["dash"] },
   { name: "bash", argv: ["bash"] },
@@ -181,7 +186,7 @@ export class Job {
         stdin: "ignore",
         stdout: log,
         stderr: log,
-        env: shell.busyboxOnly ? { ...process.env, PATH: busyboxOnlyPath() } : process.env,
+        env: shellEnv(shell),
       });
       this.wrapperPid = proc.pid;
     } catch (error) {

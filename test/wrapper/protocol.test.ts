@@ -5,6 +5,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { AwaitlessError } from "../../src/core/errors.ts";
 import {
+  EXIT_RESERVATION,
   FILES,
   parseExitRecord,
   parseHeartbeat,
@@ -148,6 +149,19 @@ describe("record parsers", () => {
       stdoutDroppedBytes: 0,
       stderrDroppedBytes: 0,
     });
+  });
+});
+
+describe("the exit record's reservation", () => {
+  test("the reservation is no record; a record written over it, padded with spaces, parses whole", () => {
+    expect(EXIT_RESERVATION.text).toHaveLength(512);
+    expect(parseExitRecord(EXIT_RESERVATION.text)).toBeNull();
+    const record = "exit_code=7\nsignal=\nreason=exited\nfinished_at=7\nno_space=1\n";
+    const padded = `${record}${" ".repeat(512 - record.length - 1)}\n`;
+    expect(padded).toHaveLength(512);
+    expect(parseExitRecord(padded)).toMatchObject({ exitCode: 7, reason: "exited", noSpace: true });
+    // A record cut while it was written over the reservation lacks its keys: still no record.
+    expect(parseExitRecord(`exit_code=7\nsig${EXIT_RESERVATION.text.slice(15)}`)).toBeNull();
   });
 });
 

@@ -13,7 +13,7 @@ import {
   watch,
   writeFileSync,
 } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type {
   Backend,
   FullLog,
@@ -25,7 +25,10 @@ import type {
 } from "../../core/backend.ts";
 import { AwaitlessError } from "../../core/errors.ts";
 import type { ArtifactEntry, BackendId, Job } from "../../core/job.ts";
+import { freeSpace, isNoSpace, noSpaceError } from "../../core/store-errors.ts";
 import {
+  CANCEL_TEXT,
+  EXIT_RESERVATION,
   FILES,
   readExitRecord,
   readHeartbeat,
@@ -33,13 +36,12 @@ import {
   readStarted,
   WRAPPER_SHA256,
   WRAPPER_TEXT,
-  writeCancelRequest,
 } from "../../wrapper/protocol.ts";
-import { jobSpecText, writeLocalSpec } from "../job-spec.ts";
+import { isMissing, jobSpecText, writeLocalSpec } from "../job-spec.ts";
 import { observationFromRecords } from "../observation.ts";
 import { collectLocalArtifacts } from "./artifacts-local.ts";
 import { readLocalLog, readLocalTail } from "./local-logs.ts";
-import { localQueueDir, readQueueSnapshot, removeWaitingEntry } from "./local-queue.ts";
+import { localQueueDir, readQueueSnapshot } from "./local-queue.ts";
 import { isProcessAlive, localBootId, processStartTime } from "./proc.ts";
 import { parseSpecSecrets } from "./spec-secrets.ts";
 
@@ -52,6 +54,9 @@ export interface LocalBackendOptions {
   /** Lock mechanism when the queue directory is first used (tests force mkdir); default auto. */
   queueLock?: "auto" | "mkdir";
 }
+
+/** Below this much free space a launch is refused before it writes anything (its records need a few blocks). */
+const LAUNCH_HEADROOM_BYTES = 64 * 1024;
 
 /** File names the waiters care about: the lifecycle, not the output. */
 const LIFECYCLE_FILES = new Set(["started", "exit", "cancel", "queued"]);
@@ -91,8 +96,14 @@ export class LocalBackend implements Backend {
 
   async launch(input: LaunchInput): Promise<BackendId> {
     const { job } = input;
-    const wrapper = this.ensureWrapper();
+    const parent = dirname(job.job_dir);
+    const room = freeSpace(parent);
+    if (room !== null && room.free < LAUNCH_HEADROOM_BYTES) {
+      throw noSpaceError(parent, `the job directory ${job.job_dir}`, "less than 64 KiB free");
+    }
+    let wrapper: string;
     try {
+      wrapper = this.ensureWrapper();
       const text = jobSpecText(job, input, {
         tickSeconds: this.opts.tickSeconds ?? 1,
         heartbeatSeconds: this.opts.heartbeatSeconds ?? 1,
@@ -100,7 +111,9 @@ export class LocalBackend implements Backend {
         admissionLock: this.opts.queueLock ?? "auto",
       });
       writeLocalSpec(job.job_dir, text);
+      writeFileSync(join(job.job_dir, EXIT_RESERVATION.name), EXIT_RESERVATION.text, { mode: 0o600 });
     } catch (e) {
+      if (isNoSpace(e)) throw noSpaceError(parent, `the job directory ${job.job_dir}`, e);
       throw new AwaitlessError(
         "launch_failed",
         `could not prepare the job directory ${job.job_dir}: ${(e as Error).message}`,
@@ -134,6 +147,11 @@ export class LocalBackend implements Backend {
     }
   }
 
+  /** The launch opens wrapper.log before it spawns the wrapper: without it, no wrapper of this job ever started. */
+  async neverLaunched(job: Job): Promise<boolean> {
+    return isMissing(join(job.job_dir, FILES.wrapperLog));
+  }
+
   async observe(job: Job): Promise<Observation> {
     const dir = job.job_dir;
     const exit = readExitRecord(dir);
@@ -162,19 +180,21 @@ export class LocalBackend implements Backend {
   async cancel(job: Job, graceSeconds: number): Promise<void> {
     const dir = job.job_dir;
     if (!existsSync(dir)) return;
-    // The wrapper escalates TERM → KILL after the grace period itself, so this survives our death.
-    writeCancelRequest(dir, Math.ceil(graceSeconds));
-    // A waiting job taken out of line can never be admitted: its command never starts.
-    if (job.spec.queue || job.spec.resources)
-      removeWaitingEntry(localQueueDir(this.opts.dataDir), job.job_id);
-    const started = readStarted(dir);
-    if (started) {
-      try {
-        if (started.pgid) process.kill(-started.pgid, "SIGTERM");
-        else process.kill(started.pid, "SIGTERM");
-      } catch {
-        // the group is already gone
-      }
+    // The same script as on SSH hosts: only the wrapper signals (one TERM, KILL after the grace), so this survives
+    // our death; a waiting job is taken out of line; a wrapper that is gone has its group stopped from here.
+    const queued = job.spec.queue !== null || (job.spec.resources ?? []).length > 0;
+    const args = [
+      dir,
+      String(Math.max(0, Math.ceil(graceSeconds))),
+      queued ? localQueueDir(this.opts.dataDir) : "",
+    ];
+    const r = await runCancelScript(this.opts.shell, args);
+    if (r.code !== 0) {
+      throw new AwaitlessError(
+        "internal",
+        `could not record the cancel request of job ${job.job_id}: ${r.stderr.trim() || `exit ${r.code}`}`,
+        "check free disk space and permissions of the data directory, then cancel again",
+      );
     }
   }
 
@@ -231,4 +251,21 @@ export class LocalBackend implements Backend {
   async remove(job: Job): Promise<void> {
     rmSync(job.job_dir, { recursive: true, force: true });
   }
+}
+
+/** Runs cancel.sh in its own session (its KILL watcher, when the wrapper is gone, must outlive this process). */
+function runCancelScript(shell: string, args: string[]): Promise<{ code: number; stderr: string }> {
+  return new Promise((resolve) => {
+    let stderr = "";
+    const child = spawn(shell, ["-c", CANCEL_TEXT, "awaitless-cancel", ...args], {
+      detached: true,
+      stdio: ["ignore", "ignore", "pipe"],
+      cwd: "/",
+    });
+    child.stderr?.on("data", (b: Buffer) => {
+      stderr += b.toString();
+    });
+    child.once("error", (e) => resolve({ code: -1, stderr: e.message }));
+    child.once("close", (code) => resolve({ code: code ?? -1, stderr }));
+  });
 }

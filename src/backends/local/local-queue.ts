@@ -1,5 +1,5 @@
 // This machine's queue directory (wrapper.sh "Queue admission"), read and touched from the client side.
-import { readdirSync, readFileSync, unlinkSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { QueuedInfo, QueueSnapshot } from "../../core/backend.ts";
 import { parseKeyValue, type QueuedRecord } from "../../wrapper/protocol.ts";
@@ -16,23 +16,6 @@ function names(dir: string): string[] {
   } catch {
     return [];
   }
-}
-
-/**
- * Takes a waiting job out of line (after its cancel file exists). Once this succeeds the wrapper can no longer
- * be admitted: its admission renames this very entry. Returns false when the job was not waiting.
- */
-export function removeWaitingEntry(root: string, jobId: string): boolean {
-  for (const name of names(join(root, "waiting"))) {
-    if (!name.endsWith(`.${jobId}`)) continue;
-    try {
-      unlinkSync(join(root, "waiting", name));
-      return true;
-    } catch {
-      return false;
-    }
-  }
-  return false;
 }
 
 /** An entry counts while its wrapper lives, or (admitted) while its command does; as the wrappers judge it. */

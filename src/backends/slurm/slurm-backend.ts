@@ -8,7 +8,7 @@ import type { Backend, FullLog, LaunchInput, LogTail, Observation, Stream } from
 import { AwaitlessError } from "../../core/errors.ts";
 import type { ArtifactEntry, BackendId, Job } from "../../core/job.ts";
 import { writeCancelRequest } from "../../wrapper/protocol.ts";
-import { jobSpecText, writeLocalSpec } from "../job-spec.ts";
+import { jobSpecText, localSpecMissing, writeLocalSpec } from "../job-spec.ts";
 import { parseSpecSecrets } from "../local/spec-secrets.ts";
 import { SshHost } from "../ssh/ssh-host.ts";
 import { resolveHostSettings } from "../ssh/ssh-target.ts";
@@ -143,6 +143,7 @@ export class SlurmBackend implements Backend {
       cwd,
       tickSeconds: this.opts.tickSeconds ?? 1,
       heartbeatSeconds: this.opts.heartbeatSeconds ?? 1,
+      scheduler: "slurm",
     });
     writeLocalSpec(job.job_dir, text);
     await h.runner.mkdirp(dir, 0o700);
@@ -163,6 +164,14 @@ export class SlurmBackend implements Backend {
     if (out.adopted) id.adopted = true;
     if (out.unconfirmed !== undefined) id.submit_unconfirmed = out.unconfirmed;
     return id;
+  }
+
+  /**
+   * No local spec copy: the launch writes it before the remote directory and sbatch, so nothing was submitted. Once
+   * it exists, sbatch may have run: the tag search of observe adopts a job found, and nothing is resubmitted.
+   */
+  async neverLaunched(job: Job): Promise<boolean> {
+    return localSpecMissing(job.job_dir);
   }
 
   async observe(job: Job): Promise<Observation> {
@@ -197,17 +206,17 @@ export class SlurmBackend implements Backend {
     const bid = job.backend_id as SlurmBackendId | null;
     const dir = bid?.remote_dir;
     if (dir) {
-      // if the allocation starts before scancel lands, the wrapper sees this and never starts the command
+      // Before scancel: if the allocation starts first, the wrapper never starts the command. A running command gets
+      // its one TERM from the wrapper's monitor on its next tick (scancel's TERM reaches only the batch shell, the
+      // wrapper, which outlives it) and KILL after the grace, or Slurm's KillWait if that is shorter.
+      const grace = Math.max(0, Math.ceil(graceSeconds));
       if (h.runner.isLocal) {
         try {
-          writeCancelRequest(dir, graceSeconds);
+          writeCancelRequest(dir, grace);
         } catch {
           // the directory is gone or not ours: scancel alone decides
         }
-      } else
-        await h.runner
-          .writeFile(`${dir}/cancel`, `${Math.max(0, Math.ceil(graceSeconds))}\n`, 0o600)
-          .catch(() => undefined);
+      } else await h.runner.writeFile(`${dir}/cancel`, `${grace}\n`, 0o600).catch(() => undefined);
     }
     const id = bid?.slurm_job_id ?? this.deps.adopted.get(job.job_id);
     // no ID yet (unconfirmed submission): the next observation that finds it by tag cancels it

@@ -4,6 +4,7 @@ import type { ExitInfo, HeartbeatInfo, Observation, StartedInfo } from "../../co
 import type { Job } from "../../core/job.ts";
 import type { Decision } from "../../core/reconcile.ts";
 import { FILES, parseExitRecord, parseHeartbeat, parseStarted } from "../../wrapper/protocol.ts";
+import { observationFromRecords } from "../observation.ts";
 import { SBATCH_STDERR_FILE } from "./sbatch-script.ts";
 import type { SlurmHost } from "./slurm-host.ts";
 import { parseScontrolJob, scontrolShowJobArgs } from "./slurm-queries.ts";
@@ -52,36 +53,35 @@ interface WrapperView {
   heartbeat: HeartbeatInfo | null;
 }
 
-const iso = (s: number) => new Date(s * 1000).toISOString();
+/**
+ * The wrapper's record texts (null: no such file) through the mapping local and SSH jobs use: an exit record written
+ * before the command started (cancelled during the batch script's start-up) has exit_code null, never 0.
+ */
+export function wrapperView(texts: {
+  started: string | null;
+  exit: string | null;
+  heartbeat: string | null;
+}): WrapperView {
+  const o = observationFromRecords(
+    {
+      started: texts.started === null ? null : parseStarted(texts.started),
+      exit: texts.exit === null ? null : parseExitRecord(texts.exit),
+      heartbeat: texts.heartbeat === null ? null : parseHeartbeat(texts.heartbeat),
+      queued: null,
+    },
+    { wrapperAlive: null, bootIdNow: null },
+  );
+  return { started: o.started, exit: o.exit, heartbeat: o.heartbeat };
+}
 
 async function readWrapper(h: SlurmHost, dir: string): Promise<WrapperView> {
   const read = (name: string) => h.runner.readFile(`${dir}/${name}`, 4096);
-  const [s, x, b] = await Promise.all([read(FILES.started), read(FILES.exit), read(FILES.heartbeat)]);
-  const started = s === null ? null : parseStarted(s);
-  const exit = x === null ? null : parseExitRecord(x);
-  const hb = b === null ? null : parseHeartbeat(b);
-  return {
-    started: started && {
-      wrapper_pid: started.wrapperPid,
-      pid: started.pid,
-      pgid: started.pgid ?? started.pid,
-      boot_id: started.bootId ?? null,
-      started_at: iso(started.startedAtEpochSeconds),
-    },
-    exit: exit && {
-      exit_code: exit.exitCode ?? 0,
-      signal: exit.signal ?? null,
-      reason: exit.reason,
-      finished_at: iso(exit.finishedAtEpochSeconds),
-      descendants_alive: exit.descendantsAlive,
-    },
-    heartbeat: hb && {
-      at: iso(hb.nowEpochSeconds),
-      last_change_at: iso(hb.lastChangeEpochSeconds),
-      stdout_bytes: hb.stdoutBytes,
-      stderr_bytes: hb.stderrBytes,
-    },
-  };
+  const [started, exit, heartbeat] = await Promise.all([
+    read(FILES.started),
+    read(FILES.exit),
+    read(FILES.heartbeat),
+  ]);
+  return wrapperView({ started, exit, heartbeat });
 }
 
 function observation(w: WrapperView, extra: { unreachable?: string; scheduler?: Decision }): Observation {

@@ -28,6 +28,17 @@ echo "root=$r"
 ${BOOT}echo "boot_id=$b"
 `;
 
+/** Below this much free space on the host a launch is refused before it writes anything (as locally). */
+const LAUNCH_HEADROOM_KIB = 64;
+
+// free DIR: sets avail_kib and size_kib of DIR's file system ('' when df cannot tell).
+const FREE_SPACE = `free() {
+  avail_kib='' size_kib=''
+  set -- $(df -Pk "$1" 2>/dev/null | tail -n 1)
+  case \${4:-x} in *[!0-9]*) ;; *) avail_kib=$4 size_kib=$2 ;; esac
+}
+`;
+
 /** A heredoc delimiter that does not occur as a line of `text`. */
 export function heredocDelimiter(text: string): string {
   const lines = new Set(text.split("\n"));
@@ -42,14 +53,33 @@ export function heredocDelimiter(text: string): string {
  * its own session (setsid; else immune to SIGHUP) with the login shell when it is a POSIX one, else sh. The
  * launcher records the wrapper's pid in wrapper.pid before exec, so a forking setsid cannot mislead us.
  */
+/** Arg: a job directory. `present=1` when it exists, `present=0` when it certainly does not, else `present=unknown`. */
+export const JOB_DIR_PRESENT = `d=$1 p=\${1%/*}
+if [ -e "$d" ] || [ -h "$d" ]; then echo present=1
+elif [ -d "$p" ] && [ -x "$p" ]; then echo present=0
+else echo present=unknown; fi
+`;
+
 export function launchScript(specText: string): string {
   const delim = heredocDelimiter(specText);
   return `d=$1 w=$2
 umask 077
-mkdir "$d" || { echo "error=cannot create the job directory $d"; exit 3; }
-cat >"$d/spec.sh.tmp" <<'${delim}'
+${FREE_SPACE}free "\${d%/*}"
+if [ -n "$avail_kib" ] && [ "$avail_kib" -lt ${LAUNCH_HEADROOM_KIB} ]; then
+  printf '%s\\n' "error=less than ${LAUNCH_HEADROOM_KIB} KiB free" nospace=1 "avail_kib=$avail_kib" "size_kib=$size_kib"
+  exit 3
+fi
+mkdir "$d" || { [ -d "$d" ] && echo "exists=1"; echo "error=cannot create the job directory $d"; exit 3; }
+# spec.sh, then the exit record's reservation (see wrapper.sh); on any failure nothing is left behind.
+if ! { cat >"$d/spec.sh.tmp" <<'${delim}'
 ${specText.endsWith("\n") ? specText : `${specText}\n`}${delim}
-mv -f "$d/spec.sh.tmp" "$d/spec.sh" || { echo "error=cannot write $d/spec.sh"; exit 3; }
+} || ! mv -f "$d/spec.sh.tmp" "$d/spec.sh" || ! printf '%511s\\n' '' >"$d/exit.tmp"; then
+  rm -rf "$d"
+  free "\${d%/*}"
+  printf '%s\\n' "error=cannot write $d/spec.sh" "avail_kib=$avail_kib" "size_kib=$size_kib"
+  [ "\${avail_kib:-999999}" -ge ${LAUNCH_HEADROOM_KIB} ] || echo nospace=1
+  exit 3
+fi
 case \${SHELL##*/} in sh | dash | bash | ash | ksh | mksh | busybox) s=$SHELL ;; *) s=sh ;; esac
 [ -x "$s" ] || s=sh
 cd "$HOME" 2>/dev/null || cd /
@@ -113,25 +143,6 @@ for d in "$@"; do obs "$d"; done
 if [ -n "$scan" ]; then
   for d in "$scan"/job_*; do [ -d "$d" ] && [ ! -f "$d/exit" ] && obs "$d"; done
 fi
-exit 0
-`;
-
-/**
- * Args: job dir, grace seconds, queue dir ('' when the job never queued). Persists the cancel intent, takes a waiting
- * job out of line (its wrapper then never starts the command), then TERMs the group while the wrapper still lives.
- */
-export const CANCEL = `d=$1
-[ -d "$d" ] || exit 0
-umask 077
-printf '%s\\n' "$2" >"$d/cancel.tmp" && mv -f "$d/cancel.tmp" "$d/cancel"
-[ -z "$3" ] || rm -f "$3/waiting/"*".\${d##*/}"
-[ -f "$d/exit" ] && exit 0
-w='' pid='' pgid=''
-[ -r "$d/wrapper.pid" ] && read -r w <"$d/wrapper.pid"
-[ -n "$w" ] && ! kill -0 "$w" 2>/dev/null && exit 0
-[ -r "$d/started" ] || exit 0
-while IFS='=' read -r k v; do case $k in pid) pid=$v ;; pgid) pgid=$v ;; esac; done <"$d/started"
-if [ -n "$pgid" ]; then kill -TERM -"$pgid" 2>/dev/null; elif [ -n "$pid" ]; then kill -TERM "$pid" 2>/dev/null; fi
 exit 0
 `;
 

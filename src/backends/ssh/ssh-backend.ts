@@ -15,9 +15,12 @@ import type {
 } from "../../core/backend.ts";
 import { AwaitlessError } from "../../core/errors.ts";
 import type { ArtifactEntry, BackendId, Job } from "../../core/job.ts";
-import { jobSpecText, writeLocalSpec } from "../job-spec.ts";
+import { isNoSpace, noSpaceError } from "../../core/store-errors.ts";
+import { humanBytes } from "../../core/text.ts";
+import { CANCEL_TEXT } from "../../wrapper/protocol.ts";
+import { jobSpecText, localSpecMissing, writeLocalSpec } from "../job-spec.ts";
 import { parseSpecSecrets } from "../local/spec-secrets.ts";
-import { CANCEL, launchScript, REMOVE } from "./remote-scripts.ts";
+import { JOB_DIR_PRESENT, launchScript, REMOVE } from "./remote-scripts.ts";
 import { collectRemoteArtifacts } from "./ssh-artifacts.ts";
 import { keyValues, SshHost } from "./ssh-host.ts";
 import { readRemoteLog, readRemoteTail } from "./ssh-logs.ts";
@@ -91,15 +94,31 @@ export class SshBackend implements Backend {
     });
     writeLocalSpec(job.job_dir, text);
     const r = await host.run(launchScript(text), [dir, prepared.wrapperPath]);
+    // a status report taken before this launch (a retry's look at the job) must not answer for it afterwards
+    host.invalidate();
     const kv = keyValues(r.stdout.toString());
     const pid = Number(kv.wrapper_pid);
     if (r.code !== 0 || !Number.isSafeInteger(pid) || pid <= 0) {
       const stderr = r.stderr.toString();
+      if (kv.nospace === "1" || (kv.error && isNoSpace(stderr))) {
+        // The script stopped before any wrapper started and removed what it had written.
+        const kib = (k: string | undefined) => (k ? humanBytes(Number(k) * 1024) : "?");
+        throw noSpaceError(`${prepared.root}/jobs`, `the job directory ${dir}`, kv.error ?? stderr.trim(), {
+          host: host.name,
+          free: `${kib(kv.avail_kib)} free of ${kib(kv.size_kib)}`,
+        });
+      }
       throw new AwaitlessError(
         "launch_failed",
         `could not start the job wrapper on ${host.name}: ${kv.error ?? (stderr.trim().slice(0, 300) || `exit ${r.code}`)}`,
         `check that ${dir} can be created and that the host has sh and setsid or nohup-like job control`,
-        { host: host.name, wrapper_stage: "launch", remote_stderr: stderr.slice(0, 2000) },
+        {
+          host: host.name,
+          wrapper_stage: "launch",
+          remote_stderr: stderr.slice(0, 2000),
+          // another launch of this job created its directory first (a retry racing an abandoned launch)
+          ...(kv.exists === "1" ? { job_dir_exists: true } : {}),
+        },
       );
     }
     return {
@@ -109,6 +128,14 @@ export class SshBackend implements Backend {
       ...(kv.boot_id ? { boot_id: kv.boot_id } : {}),
       ...(kv.shell ? { remote_shell: kv.shell } : {}),
     };
+  }
+
+  /** No local spec copy (written first), or no job directory on the host (the launch creates it before the wrapper). */
+  async neverLaunched(job: Job): Promise<boolean> {
+    if (localSpecMissing(job.job_dir)) return true;
+    const { host } = this.hostFor(job.host);
+    const r = await host.run(JOB_DIR_PRESENT, [await this.remoteDir(job)]);
+    return r.code === 0 && keyValues(r.stdout.toString()).present === "0";
   }
 
   async observe(job: Job): Promise<Observation> {
@@ -128,9 +155,10 @@ export class SshBackend implements Backend {
   async cancel(job: Job, graceSeconds: number): Promise<void> {
     const { host } = this.hostFor(job.host);
     const dir = await this.remoteDir(job);
-    // A waiting job is taken out of line right after its cancel file exists: its command never starts.
+    // cancel.sh, as locally: the wrapper sends the one TERM (woken now); a waiting job is taken out of line after its
+    // cancel file exists, so its command never starts; a wrapper that is gone has its group stopped by the script.
     const queued = job.spec.queue !== null || (job.spec.resources ?? []).length > 0;
-    const r = await host.run(CANCEL, [
+    const r = await host.run(CANCEL_TEXT, [
       dir,
       String(Math.max(0, Math.ceil(graceSeconds))),
       queued ? queueDirOfJob(dir) : "",

@@ -1,0 +1,56 @@
+// `doctor --host NAME` for a Slurm cluster whose login node is this machine (no SSH): Slurm's clients are installed
+// and the controller answers. Each check names its host ("cl: slurm clients").
+import { userInfo } from "node:os";
+import type { HostConfig } from "../../config/config.ts";
+import { LocalRunner } from "./runner.ts";
+import { isLocalLoginNode } from "./slurm-host.ts";
+
+export interface SlurmDoctorCheck {
+  check: string;
+  ok: boolean;
+  detail: string;
+  fix?: string;
+}
+
+const CLIENTS = ["sbatch", "squeue", "sacct", "scancel"] as const;
+
+/** A Slurm host ([hosts.NAME] backend = "slurm") that runs Slurm's commands here instead of over SSH. */
+export function isLocalSlurmHost(name: string, hosts: Record<string, HostConfig>): boolean {
+  return hosts[name]?.backend === "slurm" && isLocalLoginNode(name, hosts);
+}
+
+export async function slurmLocalDoctorChecks(name: string): Promise<SlurmDoctorCheck[]> {
+  const runner = new LocalRunner(name);
+  const missing: string[] = [];
+  for (const cmd of CLIENTS) {
+    const r = await runner.exec([cmd, "--version"], { timeoutMs: 10_000 }).catch(() => null);
+    if (r?.code !== 0) missing.push(cmd);
+  }
+  const clients: SlurmDoctorCheck =
+    missing.length === 0
+      ? {
+          check: `${name}: slurm clients`,
+          ok: true,
+          detail: `${CLIENTS.join(", ")} run on this machine (transport local)`,
+        }
+      : {
+          check: `${name}: slurm clients`,
+          ok: false,
+          detail: `${missing.join(", ")} not found on this machine`,
+          fix: `install Slurm's client commands here, or reach the cluster over SSH: drop transport = "local" in [hosts.${name}] and set its hostname`,
+        };
+  if (!clients.ok) return [clients];
+  const q = await runner
+    .exec(["squeue", "-h", "-o", "%i", "-u", userInfo().username], { timeoutMs: 20_000 })
+    .catch((e: Error) => ({ code: -1, stdout: "", stderr: e.message }));
+  const controller: SlurmDoctorCheck =
+    q.code === 0
+      ? { check: `${name}: slurm controller`, ok: true, detail: "squeue answers" }
+      : {
+          check: `${name}: slurm controller`,
+          ok: false,
+          detail: `squeue failed: ${q.stderr.trim().slice(0, 300) || `exit ${q.code}`}`,
+          fix: "check that slurmctld is running and reachable from this machine (sinfo shows it)",
+        };
+  return [clients, controller];
+}
