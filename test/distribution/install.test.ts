@@ -424,7 +424,7 @@ describe.skipIf(!existsSync(SHELLS.dash[0]))("install.sh for a newcomer (dash)",
 });
 
 test("the documented one-liners refuse anything but HTTPS with TLS 1.2 or later", () => {
-  for (const doc of ["README.md", "docs/install.md"]) {
+  for (const doc of ["README.md", "docs/install.md", "server.json"]) {
     const text = readFileSync(join(INSTALL_SH, "..", doc), "utf8");
     const lines = text.split("\n").filter((l) => /\bcurl\b.*install\.sh/.test(l));
     expect(lines.length, doc).toBeGreaterThan(0);
