@@ -2,6 +2,7 @@
 import { homedir } from "node:os";
 import { sshHostAliases } from "../backends/ssh/ssh-config-aliases.ts";
 import { EXIT, invalid } from "../core/errors.ts";
+import { didYouMean } from "../core/nearest-name.ts";
 import { listQueueRows } from "../core/queue-store.ts";
 import type { CliIo, Ctx } from "./commands.ts";
 
@@ -10,7 +11,10 @@ export const LISTS = ["jobs", "hosts", "queues"] as const;
 /** Reads only the store and config files: completion never reconciles a job or contacts a host. */
 export async function completionList(what: string, io: CliIo, makeCtx: () => Promise<Ctx>): Promise<number> {
   if (!(LISTS as readonly string[]).includes(what))
-    throw invalid(`--list ${what}: nothing to list by that name`, `use --list ${LISTS.join(", --list ")}`);
+    throw invalid(
+      `--list ${what}: nothing to list by that name${didYouMean(what, LISTS)}`,
+      `use --list ${LISTS.join(", --list ")}`,
+    );
   const ctx = await makeCtx();
   let words: string[];
   if (what === "jobs") words = ctx.service.store.list({ limit: 200 }).map((j) => j.job_id);

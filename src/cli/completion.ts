@@ -2,6 +2,7 @@
 import type { CAC } from "cac";
 import { EXIT, invalid } from "../core/errors.ts";
 import { JOB_STATES } from "../core/job.ts";
+import { didYouMean } from "../core/nearest-name.ts";
 import { selfArgv } from "../self.ts";
 import type { CliIo, Ctx } from "./commands.ts";
 import { MCP_CLIENTS } from "./mcp-config.ts";
@@ -280,7 +281,10 @@ export async function completionCommand(
   if (shell === undefined)
     throw invalid("completion needs a shell", `awaitless completion ${SHELLS.join("|")}`);
   if (!(SHELLS as readonly string[]).includes(shell))
-    throw invalid(`no completions for shell ${JSON.stringify(shell)}`, `use one of: ${SHELLS.join(", ")}`);
+    throw invalid(
+      `no completions for shell ${JSON.stringify(shell)}${didYouMean(shell, SHELLS)}`,
+      `use one of: ${SHELLS.join(", ")}`,
+    );
   io.stdout.write(completionScript(shell as Shell, cli));
   return EXIT.ok;
 }

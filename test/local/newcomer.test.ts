@@ -41,13 +41,20 @@ describe("version and help", () => {
     expect(bad.stderr).toContain('no help for "stauts": it is not a command (did you mean `status`?)');
   });
 
-  test("typos before a command, and of a queue action, get the nearest name", () => {
+  test("typos before a command, and of an action, shell, list or client, get the nearest name", () => {
     const flag = sb.run(["--verison"]);
     expect(flag.code).toBe(2);
     expect(flag.stderr).toContain("(did you mean `--version`?)");
-    const action = sb.run(["queue", "lsit"]);
-    expect(action.code).toBe(2);
-    expect(action.stderr).toContain('unknown queue action "lsit" (did you mean `list`?)');
+    for (const [args, message] of [
+      [["queue", "lsit"], 'unknown queue action "lsit" (did you mean `list`?)'],
+      [["completion", "bsah"], 'no completions for shell "bsah" (did you mean `bash`?)'],
+      [["completion", "--list", "host"], "--list host: nothing to list by that name (did you mean `hosts`?)"],
+      [["mcp-config", "cladue"], 'unknown MCP client "cladue" (did you mean `claude`?)'],
+    ] as const) {
+      const r = sb.run([...args]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(message);
+    }
   });
 });
 
