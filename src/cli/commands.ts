@@ -76,7 +76,10 @@ async function printWait(io: CliIo, opts: Opts, ctx: Ctx, w: WaitResponse): Prom
     const raw = w.result ? ctx.service.store.get(w.job_id)?.result_json : null;
     out(io, toJson(w, raw));
   } else {
-    out(io, renderWait(w, style));
+    // For people, the next command names the binary as they can run it (JSON keeps the canonical form).
+    const me = invokedName(io.env);
+    const next = w.next_command?.replace(/^awaitless /, `${me} `);
+    out(io, renderWait(next === undefined ? w : { ...w, next_command: next }, style));
   }
   if (w.wait_state === "complete") return exitCodeFor(w.job_state);
   return w.host_unreachable ? EXIT.connection : EXIT.waitTimedOut;

@@ -207,6 +207,20 @@ describe("hints name the binary as it can be run again", () => {
     expect(hintOf(run("./dist/awaitless", { PATH: `${linkDir}:/usr/bin:/bin` }))).toBe("awaitless");
   });
 
+  test("a detached run's next: line runs as printed", () => {
+    const p = Bun.spawnSync(["./dist/awaitless", "run", "--inline-timeout", "0.2s", "--", "sleep", "1"], {
+      cwd: ROOT,
+      env: { ...sb.env, PATH: "/usr/bin:/bin" },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    expect(p.exitCode).toBe(4);
+    const next = /next: (.*)/.exec(p.stdout.toString())?.[1];
+    expect(next).toMatch(/^\.\/dist\/awaitless wait job_/);
+    const again = Bun.spawnSync(next!.split(" "), { cwd: ROOT, env: { ...sb.env, PATH: "/usr/bin:/bin" } });
+    expect(again.exitCode).toBe(0);
+  });
+
   test("the demo's Try: lines run as printed", () => {
     const p = Bun.spawnSync(["./dist/awaitless", "demo"], {
       cwd: ROOT,
