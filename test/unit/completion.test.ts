@@ -103,6 +103,11 @@ describe("bash", () => {
     expect(bashComplete(["awaitless", "run", "--", "ma"])).toEqual([]);
   });
 
+  test("sourcing registers _awaitless for awaitless (complete -p)", () => {
+    const out = sh(["bash", "-c", `source '${script("bash")}'; complete -p awaitless`]);
+    expect(out.trim()).toBe("complete -o bashdefault -o default -F _awaitless awaitless");
+  });
+
   test("every state, queue actions (first word only), help topics", () => {
     expect(bashComplete(["awaitless", "list", "--state", ""])).toEqual([
       "active",
