@@ -240,9 +240,13 @@ main() {
 	fi
 	# rename(2) within one directory is atomic: running copies keep the old file, new starts get the new one.
 	mv -f "$staged" "$dir/awaitless"
+	# Awaitless 0.8's server commands, as links to the one binary: invoked by these names it serves MCP on stdio.
+	for name in awaitless-mcp awaitless-runner; do
+		ln -sf awaitless "$dir/$name" || say "warning: could not create the link $dir/$name (MCP still works as: awaitless mcp)"
+	done
 
 	installed=$("$dir/awaitless" version 2>/dev/null || echo "awaitless ($target)")
-	say "installed $installed at $dir/awaitless"
+	say "installed $installed at $dir/awaitless (with awaitless-mcp and awaitless-runner: links that serve MCP)"
 	case ":${PATH:-}:" in
 	*":$dir:"*) ;;
 	*)

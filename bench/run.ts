@@ -165,7 +165,7 @@ mkdirSync(bigDir);
 Bun.spawnSync([BIN, "list"], { env: { ...env, AWAITLESS_DATA_DIR: bigDir } }); // creates the schema
 const emptyList = repeat(N, () => timeSpawn([BIN, "list"], { AWAITLESS_DATA_DIR: bigDir }));
 {
-  const db = new Database(join(bigDir, "awaitless.db"));
+  const db = new Database(join(bigDir, "store.db"));
   const spec = JSON.stringify(plainSpec());
   const ins = db.prepare(
     "INSERT INTO jobs (job_id, backend, state, spec_json, fingerprint, created_at, finished_at, job_dir, exit_code) VALUES (?,?,?,?,?,?,?,?,?)",
@@ -204,7 +204,7 @@ const gcDir = join(home, "gc");
 mkdirSync(gcDir);
 Bun.spawnSync([BIN, "list"], { env: { ...env, AWAITLESS_DATA_DIR: gcDir } });
 {
-  const db = new Database(join(gcDir, "awaitless.db"));
+  const db = new Database(join(gcDir, "store.db"));
   const spec = JSON.stringify(plainSpec());
   const ins = db.prepare(
     "INSERT INTO jobs (job_id, backend, state, spec_json, fingerprint, created_at, finished_at, job_dir, exit_code) VALUES (?,?,?,?,?,?,?,?,?)",

@@ -1,10 +1,12 @@
 // Builds what a command needs: config, store, backends and the job service.
+import { Awaitless08WatchBackend } from "./backends/awaitless08/watch-backend.ts";
 import { localLaunchOwners } from "./backends/local/launch-owners.ts";
 import { LocalBackend } from "./backends/local/local-backend.ts";
 import { SlurmBackend } from "./backends/slurm/slurm-backend.ts";
 import { SshBackend } from "./backends/ssh/ssh-backend.ts";
 import type { Ctx } from "./cli/commands.ts";
 import { loadConfig } from "./config/config.ts";
+import { profileKeysFor, profileRefusal } from "./config/config-legacy.ts";
 import { JobService } from "./core/job-service.ts";
 import { JobStore } from "./core/job-store.ts";
 
@@ -23,6 +25,7 @@ export function createContext(env: Record<string, string | undefined>, configFla
     store,
     {
       local,
+      awaitless08: new Awaitless08WatchBackend(),
       ssh: new SshBackend({ hosts: config.hosts, queueLock }),
       slurm: new SlurmBackend({
         hosts: config.hosts,
@@ -48,6 +51,10 @@ export function createContext(env: Record<string, string | undefined>, configFla
         Object.entries(config.hosts).flatMap(([name, h]) => (h.backend ? [[name, h.backend]] : [])),
       ),
       launchOwners: localLaunchOwners,
+      refuseHost: (host, backend) => {
+        const keys = profileKeysFor(config.legacyProfiles[host] ?? [], backend);
+        return keys.length > 0 ? profileRefusal(host, keys, config.path ?? "the config") : undefined;
+      },
       startWaitMs: 2000,
       callerEnv: env,
       callerCwd: process.cwd(),

@@ -7,9 +7,20 @@ import { stderrWriter, stdoutWriter } from "./stdio-writer.ts";
 const stderr = stderrWriter();
 const stdout = stdoutWriter(stderr);
 
+const MCP_NAMES = ["awaitless-mcp", "awaitless-runner"];
+let noticed = false;
+
 async function makeCtx(configFlag: string | undefined): Promise<Ctx> {
   const { createContext } = await import("./context.ts");
-  return createContext(process.env, configFlag);
+  const ctx = createContext(process.env, configFlag);
+  // One notice per process about 0.8 names in the config, on stderr (never in --json or MCP stdout).
+  if (!noticed) {
+    noticed = true;
+    const { legacyNotice } = await import("./config/config-legacy.ts");
+    const notice = legacyNotice(ctx.config.path, ctx.config.legacyNotes);
+    if (notice) stderr.write(notice);
+  }
+  return ctx;
 }
 
 function configFlag(argv: string[]): string | undefined {
@@ -23,9 +34,10 @@ function configFlag(argv: string[]): string | undefined {
 async function main(): Promise<number> {
   const invokedAs = (process.argv[1] ?? "").split("/").pop() ?? "";
   const args = process.argv.slice(2);
-  // The binary installed (or linked) as `awaitless-mcp` serves MCP when given no command (options only); a
-  // command still runs as a command (`awaitless-mcp gc`: the automatic gc starts the binary it runs as).
-  const asMcp = invokedAs === "awaitless-mcp" || process.argv0.endsWith("awaitless-mcp");
+  // The binary installed (or linked) as `awaitless-mcp` or `awaitless-runner` (Awaitless 0.8's two names for its
+  // stdio server) serves MCP when given no command (options only, e.g. `--config FILE`); a command still runs as
+  // a command (`awaitless-mcp gc`: the automatic gc starts the binary it runs as).
+  const asMcp = MCP_NAMES.some((name) => invokedAs === name || process.argv0.endsWith(name));
   const argv = asMcp && (args.length === 0 || args[0]!.startsWith("-")) ? ["mcp", ...args] : args;
   const io = { stdout, stderr, env: process.env };
   return runCli(argv, io, () => makeCtx(configFlag(argv)));

@@ -74,7 +74,7 @@ export function buildCli(bind: Bind = () => () => {}): CAC {
     .action(bind("cancel"));
   cli
     .command("list", "recent jobs, newest first")
-    .option("--state <state>", "a state, or active / terminal")
+    .option("--state <state>", "a state, or active / terminal (pending = queued)")
     .option("--name <name>", "jobs with this name")
     .option("--host <name>", "jobs on this host")
     .option("--queue <name>", "jobs in this queue")
@@ -112,6 +112,10 @@ export function buildCli(bind: Bind = () => () => {}): CAC {
     .option("--concurrency <n>", "create: jobs of the queue that run at once")
     .option("--host <name>", "the queue's host (default: this machine)")
     .action(bind("queue"));
+  cli
+    .command("import", "bring in the finished jobs of an Awaitless 0.8 store (never changes it)")
+    .option("--from <dir>", "0.8's data directory (default: the one 0.8 used here)")
+    .action(bind("import"));
   cli.command("mcp", "serve the MCP protocol on stdio (for agents)").action(bind("mcp"));
   cli.command("version", "print the version (also --version, -V)").action(bind("version"));
   cli.command("help [command]", "show help for all commands, or for one").action(() => {});
@@ -131,17 +135,23 @@ export function buildCli(bind: Bind = () => () => {}): CAC {
 export async function runCli(argv: string[], io: CliIo, makeCtx: () => Promise<Ctx>): Promise<number> {
   let exitCode = EXIT.ok as number;
   let action: Promise<number> | null = null;
-  // One context per invocation (job-ID prefixes are resolved with it before the action); kept for its notices.
   let ctx: Ctx | undefined;
+  // One context per invocation (job-ID prefixes are resolved with it before the action); kept for its
+  // notices. Commands that open the store offer, once, to import an Awaitless 0.8 store found beside it.
+  const quiet = new Set(["import", "mcp"]);
   let opening: Promise<Ctx> | undefined;
-  const keepCtx = () => {
-    opening ??= makeCtx().then((c) => {
-      ctx = c;
-      return c;
-    });
-    return opening;
-  };
   const cli = buildCli((name) => (...args: unknown[]) => {
+    const keepCtx = () => {
+      opening ??= makeCtx().then(async (c) => {
+        ctx = c;
+        if (!quiet.has(name)) {
+          const { offerImport } = await import("./import-command.ts");
+          offerImport(c, io);
+        }
+        return c;
+      });
+      return opening;
+    };
     action = withFullJobIds(cli.matchedCommand?.args[0]?.value, args, keepCtx).then((a) =>
       COMMANDS[name]!(a, io, keepCtx),
     );

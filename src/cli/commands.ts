@@ -324,6 +324,11 @@ export const COMMANDS: Record<string, Action> = {
     return EXIT.ok;
   },
 
+  async import(args, io, makeCtx) {
+    const { importCommand } = await import("./import-command.ts");
+    return importCommand(args, io, makeCtx);
+  },
+
   async queue(args, io, makeCtx) {
     const { queueCommand } = await import("./queue-commands.ts");
     return queueCommand(args, io, makeCtx);

@@ -3,7 +3,7 @@ import { spawnSync } from "node:child_process";
 import { accessSync, constants, existsSync, mkdtempSync, rmSync, watch, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { localBootId } from "../backends/local/proc.ts";
-import { configPath, loadConfig } from "../config/config.ts";
+import { configPath } from "../config/config.ts";
 import { EXIT } from "../core/errors.ts";
 import { directoryBytes } from "../core/job-reads.ts";
 import type { CliIo, Ctx } from "./commands.ts";
@@ -83,35 +83,34 @@ function hostsToCheck(host: unknown, ctx: Ctx | null): string[] {
 }
 
 export async function doctor(
-  opts: { json?: boolean; host?: unknown },
+  opts: { json?: boolean; host?: unknown; config?: unknown },
   io: CliIo,
   makeCtx: () => Promise<Ctx>,
 ): Promise<number> {
   const checks: Check[] = [];
-  const { path } = configPath(io.env);
+  const { path } = configPath(io.env, typeof opts.config === "string" ? opts.config : undefined);
+  // One load (the config, then the store it names): each failure is one row, never repeated by the next.
+  let ctx: Ctx | null = null;
+  let configBroken = false;
   try {
-    const cfg = loadConfig(io.env);
+    ctx = await makeCtx();
+    const cfg = ctx.config;
+    const legacy = cfg.legacyNotes.length > 0 ? " (with Awaitless 0.8 settings: see the note above)" : "";
     checks.push({
       check: "config",
       ok: true,
-      detail: cfg.path ? `${cfg.path} is valid` : `none at ${path} (all defaults)`,
+      detail: cfg.path ? `${cfg.path} is valid${legacy}` : `none at ${path} (all defaults)`,
     });
-  } catch (e) {
-    checks.push({
-      check: "config",
-      ok: false,
-      detail: (e as Error).message,
-      fix: (e as { hint?: string }).hint ?? "",
-    });
-  }
-  let ctx: Ctx | null = null;
-  try {
-    ctx = await makeCtx();
     const n = ctx.service.store.countJobs();
     checks.push({ check: "store", ok: true, detail: `${ctx.service.store.path} (${n} jobs, WAL)` });
   } catch (e) {
+    configBroken = (e as { code?: string }).code === "config_invalid";
+    if (!configBroken) {
+      const detail = existsSync(path) ? `${path} is valid` : `none at ${path} (all defaults)`;
+      checks.push({ check: "config", ok: true, detail });
+    }
     checks.push({
-      check: "store",
+      check: configBroken ? "config" : "store",
       ok: false,
       detail: (e as Error).message,
       fix: (e as { hint?: string }).hint ?? "",
@@ -168,19 +167,24 @@ export async function doctor(
       : "unavailable: a reboot is reported as lost/wrapper_killed",
   });
   const hosts = ctx?.config.hosts ?? {};
+  const { sshDoctorChecks, isReachCheck } = await import("../backends/ssh/doctor.ts");
   for (const name of hostsToCheck(opts.host, ctx)) {
+    if (configBroken) {
+      checks.push({ check: `${name}: resolution`, ok: false, detail: "not checked: fix the config first" });
+      continue;
+    }
     const slurm = await import("../backends/slurm/doctor.ts");
     // a Slurm cluster whose login node is this machine is not reached over SSH: check its clients here
     if (slurm.isLocalSlurmHost(name, hosts)) {
       checks.push(...(await slurm.slurmLocalDoctorChecks(name)));
       continue;
     }
-    const { sshDoctorChecks } = await import("../backends/ssh/doctor.ts");
     for (const c of await sshDoctorChecks(name, hosts)) {
       checks.push(c); // each SSH check already names its host
     }
   }
-  const failed = checks.filter((c) => !c.ok).length;
+  const failing = checks.filter((c) => !c.ok);
+  const failed = failing.length;
   if (opts.json) {
     io.stdout.write(JSON.stringify({ ok: failed === 0, checks }) + "\n");
   } else {
@@ -192,5 +196,8 @@ export async function doctor(
       if (c.fix) io.stdout.write(`     ${"".padEnd(width)} fix: ${c.fix}\n`);
     }
   }
-  return failed === 0 ? EXIT.ok : EXIT.internal;
+  // 2: something to fix here (config, store, this machine, a host name that does not resolve); 7: only hosts
+  // that resolve but cannot be reached or used failed. The same codes a command exits with on those problems.
+  if (failed === 0) return EXIT.ok;
+  return failing.every((c) => isReachCheck(c.check)) ? EXIT.connection : EXIT.usage;
 }

@@ -1,31 +1,28 @@
 // What a bad config file tells the user: valibot's issues become one plain sentence naming the file, the table,
 // the key and what to write instead. Unknown keys are checked here, in one place (a table of the predecessor's
-// keys, LEGACY_KEYS, says what to write for each of them).
+// keys, read by config-legacy.ts, lends its names to the suggestions).
 import type * as v from "valibot";
 import { AwaitlessError } from "../core/errors.ts";
-import { didYouMean, nearestName } from "../core/nearest-name.ts";
+import { nearestName } from "../core/nearest-name.ts";
 
 /** The keys each kind of table takes, by table pattern: "" (top level), "defaults", "hosts.NAME". */
 export type KnownKeys = Record<"" | "defaults" | "hosts.NAME", readonly string[]>;
 
-/**
- * Keys of Awaitless 0.8 that this version does not read, by table, with what to write instead. The later
- * mapping of 0.8 configs starts here: a key listed here is refused with its own advice, never silently dropped.
- */
-const LEGACY_KEYS: Partial<Record<keyof KnownKeys, Record<string, string>>> = {
-  "hosts.NAME": {
-    gssapi_authentication:
-      'the built-in SSH client has no GSSAPI/Kerberos: write transport = "openssh" in this table so the system ' +
-      "ssh client is used (it reads GSSAPIAuthentication from ~/.ssh/config)",
-  },
-};
+/** Old names (Awaitless 0.8's) still read, by table, with the name of ours each stands for: a typo near an old name
+ * gets our name as its suggestion. */
+export type Aliases = Partial<Record<keyof KnownKeys, Readonly<Record<string, string>>>>;
 
-export function configError(path: string, issue: v.BaseIssue<unknown>, known: KnownKeys): AwaitlessError {
+export function configError(
+  path: string,
+  issue: v.BaseIssue<unknown>,
+  known: KnownKeys,
+  aliases: Aliases = {},
+): AwaitlessError {
   const keys = (issue.path ?? []).map((item) => String(item.key));
   const unknownKey = issue.type === "strict_object" && issue.expected === "never";
   const { table, key } = placeOf(keys);
   const details = { file: path, key: keys.join(".") || "(top level)", table };
-  if (unknownKey) return unknownKeyError(path, table, key, known, details);
+  if (unknownKey) return unknownKeyError(path, table, key, known, aliases, details);
   const where = table === "" ? key : `[${table}] ${key}`;
   const written = issue.input === undefined ? "" : ` = ${tomlValue(issue.input)}`;
   const wanted = expectation(issue);
@@ -47,11 +44,12 @@ function unknownKeyError(
   table: string,
   key: string,
   known: KnownKeys,
+  aliases: Aliases,
   details: Record<string, unknown>,
 ): AwaitlessError {
   const pattern: keyof KnownKeys = table === "" ? "" : table.startsWith("hosts.") ? "hosts.NAME" : "defaults";
   const names = known[pattern];
-  const legacy = LEGACY_KEYS[pattern]?.[key];
+  const old = aliases[pattern] ?? {};
   if (pattern === "") {
     const home = known.defaults.includes(key)
       ? "defaults"
@@ -68,17 +66,16 @@ function unknownKeyError(
       details,
     );
   }
-  const near = nearestName(key, names);
-  const hint = legacy
-    ? `${key} was a setting of Awaitless 0.8 that this version does not read: ${legacy}`
-    : near
-      ? `rename ${key} to ${near}, or remove it; [${tableName(pattern)}] takes: ${names.join(", ")}`
-      : `remove ${key}; [${tableName(pattern)}] takes: ${names.join(", ")}`;
+  const nearAny = nearestName(key, [...names, ...Object.keys(old)]);
+  const near = nearAny === undefined ? undefined : (old[nearAny] ?? nearAny);
+  const hint = near
+    ? `rename ${key} to ${near}, or remove it; [${tableName(pattern)}] takes: ${names.join(", ")}`
+    : `remove ${key}; [${tableName(pattern)}] takes: ${names.join(", ")}`;
   return new AwaitlessError(
     "config_invalid",
-    `${path}: [${table}] has no key ${key}${legacy ? "" : didYouMean(key, names)}`,
+    `${path}: [${table}] has no key ${key}${near ? ` (did you mean \`${near}\`?)` : ""}`,
     hint,
-    { ...details, ...(near && !legacy ? { did_you_mean: near } : {}) },
+    { ...details, ...(near ? { did_you_mean: near } : {}) },
   );
 }
 
@@ -120,6 +117,8 @@ function expectation(issue: Issue): string {
       return "a table";
     case "union":
       return "a string or a number";
+    case "regex":
+      return issue.message;
     default:
       return issue.expected ?? "a valid value";
   }

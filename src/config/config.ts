@@ -6,11 +6,16 @@ import { join } from "node:path";
 import * as v from "valibot";
 import { AwaitlessError } from "../core/errors.ts";
 import { configError, type KnownKeys } from "./config-errors.ts";
+import { RENAMED_DEFAULTS, readLegacyKeys } from "./config-legacy.ts";
 
 const seconds = (max: number) => v.pipe(v.number(), v.minValue(0), v.maxValue(max));
 const positiveInt = (max: number) => v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(max));
 
 const DefaultsSchema = v.strictObject({
+  /** The data directory (absolute or ~/…); AWAITLESS_DATA_DIR wins over it. */
+  data_dir: v.optional(
+    v.pipe(v.string(), v.regex(/^(\/|~\/|~$)/, "an absolute path or one starting with ~/")),
+  ),
   /** Backend for jobs that name none. */
   backend: v.optional(v.picklist(["local", "ssh", "slurm"])),
   host: v.optional(v.string()),
@@ -54,6 +59,8 @@ const HostSchema = v.strictObject({
   port: v.optional(positiveInt(65535)),
   user: v.optional(v.string()),
   identity_file: v.optional(v.string()),
+  /** openssh transport: GSSAPIAuthentication yes/no; true with no transport selects openssh (as 0.8 did). */
+  gssapi_authentication: v.optional(v.boolean()),
   backend: v.optional(v.picklist(["ssh", "slurm"])),
   /** How the host's commands are run: ssh2 (built-in), openssh (system client), local (Slurm: this is the login node). */
   transport: v.optional(v.picklist(["ssh2", "openssh", "local"])),
@@ -123,6 +130,10 @@ export interface Config {
   dataDir: string;
   defaults: Defaults;
   hosts: Record<string, HostConfig>;
+  /** Lines of the one notice about 0.8 names read in this file (empty for a config of ours). */
+  legacyNotes: string[];
+  /** Hosts whose 0.8 execution profile keys (user_group, sources, env) are set: launches there are refused. */
+  legacyProfiles: Record<string, string[]>;
 }
 
 export interface PathEnv {
@@ -170,16 +181,28 @@ export function loadConfig(
       );
     }
   }
-  const parsed = text === null ? {} : parseConfigText(text, path);
+  const read = text === null ? null : readConfigText(text, path);
+  const { data_dir, ...defaults } = read?.config.defaults ?? {};
   return {
     path: text === null ? null : path,
-    dataDir: dataDir(env),
-    defaults: { ...DEFAULTS, ...stripUndefined(parsed.defaults ?? {}) },
-    hosts: parsed.hosts ?? {},
+    dataDir: env.AWAITLESS_DATA_DIR || !data_dir ? dataDir(env) : expandHome(data_dir, env.HOME || homedir()),
+    defaults: { ...DEFAULTS, ...stripUndefined(defaults) },
+    hosts: read?.config.hosts ?? {},
+    legacyNotes: read?.notes ?? [],
+    legacyProfiles: read?.profiles ?? {},
   };
 }
 
+function expandHome(path: string, home: string): string {
+  return path === "~" ? home : path.startsWith("~/") ? join(home, path.slice(2)) : path;
+}
+
 export function parseConfigText(text: string, path: string): v.InferOutput<typeof ConfigSchema> {
+  return readConfigText(text, path).config;
+}
+
+/** The validated config, with 0.8 names read as ours (config-legacy.ts) and the notes saying which. */
+function readConfigText(text: string, path: string) {
   let raw: unknown;
   try {
     raw = Bun.TOML.parse(text);
@@ -190,9 +213,10 @@ export function parseConfigText(text: string, path: string): v.InferOutput<typeo
       "fix the syntax at the position named (strings need quotes; tables are [name])",
     );
   }
-  const res = v.safeParse(ConfigSchema, raw);
-  if (res.success) return res.output;
-  throw configError(path, res.issues[0], KNOWN_KEYS);
+  const legacy = readLegacyKeys(raw, path);
+  const res = v.safeParse(ConfigSchema, legacy.raw);
+  if (res.success) return { config: res.output, notes: legacy.notes, profiles: legacy.profiles };
+  throw configError(path, res.issues[0], KNOWN_KEYS, { defaults: RENAMED_DEFAULTS });
 }
 
 const KNOWN_KEYS: KnownKeys = {

@@ -3,6 +3,8 @@ import { randomBytes } from "node:crypto";
 
 const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 export const JOB_ID_RE = /^job_[0-9A-HJKMNP-TV-Z]{26}$/;
+/** Job IDs of Awaitless 0.8 (`job_` + 12 hex ms time + 10 hex random), answered for jobs imported from it. */
+export const JOB_ID_08_RE = /^job_[0-9A-F]{22}$/;
 export const CLIENT_REQUEST_ID_RE = /^[A-Za-z0-9._:@/-]{1,200}$/;
 
 let lastTime = -1;
@@ -48,7 +50,7 @@ export function newJobId(now: number = Date.now()): string {
 }
 
 export function isJobId(s: string): boolean {
-  return JOB_ID_RE.test(s);
+  return JOB_ID_RE.test(s) || JOB_ID_08_RE.test(s);
 }
 
 export function formatCursor(seq: number): string {

@@ -50,13 +50,15 @@ export async function listJobsPage(
   if (!Number.isInteger(limit) || limit < 1 || limit > 10_000)
     throw invalid(`bad limit ${limit}`, "use 1–10000");
   let states: readonly JobState[] | undefined;
-  if (req.state === "active") states = JOB_STATES.filter((s) => !isTerminal(s));
+  // `pending` is Awaitless 0.8's word for a job waiting on Slurm or a queue: our `queued`
+  if (req.state === "pending") states = ["queued"];
+  else if (req.state === "active") states = JOB_STATES.filter((s) => !isTerminal(s));
   else if (req.state === "terminal") states = TERMINAL_STATES;
   else if (req.state !== undefined) {
     if (!JOB_STATES.includes(req.state)) {
       throw invalid(
         `unknown state ${JSON.stringify(req.state)}`,
-        `use one of ${JOB_STATES.join(", ")}, active, terminal`,
+        `use one of ${JOB_STATES.join(", ")}, active, terminal (pending is read as queued)`,
       );
     }
     states = [req.state];

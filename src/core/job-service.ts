@@ -4,7 +4,7 @@ import { dirname, join } from "node:path";
 import type { Backend, LaunchInput } from "./backend.ts";
 import { completions as completionsFeed } from "./completions.ts";
 import { AwaitlessError, invalid } from "./errors.ts";
-import { isJobId, newJobId } from "./ids.ts";
+import { isJobId, JOB_ID_08_RE, newJobId } from "./ids.ts";
 import { isTerminal, type Job, type JobResult, type JobState } from "./job.ts";
 import { resolveJobIdPrefix } from "./job-prefix.ts";
 import { collectGarbage, type GcResult, inspectJob, listJobs, listJobsPage, readLogs } from "./job-reads.ts";
@@ -52,6 +52,8 @@ export interface ServiceSettings {
   launchOwners?: LaunchOwners;
   /** `[hosts.NAME] backend` settings: how jobs sent to that host run when they name no backend. */
   hostBackends?: Record<string, "ssh" | "slurm">;
+  /** A host whose configuration this version cannot honour for a launch: the error to refuse it with (before any reserve). */
+  refuseHost?: (host: string, backend: Job["backend"]) => AwaitlessError | undefined;
   /** How long submit waits (event-driven) for the wrapper to report the command started. */
   startWaitMs: number;
   /** The caller's environment (for --secret-env values) and working directory. */
@@ -64,12 +66,15 @@ export class JobService implements JobServiceApi {
   private readonly notices = new Set<string>();
   constructor(
     readonly store: JobStore,
-    private readonly backends: Partial<Record<Job["backend"], Backend>>,
+    private readonly backends: Partial<Record<Job["backend"] | "awaitless08", Backend>>,
     readonly settings: ServiceSettings,
   ) {}
 
-  backendFor(job: Pick<Job, "backend">): Backend {
-    const b = this.backends[job.backend];
+  backendFor(job: Pick<Job, "backend"> & { backend_id?: Job["backend_id"] }): Backend {
+    // a job imported from Awaitless 0.8 keeps its logs in a local copy, whatever backend ran it; one 0.8 still
+    // runs is watched through 0.8's own records
+    const id = job.backend_id;
+    const b = this.backends[id?.watch ? "awaitless08" : id?.imported_from ? "local" : job.backend];
     if (!b) {
       throw new AwaitlessError(
         "invalid_argument",
@@ -94,10 +99,19 @@ export class JobService implements JobServiceApi {
     }
     const job = this.store.get(jobId);
     if (!job)
-      throw new AwaitlessError("not_found", `no job ${jobId}`, {
-        cli: "run `awaitless list` to see job IDs",
-        mcp: "Check the job ID (it looks like job_01J…); call list_jobs to see recent jobs and their IDs.",
-      });
+      throw new AwaitlessError(
+        "not_found",
+        `no job ${jobId}`,
+        JOB_ID_08_RE.test(jobId)
+          ? {
+              cli: "this is an Awaitless 0.8 job ID: 0.8's finished jobs answer here once its store is imported (`awaitless import`, docs/migrating.md)",
+              mcp: "This is an Awaitless 0.8 job ID: its jobs answer once the user imports the 0.8 store (Awaitless import; docs/migrating.md).",
+            }
+          : {
+              cli: "run `awaitless list` to see job IDs",
+              mcp: "Check the job ID (it looks like job_01J…); call list_jobs to see recent jobs and their IDs.",
+            },
+      );
     return job;
   }
 
@@ -118,6 +132,8 @@ export class JobService implements JobServiceApi {
       },
       s.callerEnv,
     );
+    const refusal = v.spec.host === null ? undefined : s.refuseHost?.(v.spec.host, v.spec.backend);
+    if (refusal) throw refusal;
     const backend = this.backendFor(v.spec);
     // A queued job waits on its target for a slot: it is `queued` until its command starts.
     const admission = admissionFor(this.store, v.spec, backend);
@@ -317,7 +333,7 @@ export class JobService implements JobServiceApi {
   }
 
   jobDirFor(jobId: string): string {
-    return `${this.store.path.replace(/awaitless\.db$/, "")}jobs/${jobId}`;
+    return join(dirname(this.store.path), "jobs", jobId);
   }
 
   /** Warnings about observations that could not be stored (a full disk); each is said once. */
@@ -559,6 +575,12 @@ export class JobService implements JobServiceApi {
     if (!Number.isFinite(grace) || grace < 0)
       throw invalid(`bad grace period ${grace}`, "give a duration ≥ 0, e.g. 10s");
     let job = await this.refresh(jobId);
+    if (!isTerminal(job.state) && job.backend_id?.watch) {
+      throw invalid(
+        `${jobId} is run by Awaitless 0.8, which owns it; it was not cancelled`,
+        "cancel it with Awaitless 0.8; this store follows it until 0.8 records its end",
+      );
+    }
     if (isTerminal(job.state)) {
       return {
         job_id: jobId,

@@ -8,6 +8,8 @@ import { type BackendId, isTerminal, type JobState, type StateChange } from "./j
 import type { LaunchOwner } from "./launch-owner.ts";
 import { canTransition } from "./lifecycle.ts";
 import { freeSpace, isBusy, isNoSpace, storeError } from "./store-errors.ts";
+import { LEGACY_FILE, locateStore, STORE_FILE } from "./store-file.ts";
+import type { ImportedJob } from "./store-rows.ts";
 import {
   type JobRow,
   type ListFilter,
@@ -18,6 +20,7 @@ import {
   type TransitionPatch,
 } from "./store-rows.ts";
 import { MIGRATIONS } from "./store-schema.ts";
+import { assertTrustedDir } from "./trusted-dir.ts";
 
 export type {
   ListFilter,
@@ -42,6 +45,40 @@ export const STORE_RESERVE_BYTES = 256 * 1024;
 /** How long a write waits for another process's write lock before giving up (ms). */
 const BUSY_TIMEOUT_MS = Number(process.env.AWAITLESS_BUSY_TIMEOUT_MS) || 10_000;
 
+/** Opens our database at `path` (0600 when created here) in WAL mode with a busy timeout. */
+function openAt(path: string, create: boolean): Database {
+  const fresh = !existsSync(path);
+  const db = new Database(path, { create, readwrite: true, strict: true });
+  try {
+    if (fresh) chmodSync(path, 0o600);
+    db.exec(`PRAGMA busy_timeout = ${Math.min(BUSY_TIMEOUT_MS, 5000)}`);
+    // Several processes may create the store at once: switching it to WAL can report busy; retry briefly.
+    for (const deadline = Date.now() + BUSY_TIMEOUT_MS; ; ) {
+      try {
+        db.exec("PRAGMA journal_mode = WAL");
+        break;
+      } catch (e) {
+        if (!isBusy(e) || Date.now() > deadline) throw e;
+        Bun.sleepSync(5 + Math.floor(Math.random() * 20));
+      }
+    }
+    // Keep -wal and -shm when the last connection closes: a later reader then needs no new file (and no free
+    // block) to open the store, so reads keep working on a full disk.
+    db.fileControl(constants.SQLITE_FCNTL_PERSIST_WAL, 1);
+    db.exec("PRAGMA journal_size_limit = 1048576"); // a kept -wal is cut back to 1 MiB after a checkpoint
+    db.exec("PRAGMA synchronous = NORMAL");
+    db.exec("PRAGMA foreign_keys = ON");
+    return db;
+  } catch (e) {
+    db.close();
+    throw e;
+  }
+}
+
+function movedFromLegacy(dataDir: string): boolean {
+  return !existsSync(join(dataDir, LEGACY_FILE)) || existsSync(join(dataDir, STORE_FILE));
+}
+
 export class JobStore {
   readonly db: Database;
   readonly path: string;
@@ -55,6 +92,8 @@ export class JobStore {
 
   /** Opens (creating if needed) the store in `dataDir`; the directory is 0700 and the database 0600. */
   static open(dataDir: string): JobStore {
+    // Another user's directory could hold their bin/wrapper-*.sh or spec.sh: refuse it before anything is made.
+    assertTrustedDir(dataDir, "the data directory", "store_unavailable");
     try {
       mkdirSync(dataDir, { recursive: true, mode: 0o700 });
       chmodSync(dataDir, 0o700);
@@ -67,31 +106,25 @@ export class JobStore {
         e,
       );
     }
-    const path = join(dataDir, "awaitless.db");
-    const fresh = !existsSync(path);
+    assertTrustedDir(dataDir, "the data directory", "store_unavailable");
+    const located = locateStore(dataDir);
+    let path = located.path;
     let db: Database;
     try {
-      db = new Database(path, { create: true, readwrite: true, strict: true });
-      if (fresh) chmodSync(path, 0o600);
-      db.exec(`PRAGMA busy_timeout = ${Math.min(BUSY_TIMEOUT_MS, 5000)}`);
-      // Several processes may create the store at once: switching it to WAL can report busy; retry briefly.
-      for (const deadline = Date.now() + BUSY_TIMEOUT_MS; ; ) {
-        try {
-          db.exec("PRAGMA journal_mode = WAL");
-          break;
-        } catch (e) {
-          if (!isBusy(e) || Date.now() > deadline) throw e;
-          Bun.sleepSync(5 + Math.floor(Math.random() * 20));
-        }
+      db = openAt(path, !located.legacy);
+      if (located.legacy && movedFromLegacy(dataDir)) {
+        db.close();
+        throw new Error("moved while opening");
       }
-      // Keep -wal and -shm when the last connection closes: a later reader then needs no new file (and no free
-      // block) to open the store, so reads keep working on a full disk.
-      db.fileControl(constants.SQLITE_FCNTL_PERSIST_WAL, 1);
-      db.exec("PRAGMA journal_size_limit = 1048576"); // a kept -wal is cut back to 1 MiB after a checkpoint
-      db.exec("PRAGMA synchronous = NORMAL");
-      db.exec("PRAGMA foreign_keys = ON");
     } catch (e) {
-      throw storeError(path, e);
+      // our old-name store was moved to its new name by another process meanwhile: open it there, never by both names
+      if (!located.legacy || !movedFromLegacy(dataDir)) throw storeError(path, e);
+      path = join(dataDir, STORE_FILE);
+      try {
+        db = openAt(path, true);
+      } catch (e2) {
+        throw storeError(path, e2);
+      }
     }
     const store = new JobStore(db, path);
     store.migrate();
@@ -564,9 +597,70 @@ export class JobStore {
     });
   }
 
+  /**
+   * Adds a job brought from another store (its history; when finished, its completion event and result snapshot)
+   * in one transaction; false when a job with that ID is already here (import is idempotent).
+   */
+  importJob(j: ImportedJob): boolean {
+    return this.write(() => {
+      if (this.db.query("SELECT 1 FROM jobs WHERE job_id = ?").get(j.job_id)) return false;
+      this.db
+        .query(
+          `INSERT INTO jobs (job_id, name, backend, host, queue, state, spec_json, fingerprint, created_at,
+             started_at, finished_at, job_dir, backend_id_json, status_message, exit_code, signal, reason,
+             stdout_bytes, stderr_bytes, result_json, result_sha256)
+           VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+        )
+        .run(
+          j.job_id,
+          j.spec.name,
+          j.spec.backend,
+          j.spec.host,
+          j.spec.queue,
+          j.state,
+          JSON.stringify(j.spec),
+          j.fingerprint,
+          j.created_at,
+          j.started_at,
+          j.finished_at,
+          j.job_dir,
+          JSON.stringify(j.backend_id),
+          j.status_message ?? null,
+          j.exit_code,
+          j.signal,
+          j.reason,
+          j.stdout_bytes,
+          j.stderr_bytes,
+          j.result_json,
+          j.result_sha256,
+        );
+      for (const h of j.history) {
+        this.db
+          .query("INSERT INTO state_history (job_id, from_state, to_state, at, reason) VALUES (?,?,?,?,?)")
+          .run(j.job_id, h.from_state, h.to_state, h.at, h.reason);
+      }
+      if (isTerminal(j.state)) {
+        this.db
+          .query("INSERT INTO completions (job_id, state, finished_at, observed_at) VALUES (?,?,?,?)")
+          .run(j.job_id, j.state, j.finished_at, nowIso());
+      }
+      return true;
+    });
+  }
+
   countJobs(): number {
     return this.read(() => (this.db.query("SELECT COUNT(*) AS n FROM jobs").get() as { n: number }).n);
   }
+}
+
+/**
+ * Opens a SQLite file that this module does not own: "immutable" reads without locks, journals or writes
+ * (a file another program keeps, e.g. Awaitless 0.8's); "readwrite" never creates it.
+ */
+export function openSqlite(path: string, mode: "immutable" | "readwrite"): Database {
+  if (mode === "readwrite") return new Database(path, { create: false, readwrite: true, strict: true });
+  const uri = `file:${encodeURI(path).replace(/[?#]/g, encodeURIComponent)}?immutable=1`;
+  return new Database(uri, constants.SQLITE_OPEN_READONLY | constants.SQLITE_OPEN_URI);
 }
 
 export function nowIso(): string {

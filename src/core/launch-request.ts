@@ -7,6 +7,7 @@ import { CLIENT_REQUEST_ID_RE } from "./ids.ts";
 import type { BackendName, JobSpec } from "./job.ts";
 import { QUEUE_NAME_RE, RESOURCE_RE } from "./queue-names.ts";
 import type { LaunchRequest } from "./service-types.ts";
+import { assertTrustedDir } from "./trusted-dir.ts";
 
 const ENV_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const NAME_MAX = 200;
@@ -253,8 +254,9 @@ function optionalSeconds(v: number | undefined, what: string): number | null {
 
 /**
  * --log-dir: local jobs only; absolute after resolving against the caller's cwd. It need not exist yet, but the
- * nearest existing ancestor must be a writable directory, so the launch can create LOG_DIR/<job_id>. Checked
- * without creating anything: a refused request leaves no directory behind.
+ * nearest existing ancestor must be a writable directory, so the launch can create LOG_DIR/<job_id>, and it and
+ * every ancestor must be trusted (assertTrustedDir). Checked without creating anything: a refused request leaves no
+ * directory behind.
  */
 function checkLogDir(given: string, backend: BackendName, callerCwd: string): string {
   if (backend !== "local") {
@@ -277,6 +279,8 @@ function checkLogDir(given: string, backend: BackendName, callerCwd: string): st
       "choose a directory that is not inside any job's directory",
     );
   }
+  // LOG_DIR/<job_id> holds spec.sh (the secrets) and the records cancel trusts: no other user may swap it.
+  assertTrustedDir(dir, "--log-dir");
   for (let p = dir; ; p = dirname(p)) {
     let st: ReturnType<typeof statSync> | null = null;
     try {

@@ -113,7 +113,7 @@ export async function buildResult(
 }
 
 /** Hashes the canonical JSON of the body and adds the snapshot: the bytes every later reader replays. */
-function seal(body: Omit<JobResult, "snapshot">): BuiltResult {
+export function seal(body: Omit<JobResult, "snapshot">): BuiltResult {
   const sha256 = sha256Hex(canonicalJson(body));
   const result: JobResult = { ...body, snapshot: { sha256, captured_at: new Date().toISOString() } };
   return {

@@ -136,7 +136,8 @@ export interface CancelResponse {
 }
 
 export interface ListRequest {
-  state?: JobState | "active" | "terminal";
+  /** `pending` (Awaitless 0.8's word) lists `queued` jobs. */
+  state?: JobState | "active" | "terminal" | "pending";
   name?: string;
   host?: string;
   queue?: string;

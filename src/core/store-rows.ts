@@ -1,5 +1,5 @@
 // The store's row shapes and the pure mapping from a jobs row to a StoredJob (no database access here).
-import type { BackendId, Job, JobSpec, JobState } from "./job.ts";
+import type { BackendId, Job, JobSpec, JobState, StateChange } from "./job.ts";
 import type { LaunchOwner } from "./launch-owner.ts";
 
 export interface JobRow {
@@ -108,4 +108,27 @@ export interface ListFilter {
   host?: string;
   queue?: string;
   limit: number;
+}
+
+/** A finished job brought from another store (Awaitless 0.8), with its own history. */
+export interface ImportedJob {
+  job_id: string;
+  /** Terminal, or active for a job another program still runs (watched until it records its end). */
+  state: JobState;
+  spec: JobSpec;
+  fingerprint: string;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  job_dir: string;
+  backend_id: BackendId;
+  status_message?: string | null;
+  exit_code: number | null;
+  signal: string | null;
+  reason: string | null;
+  stdout_bytes: number | null;
+  stderr_bytes: number | null;
+  result_json: string | null;
+  result_sha256: string | null;
+  history: Omit<StateChange, "seq">[];
 }

@@ -174,12 +174,14 @@ export const createQueueInput = v.object({
 export const listQueuesInput = v.object({
   host: v.optional(v.pipe(v.string(), v.description("Only the queues of this host; omit for all queues."))),
 });
-const listStates = [...JOB_STATES, "active", "terminal"] as const;
+const listStates = [...JOB_STATES, "active", "terminal", "pending"] as const;
 export const listInput = v.object({
   state: v.optional(
     v.pipe(
       v.picklist(listStates, `state must be one of: ${listStates.join(", ")}`),
-      v.description("Only jobs in this state; active = not finished, terminal = finished."),
+      v.description(
+        "Only jobs in this state; active = not finished, terminal = finished, pending = queued (the older name).",
+      ),
     ),
   ),
   host: v.optional(v.pipe(v.string(), v.description("Only jobs on this host."))),

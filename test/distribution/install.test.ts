@@ -3,10 +3,12 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import {
   chmodSync,
   existsSync,
+  linkSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
+  readlinkSync,
   rmSync,
   symlinkSync,
   writeFileSync,
@@ -25,7 +27,7 @@ import {
 const T = 60_000;
 const SHELLS = { dash: ["/usr/bin/dash"], busybox: ["/usr/bin/busybox", "sh"] } as const;
 const BUSYBOX_APPLETS =
-  "sh wget sha256sum cp mkdir mv chmod awk grep cut sed mktemp rm uname cat printf tr".split(" ");
+  "sh wget sha256sum cp mkdir mv ln chmod awk grep cut sed mktemp rm uname cat printf tr".split(" ");
 
 let scratch: string;
 let cache: string;
@@ -151,7 +153,9 @@ for (const shell of Object.keys(SHELLS) as (keyof typeof SHELLS)[]) {
         expect(fileHash(join(r.bin, "awaitless"))).toBe(fileHash(asset.x64));
         expect(run(r.bin, "version").stdout).toMatch(/^awaitless \d+\.\d+\.\d+/);
         expect(r.stderr).toContain(`${r.bin} is not on your PATH`);
-        expect(readdirSync(r.bin)).toEqual(["awaitless"]);
+        expect(readdirSync(r.bin).sort()).toEqual(["awaitless", "awaitless-mcp", "awaitless-runner"]);
+        for (const link of ["awaitless-mcp", "awaitless-runner"])
+          expect(readlinkSync(join(r.bin, link))).toBe("awaitless");
       },
       T,
     );
@@ -385,8 +389,11 @@ describe.skipIf(!existsSync(SHELLS.dash[0]))("install.sh for a newcomer (dash)",
     async () => {
       const r = await install("dash");
       expect(r.code, r.stderr).toBe(0);
-      symlinkSync("awaitless", join(r.bin, "awaitless-mcp"));
-      symlinkSync(join(r.bin, "awaitless"), join(r.bin, "awaitless-runner"));
+      // install.sh made awaitless-mcp and awaitless-runner; a user added a hard link, an absolute link,
+      // and two files that are not the binary.
+      expect(readlinkSync(join(r.bin, "awaitless-mcp"))).toBe("awaitless");
+      linkSync(join(r.bin, "awaitless"), join(r.bin, "awaitless-hard"));
+      symlinkSync(join(r.bin, "awaitless"), join(r.bin, "awaitless-abs"));
       symlinkSync("/bin/true", join(r.bin, "awaitless-other"));
       writeFileSync(join(r.bin, "awaitless-notes"), "mine\n");
       // What a user has after using it: data, config, an MCP entry, a completion file.
@@ -404,7 +411,7 @@ describe.skipIf(!existsSync(SHELLS.dash[0]))("install.sh for a newcomer (dash)",
       const u = await install("dash", { args: ["--uninstall"], env: { HOME: r.home } });
       expect(u.code, u.stderr).toBe(0);
       expect(readdirSync(r.bin).sort()).toEqual(["awaitless-notes", "awaitless-other"]);
-      for (const f of ["awaitless", "awaitless-mcp", "awaitless-runner"])
+      for (const f of ["awaitless", "awaitless-mcp", "awaitless-runner", "awaitless-hard", "awaitless-abs"])
         expect(u.stderr).toContain(`removed ${join(r.bin, f)}`);
       const data = join(r.home, ".local", "share", "awaitless");
       expect(u.stderr).toContain(`rm -rf '${data}'`);

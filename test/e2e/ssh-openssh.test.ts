@@ -213,4 +213,37 @@ describe.if(runE2e)("ssh transport = openssh", () => {
     expect(byName("sh and utilities")?.ok).toBe(true);
     expect(byName("remote job directory")?.ok).toBe(true);
   }, 30_000);
+
+  test("an 0.8 host with gssapi_authentication = true is reached with the system ssh client, as 0.8 did", async () => {
+    // an Awaitless 0.8 host entry: no transport (ossh-auto's master, same host, port and user, is shared)
+    const file = join(w.sb.root, "config-08.toml");
+    await Bun.write(
+      file,
+      '[hosts.gss08]\nhostname = "ossh-auto"\ngssapi_authentication = true\nconnect_timeout = 8\noperation_timeout = 20\n',
+    );
+    const env = { AWAITLESS_CONFIG: file };
+    const argv = [
+      "submit",
+      "--json",
+      "--backend",
+      "ssh",
+      "--host",
+      "gss08",
+      "--",
+      "sh",
+      "-c",
+      "echo gss-$((6*7))",
+    ];
+    const r = w.sb.run(argv, { env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain("gssapi_authentication = true: gss08 is reached with the system ssh client");
+    const done = w.sb.run(["wait", "--json", r.json.job_id], { env });
+    expect(done.code, done.stderr).toBe(0);
+    expect(JSON.stringify(done.json)).toContain("gss-42");
+    const d = w.sb.run(["doctor", "--json", "--host", "gss08"], { env });
+    const transport = (d.json.checks as { check: string; detail: string }[]).find(
+      (c) => c.check === "gss08: transport",
+    );
+    expect(transport?.detail).toContain("system OpenSSH client");
+  }, 60_000);
 });

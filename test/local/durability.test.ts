@@ -368,7 +368,7 @@ describe("doctor", () => {
 
 describe("automatic gc", () => {
   const setAutoGcAt = (sb: Sandbox, iso: string) => {
-    const db = new Database(join(sb.dataDir, "awaitless.db"));
+    const db = new Database(join(sb.dataDir, "store.db"));
     try {
       db.query("UPDATE store_meta SET value = ? WHERE key = 'auto_gc_at'").run(iso);
     } finally {
@@ -376,7 +376,7 @@ describe("automatic gc", () => {
     }
   };
   const meta = (sb: Sandbox, key: string) => {
-    const db = new Database(join(sb.dataDir, "awaitless.db"), { readonly: true });
+    const db = new Database(join(sb.dataDir, "store.db"), { readonly: true });
     try {
       return (db.query("SELECT value FROM store_meta WHERE key = ?").get(key) as { value: string } | null)
         ?.value;
@@ -456,7 +456,7 @@ describe("files and the binary", () => {
     const id = sb.submit(["true"]);
     sb.run(["wait", id]);
     expect(statSync(sb.dataDir).mode & 0o777).toBe(0o700);
-    expect(statSync(join(sb.dataDir, "awaitless.db")).mode & 0o777).toBe(0o600);
+    expect(statSync(join(sb.dataDir, "store.db")).mode & 0o777).toBe(0o600);
     const dir = join(sb.dataDir, "jobs", id);
     expect(statSync(dir).mode & 0o777).toBe(0o700);
     expect(statSync(join(dir, "spec.sh")).mode & 0o777).toBe(0o600);

@@ -19,7 +19,7 @@ import {
 const FILL = ["sh", "-c", 'head -c 8000000 /dev/zero | tr "\\0" x; echo done; exit 7'];
 
 function storedState(dataDir: string, jobId: string): string | undefined {
-  const db = new Database(join(dataDir, "awaitless.db"), { readonly: true });
+  const db = new Database(join(dataDir, "store.db"), { readonly: true });
   try {
     return (db.query("SELECT state FROM jobs WHERE job_id = ?").get(jobId) as { state: string } | null)
       ?.state;
@@ -61,7 +61,7 @@ if (gateOnAvailability("full-disk tests (a real tmpfs as the data dir)", tmpfsAv
       // The store's reserve took the result: sealed at once. A second job and a filler take what the reserve left.
       expect(storedState(sb.dataDir, id)).toBe("failed");
       expect(run.stderr).toContain(
-        `the disk holding the job database ${join(sb.dataDir, "awaitless.db")} is full`,
+        `the disk holding the job database ${join(sb.dataDir, "store.db")} is full`,
       );
       const second = sb.run(["run", "--json", "--", ...FILL]);
       expect(second.code).toBe(3);
@@ -156,7 +156,7 @@ if (gateOnAvailability("full-disk tests (a real tmpfs as the data dir)", tmpfsAv
       expect(status.code).toBe(0);
       expect(status.json).toMatchObject({ state: "failed", exit_code: 5 });
       expect(status.stderr).toContain("could not be updated");
-      expect(status.stderr).toContain(join(sb.dataDir, "awaitless.db"));
+      expect(status.stderr).toContain(join(sb.dataDir, "store.db"));
       const wait = sb.run(["wait", "--json", id]);
       expect(wait.code).toBe(3);
       expect(wait.json.result).toMatchObject({ exit_code: 5, stdout_tail: "before\n" });

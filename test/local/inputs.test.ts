@@ -111,12 +111,19 @@ describe("bad input gets exit 2, a hint, and creates nothing", () => {
           [/\[hosts\.gpu\] has no key hostnme \(did you mean `hostname`\?\)/, /rename hostnme to hostname/],
         ],
         [
-          "[hosts.gpu]\ngssapi_authentication = true\n",
-          [/\[hosts\.gpu\] has no key gssapi_authentication/, /transport = "openssh"/],
+          '[hosts.gpu]\ngssapi_authentication = true\ntransport = "ssh2"\n',
+          [
+            /\[hosts\.gpu\] sets gssapi_authentication = true and transport = "ssh2"/,
+            /transport = "openssh"/,
+          ],
         ],
         [
-          "[defaults]\npoll_interval = 3\n",
-          [/\[defaults\] has no key poll_interval \(did you mean `poll_interval_seconds`\?\)/],
+          "[defaults]\npoll_intervall = 3\n",
+          [/\[defaults\] has no key poll_intervall \(did you mean `poll_interval_seconds`\?\)/],
+        ],
+        [
+          "[defaults]\npoll_interval = 3\npoll_interval_seconds = 4\n",
+          [/sets both poll_interval = 3 \(the Awaitless 0\.8 name\) and poll_interval_seconds = 4/],
         ],
         ['[hosts.gpu]\nport = "22"\n', [/\[hosts\.gpu\] port = "22" is not valid: it must be a number/]],
         [
@@ -152,7 +159,7 @@ describe("bad input gets exit 2, a hint, and creates nothing", () => {
     const own = new Sandbox();
     try {
       mkdirSync(own.dataDir, { recursive: true });
-      const db = join(own.dataDir, "awaitless.db");
+      const db = join(own.dataDir, "store.db");
       writeFileSync(db, "this is not a database, it is a precious file ".repeat(200));
       const before = readFileSync(db);
       const r = own.run(["list"]);
@@ -327,7 +334,7 @@ describe("redaction on every output path", () => {
     expect(r.json.result.digest.join("\n")).toContain("[REDACTED]");
     expect(r.json.result.artifacts[0].content).toEqual({ key: "[REDACTED]" });
     // The store holds no secret value; only the 0600 spec file the wrapper reads does.
-    const dbBytes = ["awaitless.db", "awaitless.db-wal"]
+    const dbBytes = ["store.db", "store.db-wal"]
       .map((f) => {
         try {
           return readFileSync(join(sb.dataDir, f)).toString("latin1");

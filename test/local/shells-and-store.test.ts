@@ -58,7 +58,7 @@ describe("the local backend under each shell", () => {
 describe("a database locked by another process", () => {
   test("a write gives a clear error after the busy timeout, creates nothing, and works once released", async () => {
     sb.run(["list"]); // create the store
-    const db = join(sb.dataDir, "awaitless.db");
+    const db = join(sb.dataDir, "store.db");
     const locker = Bun.spawn(
       [
         process.execPath,

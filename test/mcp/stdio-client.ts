@@ -30,9 +30,16 @@ export function makeSandbox(extraEnv: Record<string, string> = {}) {
   return { root, env, remove: () => rmSync(root, { recursive: true, force: true }) };
 }
 
-export async function connectStdio(era: Era, env: Record<string, string>, cwd: string, name?: string) {
+/** `launch` replaces `awaitless mcp`, e.g. a link named awaitless-mcp with `--config FILE`. */
+export async function connectStdio(
+  era: Era,
+  env: Record<string, string>,
+  cwd: string,
+  name?: string,
+  launch: { command: string; args: string[] } = { command: BINARY, args: ["mcp"] },
+) {
   requireBinary();
-  const stdio = new StdioClientTransport({ command: BINARY, args: ["mcp"], env, cwd, stderr: "pipe" });
+  const stdio = new StdioClientTransport({ ...launch, env, cwd, stderr: "pipe" });
   let stderr = "";
   stdio.stderr?.on("data", (chunk: Buffer) => {
     stderr += chunk.toString();

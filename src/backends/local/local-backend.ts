@@ -26,6 +26,7 @@ import type {
 import { AwaitlessError } from "../../core/errors.ts";
 import type { ArtifactEntry, BackendId, Job } from "../../core/job.ts";
 import { freeSpace, isNoSpace, noSpaceError } from "../../core/store-errors.ts";
+import { assertTrustedDir, makeOwnDir } from "../../core/trusted-dir.ts";
 import {
   CANCEL_TEXT,
   EXIT_RESERVATION,
@@ -37,6 +38,7 @@ import {
   WRAPPER_SHA256,
   WRAPPER_TEXT,
 } from "../../wrapper/protocol.ts";
+import { sha256Hex } from "../../wrapper/sha256.ts";
 import { isMissing, jobSpecText, writeLocalSpec } from "../job-spec.ts";
 import { observationFromRecords } from "../observation.ts";
 import { collectLocalArtifacts } from "./artifacts-local.ts";
@@ -62,6 +64,14 @@ const LAUNCH_HEADROOM_BYTES = 64 * 1024;
 const LIFECYCLE_FILES = new Set(["started", "exit", "cancel", "queued"]);
 
 /** A record's time with the file's millisecond mtime when it agrees with the record's whole seconds. */
+function fileSha256(path: string): string | null {
+  try {
+    return sha256Hex(readFileSync(path));
+  } catch {
+    return null;
+  }
+}
+
 function fileTime(path: string, epochSeconds: number): string {
   try {
     const ms = statSync(path).mtimeMs;
@@ -75,22 +85,28 @@ function fileTime(path: string, epochSeconds: number): string {
 export class LocalBackend implements Backend {
   readonly name = "local" as const;
   readonly supportsAdmission = true;
-  private wrapperPath: string | null = null;
+  private binChecked = false;
 
   constructor(private readonly opts: LocalBackendOptions) {}
 
-  /** Installs the wrapper once per version: its content hash is in its name; written then renamed. */
+  /**
+   * The wrapper in bin/, named by its content hash, installed (written then renamed) when missing and verified
+   * against its SHA-256 before every launch: a changed file is replaced, never run.
+   */
   private ensureWrapper(): string {
-    if (this.wrapperPath) return this.wrapperPath;
     const dir = join(this.opts.dataDir, "bin");
     const path = join(dir, `wrapper-${WRAPPER_SHA256.slice(0, 16)}.sh`);
-    if (!existsSync(path)) {
+    if (!this.binChecked) {
       mkdirSync(dir, { recursive: true, mode: 0o700 });
+      assertTrustedDir(dir, "the data directory's bin/", "launch_failed");
+      this.binChecked = true;
+    }
+    if (fileSha256(path) !== WRAPPER_SHA256) {
       const tmp = `${path}.${process.pid}.tmp`;
-      writeFileSync(tmp, WRAPPER_TEXT, { mode: 0o600 });
+      rmSync(tmp, { force: true });
+      writeFileSync(tmp, WRAPPER_TEXT, { mode: 0o600, flag: "wx" });
       renameSync(tmp, path);
     }
-    this.wrapperPath = path;
     return path;
   }
 
@@ -110,10 +126,19 @@ export class LocalBackend implements Backend {
         admissionDir: localQueueDir(this.opts.dataDir),
         admissionLock: this.opts.queueLock ?? "auto",
       });
+      // The parent (jobs/ or --log-dir) is trusted, so the job directory made in it cannot be swapped under us.
+      mkdirSync(parent, { recursive: true, mode: 0o700 });
+      assertTrustedDir(
+        parent,
+        job.spec.log_dir ? "--log-dir" : "the data directory's jobs/",
+        "launch_failed",
+      );
+      makeOwnDir(job.job_dir);
       writeLocalSpec(job.job_dir, text);
       writeFileSync(join(job.job_dir, EXIT_RESERVATION.name), EXIT_RESERVATION.text, { mode: 0o600 });
     } catch (e) {
       if (isNoSpace(e)) throw noSpaceError(parent, `the job directory ${job.job_dir}`, e);
+      if (e instanceof AwaitlessError) throw e;
       throw new AwaitlessError(
         "launch_failed",
         `could not prepare the job directory ${job.job_dir}: ${(e as Error).message}`,

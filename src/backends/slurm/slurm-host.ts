@@ -1,9 +1,11 @@
 // Owns one Slurm cluster as this process sees it: its settings from [hosts.NAME], its runner, its shared poller,
-// and the prepared job root (slurm_job_dir) with the wrapper installed once per version.
+// and the prepared job root (slurm_job_dir, refused when another user could control it) with the wrapper installed.
 import { isAbsolute, resolve } from "node:path";
 import type { HostConfig } from "../../config/config.ts";
 import { AwaitlessError } from "../../core/errors.ts";
-import { WRAPPER_SHA256, WRAPPER_TEXT } from "../../wrapper/protocol.ts";
+import { WRAPPER_TEXT } from "../../wrapper/protocol.ts";
+import { PREPARE } from "../ssh/remote-scripts.ts";
+import { keyValues, WRAPPER_FILE } from "../ssh/ssh-host.ts";
 import type { CommandRunner } from "./runner.ts";
 import { SlurmPoller } from "./slurm-poller.ts";
 
@@ -71,7 +73,10 @@ export class SlurmHost {
     return this.settings.name;
   }
 
-  /** Creates <slurm_job_dir>/{jobs,bin} (0700) and installs the wrapper there once per version. */
+  /**
+   * Refuses a slurm_job_dir another user could control, creates <slurm_job_dir>/{jobs,bin} (0700) and installs the
+   * wrapper there, checking it once per process (a changed one is replaced).
+   */
   prepare(): Promise<PreparedRoot> {
     this.preparedP ??= this.doPrepare().catch((e) => {
       this.preparedP = null;
@@ -83,22 +88,37 @@ export class SlurmHost {
   private async doPrepare(): Promise<PreparedRoot> {
     const home = await this.runner.homeDir();
     const dir = this.settings.jobDir.replace(/^~(\/|$)/, "");
-    const root = isAbsolute(dir) ? dir : `${home.replace(/\/+$/, "")}/${dir}`;
-    const wrapperPath = `${root}/bin/wrapper-${WRAPPER_SHA256.slice(0, 16)}.sh`;
-    try {
-      await this.runner.mkdirp(`${root}/jobs`, 0o700);
-      await this.runner.mkdirp(`${root}/bin`, 0o700);
-      if ((await this.runner.readFile(wrapperPath, 0)) === null) {
-        await this.runner.writeFile(wrapperPath, WRAPPER_TEXT, 0o600);
-      }
-    } catch (e) {
-      if (e instanceof AwaitlessError && e.code === "connection_failed") throw e;
-      throw new AwaitlessError(
+    const given = isAbsolute(dir) ? dir : `${home.replace(/\/+$/, "")}/${dir}`;
+    const fail = (why: string) =>
+      new AwaitlessError(
         "launch_failed",
-        `could not prepare the Slurm job directory ${root} on ${this.name}: ${(e as Error).message}`,
+        `could not prepare the Slurm job directory ${given} on ${this.name}: ${why}`,
         `set slurm_job_dir in [hosts.${this.name}] to a writable directory that the compute nodes also see`,
         { host: this.name },
       );
+    // The same checks as an SSH host's remote_job_dir: it, jobs/, bin/ and every ancestor only ours (or root's).
+    const r = await this.runner.exec(["sh", "-c", PREPARE, "sh", given, WRAPPER_FILE], {
+      timeoutMs: this.settings.callTimeoutMs,
+    });
+    const kv = keyValues(r.stdout);
+    if (kv.untrusted === "1") {
+      throw new AwaitlessError(
+        "launch_failed",
+        `refusing slurm_job_dir ${given} on ${this.name}: ${kv.error ?? "it is not a directory only you control"}`,
+        `${kv.fix ?? "choose a directory you own"} (slurm_job_dir in [hosts.${this.name}])`,
+        { host: this.name },
+      );
+    }
+    if (r.code !== 0 || !kv.root) throw fail(kv.error ?? (r.stderr.trim() || `exit ${r.code}`));
+    const root = kv.root;
+    const wrapperPath = `${root}/bin/${WRAPPER_FILE}`;
+    try {
+      // Checked against the wrapper's text (so its SHA-256) whenever the root is prepared; a changed one is replaced.
+      const have = await this.runner.readFile(wrapperPath, Buffer.byteLength(WRAPPER_TEXT) + 1);
+      if (have !== WRAPPER_TEXT) await this.runner.writeFile(wrapperPath, WRAPPER_TEXT, 0o600);
+    } catch (e) {
+      if (e instanceof AwaitlessError && e.code === "connection_failed") throw e;
+      throw fail((e as Error).message);
     }
     return { home, root, wrapperPath };
   }

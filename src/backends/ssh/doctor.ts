@@ -1,5 +1,6 @@
 // `doctor --host NAME` for SSH hosts: resolution, transport (and why), reachability + host key + auth, sh and
 // utilities, remote dir. Each check names its host ("box: resolution").
+import { lookup } from "node:dns/promises";
 import type { HostConfig } from "../../config/config.ts";
 import { AwaitlessError } from "../../core/errors.ts";
 import { masterPid, resolveOpenssh } from "./openssh-command.ts";
@@ -21,6 +22,48 @@ r=$1
 case $r in "~") r=$HOME ;; "~/"*) r=$HOME/\${r#"~/"} ;; esac
 [ -d "$r" ] && echo "mode=$(ls -ld "$r" | cut -c1-10)"
 `;
+
+/** The checks that need the host to answer (after resolution and transport): failing them exits 7, not 2. */
+const REACH_CHECKS = [
+  "connection, host key, authentication",
+  "sh and utilities",
+  "remote job directory",
+  "remote setup",
+];
+
+export function isReachCheck(check: string): boolean {
+  return REACH_CHECKS.some((c) => check.endsWith(`: ${c}`));
+}
+
+/** A host name that DNS (or /etc/hosts) cannot resolve: why, or null when it resolves. */
+async function unresolvable(hostname: string): Promise<string | null> {
+  try {
+    await lookup(hostname);
+    return null;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+  }
+}
+
+function unknownHost(
+  name: string,
+  hostname: string,
+  entry: HostConfig | undefined,
+  why: string,
+): SshDoctorCheck {
+  return {
+    check: `${name}: resolution`,
+    ok: false,
+    detail: entry
+      ? `[hosts.${name}] names ${hostname}, which does not resolve (${why})`
+      : hostname !== name
+        ? `${name} is ${hostname} in the ssh config, which does not resolve (${why})`
+        : `${name} is neither a [hosts.${name}] table nor a HostName alias in ~/.ssh/config, and does not resolve as a host name (${why})`,
+    fix: entry
+      ? `check hostname in [hosts.${name}] (or its HostName in ~/.ssh/config)`
+      : `check the spelling, or add a [hosts.${name}] table with hostname = "…" or a Host ${name} block in ~/.ssh/config (docs/ssh.md)`,
+  };
+}
 
 function failed(check: string, e: unknown): SshDoctorCheck {
   if (e instanceof AwaitlessError) return { check, ok: false, detail: e.message, fix: e.hint };
@@ -65,15 +108,16 @@ export async function sshDoctorChecks(
     try {
       const r = await host.run(UTILITIES, [settings.remoteJobDir]);
       const out = r.stdout.toString();
-      const missing = [...out.matchAll(/^missing=(.+)$/gm)].map((m) => m[1]);
       const sha = /^sha=(.+)$/m.exec(out)?.[1];
+      // every launch checks the wrapper's SHA-256 on the host (docs/wrapper-protocol.md)
+      const missing = [...out.matchAll(/^missing=(.+)$/gm)].map((m) => m[1]).concat(sha ? [] : ["sha256sum"]);
       checks.push({
         check: `${name}: sh and utilities`,
         ok: r.code === 0 && missing.length === 0,
         detail:
           missing.length > 0
             ? `missing: ${missing.join(", ")}`
-            : `sh works; sha256 via ${sha ?? "(none: artifacts get no sha256)"}${out.includes("nosetsid=1") ? "; no setsid (jobs are started immune to SIGHUP instead)" : ""}`,
+            : `sh works; sha256 via ${sha}${out.includes("nosetsid=1") ? "; no setsid (jobs are started immune to SIGHUP instead)" : ""}`,
         ...(missing.length > 0
           ? { fix: `install ${missing.join(", ")} on the host (coreutils or busybox)` }
           : {}),
@@ -108,6 +152,9 @@ async function describeTransport(
   const files = settings.configFiles.join(", ");
   if (settings.transport === "ssh2") {
     const t = settings.target;
+    // behind a ProxyJump the name may resolve only on the jump host
+    const why = t.jump ? null : await unresolvable(t.host);
+    if (why !== null) return [unknownHost(name, t.host, entry, why)];
     const via = t.jump ? ` via ${t.jump.user}@${t.jump.host}:${t.jump.port}` : "";
     return [
       {
@@ -128,6 +175,8 @@ async function describeTransport(
   const t = settings.openssh;
   try {
     const r = await resolveOpenssh(t);
+    const why = r.proxy ? null : await unresolvable(r.hostname);
+    if (why !== null) return [unknownHost(name, r.hostname, entry, why)];
     const pid = await masterPid(t, r);
     return [
       {

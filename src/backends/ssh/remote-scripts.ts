@@ -19,13 +19,71 @@ const BOOT = `b=''
 [ -r /proc/sys/kernel/random/boot_id ] && read -r b </proc/sys/kernel/random/boot_id
 `;
 
-/** Args: remote_job_dir, wrapper file name. Creates root/jobs and root/bin (0700); reports key=value lines. */
+/**
+ * Shell functions: `trusted DIR` succeeds when DIR is owned by us or root and not group/other-writable unless
+ * sticky, else prints `error=` and `fix=` lines; `chain DIR` checks DIR (a physical path) and every ancestor.
+ * Parses `ls -ldn` (POSIX; busybox has it), so hosts without GNU stat work too.
+ */
+export const TRUST = `me=$(id -u)
+trusted() {
+  x=$(ls -ldn "$1" 2>/dev/null) || { echo "error=cannot inspect $1"; return 1; }
+  set -f
+  set -- "$1" $x
+  set +f
+  case $4 in "$me" | 0) ;; *)
+    echo "error=$1 is owned by another user (uid $4), so they could replace what awaitless runs there"
+    echo "fix=choose a directory you own"
+    return 1 ;;
+  esac
+  case $2 in
+  ?????????[tT]*) ;;
+  ?????w* | ????????w*)
+    echo "error=$1 is writable by other users or its group and not sticky, so they could replace what awaitless runs there"
+    echo "fix=run chmod go-w $1 on the host, or choose a directory you own"
+    return 1 ;;
+  esac
+}
+chain() {
+  c=$1
+  while :; do
+    trusted "$c" || return 1
+    [ "$c" = / ] && return 0
+    c=\${c%/*}
+    [ -n "$c" ] || c=/
+  done
+}
+`;
+
+/**
+ * Args: remote_job_dir, wrapper file name. Checks the nearest existing ancestor (physically) and every one above it
+ * (TRUST), creates root/jobs and root/bin (0700), resolves the root to its physical path (no link on the way can be
+ * swapped later) and checks it, jobs/ and bin/; reports key=value lines (`untrusted=1` with error= and fix=).
+ */
 export const PREPARE = `${ROOT}umask 077
+${TRUST}a=$r
+while [ ! -d "$a" ]; do a=\${a%/*}; [ -n "$a" ] || a=/; done
+a=$(cd "$a" && pwd -P) || { echo "error=cannot enter $a"; exit 3; }
+chain "$a" || { echo untrusted=1; exit 5; }
 mkdir -p "$r/jobs" "$r/bin" || { echo "error=cannot create $r/jobs"; exit 3; }
-chmod 700 "$r" "$r/jobs" "$r/bin" 2>/dev/null
+r=$(cd "$r" && pwd -P) || { echo "error=cannot enter $r"; exit 3; }
+{ chain "$r" && trusted "$r/jobs" && trusted "$r/bin"; } || { echo untrusted=1; exit 5; }
+chmod 700 "$r" "$r/jobs" "$r/bin" || { echo "error=chmod 700 failed on $r, $r/jobs or $r/bin"; exit 3; }
 echo "root=$r"
 [ -f "$r/bin/$2" ] && echo "wrapper=present"
 ${BOOT}echo "boot_id=$b"
+`;
+
+/**
+ * Sets `sum` to the SHA-256 (hex) of file $w with sha256sum, shasum, openssl or busybox, whichever the host has
+ * ('' when the file cannot be read); with none of them, reports `nohash=1` and exits.
+ */
+const WRAPPER_SUM = `sum=''
+if command -v sha256sum >/dev/null 2>&1; then sum=$(sha256sum <"$w" 2>/dev/null) && sum=\${sum%% *}
+elif command -v shasum >/dev/null 2>&1; then sum=$(shasum -a 256 <"$w" 2>/dev/null) && sum=\${sum%% *}
+elif command -v openssl >/dev/null 2>&1; then sum=$(openssl dgst -sha256 <"$w" 2>/dev/null) && sum=\${sum##* }
+elif command -v busybox >/dev/null 2>&1; then sum=$(busybox sha256sum <"$w" 2>/dev/null) && sum=\${sum%% *}
+else printf '%s\\n' "error=no sha256sum, shasum, openssl or busybox on the host to check the wrapper with" nohash=1; exit 3
+fi
 `;
 
 /** Below this much free space on the host a launch is refused before it writes anything (as locally). */
@@ -48,11 +106,6 @@ export function heredocDelimiter(text: string): string {
   }
 }
 
-/**
- * Args: job dir, wrapper path. Writes spec.sh (from a quoted heredoc: taken literally), then starts the wrapper in
- * its own session (setsid; else immune to SIGHUP) with the login shell when it is a POSIX one, else sh. The
- * launcher records the wrapper's pid in wrapper.pid before exec, so a forking setsid cannot mislead us.
- */
 /** Arg: a job directory. `present=1` when it exists, `present=0` when it certainly does not, else `present=unknown`. */
 export const JOB_DIR_PRESENT = `d=$1 p=\${1%/*}
 if [ -e "$d" ] || [ -h "$d" ]; then echo present=1
@@ -60,10 +113,24 @@ elif [ -d "$p" ] && [ -x "$p" ]; then echo present=0
 else echo present=unknown; fi
 `;
 
+/**
+ * Args: job dir, wrapper path, the wrapper's SHA-256. First checks the wrapper: our own file, not writable by others,
+ * with that hash; otherwise reports `wrapper=stale` and exits 6 before anything is made (the client uploads it again
+ * and retries). So a changed wrapper is never run and the check costs no round trip of its own. Then writes spec.sh
+ * (from a quoted heredoc: taken literally) and starts the wrapper in its own session (setsid; else immune to SIGHUP)
+ * with the login shell when it is a POSIX one, else sh. The launcher records the wrapper's pid in wrapper.pid before
+ * exec, so a forking setsid cannot mislead us.
+ */
 export function launchScript(specText: string): string {
   const delim = heredocDelimiter(specText);
-  return `d=$1 w=$2
+  return `d=$1 w=$2 h=$3
 umask 077
+${WRAPPER_SUM}o=$(ls -ln "$w" 2>/dev/null) || o=''
+set -f
+set -- $o
+set +f
+case $1 in ?????w* | ????????w*) sum='' ;; esac
+if [ "$sum" != "$h" ] || [ "\${3-}" != "$(id -u)" ]; then echo wrapper=stale; exit 6; fi
 ${FREE_SPACE}free "\${d%/*}"
 if [ -n "$avail_kib" ] && [ "$avail_kib" -lt ${LAUNCH_HEADROOM_KIB} ]; then
   printf '%s\\n' "error=less than ${LAUNCH_HEADROOM_KIB} KiB free" nospace=1 "avail_kib=$avail_kib" "size_kib=$size_kib"

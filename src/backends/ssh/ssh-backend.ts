@@ -17,7 +17,7 @@ import { AwaitlessError } from "../../core/errors.ts";
 import type { ArtifactEntry, BackendId, Job } from "../../core/job.ts";
 import { isNoSpace, noSpaceError } from "../../core/store-errors.ts";
 import { humanBytes } from "../../core/text.ts";
-import { CANCEL_TEXT } from "../../wrapper/protocol.ts";
+import { CANCEL_TEXT, WRAPPER_SHA256 } from "../../wrapper/protocol.ts";
 import { jobSpecText, localSpecMissing, writeLocalSpec } from "../job-spec.ts";
 import { parseSpecSecrets } from "../local/spec-secrets.ts";
 import { JOB_DIR_PRESENT, launchScript, REMOVE } from "./remote-scripts.ts";
@@ -93,7 +93,13 @@ export class SshBackend implements Backend {
       admissionLock: this.opts.queueLock ?? "auto",
     });
     writeLocalSpec(job.job_dir, text);
-    const r = await host.run(launchScript(text), [dir, prepared.wrapperPath]);
+    const args = [dir, prepared.wrapperPath, WRAPPER_SHA256];
+    let r = await host.run(launchScript(text), args);
+    // The launch checks the wrapper's hash first: one that changed (or vanished) is uploaded again, once.
+    if (r.code === 6 && keyValues(r.stdout.toString()).wrapper === "stale") {
+      await host.uploadWrapper(prepared.wrapperPath);
+      r = await host.run(launchScript(text), args);
+    }
     // a status report taken before this launch (a retry's look at the job) must not answer for it afterwards
     host.invalidate();
     const kv = keyValues(r.stdout.toString());
@@ -107,6 +113,18 @@ export class SshBackend implements Backend {
           host: host.name,
           free: `${kib(kv.avail_kib)} free of ${kib(kv.size_kib)}`,
         });
+      }
+      if (kv.wrapper === "stale" || kv.nohash === "1") {
+        throw new AwaitlessError(
+          "launch_failed",
+          kv.nohash === "1"
+            ? `could not check the job wrapper on ${host.name}: ${kv.error}`
+            : `the job wrapper ${prepared.wrapperPath} on ${host.name} still does not match its SHA-256 after it was uploaded again`,
+          kv.nohash === "1"
+            ? "install sha256sum (coreutils or busybox) on the host"
+            : "check that nothing else on the host rewrites files in remote_job_dir",
+          { host: host.name, wrapper_stage: "launch" },
+        );
       }
       throw new AwaitlessError(
         "launch_failed",

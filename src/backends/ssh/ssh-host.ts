@@ -91,6 +91,14 @@ export class SshHost {
   private async doPrepare(): Promise<PreparedRoot> {
     const r = await this.run(PREPARE, [this.settings.remoteJobDir, WRAPPER_FILE]);
     const kv = keyValues(r.stdout.toString());
+    if (kv.untrusted === "1") {
+      throw new AwaitlessError(
+        "launch_failed",
+        `refusing remote_job_dir ${this.settings.remoteJobDir} on ${this.name}: ${kv.error ?? "it is not a directory only you control"}`,
+        `${kv.fix ?? "choose a directory you own"} (remote_job_dir in [hosts.${this.name}])`,
+        { host: this.name, wrapper_stage: "prepare" },
+      );
+    }
     if (r.code !== 0 || !kv.root) {
       throw new AwaitlessError(
         "launch_failed",
@@ -100,12 +108,15 @@ export class SshHost {
       );
     }
     const wrapperPath = `${kv.root}/bin/${WRAPPER_FILE}`;
-    if (kv.wrapper !== "present") {
-      const session = await this.session();
-      await session.writeFileAtomic(wrapperPath, WRAPPER_TEXT, 0o600);
-    }
+    if (kv.wrapper !== "present") await this.uploadWrapper(wrapperPath);
     this.wrapperUploaded = true;
     return { root: kv.root, wrapperPath };
+  }
+
+  /** Writes the wrapper (temp file, then rename: a changed or foreign file is replaced, not written through). */
+  async uploadWrapper(wrapperPath: string): Promise<void> {
+    const session = await this.session();
+    await session.writeFileAtomic(wrapperPath, WRAPPER_TEXT, 0o600);
   }
 
   get hasWrapper(): boolean {

@@ -144,6 +144,8 @@ function opensshSettings(name: string, entry: HostConfig, ctx: Ctx): SshHostSett
   if (entry.user !== undefined) args.push("-l", entry.user);
   if (entry.identity_file !== undefined) args.push("-i", expandHome(entry.identity_file, ctx.home));
   if (entry.connect_timeout !== undefined) args.push("-o", `ConnectTimeout=${entry.connect_timeout}`);
+  if (entry.gssapi_authentication !== undefined)
+    args.push("-o", `GSSAPIAuthentication=${entry.gssapi_authentication ? "yes" : "no"}`);
   const operationTimeoutMs =
     entry.operation_timeout !== undefined ? entry.operation_timeout * 1000 : DEFAULT_OPERATION_TIMEOUT_MS;
   return {

@@ -1,0 +1,186 @@
+// Jobs still run by Awaitless 0.8, imported to be watched: 0.8's runner records their end in 0.8's database,
+// which this backend reads (on a private copy) without ever writing 0.8's files; logs are read from 0.8's job dir.
+import { closeSync, existsSync, openSync, readSync, statSync, watch } from "node:fs";
+import { join } from "node:path";
+import { errorOf08, reasonOf08 } from "../../core/awaitless08-map.ts";
+import { type Job08, read08Store } from "../../core/awaitless08-store.ts";
+import type { Backend, FullLog, LogTail, Observation, Stream } from "../../core/backend.ts";
+import { AwaitlessError } from "../../core/errors.ts";
+import type { ArtifactEntry, BackendId, Job, TerminalState } from "../../core/job.ts";
+import { isTerminal, type JobState } from "../../core/job.ts";
+import type { Decision } from "../../core/reconcile.ts";
+import { LEGACY_FILE } from "../../core/store-file.ts";
+import { collectLocalArtifacts } from "../local/artifacts-local.ts";
+import { isProcessAlive } from "../local/proc.ts";
+
+function idOf(job: Job): BackendId {
+  return job.backend_id ?? {};
+}
+
+function alive(pid: unknown, ticks: unknown): boolean {
+  return typeof pid === "number" && pid > 0 && isProcessAlive(pid, ticks == null ? null : String(ticks));
+}
+
+/** 0.8's verdict on a job: its recorded end, or lost when its runner and command are gone without one. */
+export function verdict08(row: Job08 | undefined, runnerOrCommandAlive: boolean, nowIso: string): Decision {
+  if (!row) {
+    return lost08(
+      nowIso,
+      null,
+      "the job is no longer in the Awaitless 0.8 store, which recorded no end for it",
+    );
+  }
+  if (isTerminal(row.state as JobState)) {
+    const to = row.state as TerminalState;
+    const reason = reasonOf08(row, to);
+    return {
+      kind: "terminal",
+      to,
+      exit_code: row.exit_code,
+      signal: null,
+      reason,
+      finished_at: row.finished_at ?? nowIso,
+      started_at: row.started_at,
+      descendants_alive: false,
+      error: errorOf08(row, to, reason),
+    };
+  }
+  if (runnerOrCommandAlive) return { kind: "none" };
+  return lost08(
+    nowIso,
+    row.started_at,
+    "Awaitless 0.8's runner and the command are gone, and 0.8 recorded no exit status",
+  );
+}
+
+function lost08(at: string, startedAt: string | null, detail: string): Decision {
+  return {
+    kind: "terminal",
+    to: "lost",
+    exit_code: null,
+    signal: null,
+    reason: "runner_gone",
+    finished_at: at,
+    started_at: startedAt,
+    descendants_alive: false,
+    error: {
+      stage: "lost",
+      reason: "runner_gone",
+      retryable: true,
+      suggestion: "run the command again",
+      detail,
+    },
+  };
+}
+
+function readTailOf(path: string, maxBytes: number): LogTail {
+  if (!existsSync(path)) return { bytes: new Uint8Array(), totalBytes: 0, droppedBytes: 0 };
+  const size = statSync(path).size;
+  const n = Math.min(size, maxBytes);
+  const buf = Buffer.alloc(n);
+  const fd = openSync(path, "r");
+  try {
+    readSync(fd, buf, 0, n, size - n);
+  } finally {
+    closeSync(fd);
+  }
+  return { bytes: new Uint8Array(buf), totalBytes: size, droppedBytes: 0 };
+}
+
+export class Awaitless08WatchBackend implements Backend {
+  readonly name = "local" as const;
+
+  async launch(): Promise<BackendId> {
+    throw new Error("jobs of Awaitless 0.8 are never launched here");
+  }
+
+  async observe(job: Job): Promise<Observation> {
+    const b = idOf(job);
+    // liveness first: a runner that records the end and exits is then seen by the read that follows
+    const running = alive(b.pid, b.pid_start_ticks) || alive(b.runner_pid, b.runner_start_ticks);
+    const source = String(b.source_dir);
+    let row: Job08 | undefined;
+    if (existsSync(join(source, LEGACY_FILE))) {
+      try {
+        [row] = read08Store(source, job.job_id);
+      } catch (e) {
+        // unreadable for now (e.g. mid-write): the job keeps its state until the next look
+        const unreachable = `cannot read the Awaitless 0.8 store in ${source}: ${(e as Error).message}`;
+        return {
+          started: null,
+          exit: null,
+          wrapperAlive: running,
+          bootIdNow: null,
+          heartbeat: null,
+          unreachable,
+        };
+      }
+    }
+    return {
+      started: null,
+      exit: null,
+      wrapperAlive: running,
+      bootIdNow: null,
+      heartbeat: null,
+      scheduler: verdict08(row, running, new Date().toISOString()),
+    };
+  }
+
+  async cancel(): Promise<void> {
+    throw new AwaitlessError(
+      "invalid_argument",
+      "this job is run by Awaitless 0.8, which owns it",
+      "cancel it with Awaitless 0.8; this store follows it until 0.8 records its end",
+    );
+  }
+
+  private logPath(job: Job, stream: Stream): string {
+    const b = idOf(job);
+    return String(stream === "stdout" ? b.stdout_08 : b.stderr_08);
+  }
+
+  async readTail(job: Job, stream: Stream, maxBytes: number): Promise<LogTail> {
+    return readTailOf(this.logPath(job, stream), maxBytes);
+  }
+
+  async readLog(job: Job, stream: Stream, maxBytes: number): Promise<FullLog> {
+    const t = readTailOf(this.logPath(job, stream), maxBytes);
+    return {
+      text: t.bytes,
+      totalBytes: t.totalBytes,
+      droppedBytes: 0,
+      truncated: t.bytes.length < t.totalBytes,
+    };
+  }
+
+  async collectArtifacts(job: Job, maxInlineBytes: number): Promise<ArtifactEntry[]> {
+    return collectLocalArtifacts(job.spec.cwd, job.spec.artifacts, { maxInlineBytes });
+  }
+
+  async secretValues(): Promise<Record<string, string>> {
+    return {};
+  }
+
+  /** Any change in 0.8's data directory (its database or WAL), or the timeout. */
+  waitForChange(job: Job, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      let watcher: ReturnType<typeof watch> | undefined;
+      const done = () => {
+        clearTimeout(timer);
+        watcher?.close();
+        signal?.removeEventListener("abort", done);
+        resolve();
+      };
+      const timer = setTimeout(done, Math.max(1, timeoutMs));
+      signal?.addEventListener("abort", done);
+      try {
+        watcher = watch(String(idOf(job).source_dir), { persistent: true }, done);
+      } catch {
+        // the directory is gone: the timeout still ends the wait
+      }
+    });
+  }
+
+  /** gc drops only our row: the job's files belong to Awaitless 0.8. */
+  async remove(): Promise<void> {}
+}

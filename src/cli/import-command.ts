@@ -1,0 +1,92 @@
+// `awaitless import` (jobs of an Awaitless 0.8 store) and the one-time notice that offers it.
+import { dirname, resolve } from "node:path";
+import { awaitless08Dirs, find08Store } from "../core/awaitless08-store.ts";
+import { EXIT } from "../core/errors.ts";
+import { IMPORTED_META, type ImportReport, importAwaitless08 } from "../core/import-08.ts";
+import type { CliIo, Ctx } from "./commands.ts";
+import { toJson } from "./output.ts";
+import { paint, styleFor } from "./render.ts";
+
+type Opts = Record<string, unknown> & { json?: boolean; from?: string };
+
+/** store_meta key: the first-run notice about an 0.8 store was shown (it is shown once per store). */
+const NOTICED_META = "awaitless08_noticed_at";
+
+function dataDirOf(ctx: Ctx): string {
+  return dirname(ctx.service.store.path);
+}
+
+export async function importCommand(
+  args: unknown[],
+  io: CliIo,
+  makeCtx: () => Promise<Ctx>,
+): Promise<number> {
+  const opts = (args[args.length - 1] ?? {}) as Opts;
+  const ctx = await makeCtx();
+  const dataDir = dataDirOf(ctx);
+  let source: string | null;
+  if (opts.from !== undefined) source = resolve(String(opts.from));
+  else source = find08Store(awaitless08Dirs(io.env, dataDir));
+  if (source === null) {
+    const looked = awaitless08Dirs(io.env, dataDir).join(", ");
+    const report = {
+      source: null,
+      imported: 0,
+      message: `no Awaitless 0.8 store found (looked in ${looked})`,
+    };
+    if (opts.json) io.stdout.write(`${toJson(report)}\n`);
+    else
+      io.stdout.write(`${report.message}; if 0.8 used another data directory: awaitless import --from DIR\n`);
+    return EXIT.ok;
+  }
+  const report = await importAwaitless08({
+    store: ctx.service.store,
+    local: ctx.service.backendFor({ backend: "local" }),
+    dataDir,
+    source,
+    maxReturnBytes: ctx.config.defaults.max_return_bytes,
+  });
+  io.stdout.write(opts.json ? `${toJson(report)}\n` : renderImport(report, styleFor(io.stdout, io.env)));
+  return EXIT.ok;
+}
+
+export function renderImport(r: ImportReport, style: ReturnType<typeof styleFor>): string {
+  const lines: string[] = [];
+  const states = Object.entries(r.by_state)
+    .map(([s, n]) => `${n} ${s}`)
+    .join(", ");
+  if (r.imported > 0) lines.push(`imported ${r.imported} job(s) from ${r.source}: ${states}`);
+  else lines.push(`nothing new to import from ${r.source}`);
+  if (r.already_imported > 0)
+    lines.push(`${r.already_imported} job(s) were imported before (left as they are)`);
+  for (const s of r.skipped)
+    lines.push(`${paint(style, "yellow", "skipped")} ${s.job_id} (${s.backend}, ${s.state}): ${s.reason}`);
+  if (r.watching.length > 0) {
+    lines.push(
+      `watching ${r.watching.length} job(s) still running under Awaitless 0.8 until 0.8 records their end: ${r.watching.map((w) => w.job_id).join(", ")}`,
+    );
+  }
+  for (const n of r.notes) lines.push(`${paint(style, "dim", "note:")} ${n}`);
+  if (r.imported > 0) lines.push(`their 0.8 IDs work here: awaitless status ${r.job_ids[0]}`);
+  return `${lines.join("\n")}\n`;
+}
+
+/**
+ * Once per store, on stderr: an 0.8 store is here and has not been imported. Never on stdout (where --json
+ * output goes); silent once `awaitless import` ran or the notice was shown.
+ */
+export function offerImport(ctx: Ctx, io: CliIo): void {
+  const store = ctx.service.store;
+  try {
+    if (store.meta(IMPORTED_META) !== undefined || store.meta(NOTICED_META) !== undefined) return;
+    const source = find08Store(awaitless08Dirs(io.env, dataDirOf(ctx)));
+    if (source === null) return;
+    store.setMeta(NOTICED_META, new Date().toISOString());
+    const style = styleFor(io.stderr, io.env);
+    io.stderr.write(
+      `${paint(style, "dim", "notice:")} an Awaitless 0.8 store is in ${source} (left untouched); bring its jobs here with: awaitless import\n`,
+    );
+  } catch {
+    // the offer is a courtesy: it never fails a command
+  }
+}

@@ -1,0 +1,72 @@
+// `awaitless doctor` through the compiled binary: it reads the config named by --config, reports each problem
+// once, fails an unknown host at resolution, and exits 2 (never 1, the internal-error code) when a check fails.
+import { afterAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { BINARY, Sandbox } from "../helpers/cli.ts";
+
+const sb = new Sandbox();
+delete sb.env.AWAITLESS_CONFIG; // the file comes from --config, as a user passes it
+afterAll(() => sb.cleanup());
+
+type Row = { check: string; ok: boolean; detail: string; fix?: string };
+const rows = (json: { checks: Row[] }) => json.checks;
+const unshareWorks = Bun.spawnSync(["unshare", "-n", "true"], { stderr: "ignore" }).exitCode === 0;
+
+describe("doctor", () => {
+  test("--config FILE is the config it checks", () => {
+    const file = join(sb.root, "mine.toml");
+    Bun.write(file, "[defaults]\ngrace_period_seconds = 3\n");
+    const r = sb.run(["doctor", "--json", "--config", file]);
+    expect(r.code, r.stdout).toBe(0);
+    expect(rows(r.json).find((c) => c.check === "config")?.detail).toBe(`${file} is valid`);
+    const v08 = join(sb.root, "v08.toml");
+    Bun.write(v08, "[defaults]\npoll_interval = 2\nadaptive_inline_timeout_seconds = 30\n");
+    const old = sb.run(["doctor", "--json", "--config", v08]);
+    expect(old.code).toBe(0);
+    expect(rows(old.json).find((c) => c.check === "config")?.detail).toContain("Awaitless 0.8 settings");
+    expect(old.stderr.split("\n").filter((l) => l.startsWith("note:"))).toHaveLength(1);
+  });
+
+  test("a broken config is one failed row (not repeated as the store's), and exits 2", () => {
+    const file = join(sb.root, "broken.toml");
+    Bun.write(file, "[defaults]\ngrace_period_secs = 3\n");
+    const r = sb.run(["doctor", "--json", "--config", file, "--host", "gpu"]);
+    expect(r.code).toBe(2);
+    const failed = rows(r.json).filter((c) => !c.ok);
+    expect(failed.map((c) => c.check)).toEqual(["config", "gpu: resolution"]);
+    expect(failed[0]!.detail).toContain("has no key grace_period_secs");
+    expect(failed[1]!.detail).toBe("not checked: fix the config first");
+    expect(r.stdout.split("grace_period_secs").length - 1).toBe(2); // the message and its fix line, once each
+    const human = sb.run(["doctor", "--config", file, "--host", "gpu"]);
+    expect(human.code).toBe(2);
+    expect(human.stdout.match(/^FAIL config/gm)).toHaveLength(1);
+    expect(human.stdout).not.toContain("FAIL store");
+  });
+
+  // In an empty network namespace no name resolves and nothing leaves the machine.
+  test.skipIf(!unshareWorks)("an unknown host fails resolution, with what to write; exit 2", () => {
+    const r = Bun.spawnSync(["unshare", "-n", BINARY, "doctor", "--json", "--host", "awl-no-such-host"], {
+      env: sb.env,
+      cwd: sb.work,
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    expect(r.exitCode).toBe(2);
+    const json = JSON.parse(r.stdout.toString());
+    const host = rows(json).filter((c) => c.check.startsWith("awl-no-such-host:"));
+    expect(host).toHaveLength(1); // no connection attempt after a failed resolution
+    expect(host[0]).toMatchObject({ check: "awl-no-such-host: resolution", ok: false });
+    expect(host[0]!.detail).toContain("does not resolve");
+    expect(host[0]!.fix).toContain("[hosts.awl-no-such-host]");
+  });
+
+  test("a host that resolves but does not answer fails its connection check only: exit 7", () => {
+    const file = join(sb.root, "closed.toml");
+    // port 1 on loopback: nothing listens, the connection is refused at once
+    Bun.write(file, '[hosts.closed]\nhostname = "127.0.0.1"\nport = 1\n');
+    const r = sb.run(["doctor", "--json", "--config", file, "--host", "closed"]);
+    expect(r.code).toBe(7);
+    const failed = rows(r.json).filter((c) => !c.ok);
+    expect(failed.map((c) => c.check)).toEqual(["closed: connection, host key, authentication"]);
+  });
+});
