@@ -263,7 +263,7 @@ export const COMMANDS: Record<string, Action> = {
       ...(opts.queue !== undefined ? { queue: String(opts.queue) } : {}),
       ...(opts.limit !== undefined ? { limit: parseIntOption(opts.limit, "--limit", 1, 10_000) } : {}),
     });
-    out(io, opts.json ? toJson({ jobs, total }) : renderList(jobs, styleFor(io.stdout, io.env)));
+    out(io, opts.json ? toJson({ jobs }) : renderList(jobs, styleFor(io.stdout, io.env)));
     if (!opts.json && total > jobs.length)
       io.stderr.write(`${jobs.length} of ${total} shown (--limit ${Math.min(total, 10_000)} for all)\n`);
     return EXIT.ok;

@@ -175,8 +175,8 @@ describe("list", () => {
       expect(limited.stdout.trimEnd().split("\n")).toHaveLength(3);
       expect(limited.stderr).toBe("2 of 3 shown (--limit 3 for all)\n");
       const json = box.run(["list", "--json", "--limit", "2"]).json;
+      expect(json).toEqual({ jobs: expect.any(Array) });
       expect(json.jobs).toHaveLength(2);
-      expect(json.total).toBe(3);
       expect(json.jobs.map((j: { queue: string | null }) => j.queue)).toContain("solo");
     } finally {
       box.run(["cancel", waiting]);
