@@ -64,10 +64,12 @@ async function launchGuards(_env: ToolEnv, req: LaunchRequest): Promise<void> {
   assertLaunchable(req.argv);
 }
 
-/** A shell-string `command` ran as `sh -c STRING`: the result says so (`command_form: "shell"`). */
-function markShellForm(result: CallToolResult, command: string | string[]): CallToolResult {
-  if (typeof command !== "string" || result.structuredContent === undefined) return result;
-  result.structuredContent = { ...result.structuredContent, command_form: "shell" };
+/** A launch given a shell-string `command` ran as `sh -c STRING`: its result says so (`command_form: "shell"`). */
+export function markShellForm(result: CallToolResult, args: unknown): CallToolResult {
+  const command = (args as { command?: unknown } | undefined)?.command;
+  const structured = result.structuredContent as Record<string, unknown> | undefined;
+  if (typeof command !== "string" || structured === undefined || "error" in structured) return result;
+  result.structuredContent = { ...structured, command_form: "shell" };
   return result;
 }
 
@@ -100,17 +102,15 @@ export async function runTool(env: ToolEnv, args: RunArgs, ctx: CallCtx): Promis
         : env.ending?.aborted
           ? "is still running (the client's input ended, so the call answered at once)"
           : `is still running after ${formatSeconds(inlineMs / 1000)}`;
-    return markShellForm(
-      toolResult(out, `Job ${out.job_id} ${why}; it keeps going in the background.\n${out.next_action}`, {
+    return toolResult(
+      out,
+      `Job ${out.job_id} ${why}; it keeps going in the background.\n${out.next_action}`,
+      {
         jobId: out.job_id,
-      }),
-      args.command,
+      },
     );
   }
-  return markShellForm(
-    toolResult(out, describeWait(out), { jobId: out.job_id, isError: isFailure(out.result) }),
-    args.command,
-  );
+  return toolResult(out, describeWait(out), { jobId: out.job_id, isError: isFailure(out.result) });
 }
 
 export async function submitTool(
@@ -127,15 +127,12 @@ export async function submitTool(
     : resp.idempotent_replay
       ? " (idempotent replay: this request ID already created it)"
       : "";
-  return markShellForm(
-    toolResult(
-      { ...resp, next_action },
-      `Submitted job ${resp.job_id}, now ${resp.state}${replay}.\n${next_action}`,
-      {
-        jobId: resp.job_id,
-      },
-    ),
-    args.command,
+  return toolResult(
+    { ...resp, next_action },
+    `Submitted job ${resp.job_id}, now ${resp.state}${replay}.\n${next_action}`,
+    {
+      jobId: resp.job_id,
+    },
   );
 }
 
@@ -150,7 +147,7 @@ export async function runJobTool(
   const submitted = await env.service.submit(req);
   env.watch.watch(submitted.job_id);
   if (ctx.tasks) return { kind: "task", task: taskView(submitted.job, env.config) };
-  return markShellForm(await waitFor(env, submitted.job_id, undefined, ctx, true), args.command);
+  return waitFor(env, submitted.job_id, undefined, ctx, true);
 }
 
 export async function waitTool(

@@ -173,7 +173,7 @@ export function registerTools(mcp: McpServer, env: h.ToolEnv): void {
       const outcome = await def.call(env, parsed.value as never, callCtx);
       if (h.isTaskOutcome(outcome))
         return { resultType: "task", ...outcome.task } as unknown as CallToolResult;
-      return mcp.server.projectCallToolResult(outcome as CallToolResult, undefined);
+      return mcp.server.projectCallToolResult(h.markShellForm(outcome, parsed.value), undefined);
     } catch (error) {
       if (ctx.mcpReq.signal.aborted) throw error;
       return errorResult(noSpaceFromErrno(error) ?? error);
