@@ -173,13 +173,19 @@ async function waitFor(
   );
   env.watch.watch(jobId);
   if (finalShape || resp.result) return finalToolResult(resp);
-  const out = mcpWait(resp, await quietSecondsOf(env, jobId));
+  const out = mcpWait(resp, resp.host_unreachable ? undefined : await quietSecondsOf(env, jobId));
   return toolResult(out, describeWait(out), { jobId });
 }
 
+/** How long the answer may wait for the job's status (an SSH round trip) before it goes without the offer. */
+const QUIET_LOOKUP_MS = 2_000;
+
 /** Seconds since the job's last output (since its start when it has none), for the cancel_job offer. */
 async function quietSecondsOf(env: ToolEnv, jobId: string): Promise<number | undefined> {
-  const status = await env.service.status(jobId).catch(() => undefined);
+  const status = await Promise.race([
+    env.service.status(jobId).catch(() => undefined),
+    Bun.sleep(QUIET_LOOKUP_MS).then(() => undefined),
+  ]);
   if (status === undefined) return undefined;
   if (status.last_output_at !== null) return (Date.now() - Date.parse(status.last_output_at)) / 1000;
   return status.elapsed_seconds;
