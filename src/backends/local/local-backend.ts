@@ -5,7 +5,6 @@ import {
   existsSync,
   type FSWatcher,
   mkdirSync,
-  openSync,
   readFileSync,
   renameSync,
   rmSync,
@@ -37,6 +36,7 @@ import {
   WRAPPER_SHA256,
   WRAPPER_TEXT,
 } from "../../wrapper/protocol.ts";
+import { openAppend, replaceFile } from "../../wrapper/safe-files.ts";
 import { isMissing, jobSpecText, writeLocalSpec } from "../job-spec.ts";
 import { observationFromRecords } from "../observation.ts";
 import { collectLocalArtifacts } from "./artifacts-local.ts";
@@ -111,7 +111,7 @@ export class LocalBackend implements Backend {
         admissionLock: this.opts.queueLock ?? "auto",
       });
       writeLocalSpec(job.job_dir, text);
-      writeFileSync(join(job.job_dir, EXIT_RESERVATION.name), EXIT_RESERVATION.text, { mode: 0o600 });
+      replaceFile(join(job.job_dir, EXIT_RESERVATION.name), EXIT_RESERVATION.text, 0o600);
     } catch (e) {
       if (isNoSpace(e)) throw noSpaceError(parent, `the job directory ${job.job_dir}`, e);
       throw new AwaitlessError(
@@ -120,7 +120,16 @@ export class LocalBackend implements Backend {
         "check free disk space and permissions of the data directory",
       );
     }
-    const log = openSync(join(job.job_dir, "wrapper.log"), "a", 0o600);
+    let log: number;
+    try {
+      log = openAppend(join(job.job_dir, "wrapper.log"), 0o600);
+    } catch (e) {
+      throw new AwaitlessError(
+        "launch_failed",
+        `could not open ${join(job.job_dir, "wrapper.log")}: ${(e as Error).message}`,
+        "remove whatever is at that path (a symlink is never written through), then launch again",
+      );
+    }
     try {
       // detached: the wrapper gets its own session, so it outlives this process and its terminal.
       const child = spawn(this.opts.shell, [wrapper, job.job_dir], {
