@@ -554,12 +554,19 @@ export class JobService implements JobServiceApi {
       throw invalid(`bad grace period ${grace}`, "give a duration ≥ 0, e.g. 10s");
     let job = await this.refresh(jobId);
     if (isTerminal(job.state)) {
+      // Lost with its wrapper killed, the command's group may still run: stop it (certainly this job's, or refused).
+      const backend = this.backendFor(job);
+      const leftover =
+        job.state === "lost" && job.reason === "wrapper_killed" && backend.stopLeftover
+          ? await backend.stopLeftover(job, grace)
+          : undefined;
       return {
         job_id: jobId,
         job_state: job.state,
         cancel_requested: false,
         already_terminal: true,
         result: this.resultOf(job)!,
+        ...(leftover ? { leftover } : {}),
       };
     }
     // Intent first: once persisted, any reader that sees the command die records `cancelled`.
