@@ -143,7 +143,10 @@ if wrapper_alive; then
 fi
 [ -f "$d/exit" ] && say none "the job has ended"
 group_alive || say none "the command's process group is gone"
-leader_is_command || say refused "process ${pgid:-$pid} is not certainly this job's command ($why); not signalling it"
+if ! leader_is_command; then
+  case $why in *" is gone") say none "the command has exited ($why); its group is not signalled" ;; esac
+  say refused "process ${pgid:-$pid} is not certainly this job's command ($why); not signalling it"
+fi
 now=$(date +%s)
 t=''
 what=stopping
