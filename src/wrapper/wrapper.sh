@@ -12,7 +12,7 @@
 #                  the command). AWL_SCHEDULER=slurm: see "Cancel" below.
 #                  Queued jobs add AWL_QUEUE AWL_QUEUE_CONCURRENCY AWL_RESOURCES AWL_QUEUE_DIR [AWL_QUEUE_LOCK]
 #                  (see "Queue admission" below); the command then also gets AWAITLESS_QUEUE and AWAITLESS_RESOURCES.
-#   cancel         client -> wrapper: grace seconds (client writes cancel.tmp, then renames). See "Cancel" below.
+#   cancel         client -> wrapper: grace seconds (client writes a fresh temp name, then renames). See "Cancel" below.
 #   queued         key=value, queued jobs only: the wrapper's place in line while it waits, then admitted_at.
 #   started        key=value: protocol wrapper_pid monitor_pid pid pgid boot_id proc_start pid_start started_at
 #                  (proc_start: the wrapper's, pid_start: the command's, field 22 of /proc/PID/stat). Written
