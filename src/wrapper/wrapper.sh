@@ -83,7 +83,8 @@ awl_log() { printf 'awaitless wrapper: %s\n' "$*" >&2; }
 awl_put() {
   awl_f=$1
   shift
-  rm -f "$awl_f.tmp"
+  # Tested first: a heartbeat costs no extra process when nothing is left over.
+  if [ -e "$awl_f.tmp" ] || [ -h "$awl_f.tmp" ]; then rm -f "$awl_f.tmp"; fi
   set -C
   printf '%s\n' "$@" >"$awl_f.tmp"
   awl_rc=$?
