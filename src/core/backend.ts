@@ -110,6 +110,10 @@ export interface LeftoverStop {
   detail: string;
 }
 
+export function isLeftoverStop(x: unknown): x is LeftoverStop {
+  return typeof x === "object" && x !== null && "action" in x && "detail" in x;
+}
+
 /** cancel.sh's one stdout line (`WORD sentence`) as a LeftoverStop; anything else reads as none. */
 export function parseCancelOutcome(stdout: string): LeftoverStop {
   const line = stdout.trim().split("\n").pop() ?? "";

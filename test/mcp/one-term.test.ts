@@ -92,6 +92,7 @@ describe("one SIGTERM through MCP", () => {
     try {
       process.kill(started.wrapperPid, "SIGKILL");
       if (started.monitorPid) process.kill(started.monitorPid, "SIGKILL");
+      await waitFor(() => (isGone(started.wrapperPid) ? true : undefined), 15_000, "the wrapper to be gone");
       const res = await conn.client.callTool({
         name: "cancel_job",
         arguments: { job_id: job.job_id, grace_period_seconds: 1 },
