@@ -1,6 +1,7 @@
 // CLI actions: each turns parsed options into a JobService call and prints the answer.
 import { startAutoGcIfDue } from "../auto-gc.ts";
 import type { Config } from "../config/config.ts";
+import type { LeftoverStop } from "../core/backend.ts";
 import { EXIT, invalid } from "../core/errors.ts";
 import { isTerminal, type JobState } from "../core/job.ts";
 import type { JobService } from "../core/job-service.ts";
@@ -248,6 +249,8 @@ export const COMMANDS: Record<string, Action> = {
         : undefined;
     const r = await ctx.service.cancel(String(args[0]), grace);
     if (opts.json) out(io, toJson(r));
+    else if (r.leftover && r.leftover.action !== "none")
+      out(io, `${r.job_id} is ${r.job_state} (its wrapper was killed): ${leftoverText(r.leftover)}`);
     else if (r.already_terminal) out(io, `${r.job_id} had already ended (${r.job_state}); nothing to cancel`);
     else out(io, `${r.job_id} ${r.job_state}`);
     return r.already_terminal || isTerminal(r.job_state) ? EXIT.ok : EXIT.waitTimedOut;
@@ -419,4 +422,11 @@ function followEnded(ctx: Ctx, io: CliIo, job: StoredJob, json: boolean): number
     io.stderr.write(`${line}\n`);
   }
   return exitCodeFor(job.state);
+}
+
+/** What cancel did about a lost job's leftover command group, as one sentence. */
+function leftoverText(l: LeftoverStop): string {
+  if (l.action === "signalled") return `its command was still running; ${l.detail}`;
+  if (l.action === "stopping") return `its command is being stopped; ${l.detail}`;
+  return `its command was not signalled: ${l.detail}`;
 }

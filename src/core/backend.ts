@@ -104,6 +104,26 @@ export interface FullLog {
 
 export type Stream = "stdout" | "stderr";
 
+/** What cancel did about a lost job's command: TERM sent now, already stopping, refused (not certainly it), none. */
+export interface LeftoverStop {
+  action: "signalled" | "stopping" | "refused" | "none";
+  detail: string;
+}
+
+export function isLeftoverStop(x: unknown): x is LeftoverStop {
+  return typeof x === "object" && x !== null && "action" in x && "detail" in x;
+}
+
+/** cancel.sh's one stdout line (`WORD sentence`) as a LeftoverStop; anything else reads as none. */
+export function parseCancelOutcome(stdout: string): LeftoverStop {
+  const line = stdout.trim().split("\n").pop() ?? "";
+  const sp = line.indexOf(" ");
+  const word = sp < 0 ? line : line.slice(0, sp);
+  const detail = sp < 0 ? "" : line.slice(sp + 1);
+  if (word === "signalled" || word === "stopping" || word === "refused") return { action: word, detail };
+  return { action: "none", detail: detail || "nothing to stop" };
+}
+
 export interface Backend {
   readonly name: BackendName;
   /** The wrapper this backend starts honours LaunchInput.admission (named queues, resource locks). */
@@ -115,7 +135,12 @@ export interface Backend {
   launch(input: LaunchInput): Promise<BackendId>;
   observe(job: Job): Promise<Observation>;
   /** Persisted intent already exists in the store; this signals the target. */
-  cancel(job: Job, graceSeconds: number): Promise<void>;
+  cancel(job: Job, graceSeconds: number): Promise<unknown>;
+  /**
+   * A job lost with its wrapper killed: stops the command's group still running (one TERM, KILL after the grace)
+   * when its leader is certainly the job's command (pid > 1, start time as recorded); says what was done.
+   */
+  stopLeftover?(job: Job, graceSeconds: number): Promise<LeftoverStop>;
   readTail(job: Job, stream: Stream, maxBytes: number): Promise<LogTail>;
   /** The whole retained log: head, a marker where bytes were dropped, and the rolling tail; at most maxBytes from the end. */
   readLog(job: Job, stream: Stream, maxBytes: number): Promise<FullLog>;

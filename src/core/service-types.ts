@@ -1,4 +1,5 @@
 // Request and response shapes of the job use cases shared by the CLI and MCP (PROTOCOL.md field names).
+import type { LeftoverStop } from "./backend.ts";
 import type { AwaitlessError } from "./errors.ts";
 import type { BackendName, JobResult, JobState, StateChange } from "./job.ts";
 
@@ -133,6 +134,8 @@ export interface CancelResponse {
   /** Already terminal before the request: nothing was signalled. */
   already_terminal: boolean;
   result?: JobResult;
+  /** A job lost with its wrapper killed: what cancel did about its command's group (the job stays lost). */
+  leftover?: LeftoverStop;
 }
 
 export interface ListRequest {

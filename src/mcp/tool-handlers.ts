@@ -231,9 +231,12 @@ export async function cancelTool(
   args: v.InferOutput<typeof cancelInput>,
 ): Promise<CallToolResult> {
   const resp = await env.service.cancel(args.job_id, args.grace_period_seconds);
-  const text = resp.already_terminal
-    ? `Job ${resp.job_id} had already finished (${resp.job_state}); nothing was signalled.`
-    : `Cancellation of job ${resp.job_id} requested (now ${resp.job_state}). wait_for_job returns once it has stopped.`;
+  const text =
+    resp.leftover && resp.leftover.action !== "none"
+      ? `Job ${resp.job_id} is ${resp.job_state} (its wrapper was killed); its command's process group: ${resp.leftover.action}: ${resp.leftover.detail}.`
+      : resp.already_terminal
+        ? `Job ${resp.job_id} had already finished (${resp.job_state}); nothing was signalled.`
+        : `Cancellation of job ${resp.job_id} requested (now ${resp.job_state}). wait_for_job returns once it has stopped.`;
   return toolResult(resp, text, { jobId: resp.job_id });
 }
 

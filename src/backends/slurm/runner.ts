@@ -1,10 +1,11 @@
 // Owns how the Slurm backend reaches a login node: the CommandRunner interface and LocalRunner (this machine is the login node).
 import { spawn } from "node:child_process";
-import { closeSync, mkdirSync, openSync, readSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readSync, rmSync } from "node:fs";
 import { homedir } from "node:os";
 import type { FullLog, LogTail, Stream } from "../../core/backend.ts";
 import { AwaitlessError } from "../../core/errors.ts";
 import type { ArtifactEntry } from "../../core/job.ts";
+import { replaceFile } from "../../wrapper/safe-files.ts";
 import { collectLocalArtifacts } from "../local/artifacts-local.ts";
 import { readLocalLog, readLocalTail } from "../local/local-logs.ts";
 
@@ -133,9 +134,7 @@ export class LocalRunner implements CommandRunner {
   }
 
   async writeFile(path: string, data: string, mode: number): Promise<void> {
-    const tmp = `${path}.${process.pid}.tmp`;
-    writeFileSync(tmp, data, { mode });
-    renameSync(tmp, path);
+    replaceFile(path, data, mode);
   }
 
   async readFile(path: string, maxBytes: number): Promise<string | null> {

@@ -8,11 +8,13 @@ import type {
   Backend,
   FullLog,
   LaunchInput,
+  LeftoverStop,
   LogTail,
   Observation,
   QueueSnapshot,
   Stream,
 } from "../../core/backend.ts";
+import { parseCancelOutcome } from "../../core/backend.ts";
 import { AwaitlessError } from "../../core/errors.ts";
 import type { ArtifactEntry, BackendId, Job } from "../../core/job.ts";
 import { isNoSpace, noSpaceError } from "../../core/store-errors.ts";
@@ -170,7 +172,11 @@ export class SshBackend implements Backend {
     }
   }
 
-  async cancel(job: Job, graceSeconds: number): Promise<void> {
+  async stopLeftover(job: Job, graceSeconds: number): Promise<LeftoverStop> {
+    return this.cancel(job, graceSeconds);
+  }
+
+  async cancel(job: Job, graceSeconds: number): Promise<LeftoverStop> {
     const { host } = this.hostFor(job.host);
     const dir = await this.remoteDir(job);
     // cancel.sh, as locally: the wrapper sends the one TERM (woken now); a waiting job is taken out of line after its
@@ -192,6 +198,7 @@ export class SshBackend implements Backend {
         { host: host.name, remote_stderr: r.stderr.toString().slice(0, 2000) },
       );
     }
+    return parseCancelOutcome(r.stdout.toString());
   }
 
   async queueSnapshot(hostName: string | null): Promise<QueueSnapshot> {
