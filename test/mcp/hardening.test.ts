@@ -112,6 +112,20 @@ for (const era of ["legacy", "modern"] as const) {
       expect(conn.stderr()).toContain("still serving");
     }, 60_000);
 
+    test("a command or env value with a lone surrogate is refused, not written as U+FFFD", async () => {
+      const { client } = await connect(era);
+      for (const args of [
+        { command: ["printf", "%s", "a\ud800b"] },
+        { command: ["true"], env: { X: "\udc00" } },
+      ]) {
+        const r = await client.callTool({ name: "submit_job", arguments: args });
+        expect(r.isError).toBe(true);
+        expect(textOf(r)).toContain("lone UTF-16 surrogate");
+      }
+      const listed = await client.callTool({ name: "list_jobs", arguments: {} });
+      expect(JSON.stringify(structured(listed))).not.toContain("printf");
+    }, 60_000);
+
     test("grep ^(a+)+$ on a line of 30 a's and '!' is refused at once; the server keeps answering", async () => {
       const { client } = await connect(era);
       const job = structured<{ job_id: string }>(
