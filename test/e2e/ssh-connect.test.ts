@@ -92,7 +92,7 @@ describe.if(runE2e)("ssh connection", () => {
   const submit = (host: string, argv: string[], env: Record<string, string> = {}) =>
     w.sb.run(["submit", "--json", "--backend", "ssh", "--host", host, "--", ...argv], { env });
 
-  test("an unknown host key is refused with the command that adds it (exit 7); nothing runs", () => {
+  test("an unknown host key is refused with how to check its fingerprint (exit 7); nothing runs", () => {
     const r = submit("unknown-key", ["touch", "should-not-exist"]);
     expect(r.code).toBe(7);
     expect(r.stderr).toContain("is not known");
