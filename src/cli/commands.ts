@@ -1,10 +1,12 @@
 // CLI actions: each turns parsed options into a JobService call and prints the answer.
+
 import { startAutoGcIfDue } from "../auto-gc.ts";
 import type { Config } from "../config/config.ts";
 import type { LeftoverStop } from "../core/backend.ts";
 import { EXIT, invalid } from "../core/errors.ts";
 import { isTerminal, type JobState } from "../core/job.ts";
 import type { JobService } from "../core/job-service.ts";
+import { assertBoundedPattern } from "../core/pattern-guard.ts";
 import type { WaitResponse } from "../core/service-types.ts";
 import type { StoredJob } from "../core/store-rows.ts";
 import { invokedName } from "./invoked-as.ts";
@@ -217,6 +219,7 @@ export const COMMANDS: Record<string, Action> = {
     if (!["stdout", "stderr", "both"].includes(stream))
       throw invalid(`--stream ${stream}`, "use stdout, stderr or both");
     const tail = opts.tail !== undefined ? parseIntOption(opts.tail, "--tail", 1, 10_000_000) : undefined;
+    if (opts.grep !== undefined) assertBoundedPattern(String(opts.grep));
     if (opts.follow) return followLogs(ctx, io, jobId, stream as "stdout" | "stderr" | "both", opts);
     const r = await ctx.service.logs({
       job_id: jobId,

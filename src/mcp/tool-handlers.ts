@@ -1,7 +1,9 @@
 // What each tool does: map arguments onto JobServiceApi calls, hold where needed, shape the result.
+
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import type * as v from "valibot";
 import { isTerminal } from "../core/job.ts";
+import { assertBoundedPattern } from "../core/pattern-guard.ts";
 import type { JobServiceApi, LaunchRequest } from "../core/service-types.ts";
 import type { McpConfig } from "./config.ts";
 import { assertNotBareSleep } from "./guards.ts";
@@ -214,6 +216,7 @@ export async function statusTool(
 }
 
 export async function logsTool(env: ToolEnv, args: v.InferOutput<typeof logsInput>): Promise<CallToolResult> {
+  if (args.grep !== undefined) assertBoundedPattern(args.grep);
   const resp = await env.service.logs(toLogsRequest(args, env.config.maxReturnBytes));
   const parts: string[] = [];
   for (const stream of ["stdout", "stderr"] as const) {

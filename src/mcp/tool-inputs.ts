@@ -1,5 +1,6 @@
 // Input schemas of the MCP tools (valibot; PRODUCT.md argument names) and their mapping onto service requests.
 import * as v from "valibot";
+import { invalid } from "../core/errors.ts";
 import { JOB_STATES } from "../core/job.ts";
 import { nearestName } from "../core/nearest-name.ts";
 import type { LaunchRequest, ListRequest, LogsRequest } from "../core/service-types.ts";
@@ -195,8 +196,25 @@ export const listInput = v.object({
 export type LaunchArgs = v.InferOutput<typeof submitInput>;
 export type RunArgs = v.InferOutput<typeof runInput>;
 
+// A lone surrogate (a JSON escape such as \ud800 with no pair) has no UTF-8 form: written out it would become U+FFFD.
+function refuseLoneSurrogates(args: LaunchArgs): void {
+  const texts: [string, string][] = [
+    ...args.command.map((s, i): [string, string] => [`command[${i}]`, s]),
+    ...Object.entries(args.env ?? {}).map(([k, val]): [string, string] => [`env.${k}`, `${k}=${val}`]),
+  ];
+  for (const [where, text] of texts) {
+    if (!text.isWellFormed()) {
+      throw invalid(
+        `${where} holds a lone UTF-16 surrogate (an unpaired \\uD800–\\uDFFF escape), which has no UTF-8 form`,
+        'Send the text as valid Unicode; for raw bytes, have the command produce them, e.g. with printf inside ["sh","-c",…].',
+      );
+    }
+  }
+}
+
 /** Tool arguments → LaunchRequest (`command` becomes `argv`; absent stays absent). */
 export function toLaunchRequest(args: LaunchArgs): LaunchRequest {
+  refuseLoneSurrogates(args);
   const { command, ...rest } = args;
   const req: LaunchRequest = { argv: command };
   for (const [key, value] of Object.entries(rest)) {
