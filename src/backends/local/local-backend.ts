@@ -16,7 +16,6 @@ import {
 import { join } from "node:path";
 import type {
   Backend,
-  FullLog,
   LaunchInput,
   LogTail,
   Observation,
@@ -25,6 +24,7 @@ import type {
 } from "../../core/backend.ts";
 import { AwaitlessError } from "../../core/errors.ts";
 import type { ArtifactEntry, BackendId, Job } from "../../core/job.ts";
+import type { LogQuery, LogScan } from "../../core/log-scan.ts";
 import {
   FILES,
   readExitRecord,
@@ -38,7 +38,7 @@ import {
 import { jobSpecText, writeLocalSpec } from "../job-spec.ts";
 import { observationFromRecords } from "../observation.ts";
 import { collectLocalArtifacts } from "./artifacts-local.ts";
-import { readLocalLog, readLocalTail } from "./local-logs.ts";
+import { readLocalTail, scanLocalLog } from "./local-logs.ts";
 import { localQueueDir, readQueueSnapshot, removeWaitingEntry } from "./local-queue.ts";
 import { isProcessAlive, localBootId, processStartTime } from "./proc.ts";
 import { parseSpecSecrets } from "./spec-secrets.ts";
@@ -186,8 +186,8 @@ export class LocalBackend implements Backend {
     return readLocalTail(job.job_dir, stream, maxBytes);
   }
 
-  async readLog(job: Job, stream: Stream, maxBytes: number): Promise<FullLog> {
-    return readLocalLog(job.job_dir, stream, maxBytes);
+  async scanLog(job: Job, stream: Stream, query: LogQuery): Promise<LogScan> {
+    return scanLocalLog(job.job_dir, stream, query);
   }
 
   async collectArtifacts(job: Job, maxInlineBytes: number): Promise<ArtifactEntry[]> {
