@@ -7,6 +7,7 @@ import type { McpConfig } from "./config.ts";
 import { assertNotBareSleep } from "./guards.ts";
 import { type HoldContext, holdTimeoutMs, holdWithProgress, statusSentence } from "./hold.ts";
 import type { JobWatch } from "./job-watch.ts";
+import { logsText } from "./logs-text.ts";
 import {
   describeResult,
   describeWait,
@@ -206,16 +207,9 @@ export async function statusTool(
 }
 
 export async function logsTool(env: ToolEnv, args: v.InferOutput<typeof logsInput>): Promise<CallToolResult> {
-  const resp = await env.service.logs(toLogsRequest(args, env.config.maxReturnBytes));
-  const parts: string[] = [];
-  for (const stream of ["stdout", "stderr"] as const) {
-    const text = resp[stream];
-    if (text === undefined) continue;
-    const filter = args.grep !== undefined ? ` matching ${JSON.stringify(args.grep)}` : "";
-    parts.push(text === "" ? `(${stream}: no output${filter} yet)` : `--- ${stream} ---\n${text}`);
-  }
-  if (resp.truncated) parts.push("(truncated to the byte budget; narrow with tail_lines or grep)");
-  return toolResult(resp, parts.join("\n") || `Job ${args.job_id} has no output.`, { jobId: args.job_id });
+  const req = toLogsRequest(args, env.config.maxReturnBytes);
+  const resp = await env.service.logs(req);
+  return toolResult(resp, logsText(req, resp), { jobId: args.job_id });
 }
 
 export async function cancelTool(
