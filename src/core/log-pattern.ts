@@ -9,6 +9,8 @@ export interface LogPattern {
   regex: RegExp;
   /** The bytes every match is exactly, when the pattern is a plain literal (fast path), as latin1 text. */
   literal: string | null;
+  /** Bytes every matching line contains (latin1), to find candidate lines before running the regex; null: none. */
+  required: string | null;
 }
 
 const CLASSES: Record<string, string> = {
@@ -59,6 +61,14 @@ export function compileLogPattern(pattern: string): LogPattern {
   let js = "";
   let literal: string | null = "";
   let depth = 0;
+  // The longest run of literal bytes outside groups that every match contains (none with a top-level |).
+  let run = "";
+  let best = "";
+  let topAlt = false;
+  const flush = () => {
+    if (run.length > best.length) best = run;
+    run = "";
+  };
   // What the previous item was: a quantifier may follow only an atom.
   let prev: "start" | "atom" | "quant" | "anchor" = "start";
   let i = 0;
@@ -76,6 +86,7 @@ export function compileLogPattern(pattern: string): LogPattern {
         );
       js += hex(next.charCodeAt(0));
       if (literal !== null) literal += next;
+      if (depth === 0) run += next;
       prev = "atom";
       i += 2;
       continue;
@@ -84,6 +95,7 @@ export function compileLogPattern(pattern: string): LogPattern {
       const { source, end } = bracket(pattern, bytes, i);
       js += source;
       literal = null;
+      flush();
       prev = "atom";
       i = end;
       continue;
@@ -95,6 +107,10 @@ export function compileLogPattern(pattern: string): LogPattern {
           `${c} must follow something to repeat`,
           `${HINT} Write \\${c} to match ${c} literally.`,
         );
+      // A repeated literal byte may occur zero times (*, ?, {0,…}): it leaves the required run; + keeps it.
+      const optional = c === "*" || c === "?" || (c === "{" && /^\{0[,}]/.test(pattern.slice(i)));
+      if (optional && run.length > 0) run = run.slice(0, -1);
+      flush();
       if (c === "{") {
         const m = /^\{(\d{1,3})(,(\d{1,3})?)?\}/.exec(pattern.slice(i));
         if (!m)
@@ -119,6 +135,7 @@ export function compileLogPattern(pattern: string): LogPattern {
     }
     if (c === "(") {
       if (at(i + 1) === ")") refuse(pattern, "() is an empty group");
+      if (depth === 0) flush();
       depth++;
       js += "(?:";
       literal = null;
@@ -138,6 +155,7 @@ export function compileLogPattern(pattern: string): LogPattern {
     if (c === "|") {
       if (prev === "start") refuse(pattern, "an alternative is empty");
       js += "|";
+      if (depth === 0) topAlt = true;
       literal = null;
       prev = "start";
       i++;
@@ -146,6 +164,7 @@ export function compileLogPattern(pattern: string): LogPattern {
     if (c === "^" || c === "$") {
       js += c === "^" ? "(?<![^\\n])" : "(?![^\\n])";
       literal = null;
+      flush();
       prev = "anchor";
       i++;
       continue;
@@ -153,18 +172,26 @@ export function compileLogPattern(pattern: string): LogPattern {
     if (c === ".") {
       js += "[^\\n]";
       literal = null;
+      flush();
       prev = "atom";
       i++;
       continue;
     }
     js += litByte(bytes[i] as number);
     if (literal !== null) literal += c;
+    if (depth === 0) run += c;
     prev = "atom";
     i++;
   }
   if (depth > 0) refuse(pattern, "( is not closed", `${HINT} Write \\( for a parenthesis.`);
   if (prev === "start") refuse(pattern, "an alternative is empty");
-  return { source: pattern, regex: new RegExp(js, "g"), literal: literal === "" ? null : literal };
+  flush();
+  return {
+    source: pattern,
+    regex: new RegExp(js, "g"),
+    literal: literal === "" ? null : literal,
+    required: topAlt || best === "" ? null : best,
+  };
 }
 
 /** A bracket expression starting at `start` ('['): its JavaScript class (never matching a newline) and its end. */

@@ -327,6 +327,19 @@ function grepScan(log: RetainedLog, q: LogQuery): Part {
         if (m < 0 || m >= end || (q.to !== null && eager && line > q.to)) break;
         p = visit(m, record);
       }
+    } else if (pattern.required !== null) {
+      // Only lines holding the bytes every match needs are tried against the regex.
+      const re = pattern.regex;
+      for (let p = 0; ; ) {
+        const m = buf.indexOf(pattern.required, p, "latin1");
+        if (m < 0 || m >= end || (q.to !== null && eager && line > q.to)) break;
+        const start = lineStart(m);
+        const nl = buf.indexOf(NL, m);
+        const stop = nl >= 0 && nl < end ? nl : end;
+        re.lastIndex = 0;
+        if (re.test(buf.toString("latin1", Math.max(0, start), stop))) p = visit(m, record);
+        else p = stop + 1;
+      }
     } else {
       const text = buf.toString("latin1", 0, end);
       const re = pattern.regex;

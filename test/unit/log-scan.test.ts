@@ -118,6 +118,15 @@ describe("the pattern language: POSIX ERE, byte-wise", () => {
     expect(compileLogPattern("a.b").literal).toBeNull();
   });
 
+  test("a regex names the bytes every matching line holds, to skip the others before running it", () => {
+    expect(compileLogPattern("line 0+123 +CC").required).toBe("line 0");
+    expect(compileLogPattern("^ok [0-9]+ passed$").required).toBe(" passed");
+    expect(compileLogPattern("abc*d").required).toBe("ab");
+    expect(compileLogPattern("x(ab)?yz{0,2}w").required).toBe("y");
+    expect(compileLogPattern("FAIL|Error").required).toBeNull();
+    expect(compileLogPattern("(FAIL|Error): x").required).toBe(": x");
+  });
+
   test("syntax that is not POSIX ERE, or means something else in awk or grep, is refused with a hint", () => {
     const refused = (p: string): AwaitlessError => {
       try {
