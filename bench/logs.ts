@@ -141,8 +141,8 @@ try {
     ["literal", PATTERN],
     ["regex", REGEX],
   ] as const) {
-    const g = grep(p);
-    const l = logs(local, p);
+    const g = await grep(p);
+    const l = await logs(local, p);
     const line = l.stdout.trim().split("\n").at(-1);
     if (!line?.startsWith("123:"))
       throw new Error(`awaitless logs found ${JSON.stringify(l.stdout.slice(0, 200))}`);
@@ -155,8 +155,8 @@ try {
       baselineRssMiB: g.rssMiB,
       target: label === "literal" ? "≤ 1.5× grep, RSS < 64 MiB" : "",
     });
-    const sg = sshGrep(p);
-    const sl = logs(remote, p);
+    const sg = await sshGrep(p);
+    const sl = await logs(remote, p);
     if (!sl.stdout.trim().split("\n").at(-1)?.startsWith("123:"))
       throw new Error("the SSH scan missed the line");
     rows.push({

@@ -25,7 +25,9 @@ export interface RetainedLog {
   gap: { offset: number; bytes: number } | null;
 }
 
-const CHUNK = 4 << 20;
+const CHUNK = 1 << 20;
+/** Bytes of whole lines a regex sees at once (from a candidate line on). */
+const WINDOW = 64 << 10;
 const NL = 10;
 const PEM_MARKER = /-----(BEGIN|END) (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----/;
 const MAX_MARKERS = 100_000;
@@ -328,17 +330,35 @@ function grepScan(log: RetainedLog, q: LogQuery): Part {
         p = visit(m, record);
       }
     } else if (pattern.required !== null) {
-      // Only lines holding the bytes every match needs are tried against the regex.
+      // The regex runs only from lines holding the bytes every match needs, over windows of whole lines (small
+      // strings, quickly collected), and jumps to its next match.
       const re = pattern.regex;
+      let wStart = 0;
+      let wEnd = 0;
+      let text = "";
       for (let p = 0; ; ) {
         const m = buf.indexOf(pattern.required, p, "latin1");
         if (m < 0 || m >= end || (q.to !== null && eager && line > q.to)) break;
-        const start = lineStart(m);
+        const s0 = Math.max(0, lineStart(m));
+        if (s0 >= wEnd) {
+          wStart = s0;
+          const lim = Math.min(end, s0 + WINDOW);
+          const cut = lim < end ? buf.lastIndexOf(NL, lim - 1) + 1 : end;
+          const nl = buf.indexOf(NL, s0);
+          wEnd = cut > s0 ? cut : nl >= 0 && nl < end ? nl + 1 : end;
+          text = buf.toString("latin1", wStart, wEnd);
+        }
+        re.lastIndex = s0 - wStart;
+        const r = re.exec(text);
+        if (!r) {
+          p = wEnd;
+          continue;
+        }
+        const at = r.index + wStart;
         const nl = buf.indexOf(NL, m);
         const stop = nl >= 0 && nl < end ? nl : end;
-        re.lastIndex = 0;
-        if (re.test(buf.toString("latin1", Math.max(0, start), stop))) p = visit(m, record);
-        else p = stop + 1;
+        p = at <= stop ? visit(m, record) : Math.max(stop + 1, lineStart(at));
+        if (p >= end) break;
       }
     } else {
       const text = buf.toString("latin1", 0, end);
