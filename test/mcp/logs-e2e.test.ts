@@ -105,6 +105,24 @@ for (const era of ["legacy", "modern"] as const) {
       expect(on.text).toContain(`from_line ${onPage.next_from_line}`);
     }, 30_000);
 
+    test("the advertised schema has the paging arguments, each with a description", async () => {
+      const box = makeSandbox();
+      cleanups.push(box.remove);
+      const conn = await connectStdio(era, box.env, box.root);
+      cleanups.push(conn.close);
+      const tool = (await conn.client.listTools()).tools.find((t) => t.name === "get_job_logs");
+      if (!tool) throw new Error("get_job_logs is not listed");
+      const props = (
+        tool.inputSchema as unknown as { properties: Record<string, { type: string; description?: string }> }
+      ).properties;
+      for (const key of ["head", "from_line", "to_line", "tail_lines", "max_bytes"]) {
+        expect(["integer", "number"]).toContain(props[key]?.type as string);
+        expect(props[key]?.description?.length ?? 0).toBeGreaterThan(10);
+      }
+      expect(props.grep?.description).toContain("whole log");
+      expect(tool.description).toContain("next_from_line");
+    }, 30_000);
+
     test("bad paging arguments are refused naming them", async () => {
       const { logs } = await finishedJob(era);
       const both = await logs({ head: 2, tail_lines: 2 });
