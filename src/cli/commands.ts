@@ -6,10 +6,10 @@ import type { LeftoverStop } from "../core/backend.ts";
 import { EXIT, invalid } from "../core/errors.ts";
 import { isTerminal, type JobState } from "../core/job.ts";
 import type { JobService } from "../core/job-service.ts";
-import { assertBoundedPattern } from "../core/pattern-guard.ts";
 import type { WaitResponse } from "../core/service-types.ts";
 import type { StoredJob } from "../core/store-rows.ts";
 import { invokedName } from "./invoked-as.ts";
+import { logsRequest, printLogs } from "./logs-command.ts";
 import { renderGc, renderList, renderResult, renderStatus, renderWait, toJson } from "./output.ts";
 import { launchRequest, parseDuration, parseIntOption, parseSize, type RawLaunchOptions } from "./parse.ts";
 import { humanDuration, paint, type Style, styleFor } from "./render.ts";
@@ -218,28 +218,14 @@ export const COMMANDS: Record<string, Action> = {
     const stream = (opts.stream as string | undefined) ?? "both";
     if (!["stdout", "stderr", "both"].includes(stream))
       throw invalid(`--stream ${stream}`, "use stdout, stderr or both");
-    const tail = opts.tail !== undefined ? parseIntOption(opts.tail, "--tail", 1, 10_000_000) : undefined;
-    if (opts.grep !== undefined) assertBoundedPattern(String(opts.grep));
+    const req = logsRequest(jobId, stream as "stdout" | "stderr" | "both", opts);
+    if (opts.follow && (req.grep !== undefined || req.head !== undefined || req.from_line || req.to_line))
+      throw invalid(
+        "--follow prints every new line as it comes; it does not combine with --grep, --head or --lines",
+        "drop --follow to search or page the log, or drop the filter to follow it",
+      );
     if (opts.follow) return followLogs(ctx, io, jobId, stream as "stdout" | "stderr" | "both", opts);
-    const r = await ctx.service.logs({
-      job_id: jobId,
-      stream: stream as "stdout" | "stderr" | "both",
-      ...(tail !== undefined ? { tail_lines: tail } : {}),
-      ...(opts.grep !== undefined ? { grep: String(opts.grep) } : {}),
-    });
-    if (opts.json) {
-      out(io, toJson(r));
-      return EXIT.ok;
-    }
-    const style = styleFor(io.stdout, io.env);
-    for (const s of ["stdout", "stderr"] as const) {
-      const text = r[s];
-      if (text === undefined) continue;
-      if (stream === "both") out(io, paint(style, "dim", `── ${s} ──`));
-      if (text) io.stdout.write(text.endsWith("\n") ? text : text + "\n");
-      else if (stream !== "both" || s === "stdout")
-        out(io, paint(style, "dim", `(no ${s} output${opts.grep ? " matching" : ""})`));
-    }
+    await printLogs(ctx.service, io, req, opts.json === true);
     return EXIT.ok;
   },
 

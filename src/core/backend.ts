@@ -1,5 +1,6 @@
 // What every backend offers the job engine: launch, observe, cancel, read logs and artifacts, watch.
 import type { ArtifactEntry, BackendId, BackendName, Job } from "./job.ts";
+import type { LogQuery, LogScan } from "./log-scan.ts";
 import type { Decision } from "./reconcile.ts";
 
 export interface LaunchInput {
@@ -95,13 +96,6 @@ export interface LogTail {
   droppedBytes: number;
 }
 
-export interface FullLog {
-  text: Uint8Array;
-  totalBytes: number;
-  droppedBytes: number;
-  truncated: boolean;
-}
-
 export type Stream = "stdout" | "stderr";
 
 /** What cancel did about a lost job's command: TERM sent now, already stopping, refused (not certainly it), none. */
@@ -142,8 +136,11 @@ export interface Backend {
    */
   stopLeftover?(job: Job, graceSeconds: number): Promise<LeftoverStop>;
   readTail(job: Job, stream: Stream, maxBytes: number): Promise<LogTail>;
-  /** The whole retained log: head, a marker where bytes were dropped, and the rolling tail; at most maxBytes from the end. */
-  readLog(job: Job, stream: Stream, maxBytes: number): Promise<FullLog>;
+  /**
+   * Answers `query` over the whole retained log (head, a marker line where the log cap dropped bytes, rolling tail),
+   * on the machine that holds it, without moving the log: streamed here, one remote program on a host.
+   */
+  scanLog(job: Job, stream: Stream, query: LogQuery): Promise<LogScan>;
   collectArtifacts(job: Job, maxInlineBytes: number): Promise<ArtifactEntry[]>;
   secretValues(job: Job): Promise<Record<string, string>>;
   /**

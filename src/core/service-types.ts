@@ -2,6 +2,7 @@
 import type { LeftoverStop } from "./backend.ts";
 import type { AwaitlessError } from "./errors.ts";
 import type { BackendName, JobResult, JobState, StateChange } from "./job.ts";
+import type { LogPage } from "./log-scan.ts";
 
 export interface LaunchRequest {
   argv: string[];
@@ -111,8 +112,17 @@ export interface CompletionsResponse {
 export interface LogsRequest {
   job_id: string;
   stream?: "stdout" | "stderr" | "both";
+  /** The last N lines (or matches). */
   tail_lines?: number;
+  /** The first N lines (or matches) from from_line (default 1). */
+  head?: number;
+  /** Only lines from this one on (1-based, in the retained log). */
+  from_line?: number;
+  /** Only lines up to this one. */
+  to_line?: number;
+  /** Only lines matching this POSIX extended regular expression (docs/cli.md), scanned over the whole log. */
   grep?: string;
+  /** Bytes of returned text, both streams together. */
   max_bytes?: number;
 }
 
@@ -124,7 +134,11 @@ export interface LogsResponse {
   stdout_bytes: number;
   stderr_bytes: number;
   dropped_bytes: { stdout: number; stderr: number };
+  /** Something was left out of a returned stream (its page's left_out says what). */
   truncated: boolean;
+  /** Per returned stream: line numbers, totals, cursors to read on, what was left out. */
+  stdout_page?: Omit<LogPage, "text">;
+  stderr_page?: Omit<LogPage, "text">;
 }
 
 export interface CancelResponse {

@@ -3,12 +3,12 @@
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import type * as v from "valibot";
 import { isTerminal } from "../core/job.ts";
-import { assertBoundedPattern } from "../core/pattern-guard.ts";
 import type { JobServiceApi, LaunchRequest } from "../core/service-types.ts";
 import type { McpConfig } from "./config.ts";
 import { assertNotBareSleep } from "./guards.ts";
 import { type HoldContext, holdTimeoutMs, holdWithProgress, statusSentence } from "./hold.ts";
 import type { JobWatch } from "./job-watch.ts";
+import { logsText } from "./logs-text.ts";
 import {
   describeResult,
   describeWait,
@@ -216,17 +216,9 @@ export async function statusTool(
 }
 
 export async function logsTool(env: ToolEnv, args: v.InferOutput<typeof logsInput>): Promise<CallToolResult> {
-  if (args.grep !== undefined) assertBoundedPattern(args.grep);
-  const resp = await env.service.logs(toLogsRequest(args, env.config.maxReturnBytes));
-  const parts: string[] = [];
-  for (const stream of ["stdout", "stderr"] as const) {
-    const text = resp[stream];
-    if (text === undefined) continue;
-    const filter = args.grep !== undefined ? ` matching ${JSON.stringify(args.grep)}` : "";
-    parts.push(text === "" ? `(${stream}: no output${filter} yet)` : `--- ${stream} ---\n${text}`);
-  }
-  if (resp.truncated) parts.push("(truncated to the byte budget; narrow with tail_lines or grep)");
-  return toolResult(resp, parts.join("\n") || `Job ${args.job_id} has no output.`, { jobId: args.job_id });
+  const req = toLogsRequest(args, env.config.maxReturnBytes);
+  const resp = await env.service.logs(req);
+  return toolResult(resp, logsText(req, resp), { jobId: args.job_id });
 }
 
 export async function cancelTool(

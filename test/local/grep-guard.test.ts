@@ -10,19 +10,24 @@ describe("logs --grep", () => {
   const job = sb.submit(["sh", "-c", `echo ${"a".repeat(30)}!; echo done`]);
   sb.run(["wait", job]);
 
-  for (const follow of [false, true]) {
-    test(`^(a+)+$ is refused at once${follow ? " (with --follow)" : ""}`, () => {
-      const r = sb.run(["logs", ...(follow ? ["--follow"] : []), "--grep", "^(a+)+$", job]);
-      expect(r.code).toBe(2);
-      expect(r.stderr).toContain("the group (a+) is repeated and itself repeats");
-      expect(r.stderr).toContain("Rewrite it");
-      expect(r.stdout).toBe("");
-    });
-  }
+  test("^(a+)+$ is refused at once", () => {
+    const r = sb.run(["logs", "--grep", "^(a+)+$", job]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("the group (a+) is repeated and itself repeats");
+    expect(r.stderr).toContain("Rewrite it");
+    expect(r.stdout).toBe("");
+  });
+
+  test("--follow does not take --grep at all (refused before anything is read)", () => {
+    const r = sb.run(["logs", "--follow", "--grep", "^(a+)+$", job]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("does not combine with --grep");
+    expect(r.stdout).toBe("");
+  });
 
   test("an ordinary pattern filters the log", () => {
     const r = sb.run(["logs", "--stream", "stdout", "--grep", "^a+!$", job]);
     expect(r.code).toBe(0);
-    expect(r.stdout).toBe(`${"a".repeat(30)}!\n`);
+    expect(r.stdout).toBe(`1:${"a".repeat(30)}!\n`);
   });
 });

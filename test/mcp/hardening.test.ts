@@ -152,7 +152,7 @@ for (const era of ["legacy", "modern"] as const) {
         name: "get_job_logs",
         arguments: { job_id: job.job_id, grep: "^a+!$", stream: "stdout" },
       });
-      expect(structured<{ stdout: string }>(ok).stdout).toBe(`${"a".repeat(30)}!`);
+      expect(structured<{ stdout: string }>(ok).stdout).toBe(`1:${"a".repeat(30)}!\n`);
     }, 60_000);
   });
 }

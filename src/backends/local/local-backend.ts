@@ -15,7 +15,6 @@ import {
 import { dirname, join } from "node:path";
 import type {
   Backend,
-  FullLog,
   LaunchInput,
   LeftoverStop,
   LogTail,
@@ -26,6 +25,7 @@ import type {
 import { parseCancelOutcome } from "../../core/backend.ts";
 import { AwaitlessError } from "../../core/errors.ts";
 import type { ArtifactEntry, BackendId, Job } from "../../core/job.ts";
+import type { LogQuery, LogScan } from "../../core/log-scan.ts";
 import { freeSpace, isNoSpace, noSpaceError } from "../../core/store-errors.ts";
 import { assertTrustedDir, makeOwnDir } from "../../core/trusted-dir.ts";
 import {
@@ -44,7 +44,7 @@ import { sha256Hex } from "../../wrapper/sha256.ts";
 import { isMissing, jobSpecText, writeLocalSpec } from "../job-spec.ts";
 import { observationFromRecords } from "../observation.ts";
 import { collectLocalArtifacts } from "./artifacts-local.ts";
-import { readLocalLog, readLocalTail } from "./local-logs.ts";
+import { readLocalTail, scanLocalLog } from "./local-logs.ts";
 import { localQueueDir, readQueueSnapshot } from "./local-queue.ts";
 import { isProcessAlive, localBootId, processStartTime } from "./proc.ts";
 import { parseSpecSecrets } from "./spec-secrets.ts";
@@ -248,8 +248,8 @@ export class LocalBackend implements Backend {
     return readLocalTail(job.job_dir, stream, maxBytes);
   }
 
-  async readLog(job: Job, stream: Stream, maxBytes: number): Promise<FullLog> {
-    return readLocalLog(job.job_dir, stream, maxBytes);
+  async scanLog(job: Job, stream: Stream, query: LogQuery): Promise<LogScan> {
+    return scanLocalLog(job.job_dir, stream, query);
   }
 
   async collectArtifacts(job: Job, maxInlineBytes: number): Promise<ArtifactEntry[]> {
