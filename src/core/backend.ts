@@ -64,6 +64,8 @@ export interface HeartbeatInfo {
   last_change_at: string;
   stdout_bytes: number;
   stderr_bytes: number;
+  /** The wrapper's heartbeat interval in seconds, when its record says (readers derive lost-after from it). */
+  interval_seconds?: number;
 }
 
 /** What the backend sees of a job right now (the wrapper's files plus liveness). */

@@ -1,4 +1,5 @@
 // The local backend: launches the wrapper detached (own session) on this machine and reads its files.
+
 import { spawn } from "node:child_process";
 import {
   closeSync,
@@ -25,6 +26,7 @@ import type {
 } from "../../core/backend.ts";
 import { AwaitlessError } from "../../core/errors.ts";
 import type { ArtifactEntry, BackendId, Job } from "../../core/job.ts";
+import { HEARTBEAT_SECONDS } from "../../core/liveness.ts";
 import { freeSpace, isNoSpace, noSpaceError } from "../../core/store-errors.ts";
 import {
   CANCEL_TEXT,
@@ -106,7 +108,7 @@ export class LocalBackend implements Backend {
       wrapper = this.ensureWrapper();
       const text = jobSpecText(job, input, {
         tickSeconds: this.opts.tickSeconds ?? 1,
-        heartbeatSeconds: this.opts.heartbeatSeconds ?? 1,
+        heartbeatSeconds: this.opts.heartbeatSeconds ?? HEARTBEAT_SECONDS,
         admissionDir: localQueueDir(this.opts.dataDir),
         admissionLock: this.opts.queueLock ?? "auto",
       });
