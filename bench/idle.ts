@@ -231,7 +231,7 @@ async function cancelLatencies(
 function latencyRow(what: string, xs: number[], unit = "ms"): void {
   rows.push({
     what,
-    value: `median ${median(xs).toFixed(0)} ${unit}, max ${Math.max(...xs).toFixed(0)} ${unit}`,
+    value: `median ${median(xs).toFixed(0)} ${unit}, worst ${xs.reduce((w, x) => (Math.abs(x) > Math.abs(w) ? x : w), 0).toFixed(0)} ${unit}`,
     floor: "",
     ratio: "",
   });

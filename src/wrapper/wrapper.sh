@@ -8,7 +8,7 @@
 # Files in JOB_DIR (umask 077: every file 0600; nothing is written outside JOB_DIR; the command itself gets the
 # umask the wrapper was started with):
 #   spec.sh        client -> wrapper, sourced with `.`: AWL_JOB_ID AWL_CWD AWL_TIMEOUT AWL_GRACE AWL_TICK
-#                  AWL_HEARTBEAT AWL_LOG_CAP [AWL_SCHEDULER], `set -- argv...`, and awl_env() (exports applied only to
+#                  AWL_HEARTBEAT [AWL_CHECK_MAX] AWL_LOG_CAP [AWL_SCHEDULER], `set -- argv...`, and awl_env() (exports applied only to
 #                  the command). AWL_SCHEDULER=slurm: see "Cancel" below.
 #                  Queued jobs add AWL_QUEUE AWL_QUEUE_CONCURRENCY AWL_RESOURCES AWL_QUEUE_DIR [AWL_QUEUE_LOCK]
 #                  (see "Queue admission" below); the command then also gets AWAITLESS_QUEUE and AWAITLESS_RESOURCES.
@@ -19,8 +19,11 @@
 #                  command's pid. monitor_pid: the wrapper's monitor (a child of wrapper_pid), which a client wakes.
 #   stdout stderr  the command's output, opened with >> (O_APPEND) from the first byte.
 #   progress       free for the command ($AWAITLESS_PROGRESS_FILE); only its size is watched.
-#   heartbeat      key=value: now out err progress last_change. Rewritten atomically every AWL_HEARTBEAT seconds.
-#                  out/err count every byte ever written, dropped ones included.
+#   heartbeat      key=value: now out err progress last_change interval. Rewritten atomically after each size check
+#                  that saw a change, else every AWL_HEARTBEAT (= interval) seconds. out/err count every byte ever
+#                  written, dropped ones included; last_change is the time of the check that saw the change.
+#   checked        empty, touched before each size check (its mtime says whether anything was written since).
+#   monitor.ls     scratch: the `ls -ln` listing of the last size check.
 #   timed_out | cancelled   marker (content: epoch seconds), written before the group is signalled: whoever finds
 #                  one knows TERM went out then. A client stopping a group whose wrapper is gone claims `cancelled`
 #                  with noclobber first (see "Cancel").
@@ -50,14 +53,14 @@
 #
 # Cancel: the group gets exactly one TERM, then KILL after the grace period, and only the monitor signals it. A
 #   client writes `cancel` (src/wrapper/cancel.sh is the client's half), then sends USR2 to monitor_pid so that it
-#   acts now rather than at the next tick. The monitor sends TERM once (a second request while a kill is in progress, or
+#   acts now rather than at its next wake-up. The monitor sends TERM once (a second request while a kill is in progress, or
 #   a timeout meanwhile, sends nothing) and KILL when the grace is over. A cancel before the command started (or
 #   before its queue admitted it): the command never runs. With the wrapper gone (killed), the client's script
 #   stops the group itself, still with one TERM (the `cancelled` marker decides who sends it) and a KILL after
 #   the grace. AWL_SCHEDULER=slurm (this wrapper is a Slurm batch script): the client writes `cancel`, then runs
 #   scancel. Slurm sends its TERM only to the batch shell, this wrapper (and KILL to every process of the job
 #   KillWait seconds later, or at once when the batch shell ends). The wrapper traps that TERM and lives on, so
-#   the monitor's one TERM to the group, on its next tick, leaves the command its cleanup (up to the grace or
+#   the monitor's one TERM to the group, within AWL_TICK, leaves the command its cleanup (up to the grace or
 #   KillWait, whichever is shorter). Slurm's TERM itself never reaches the command; one that lands before the
 #   command starts means it never starts.
 #
@@ -65,7 +68,8 @@
 #   the monitor saves the first HEAD bytes once (STREAM.head), copies the live file and truncates it (`: >`, safe
 #   because the writer appends), keeps the last TAIL/2 bytes of the copy as STREAM.prev and adds what it let go to
 #   STREAM.dropped. After the command exits, prev+live are cut to their last TAIL bytes. Disk per stream stays
-#   within about CAP plus one tick of output. A reader shows head + [dropped-HEAD bytes omitted] + prev + live;
+#   within about CAP plus the output of one check gap (AWL_TICK while output grows, up to AWL_CHECK_MAX after a
+#   quiet spell; see awl_monitor). A reader shows head + [dropped-HEAD bytes omitted] + prev + live;
 #   the tail is the end of prev + live; bytes written = dropped + size(prev) + size(live).
 #   The one race: bytes the command writes between the copy reaching end-of-file and the truncation are lost and
 #   not counted (a window of a process exit; none after the command and its group have exited).
