@@ -16,7 +16,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startSshd } from "../test/helpers/sshd.ts";
+import { sshdAvailable, startSshd } from "../test/helpers/sshd.ts";
 import { connectStdio } from "../test/mcp/stdio-client.ts";
 
 const ROOT = join(import.meta.dir, "..");
@@ -324,76 +324,80 @@ try {
   cleanup.length = 0;
 
   // --- SSH -------------------------------------------------------------------------------------------------
-  console.error(`ssh: ${N_SSH} quiet jobs on a private sshd`);
-  const sshd = await startSshd({ users: ["awl-dash"] });
-  cleanup.push(() => sshd.stop());
-  const sshDir = join(home, ".ssh");
-  mkdirSync(sshDir, { mode: 0o700, recursive: true });
-  writeFileSync(
-    join(sshDir, "config"),
-    [
-      "Host bench",
-      "  HostName 127.0.0.1",
-      `  Port ${sshd.port}`,
-      "  User awl-dash",
-      `  IdentityFile ${sshd.clientKeyPath}`,
-      "  IdentitiesOnly yes",
-      `  UserKnownHostsFile ${join(sshDir, "known_hosts")}`,
-      "",
-    ].join("\n"),
-  );
-  writeFileSync(join(sshDir, "known_hosts"), `${sshd.hostKeyLine}\n`, { mode: 0o600 });
-  const remote: string[] = [];
-  for (let i = 0; i < N_SSH; i += 10) {
-    const batch = Math.min(10, N_SSH - i);
-    remote.push(
-      ...(await Promise.all(
-        Array.from({ length: batch }, () => submit(["sleep", "3600"], ["--host", "bench"])),
-      )),
+  const sshOk = sshdAvailable();
+  if (!sshOk.ok) console.error(`ssh: skipped (${sshOk.why})`);
+  else {
+    console.error(`ssh: ${N_SSH} quiet jobs on a private sshd`);
+    const sshd = await startSshd({ users: ["awl-dash"] });
+    cleanup.push(() => sshd.stop());
+    const sshDir = join(home, ".ssh");
+    mkdirSync(sshDir, { mode: 0o700, recursive: true });
+    writeFileSync(
+      join(sshDir, "config"),
+      [
+        "Host bench",
+        "  HostName 127.0.0.1",
+        `  Port ${sshd.port}`,
+        "  User awl-dash",
+        `  IdentityFile ${sshd.clientKeyPath}`,
+        "  IdentitiesOnly yes",
+        `  UserKnownHostsFile ${join(sshDir, "known_hosts")}`,
+        "",
+      ].join("\n"),
+    );
+    writeFileSync(join(sshDir, "known_hosts"), `${sshd.hostKeyLine}\n`, { mode: 0o600 });
+    const remote: string[] = [];
+    for (let i = 0; i < N_SSH; i += 10) {
+      const batch = Math.min(10, N_SSH - i);
+      remote.push(
+        ...(await Promise.all(
+          Array.from({ length: batch }, () => submit(["sleep", "3600"], ["--host", "bench"])),
+        )),
+      );
+    }
+    const rCancel: string[] = [];
+    for (let i = 0; i < K; i++) rCancel.push(await submit(TERM_PROBE, ["--host", "bench"]));
+    cleanup.push(async () => {
+      for (const id of [...remote, ...rCancel]) await cli(["cancel", id]);
+    });
+    // The remote job directories: found through the wrappers' working directories (the sshd runs on this machine).
+    const remoteDir = new Map<string, string>();
+    await until(`${N_SSH + K} remote wrappers started`, () => {
+      for (const name of readdirSync("/proc")) {
+        if (!/^\d+$/.test(name)) continue;
+        try {
+          const cwd = readFileSync(`/proc/${name}/cmdline`, "utf8");
+          if (!cwd.includes("wrapper")) continue;
+          const dir = readlinkSync(`/proc/${name}/cwd`);
+          const id = dir.split("/").pop()!;
+          if ((remote.includes(id) || rCancel.includes(id)) && readLocal(join(dir, "started")))
+            remoteDir.set(id, dir);
+        } catch {}
+      }
+      return remoteDir.size === N_SSH + K ? true : undefined;
+    });
+    const rFloor = await startFloor(N_SSH, "awl-dash");
+    cleanup.push(() => killAll(rFloor));
+    await sleepMs(SETTLE_S * 1000);
+    const rGroups: Group[] = [
+      {
+        name: "ssh jobs",
+        sessions: new Set(remote.flatMap((id) => jobSessions(remoteDir.get(id)!))),
+        pids: new Set(),
+      },
+      { name: "ssh floor", sessions: new Set(), pids: new Set(rFloor) },
+    ];
+    const rb = snapshot(rGroups);
+    const rt0 = wallMs();
+    await sleepMs(WINDOW_S * 1000);
+    const ra = snapshot(rGroups);
+    cpuRows("ssh", N_SSH, rb, ra, (wallMs() - rt0) / 1000);
+    killAll(rFloor);
+    latencyRow(
+      `ssh: cancel → TERM reaches the command, after ${SETTLE_S + WINDOW_S} s quiet (CLI start included)`,
+      await cancelLatencies(rCancel, (id) => remoteDir.get(id)!, readLocal),
     );
   }
-  const rCancel: string[] = [];
-  for (let i = 0; i < K; i++) rCancel.push(await submit(TERM_PROBE, ["--host", "bench"]));
-  cleanup.push(async () => {
-    for (const id of [...remote, ...rCancel]) await cli(["cancel", id]);
-  });
-  // The remote job directories: found through the wrappers' working directories (the sshd runs on this machine).
-  const remoteDir = new Map<string, string>();
-  await until(`${N_SSH + K} remote wrappers started`, () => {
-    for (const name of readdirSync("/proc")) {
-      if (!/^\d+$/.test(name)) continue;
-      try {
-        const cwd = readFileSync(`/proc/${name}/cmdline`, "utf8");
-        if (!cwd.includes("wrapper")) continue;
-        const dir = readlinkSync(`/proc/${name}/cwd`);
-        const id = dir.split("/").pop()!;
-        if ((remote.includes(id) || rCancel.includes(id)) && readLocal(join(dir, "started")))
-          remoteDir.set(id, dir);
-      } catch {}
-    }
-    return remoteDir.size === N_SSH + K ? true : undefined;
-  });
-  const rFloor = await startFloor(N_SSH, "awl-dash");
-  cleanup.push(() => killAll(rFloor));
-  await sleepMs(SETTLE_S * 1000);
-  const rGroups: Group[] = [
-    {
-      name: "ssh jobs",
-      sessions: new Set(remote.flatMap((id) => jobSessions(remoteDir.get(id)!))),
-      pids: new Set(),
-    },
-    { name: "ssh floor", sessions: new Set(), pids: new Set(rFloor) },
-  ];
-  const rb = snapshot(rGroups);
-  const rt0 = wallMs();
-  await sleepMs(WINDOW_S * 1000);
-  const ra = snapshot(rGroups);
-  cpuRows("ssh", N_SSH, rb, ra, (wallMs() - rt0) / 1000);
-  killAll(rFloor);
-  latencyRow(
-    `ssh: cancel → TERM reaches the command, after ${SETTLE_S + WINDOW_S} s quiet (CLI start included)`,
-    await cancelLatencies(rCancel, (id) => remoteDir.get(id)!, readLocal),
-  );
 } finally {
   for (const f of cleanup.reverse()) {
     try {

@@ -225,14 +225,15 @@ export class LocalBackend implements Backend {
     }
   }
 
-  waitForChange(job: Job, timeoutMs: number, signal?: AbortSignal, anyFile = false): Promise<void> {
-    return new Promise<void>((resolve) => {
+  waitForChange(job: Job, timeoutMs: number, signal?: AbortSignal, anyFile = false): Promise<boolean> {
+    return new Promise<boolean>((resolve) => {
       let watcher: FSWatcher | null = null;
+      let armed = false;
       const done = () => {
         clearTimeout(timer);
         signal?.removeEventListener("abort", done);
         watcher?.close();
-        resolve();
+        resolve(armed);
       };
       const timer = setTimeout(done, Math.max(0, timeoutMs));
       if (signal?.aborted) return done();
@@ -242,6 +243,7 @@ export class LocalBackend implements Backend {
           if (anyFile || (name !== null && LIFECYCLE_FILES.has(String(name)))) done();
         });
         watcher.on("error", () => undefined);
+        armed = true;
       } catch {
         // No directory yet (launch in progress) or no inotify: the timer is the fallback.
       }
