@@ -3,7 +3,8 @@
 // jobs that have been quiet long enough for their monitor to back off; the CPU of an MCP server and of a waiting CLI
 // while 100 jobs are active. CPU is read from /proc (utime+stime of every process of a job's two sessions, plus what
 // they reaped), so other load on the machine does not count.
-// Usage: bun run build && bun bench/idle.ts [--quick]      AWAITLESS_BENCH_BIN=/path/to/awaitless: another build
+// Usage: bun run build && bun bench/idle.ts [--quick] [--no-ssh]   AWAITLESS_BENCH_BIN=/path/to/awaitless: another
+// build; AWAITLESS_SHELL=bash: the local jobs' shell; AWAITLESS_BENCH_PATH: the PATH the local jobs get.
 import {
   mkdirSync,
   mkdtempSync,
@@ -22,6 +23,7 @@ import { connectStdio } from "../test/mcp/stdio-client.ts";
 const ROOT = join(import.meta.dir, "..");
 const BIN = process.env.AWAITLESS_BENCH_BIN ?? join(ROOT, "dist", "awaitless");
 const quick = process.argv.includes("--quick");
+const noSsh = process.argv.includes("--no-ssh");
 const N_LOCAL = quick ? 20 : 100;
 const N_SSH = quick ? 10 : 50;
 const K = quick ? 3 : 8; // cancel and timeout samples
@@ -32,11 +34,13 @@ const HZ = 100; // USER_HZ on Linux
 
 const home = mkdtempSync(join(tmpdir(), "awl-bench-idle-"));
 const env: Record<string, string> = {
-  PATH: process.env.PATH ?? "/usr/bin:/bin",
+  PATH: process.env.AWAITLESS_BENCH_PATH ?? process.env.PATH ?? "/usr/bin:/bin",
   HOME: home,
   AWAITLESS_DATA_DIR: join(home, "data"),
   AWAITLESS_CONFIG: join(home, "config.toml"),
   NO_COLOR: "1",
+  // The wrapper's shell and PATH (e.g. AWAITLESS_SHELL=bash, or busybox sh with a PATH of busybox applets only).
+  ...(process.env.AWAITLESS_SHELL ? { AWAITLESS_SHELL: process.env.AWAITLESS_SHELL } : {}),
 };
 writeFileSync(env.AWAITLESS_CONFIG!, "");
 const jobsDir = join(env.AWAITLESS_DATA_DIR!, "jobs");
@@ -324,7 +328,7 @@ try {
   cleanup.length = 0;
 
   // --- SSH -------------------------------------------------------------------------------------------------
-  const sshOk = sshdAvailable();
+  const sshOk = noSsh ? { ok: false, why: "--no-ssh" } : sshdAvailable();
   if (!sshOk.ok) console.error(`ssh: skipped (${sshOk.why})`);
   else {
     console.error(`ssh: ${N_SSH} quiet jobs on a private sshd`);
@@ -397,6 +401,28 @@ try {
       `ssh: cancel → TERM reaches the command, after ${SETTLE_S + WINDOW_S} s quiet (CLI start included)`,
       await cancelLatencies(rCancel, (id) => remoteDir.get(id)!, readLocal),
     );
+    // For scale: one plain OpenSSH login and command, what any request to the host costs at least.
+    const logins: number[] = [];
+    for (let i = 0; i < K; i++) {
+      const t0 = wallMs();
+      const p = Bun.spawn(
+        [
+          "ssh",
+          "-F",
+          join(sshDir, "config"),
+          "-o",
+          "BatchMode=yes",
+          "-o",
+          "ControlPath=none",
+          "bench",
+          "true",
+        ],
+        { stdout: "ignore", stderr: "ignore" },
+      );
+      await p.exited;
+      logins.push(wallMs() - t0);
+    }
+    latencyRow("ssh: for scale, a plain `ssh HOST true` (new connection)", logins);
   }
 } finally {
   for (const f of cleanup.reverse()) {
