@@ -125,15 +125,10 @@ export interface Backend {
   secretValues(job: Job): Promise<Record<string, string>>;
   /**
    * Resolves on the next change of the job's lifecycle files (start, exit record), or of any file
-   * (output too) when `anyFile`, or after `timeoutMs`, or when `signal` aborts. Resolves to `true` when the
+   * (output too) when `anyFile`, or after `timeoutMs`, or when `signal` aborts. Resolves to `true` (only) when the
    * lifecycle files were watched by events (inotify), so a change would have ended the wait at once.
    */
-  waitForChange(
-    job: Job,
-    timeoutMs: number,
-    signal?: AbortSignal,
-    anyFile?: boolean,
-  ): Promise<boolean | undefined | void>;
+  waitForChange(job: Job, timeoutMs: number, signal?: AbortSignal, anyFile?: boolean): Promise<unknown>;
   /** Removes the job's files (gc of finished jobs only). */
   remove(job: Job): Promise<void>;
   /**
