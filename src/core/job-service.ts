@@ -38,6 +38,9 @@ import type {
 import { describeFree, isNoSpace, noSpaceFromErrno } from "./store-errors.ts";
 import { observedActive, observedTerminal, reserveNotice, storeNotice } from "./unsealed.ts";
 
+/** Longest gap between re-reads of a waited-on job whose files are watched by events and that does not change. */
+export const QUIET_POLL_MAX_MS = 10_000;
+
 export interface ServiceSettings {
   maxReturnBytes: number;
   pollIntervalMs: number;
@@ -450,6 +453,7 @@ export class JobService implements JobServiceApi {
     const progressEvery = opts.progressIntervalMs ?? 10_000;
     let nextProgress = start + progressEvery;
     let job = await this.refresh(jobId);
+    let quietMs = this.settings.pollIntervalMs;
     while (!isTerminal(job.state)) {
       const now = Date.now();
       if (now >= deadline || opts.signal?.aborted) break;
@@ -457,13 +461,16 @@ export class JobService implements JobServiceApi {
         opts.onProgress(await this.progressMessage(job));
         nextProgress = now + progressEvery;
       }
-      const slice = Math.min(
-        this.settings.pollIntervalMs,
-        deadline - now,
-        opts.onProgress ? nextProgress - now : Infinity,
-      );
-      await this.backendFor(job).waitForChange(job, Math.max(1, slice), opts.signal);
+      const slice = Math.min(quietMs, deadline - now, opts.onProgress ? nextProgress - now : Infinity);
+      const evented = await this.backendFor(job).waitForChange(job, Math.max(1, slice), opts.signal);
+      const before = `${job.state} ${job.status_message}`;
       job = await this.refresh(jobId);
+      // With file events a start, exit or cancel ends the wait at once; re-reading a job where nothing happened
+      // only catches what no file shows (a killed wrapper), so those re-reads back off (MCP servers hold many waits).
+      const quiet = evented === true && before === `${job.state} ${job.status_message}`;
+      quietMs = quiet
+        ? Math.min(quietMs * 2, Math.max(this.settings.pollIntervalMs, QUIET_POLL_MAX_MS))
+        : this.settings.pollIntervalMs;
     }
     return this.waitResponse(job);
   }
