@@ -189,8 +189,11 @@ export class Redactor {
   constructor(secretValues: Iterable<string> = []) {
     const unique = new Set<string>();
     for (const value of secretValues) {
-      // Each secret as given and as output cleaning leaves it (escapes stripped, CRLF → LF, controls dropped).
-      for (const form of [value, cleanText(value)]) if (form.length >= MIN_SECRET_LENGTH) unique.add(form);
+      // Each secret as given and as output cleaning leaves it (escapes stripped, CRLF → LF, controls dropped),
+      // and each line of a multi-line secret, since logs are read and redacted line by line.
+      const cleaned = cleanText(value);
+      for (const form of [value, cleaned, ...cleaned.split("\n")])
+        if (form.length >= MIN_SECRET_LENGTH) unique.add(form);
     }
     // Longest first, so a secret that contains another is replaced whole.
     this.secrets = [...unique].sort((a, b) => b.length - a.length);
