@@ -20,18 +20,13 @@ function exposed(text: string, secret = SECRET): number {
   return 0;
 }
 
-const done = (id: string) => {
-  const r = sb.run(["wait", "--json", id]);
-  expect(r.json.result.state).toBe("succeeded");
-  return r;
-};
-
 describe("logs --follow", () => {
   test("a secret written in two parts, with a pause between, never appears", async () => {
     const go = join(sb.root, "go");
     // The first part follows a line long enough that follow prints something before the pause.
     const script =
-      'printf "READY-%s" "$(printf "%060d" 0)"; printf "%s" "${AWL_S%?????????????}"; ' +
+      'printf "READY-%s" "$(printf "%060d" 0)"; printf "%s" "$' +
+      '{AWL_S%?????????????}"; ' +
       `while [ ! -e '${go}' ]; do sleep 0.05; done; printf "%s\\n" "\${AWL_S#?????????????}"; echo after`;
     const id = sb.submit(["sh", "-c", script], ["--secret-env", "AWL_S"]);
     const p = sb.spawn(["logs", "--follow", id]);
@@ -55,22 +50,20 @@ describe("logs --follow", () => {
 
 describe("cut windows", () => {
   // One long line: padding, the secret, then 40 bytes, so a window of the last 41–65 bytes cuts the secret.
-  const id = sb.submit(
-    ["sh", "-c", 'echo first; printf "%0200d%s%040d\\n" 0 "$AWL_S" 0; echo last'],
-    ["--secret-env", "AWL_S"],
-  );
+  const script = 'echo first; printf "%0200d%s%040d\\n" 0 "$AWL_S" 0; echo last';
+  const id = sb.submit(["sh", "-c", script], ["--secret-env", "AWL_S"]);
   const windows = [44, 48, 52, 56, 60, 63];
 
-  test("CLI logs and wait tails under a small max_return_bytes", () => {
-    done(id);
+  test("CLI run and wait tails under a small max_return_bytes", () => {
     try {
       for (const mb of windows) {
         sb.writeConfig(`[defaults]\nmax_return_bytes = ${mb}\n`);
-        for (const args of [["logs"], ["logs", "--tail", "2"], ["logs", "--json"], ["wait", "--json"]]) {
-          const r = sb.run([...args, id]);
-          expect(r.code).toBe(0);
-          expect(exposed(r.stdout)).toBeLessThan(4);
-        }
+        const r = sb.run(["run", "--json", "--secret-env", "AWL_S", "--", "sh", "-c", script]);
+        expect(r.json.result.state).toBe("succeeded");
+        // The window did cut the long line.
+        expect(r.json.result.stdout_tail).not.toContain("0".repeat(150));
+        expect(exposed(r.stdout)).toBeLessThan(4);
+        expect(exposed(sb.run(["wait", r.json.job_id]).stdout)).toBeLessThan(4);
       }
     } finally {
       sb.writeConfig("");
@@ -86,7 +79,9 @@ describe("cut windows", () => {
             name: "get_job_logs",
             arguments: { job_id: id, stream: "stdout", max_bytes: mb, ...extra },
           });
-          expect(exposed(textOf(r) + JSON.stringify(structured(r)))).toBeLessThan(4);
+          const text = textOf(r) + JSON.stringify(structured(r));
+          expect(text).not.toContain("0".repeat(150));
+          expect(exposed(text)).toBeLessThan(4);
         }
       }
     } finally {
