@@ -278,6 +278,8 @@ export class Redactor {
  */
 export class StreamRedactor {
   private pending = "";
+  /** `pending` begins after bytes that were never seen. */
+  private midStart = false;
 
   constructor(private readonly redactor: Redactor) {}
 
@@ -288,20 +290,23 @@ export class StreamRedactor {
       flushed = this.pending ? this.redactor.redact(this.pending, { endsMidStream: true }) : "";
       this.pending = "";
     }
+    if (gap) this.midStart = true;
     const text = this.pending + chunk;
     let cut = this.redactor.safeCut(text, Math.max(0, text.length - this.redactor.holdBack));
     // Never split a surrogate pair between what is printed and what is held.
     if (cut > 0 && cut < text.length && /[\uDC00-\uDFFF]/.test(text[cut]!)) cut--;
     this.pending = text.slice(cut);
-    const ready = text.slice(0, cut);
-    return flushed + (ready ? this.redactor.redact(ready, { startsMidStream: gap }) : "");
+    if (cut === 0) return flushed;
+    const ready = this.redactor.redact(text.slice(0, cut), { startsMidStream: this.midStart });
+    this.midStart = false;
+    return flushed + ready;
   }
 
   /** Whatever is still held back, redacted: the stream has ended. */
   end(): string {
     const rest = this.pending;
     this.pending = "";
-    return rest ? this.redactor.redact(rest) : "";
+    return rest ? this.redactor.redact(rest, { startsMidStream: this.midStart }) : "";
   }
 }
 
