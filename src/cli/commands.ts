@@ -370,6 +370,10 @@ async function followLogs(
   const emit = (s: string, text: string) => {
     if (text) io.stdout.write(opts.json ? JSON.stringify({ stream: s, text }) + "\n" : text);
   };
+  // The follow ends: what each stream still holds is printed, redacted.
+  const flush = () => {
+    for (const [s, r] of redactors) emit(s, r.push(decoders.get(s)!.decode()) + r.end());
+  };
   const ctl = new AbortController();
   const onSig = () => ctl.abort();
   process.once("SIGINT", onSig);
@@ -394,9 +398,6 @@ async function followLogs(
           printed[s] = t.totalBytes;
         }
       }
-      const flush = () => {
-        for (const [s, r] of redactors) emit(s, r.push(decoders.get(s)!.decode()) + r.end());
-      };
       if (isTerminal(job.state)) {
         flush();
         return followEnded(ctx, io, job, Boolean(opts.json));
