@@ -16,7 +16,7 @@ import { readLogs } from "./log-read.ts";
 import { admissionFor, listQueues } from "./queue-service.ts";
 import { createQueue, targetOf } from "./queue-store.ts";
 import { decide } from "./reconcile.ts";
-import { Redactor } from "./redact.ts";
+import { Redactor, shapeRedactor } from "./redact.ts";
 import { buildResult, launchFailedResult, readTails } from "./result-builder.ts";
 import type {
   CancelResponse,
@@ -196,7 +196,7 @@ export class JobService implements JobServiceApi {
         if (launched) return { ...launched, idempotent_replay: true, launch_resumed: true };
         return this.replayOf(job.job_id);
       }
-      return { job_id: job.job_id, state: job.state, idempotent_replay: true, job: this.toStatus(job) };
+      return { job_id: job.job_id, state: job.state, idempotent_replay: true, job: await this.toStatus(job) };
     }
     const launched = await this.launchReserved(res.job, v, backend, admission, false);
     return { ...launched!, idempotent_replay: false };
@@ -204,7 +204,7 @@ export class JobService implements JobServiceApi {
 
   private async replayOf(jobId: string): Promise<SubmitResponse> {
     const job = await this.refresh(jobId);
-    return { job_id: jobId, state: job.state, idempotent_replay: true, job: this.toStatus(job) };
+    return { job_id: jobId, state: job.state, idempotent_replay: true, job: await this.toStatus(job) };
   }
 
   /**
@@ -250,7 +250,7 @@ export class JobService implements JobServiceApi {
       throw e;
     }
     const started = await this.waitForStart(job.job_id);
-    return { job_id: job.job_id, state: started.state, job: this.toStatus(started) };
+    return { job_id: job.job_id, state: started.state, job: await this.toStatus(started) };
   }
 
   /**
@@ -545,7 +545,7 @@ export class JobService implements JobServiceApi {
   }
 
   async progressMessage(job: StoredJob): Promise<string> {
-    const st = this.toStatus(job);
+    const st = await this.toStatus(job);
     if (isTerminal(job.state)) return `${job.state}`;
     const elapsed = formatDuration(st.elapsed_seconds ?? 0);
     if (job.state === "queued" && job.status_message) return `${job.status_message}, for ${elapsed}`;
@@ -560,7 +560,7 @@ export class JobService implements JobServiceApi {
 
   async status(jobId: string): Promise<JobStatus> {
     const job = await this.refresh(jobId);
-    const st = this.toStatus(job);
+    const st = await this.toStatus(job);
     const unreachable = this.unreachable.get(jobId);
     if (unreachable) return { ...st, host_unreachable: unreachable };
     if (!isTerminal(job.state) && job.state !== "starting") {
@@ -574,8 +574,14 @@ export class JobService implements JobServiceApi {
     return st;
   }
 
-  toStatus(job: StoredJob): JobStatus {
-    return jobStatus(job);
+  async toStatus(job: StoredJob): Promise<JobStatus> {
+    return jobStatus(job, await this.displayRedactor(job));
+  }
+
+  /** Redacts what is shown of a job's spec (argv typed with a secret in it): its secret values and credential shapes. */
+  async displayRedactor(job: StoredJob): Promise<Redactor> {
+    if (job.spec.secret_env.length === 0) return shapeRedactor;
+    return new Redactor(Object.values(await this.backendFor(job).secretValues(job)));
   }
 
   async cancel(jobId: string, gracePeriodSeconds?: number): Promise<CancelResponse> {
