@@ -1,16 +1,30 @@
 // Starts the MCP stdio server (loaded lazily: plain CLI commands never load the MCP SDK).
 import { startAutoGcIfDue } from "./auto-gc.ts";
 import type { Ctx } from "./cli/commands.ts";
+import { invalid } from "./core/errors.ts";
 import { applyMcpEnv, resolveMcpConfig } from "./mcp/config.ts";
 import { runMcpStdio } from "./mcp/stdio.ts";
 import { VERSION } from "./version.ts";
 
-export async function startMcp(ctx: Ctx): Promise<void> {
+/** `--hold-seconds N` in ms (null when absent); refused unless a number of seconds from 1 to 86 400. */
+export function parseHoldSeconds(raw: unknown): number | null {
+  if (raw === undefined) return null;
+  const seconds = Number(raw);
+  if (typeof raw === "boolean" || !Number.isFinite(seconds) || seconds < 1 || seconds > 86_400)
+    throw invalid(
+      `--hold-seconds ${JSON.stringify(raw)} is not a number of seconds from 1 to 86400`,
+      "pass the longest a held call may stay open, e.g. `awaitless mcp --hold-seconds 110`",
+    );
+  return Math.round(seconds * 1000);
+}
+
+export async function startMcp(ctx: Ctx, holdPinnedMs: number | null = null): Promise<void> {
   const d = ctx.config.defaults;
   const config = applyMcpEnv(
     resolveMcpConfig({
       inlineWindowMs: d.inline_timeout_seconds * 1000,
       holdBudgetMs: d.hold_budget_seconds * 1000,
+      holdBudgetPinnedMs: holdPinnedMs,
       holdBudgetByClientMs: Object.fromEntries(
         Object.entries(d.hold_budget_by_client_seconds).map(([name, s]) => [name, s * 1000]),
       ),

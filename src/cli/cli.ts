@@ -124,7 +124,13 @@ export function buildCli(bind: Bind = () => () => {}): CAC {
     .command("import", "bring in the finished jobs of an Awaitless 0.8 store (never changes it)")
     .option("--from <dir>", "0.8's data directory (default: the one 0.8 used here)")
     .action(bind("import"));
-  cli.command("mcp", "serve the MCP protocol on stdio (for agents)").action(bind("mcp"));
+  cli
+    .command("mcp", "serve the MCP protocol on stdio (for agents)")
+    .option(
+      "--hold-seconds <s>",
+      "longest a held call stays open, for every client of this server (mcp-config writes it to match the client's limit)",
+    )
+    .action(bind("mcp"));
   cli.command("version", "print the version (also --version, -V)").action(bind("version"));
   cli.command("help [command]", "show help for all commands, or for one").action(() => {});
   cli

@@ -326,10 +326,11 @@ export const COMMANDS: Record<string, Action> = {
     return queueCommand(args, io, makeCtx);
   },
 
-  async mcp(_args, _io, makeCtx) {
+  async mcp(args, _io, makeCtx) {
+    const { startMcp, parseHoldSeconds } = await import("../mcp-entry.ts");
+    const holdMs = parseHoldSeconds(optsOf(args).holdSeconds);
     const ctx = await makeCtx();
-    const { startMcp } = await import("../mcp-entry.ts");
-    await startMcp(ctx);
+    await startMcp(ctx, holdMs);
     return EXIT.ok;
   },
 

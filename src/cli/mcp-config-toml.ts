@@ -5,17 +5,27 @@ import { AwaitlessError, invalid } from "../core/errors.ts";
 
 const HEADER = /^\s*\[\s*mcp_servers\s*\.\s*(?:awaitless|"awaitless")\s*\]\s*(?:#.*)?$/;
 const ANY_HEADER = /^\s*\[/;
-const OUR_KEY = /^\s*(?:command|args)\s*=/;
+const OUR_KEY = /^\s*(?:command|args|tool_timeout_sec)\s*=/;
+
+/** What the table gets besides the command: the server's arguments and Codex's own per-call timeout. */
+export interface CodexKeys {
+  args: string[];
+  toolTimeoutSec: number;
+}
 
 /** A TOML basic string (JSON's escapes are a subset TOML accepts). */
 const tomlString = (s: string): string => JSON.stringify(s);
 
-function keyLines(command: string): string[] {
-  return [`command = ${tomlString(command)}`, `args = ["mcp"]`];
+function keyLines(command: string, keys: CodexKeys): string[] {
+  return [
+    `command = ${tomlString(command)}`,
+    `args = [${keys.args.map(tomlString).join(", ")}]`,
+    `tool_timeout_sec = ${keys.toolTimeoutSec}`,
+  ];
 }
 
-export function renderCodexToml(command: string): string {
-  return ["[mcp_servers.awaitless]", ...keyLines(command), ""].join("\n");
+export function renderCodexToml(command: string, keys: CodexKeys): string {
+  return ["[mcp_servers.awaitless]", ...keyLines(command, keys), ""].join("\n");
 }
 
 function parseToml(text: string, file: string, what: string): Record<string, unknown> {
@@ -47,7 +57,7 @@ function bracketDelta(line: string): number {
   return depth;
 }
 
-/** Drops `command = …` and `args = …` (multi-line arrays included) from a table's body lines. */
+/** Drops `command`, `args` (multi-line arrays included) and `tool_timeout_sec` from a table's body lines. */
 function withoutOurKeys(body: string[]): string[] {
   const kept: string[] = [];
   for (let i = 0; i < body.length; i++) {
@@ -69,14 +79,15 @@ function withoutServer(doc: Record<string, unknown>): Record<string, unknown> {
 }
 
 /**
- * Sets command/args in [mcp_servers.awaitless] (other keys in that table, such as env or
- * tool_timeout_sec, are kept), or appends the table. The result is re-parsed and compared with the
+ * Sets command/args/tool_timeout_sec in [mcp_servers.awaitless] (other keys in that table, such as env,
+ * are kept), or appends the table. The result is re-parsed and compared with the
  * original: anything else changed means the edit is refused rather than written.
  */
 export function mergeCodexToml(
   existing: string | undefined,
   command: string,
   file: string,
+  keys: CodexKeys,
 ): { text: string; changed: boolean } {
   const original = existing ?? "";
   const before = parseToml(original, file, "as it is");
@@ -93,7 +104,7 @@ export function mergeCodexToml(
     }
     next = [
       ...lines.slice(0, at + 1),
-      ...keyLines(command),
+      ...keyLines(command, keys),
       ...withoutOurKeys(lines.slice(at + 1, end)),
       ...lines.slice(end),
     ];
@@ -105,14 +116,15 @@ export function mergeCodexToml(
         "replace it by hand with the lines printed by `awaitless mcp-config codex`",
       );
     const body = original.replace(/\n*$/, "");
-    next = [...(body ? [body, ""] : []), ...renderCodexToml(command).split("\n")];
+    next = [...(body ? [body, ""] : []), ...renderCodexToml(command, keys).split("\n")];
   }
   const text = next.join("\n").replace(/\n*$/, "\n");
   const after = parseToml(text, file, "after the edit");
   const server = (after.mcp_servers as Record<string, Record<string, unknown>> | undefined)?.awaitless;
   if (
     server?.command !== command ||
-    !isDeepStrictEqual(server.args, ["mcp"]) ||
+    !isDeepStrictEqual(server.args, keys.args) ||
+    server.tool_timeout_sec !== keys.toolTimeoutSec ||
     !isDeepStrictEqual(withoutServer(after), withoutServer(before))
   ) {
     throw invalid(

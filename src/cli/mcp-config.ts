@@ -21,13 +21,37 @@ export const SERVER_NAME = "awaitless";
 
 export type ServerEntry = { command: string; args: string[]; timeout?: number };
 
-/** The entry each client gets (docs/mcp.md shows the same shapes). Gemini CLI's own per-call timeout is raised. */
+/**
+ * What each wired client gets (docs/mcp.md has the table and its sources): the client's own per-call timeout
+ * where it has one, and a hold (`awaitless mcp --hold-seconds N`) that ends before that limit.
+ */
+export const WIRED_HOLDS: Record<McpClient, { holdSeconds?: number; clientTimeoutSeconds?: number }> = {
+  // Claude Code backgrounds a call still open after 120 s; its own per-call timeout is far longer.
+  claude: { holdSeconds: 110 },
+  // Codex CLI: tool_timeout_sec (60 s by default) raised to 600 s.
+  codex: { holdSeconds: 540, clientTimeoutSeconds: 600 },
+  // Gemini CLI: per-server timeout in ms (600 000 by default), written explicitly.
+  gemini: { holdSeconds: 540, clientTimeoutSeconds: 600 },
+  // Cursor: no per-server timeout known; it gives up after about a minute.
+  cursor: { holdSeconds: 50 },
+  json: {},
+};
+
+/** `awaitless mcp`, with the client's hold when it has one. */
+export function serverArgs(client: McpClient): string[] {
+  const hold = WIRED_HOLDS[client].holdSeconds;
+  return hold === undefined ? ["mcp"] : ["mcp", "--hold-seconds", String(hold)];
+}
+
+/** The entry each client gets (docs/mcp.md shows the same shapes). */
 export function serverEntry(client: McpClient, command: string): ServerEntry {
-  return client === "gemini" ? { command, args: ["mcp"], timeout: 600_000 } : { command, args: ["mcp"] };
+  const entry: ServerEntry = { command, args: serverArgs(client) };
+  if (client === "gemini") entry.timeout = WIRED_HOLDS.gemini.clientTimeoutSeconds! * 1000;
+  return entry;
 }
 
 export function renderConfig(client: McpClient, command: string): string {
-  if (client === "codex") return renderCodexToml(command);
+  if (client === "codex") return renderCodexToml(command, codexKeys());
   return `${JSON.stringify({ mcpServers: { [SERVER_NAME]: serverEntry(client, command) } }, null, 2)}\n`;
 }
 
@@ -109,7 +133,7 @@ export function writeConfig(
   const existing = existsSync(target) ? readFileSync(target, "utf8") : undefined;
   const merged =
     client === "codex"
-      ? mergeCodexToml(existing, command, file)
+      ? mergeCodexToml(existing, command, file, codexKeys())
       : mergeJson(existing, serverEntry(client, command), file);
   if (!merged.changed) return { file, changed: false };
   mkdirSync(dirname(target), { recursive: true });
@@ -125,6 +149,10 @@ export function writeConfig(
   writeFileSync(tmp, merged.text, { mode });
   renameSync(tmp, target);
   return { file, changed: true, ...(backup ? { backup } : {}) };
+}
+
+function codexKeys(): { args: string[]; toolTimeoutSec: number } {
+  return { args: serverArgs("codex"), toolTimeoutSec: WIRED_HOLDS.codex.clientTimeoutSeconds! };
 }
 
 function parseClient(raw: string | undefined): McpClient {
@@ -153,7 +181,8 @@ export async function mcpConfigCommand(
     }
     io.stdout.write(renderConfig(client, command));
     const where = file ? `merge it into ${file}: awaitless mcp-config ${client} --write` : "";
-    if (client === "claude") io.stderr.write(`# or: claude mcp add ${SERVER_NAME} -- ${command} mcp\n`);
+    if (client === "claude")
+      io.stderr.write(`# or: claude mcp add ${SERVER_NAME} -- ${command} ${serverArgs(client).join(" ")}\n`);
     if (where) io.stderr.write(`# ${where}\n`);
     return EXIT.ok;
   }
@@ -167,7 +196,7 @@ export async function mcpConfigCommand(
   else if (!r.changed) io.stdout.write(`${file} already has this ${SERVER_NAME} entry; nothing changed\n`);
   else
     io.stdout.write(
-      `added the ${SERVER_NAME} server (${command} mcp) to ${file}${r.backup ? `; backup: ${r.backup}` : ""}\n` +
+      `added the ${SERVER_NAME} server (${command} ${serverArgs(client).join(" ")}) to ${file}${r.backup ? `; backup: ${r.backup}` : ""}\n` +
         `restart ${client === "json" ? "the client" : client} to load it\n`,
     );
   return EXIT.ok;

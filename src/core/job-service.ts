@@ -176,7 +176,8 @@ export class JobService implements JobServiceApi {
           cli: `wait for it (awaitless wait ${res.job.job_id}) instead of starting it twice`,
           mcp:
             `Call wait_for_job with {"job_id":"${res.job.job_id}"} to get its result instead of starting it twice; ` +
-            "pass allow_duplicate: true only if you really need a second copy running at the same time.",
+            "pass allow_duplicate: true only if you really need a second copy running at the same time. " +
+            "Independent commands may run concurrently: each launch of a different command gets its own job.",
         },
         { job_id: res.job.job_id },
       );

@@ -11,6 +11,8 @@ export interface McpConfig {
    * A client known to hold calls for long gets a longer budget; everyone else gets `holdBudgetMs`.
    */
   holdBudgetByClientMs: Record<string, number>;
+  /** The hold this server process was started with (`awaitless mcp --hold-seconds N`): wins over every other. */
+  holdBudgetPinnedMs: number | null;
   /** Interval between `notifications/progress` on held calls (ms). Clamped to at most 10 000. Default 5 000. */
   progressIntervalMs: number;
   /** How long a finished task stays visible to `tasks/get` after the job ended (ms); null = forever. Default 24 h. */
@@ -31,6 +33,7 @@ export const DEFAULT_MCP_CONFIG: McpConfig = {
   inlineWindowMs: 10_000,
   holdBudgetMs: 50_000,
   holdBudgetByClientMs: {},
+  holdBudgetPinnedMs: null,
   progressIntervalMs: 5_000,
   taskTtlMs: 86_400_000,
   taskPollIntervalMs: 2_000,
@@ -47,6 +50,8 @@ export function resolveMcpConfig(overrides: Partial<McpConfig> = {}): McpConfig 
   }
   merged.progressIntervalMs = clamp(merged.progressIntervalMs, 100, MAX_PROGRESS_INTERVAL_MS);
   merged.holdBudgetMs = Math.max(1_000, merged.holdBudgetMs);
+  if (merged.holdBudgetPinnedMs !== null)
+    merged.holdBudgetPinnedMs = Math.max(1_000, merged.holdBudgetPinnedMs);
   merged.inlineWindowMs = Math.max(0, merged.inlineWindowMs);
   merged.taskPollIntervalMs = Math.max(50, merged.taskPollIntervalMs);
   merged.maxReturnBytes = Math.max(256, merged.maxReturnBytes);
@@ -84,15 +89,45 @@ export function applyMcpEnv(config: McpConfig, env: Record<string, string | unde
   return resolveMcpConfig({ ...config, ...overrides });
 }
 
-/** The hold budget for a client, by its self-reported name. */
-export function holdBudgetFor(config: McpConfig, clientName: string | undefined): number {
-  if (clientName !== undefined) {
-    const lower = clientName.toLowerCase();
+/**
+ * Each known client's own limit on one tool call and the hold that stays under it, matched by a prefix of
+ * `clientInfo.name` (docs/mcp.md has the table with its sources). A user's `holdBudgetByClientMs` wins.
+ */
+export const CLIENT_HOLD_PROFILES: readonly { prefix: string; client: string; holdMs: number }[] = [
+  // Claude Code moves a call still open after 120 s to a background task whose result often goes unread.
+  { prefix: "claude-code", client: "Claude Code", holdMs: 110_000 },
+  // Codex CLI: tool_timeout_sec, 60 s unless its config raises it.
+  { prefix: "codex", client: "Codex CLI", holdMs: 50_000 },
+  // Gemini CLI: per-server `timeout`, 600 000 ms by default.
+  { prefix: "gemini-cli", client: "Gemini CLI", holdMs: 540_000 },
+  // Cursor gives up on a call after about a minute.
+  { prefix: "cursor", client: "Cursor", holdMs: 50_000 },
+];
+
+export interface HoldChoice {
+  budgetMs: number;
+  /** Where the budget came from, as the server's log line says it. */
+  source: string;
+}
+
+/** The hold budget for a client, by its self-reported name, and why. */
+export function holdChoiceFor(config: McpConfig, clientName: string | undefined): HoldChoice {
+  if (config.holdBudgetPinnedMs !== null)
+    return { budgetMs: config.holdBudgetPinnedMs, source: "--hold-seconds of this server" };
+  const lower = clientName?.toLowerCase();
+  if (lower !== undefined) {
     for (const [prefix, budgetMs] of Object.entries(config.holdBudgetByClientMs)) {
-      if (lower.startsWith(prefix.toLowerCase())) return budgetMs;
+      if (lower.startsWith(prefix.toLowerCase()))
+        return { budgetMs, source: `hold_budget_by_client_seconds "${prefix}"` };
     }
+    const profile = CLIENT_HOLD_PROFILES.find((p) => lower.startsWith(p.prefix));
+    if (profile) return { budgetMs: profile.holdMs, source: `built-in profile for ${profile.client}` };
   }
-  return config.holdBudgetMs;
+  return { budgetMs: config.holdBudgetMs, source: "hold_budget_seconds (no client profile matched)" };
+}
+
+export function holdBudgetFor(config: McpConfig, clientName: string | undefined): number {
+  return holdChoiceFor(config, clientName).budgetMs;
 }
 
 function clamp(value: number, min: number, max: number): number {

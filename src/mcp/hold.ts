@@ -19,12 +19,10 @@ export interface HoldHooks {
   progressIntervalMs: number;
 }
 
-/** Shortest gap between two progress notifications when the service reports more often than the cadence. */
-const MIN_GAP_MS = 1_000;
-
 /**
- * Runs `work` while sending `notifications/progress` (only when the request carries a progress token):
- * the service's own sentences as they come, and `describe()` whenever a full interval passed without one.
+ * Runs `work` while sending `notifications/progress` (only when the request carries a progress token): one
+ * per interval, never more. Each carries the service's latest sentence when it reported one since the last
+ * notification, else `describe()`. (The service and a ticker used to send on their own: two per interval.)
  */
 export async function holdWithProgress<T>(
   ctx: HoldContext,
@@ -33,31 +31,37 @@ export async function holdWithProgress<T>(
 ): Promise<T> {
   const token = ctx.progressToken;
   let sent = 0;
-  let lastSentAt = Date.now();
   let stopped = false;
+  let latest: string | undefined;
+  let ticks = 0;
+  let describing = false;
   const send = (message: string) => {
     if (stopped || token === undefined) return;
     sent += 1;
-    lastSentAt = Date.now();
     ctx
       .notify({ method: "notifications/progress", params: { progressToken: token, progress: sent, message } })
       .catch(() => {});
   };
   const onProgress: ProgressFn = (message) => {
-    if (Date.now() - lastSentAt >= MIN_GAP_MS) send(message);
+    latest = message;
   };
-  // The ticker runs at a fraction of the interval so a late tick can never stretch a gap past the interval.
-  const tickMs = Math.max(50, Math.floor(ctx.progressIntervalMs / 4));
-  const timer =
-    token === undefined
-      ? undefined
-      : setInterval(() => {
-          if (Date.now() - lastSentAt < ctx.progressIntervalMs - tickMs) return;
-          lastSentAt = Date.now();
-          describe()
-            .then(send)
-            .catch(() => send("still waiting"));
-        }, tickMs);
+  // Exactly one notification per tick: a describe() still running when the next tick fires is dropped.
+  const tick = () => {
+    const mine = ++ticks;
+    if (latest !== undefined || describing) {
+      send(latest ?? "still waiting");
+      latest = undefined;
+      return;
+    }
+    describing = true;
+    describe()
+      .catch(() => "still waiting")
+      .then((message) => {
+        describing = false;
+        if (mine === ticks) send(message);
+      });
+  };
+  const timer = token === undefined ? undefined : setInterval(tick, ctx.progressIntervalMs);
   try {
     return await work({ signal: ctx.signal, onProgress, progressIntervalMs: ctx.progressIntervalMs });
   } finally {

@@ -47,10 +47,20 @@ export function errorResult(error: unknown): CallToolResult {
   };
 }
 
-export function nextWaitAction(jobId: string, state: JobState): string {
+/** Silence after which a pending answer offers cancel_job (a stalled job always gets the offer). */
+export const QUIET_CANCEL_SECONDS = 300;
+
+export function nextWaitAction(jobId: string, state: JobState, quietSeconds?: number): string {
+  const stuck =
+    state === "stalled"
+      ? "It has stalled (no output past its stall timeout)"
+      : quietSeconds !== undefined && quietSeconds >= QUIET_CANCEL_SECONDS
+        ? `It has made no output for ${formatSeconds(quietSeconds)}`
+        : undefined;
   return (
     `Job ${jobId} is still ${state}: only this wait ended, the job was not killed or changed. ` +
-    `Call wait_for_job with {"job_id":"${jobId}"} to keep waiting, or get_job_logs to look at its output so far.`
+    `Call wait_for_job with {"job_id":"${jobId}"} to keep waiting, or get_job_logs to look at its output so far.` +
+    (stuck ? ` ${stuck}: if it is stuck, call cancel_job with {"job_id":"${jobId}"}.` : "")
   );
 }
 
@@ -63,14 +73,14 @@ export function nextDetachedAction(jobId: string, state: JobState): string {
 }
 
 /** MCP surface of a wait-like response: next_action names the MCP call; the CLI's next_command is dropped. */
-export function mcpWait<T extends WaitResponse>(resp: T): T {
+export function mcpWait<T extends WaitResponse>(resp: T, quietSeconds?: number): T {
   const out = { ...resp };
   delete out.next_command;
   if (out.delivery_state === "pending") {
     out.next_action = out.host_unreachable
       ? `The job's host cannot be reached now; job ${out.job_id} keeps its state (${out.job_state}) and may still ` +
         `be running. Call wait_for_job with {"job_id":"${out.job_id}"} again once the host is reachable.`
-      : nextWaitAction(out.job_id, out.job_state);
+      : nextWaitAction(out.job_id, out.job_state, quietSeconds);
     // A held call may end many times before the job does: each pending answer carries only a short tail, so
     // repeated waits do not re-send the whole budget (get_job_logs reads the whole log).
     if (out.stdout_tail !== undefined)

@@ -5,7 +5,7 @@ import type * as v from "valibot";
 import { isTerminal } from "../core/job.ts";
 import type { JobServiceApi, LaunchRequest } from "../core/service-types.ts";
 import type { McpConfig } from "./config.ts";
-import { assertNotBareSleep } from "./guards.ts";
+import { assertLaunchable } from "./guards.ts";
 import { type HoldContext, holdTimeoutMs, holdWithProgress, statusSentence } from "./hold.ts";
 import type { JobWatch } from "./job-watch.ts";
 import { logsText } from "./logs-text.ts";
@@ -61,9 +61,18 @@ export function isTaskOutcome(outcome: RunJobOutcome): outcome is TaskOutcome {
   return (outcome as Partial<TaskOutcome>).kind === "task";
 }
 
-/** The bare-sleep guard; duplicate active commands are refused by the service itself (duplicate_active_job). */
+/** The misuse guards; duplicate active commands are refused by the service itself (duplicate_active_job). */
 async function launchGuards(_env: ToolEnv, req: LaunchRequest): Promise<void> {
-  assertNotBareSleep(req.argv);
+  assertLaunchable(req.argv);
+}
+
+/** A launch given a shell-string `command` ran as `sh -c STRING`: its result says so (`command_form: "shell"`). */
+export function markShellForm(result: CallToolResult, args: unknown): CallToolResult {
+  const command = (args as { command?: unknown } | undefined)?.command;
+  const structured = result.structuredContent as Record<string, unknown> | undefined;
+  if (typeof command !== "string" || structured === undefined || "error" in structured) return result;
+  result.structuredContent = { ...structured, command_form: "shell" };
+  return result;
 }
 
 export async function runTool(env: ToolEnv, args: RunArgs, ctx: CallCtx): Promise<CallToolResult> {
@@ -166,8 +175,22 @@ async function waitFor(
   );
   env.watch.watch(jobId);
   if (finalShape || resp.result) return finalToolResult(resp);
-  const out = mcpWait(resp);
+  const out = mcpWait(resp, resp.host_unreachable ? undefined : await quietSecondsOf(env, jobId));
   return toolResult(out, describeWait(out), { jobId });
+}
+
+/** How long the answer may wait for the job's status (an SSH round trip) before it goes without the offer. */
+const QUIET_LOOKUP_MS = 2_000;
+
+/** Seconds since the job's last output (since its start when it has none), for the cancel_job offer. */
+async function quietSecondsOf(env: ToolEnv, jobId: string): Promise<number | undefined> {
+  const status = await Promise.race([
+    env.service.status(jobId).catch(() => undefined),
+    Bun.sleep(QUIET_LOOKUP_MS).then(() => undefined),
+  ]);
+  if (status === undefined) return undefined;
+  if (status.last_output_at !== null) return (Date.now() - Date.parse(status.last_output_at)) / 1000;
+  return status.elapsed_seconds;
 }
 
 export async function completionsTool(

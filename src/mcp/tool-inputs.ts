@@ -23,12 +23,23 @@ const stringMap = (what: string) => v.record(v.string(), v.string(`${what} value
 
 export const launchEntries = {
   command: v.pipe(
-    v.array(
-      v.string("each command element must be a string"),
-      'command must be an argv array of strings, e.g. ["make","test"] or ["sh","-c","make test && make lint"]',
+    v.union(
+      [
+        v.pipe(
+          v.string(),
+          v.minLength(1, "command must not be empty"),
+          v.regex(/\S/, "command must not be blank"),
+        ),
+        v.pipe(
+          v.array(v.string("each command element must be a string")),
+          v.minLength(1, "command must name a program"),
+        ),
+      ],
+      'command must be a shell string such as "make test && make lint", or an argv array of strings such as ["make","test"]',
     ),
-    v.minLength(1, "command must name a program"),
-    v.description('Argv array; no shell unless you ask for one: ["sh","-c","make test | tee log"].'),
+    v.description(
+      'Argv array, run exactly: ["make","test"]; or one shell string, run by sh -c: "make test | tee log".',
+    ),
   ),
   cwd: v.optional(v.pipe(v.string(), v.description("Working directory (default: the server's cwd)."))),
   env: v.optional(v.pipe(stringMap("env"), v.description("Extra environment variables."))),
@@ -247,7 +258,9 @@ export type RunArgs = v.InferOutput<typeof runInput>;
 // A lone surrogate (a JSON escape such as \ud800 with no pair) has no UTF-8 form: written out it would become U+FFFD.
 function refuseLoneSurrogates(args: LaunchArgs): void {
   const texts: [string, string][] = [
-    ...args.command.map((s, i): [string, string] => [`command[${i}]`, s]),
+    ...(typeof args.command === "string"
+      ? [["command", args.command] as [string, string]]
+      : args.command.map((s, i): [string, string] => [`command[${i}]`, s])),
     ...Object.entries(args.env ?? {}).map(([k, val]): [string, string] => [`env.${k}`, `${k}=${val}`]),
   ];
   for (const [where, text] of texts) {
@@ -260,11 +273,11 @@ function refuseLoneSurrogates(args: LaunchArgs): void {
   }
 }
 
-/** Tool arguments → LaunchRequest (`command` becomes `argv`; absent stays absent). */
+/** Tool arguments → LaunchRequest (`command` becomes `argv`, a shell string `sh -c` it; absent stays absent). */
 export function toLaunchRequest(args: LaunchArgs): LaunchRequest {
   refuseLoneSurrogates(args);
   const { command, ...rest } = args;
-  const req: LaunchRequest = { argv: command };
+  const req: LaunchRequest = { argv: typeof command === "string" ? ["sh", "-c", command] : command };
   for (const [key, value] of Object.entries(rest)) {
     if (value !== undefined && key !== "inline_timeout_seconds")
       (req as unknown as Record<string, unknown>)[key] = value;

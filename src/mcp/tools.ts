@@ -10,7 +10,7 @@ import {
 import type * as v from "valibot";
 import { AwaitlessError } from "../core/errors.ts";
 import { noSpaceFromErrno } from "../core/store-errors.ts";
-import { holdBudgetFor } from "./config.ts";
+import { holdChoiceFor } from "./config.ts";
 import type { HoldContext, ProgressToken } from "./hold.ts";
 import { withJsonSchema } from "./json-schema.ts";
 import { errorResult } from "./results.ts";
@@ -175,7 +175,7 @@ export function registerTools(mcp: McpServer, env: h.ToolEnv): void {
       const outcome = await def.call(env, parsed.value as never, callCtx);
       if (h.isTaskOutcome(outcome))
         return { resultType: "task", ...outcome.task } as unknown as CallToolResult;
-      return mcp.server.projectCallToolResult(outcome as CallToolResult, undefined);
+      return mcp.server.projectCallToolResult(h.markShellForm(outcome, parsed.value), undefined);
     } catch (error) {
       if (ctx.mcpReq.signal.aborted) throw error;
       return errorResult(noSpaceFromErrno(error) ?? error);
@@ -205,6 +205,23 @@ export function requestHasTasks(ctx: ServerContext): boolean {
   );
 }
 
+const announced = new WeakMap<h.ToolEnv, Set<string>>();
+
+/** The client's hold budget; the first call of each client name on a connection logs it (stderr) with its source. */
+function announcedHold(env: h.ToolEnv, clientName: string | undefined): number {
+  const choice = holdChoiceFor(env.config, clientName);
+  const seen = announced.get(env) ?? new Set<string>();
+  announced.set(env, seen);
+  const key = clientName ?? "";
+  if (!seen.has(key)) {
+    seen.add(key);
+    process.stderr.write(
+      `awaitless mcp: client ${JSON.stringify(clientName ?? "(unnamed)")}: hold budget ${choice.budgetMs / 1000}s (${choice.source})\n`,
+    );
+  }
+  return choice.budgetMs;
+}
+
 function callContext(mcp: McpServer, env: h.ToolEnv, ctx: ServerContext): h.CallCtx {
   const clientName =
     envelopeOf(ctx)?.["io.modelcontextprotocol/clientInfo"]?.name ?? mcp.server.getClientVersion()?.name;
@@ -212,7 +229,7 @@ function callContext(mcp: McpServer, env: h.ToolEnv, ctx: ServerContext): h.Call
     progressToken: ctx.mcpReq._meta?.progressToken as ProgressToken | undefined,
     notify: (notification) => ctx.mcpReq.notify(notification as Parameters<typeof ctx.mcpReq.notify>[0]),
     signal: env.ending ? AbortSignal.any([ctx.mcpReq.signal, env.ending]) : ctx.mcpReq.signal,
-    budgetMs: holdBudgetFor(env.config, clientName),
+    budgetMs: announcedHold(env, clientName),
     progressIntervalMs: env.config.progressIntervalMs,
   };
   return { hold, tasks: requestHasTasks(ctx) };

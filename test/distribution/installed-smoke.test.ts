@@ -74,5 +74,9 @@ test("`mcp-config gemini --write` points the client at the installed binary's ab
   const r = Bun.spawnSync([bin, "mcp-config", "gemini", "--write"], { env, stdout: "pipe", stderr: "pipe" });
   expect(r.exitCode, r.stderr.toString()).toBe(0);
   const settings = JSON.parse(readFileSync(join(home, ".gemini", "settings.json"), "utf8"));
-  expect(settings.mcpServers.awaitless).toEqual({ command: bin, args: ["mcp"], timeout: 600000 });
+  expect(settings.mcpServers.awaitless).toEqual({
+    command: bin,
+    args: ["mcp", "--hold-seconds", "540"],
+    timeout: 600000,
+  });
 }, 30_000);

@@ -43,7 +43,7 @@ describe.skipIf(!up)("MCP run_job on Slurm through the ext-tasks requester", () 
     cleanups.push(() => session.close());
 
     const call = await session.callTool("run_job", {
-      command: ["sh", "-c", "sleep 2; echo slurm-task-$((6*7))"],
+      command: ["sh", "-c", "echo working; sleep 2; echo slurm-task-$((6*7))"],
       backend: "slurm",
       host: "localhost",
       slurm_options: { mem: "32M" },

@@ -59,7 +59,7 @@ for (const era of ["legacy", "modern"] as const) {
       const job = structured<{ job_id: string }>(
         await client.callTool({
           name: "submit_job",
-          arguments: { command: ["sh", "-c", "sleep 1; exit 3"] },
+          arguments: { command: ["sh", "-c", "echo working; sleep 1; exit 3"] },
         }),
       );
       const uri = `awaitless://jobs/${job.job_id}`;
@@ -148,7 +148,7 @@ describe("Tasks over stdio (2026-07-28)", () => {
     const conn = await connect("modern", box);
     const s = session(conn);
     const ok = await s.callTool("run_job", {
-      command: ["sh", "-c", "sleep 1; echo task-ok"],
+      command: ["sh", "-c", "echo working; sleep 1; echo task-ok"],
       client_request_id: "t-ok",
     });
     expect(ok.kind).toBe("task");
@@ -156,14 +156,17 @@ describe("Tasks over stdio (2026-07-28)", () => {
     expect(settled.outcome.status).toBe("completed");
     expect(textOf(resultFromTaskOutcome(settled.outcome))).toContain("task-ok");
     const long = await s.callTool("run_job", {
-      command: ["sh", "-c", "sleep 60; echo never"],
+      command: ["sh", "-c", "echo working; sleep 60; echo never"],
       client_request_id: "t-cancel",
     });
     await long.cancel();
     expect((await long.settle()).outcome.status).toBe("cancelled");
     const args = {
       name: "run_job",
-      arguments: { command: ["sh", "-c", "sleep 2; echo retried"], client_request_id: "t-retry" },
+      arguments: {
+        command: ["sh", "-c", "echo working; sleep 2; echo retried"],
+        client_request_id: "t-retry",
+      },
     };
     const meta = {
       "io.modelcontextprotocol/protocolVersion": "2026-07-28",

@@ -69,7 +69,7 @@ const structured = (m: Json | undefined) =>
 
 let jobs = 0;
 /** A long command, different each time (the same active command twice is refused as a duplicate). */
-const long = () => ["sh", "-c", `sleep 60; echo ${++jobs}`];
+const long = () => ["sh", "-c", `echo working; sleep 60; echo ${++jobs}`];
 
 function runningJob(): string {
   const id = sb.submit(long());

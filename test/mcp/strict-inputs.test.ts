@@ -133,7 +133,12 @@ describe("advertised input schemas (tools/list through the official client)", ()
     for (const tool of ["run", "submit_job", "run_job", "wait_for_job", "wait_for_completions"])
       expect(prop(tool, "timeout_seconds")).toMatchObject({ type: "number", minimum: 0 });
     expect(prop("cancel_job", "grace_period_seconds")).toMatchObject({ type: "number", minimum: 0 });
-    expect(prop("run", "command")).toMatchObject({ type: "array", items: { type: "string" }, minItems: 1 });
+    expect(prop("run", "command")).toMatchObject({
+      anyOf: [
+        { type: "string", minLength: 1 },
+        { type: "array", items: { type: "string" }, minItems: 1 },
+      ],
+    });
     expect(prop("get_job_logs", "stream")).toMatchObject({ enum: ["stdout", "stderr", "both"] });
     expect(byName.get("create_queue")).toMatchObject({ required: ["name", "concurrency"] });
   }, 20_000);

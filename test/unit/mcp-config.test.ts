@@ -12,8 +12,15 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { configPath, mergeJson, renderConfig, serverEntry, writeConfig } from "../../src/cli/mcp-config.ts";
-import { mergeCodexToml } from "../../src/cli/mcp-config-toml.ts";
+import {
+  configPath,
+  mergeJson,
+  renderConfig,
+  serverEntry,
+  WIRED_HOLDS,
+  writeConfig,
+} from "../../src/cli/mcp-config.ts";
+import { type CodexKeys, mergeCodexToml } from "../../src/cli/mcp-config-toml.ts";
 import { BINARY, requireBinary } from "../helpers/cli.ts";
 
 const scratch = mkdtempSync(join(tmpdir(), "awl-mcpcfg-"));
@@ -21,6 +28,7 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 const BIN = "/opt/tools/awaitless";
 // biome-ignore lint/suspicious/noExplicitAny: parsed TOML, read in assertions only
 type Toml = Record<string, any>;
+const KEYS: CodexKeys = { args: ["mcp", "--hold-seconds", "540"], toolTimeoutSec: 600 };
 
 const CLAUDE_SAMPLE = `{
     "numStartups": 12,
@@ -64,17 +72,17 @@ describe("JSON clients", () => {
     expect(doc.mcpServers.github).toEqual({ type: "stdio", command: "gh-mcp", args: [] });
     expect(doc.mcpServers.awaitless).toEqual({
       command: BIN,
-      args: ["mcp"],
+      args: ["mcp", "--hold-seconds", "110"],
       env: { AWAITLESS_DATA_DIR: "/data" },
     });
     expect(r.text).toContain('\n    "numStartups"');
     expect(mergeJson(r.text, serverEntry("claude", BIN), "f").changed).toBe(false);
   });
 
-  test("a new or empty file gets just the entry; Gemini's carries its timeout", () => {
+  test("a new or empty file gets just the entry; Gemini's carries its timeout and the hold under it", () => {
     const r = mergeJson(undefined, serverEntry("gemini", BIN), "settings.json");
     expect(JSON.parse(r.text)).toEqual({
-      mcpServers: { awaitless: { command: BIN, args: ["mcp"], timeout: 600000 } },
+      mcpServers: { awaitless: { command: BIN, args: ["mcp", "--hold-seconds", "540"], timeout: 600000 } },
     });
     expect(JSON.parse(mergeJson("", serverEntry("cursor", BIN), "f").text).mcpServers.awaitless.command).toBe(
       BIN,
@@ -95,10 +103,13 @@ describe("JSON clients", () => {
 
   test("the printed snippets match docs/mcp.md's shapes", () => {
     expect(JSON.parse(renderConfig("cursor", "awaitless"))).toEqual({
-      mcpServers: { awaitless: { command: "awaitless", args: ["mcp"] } },
+      mcpServers: { awaitless: { command: "awaitless", args: ["mcp", "--hold-seconds", "50"] } },
     });
+    expect(JSON.parse(renderConfig("json", "awaitless")).mcpServers.awaitless.args).toEqual(["mcp"]);
     const docs = readFileSync(join(import.meta.dir, "..", "..", "docs", "mcp.md"), "utf8");
-    expect(docs).toContain('"awaitless": { "command": "awaitless", "args": ["mcp"], "timeout": 600000 }');
+    expect(docs).toContain(
+      '"awaitless": { "command": "awaitless", "args": ["mcp", "--hold-seconds", "540"], "timeout": 600000 }',
+    );
     expect(docs).toContain(renderConfig("codex", "awaitless").trim());
     expect(configPath("codex", { HOME: "/h", CODEX_HOME: "/c" })).toBe("/c/config.toml");
     expect(configPath("gemini", { HOME: "/h" })).toBe("/h/.gemini/settings.json");
@@ -107,14 +118,14 @@ describe("JSON clients", () => {
 });
 
 describe("Codex TOML", () => {
-  test("replaces command/args in place; keeps comments, other keys, subtables and other tables", () => {
-    const r = mergeCodexToml(CODEX_SAMPLE, BIN, "config.toml");
+  test("replaces command/args/tool_timeout_sec in place; keeps comments, other keys, subtables and other tables", () => {
+    const r = mergeCodexToml(CODEX_SAMPLE, BIN, "config.toml", KEYS);
     expect(r.changed).toBe(true);
     const doc = Bun.TOML.parse(r.text) as Toml;
     expect(doc.mcp_servers.awaitless).toEqual({
       command: BIN,
-      args: ["mcp"],
-      tool_timeout_sec: 120,
+      args: ["mcp", "--hold-seconds", "540"],
+      tool_timeout_sec: 600,
       env: { AWAITLESS_DATA_DIR: "/data" },
     });
     expect(doc.mcp_servers.docs).toEqual({ command: "npx", args: ["-y", "docs-mcp"] });
@@ -122,28 +133,29 @@ describe("Codex TOML", () => {
     expect(r.text).toContain("# my codex config");
     expect(r.text).toContain("[mcp_servers.awaitless]   # added by hand");
     expect(r.text).not.toContain("--old");
-    expect(mergeCodexToml(r.text, BIN, "config.toml")).toEqual({ text: r.text, changed: false });
+    expect(mergeCodexToml(r.text, BIN, "config.toml", KEYS)).toEqual({ text: r.text, changed: false });
   });
 
   test("appends the table to a file without it, and creates a new file", () => {
-    const r = mergeCodexToml('model = "o3"\n', BIN, "c.toml");
-    expect(r.text).toBe(`model = "o3"\n\n[mcp_servers.awaitless]\ncommand = "${BIN}"\nargs = ["mcp"]\n`);
-    expect(mergeCodexToml(undefined, BIN, "c.toml").text).toBe(
-      `[mcp_servers.awaitless]\ncommand = "${BIN}"\nargs = ["mcp"]\n`,
-    );
+    const table = `[mcp_servers.awaitless]\ncommand = "${BIN}"\nargs = ["mcp", "--hold-seconds", "540"]\ntool_timeout_sec = 600\n`;
+    const r = mergeCodexToml('model = "o3"\n', BIN, "c.toml", KEYS);
+    expect(r.text).toBe(`model = "o3"\n\n${table}`);
+    expect(mergeCodexToml(undefined, BIN, "c.toml", KEYS).text).toBe(table);
   });
 
   test("paths with quotes and backslashes survive as TOML strings", () => {
     const odd = '/tmp/we"ird\\dir/awaitless';
-    const doc = Bun.TOML.parse(mergeCodexToml(undefined, odd, "c.toml").text) as Toml;
+    const doc = Bun.TOML.parse(mergeCodexToml(undefined, odd, "c.toml", KEYS).text) as Toml;
     expect(doc.mcp_servers.awaitless.command).toBe(odd);
   });
 
   test("forms it cannot edit safely, and invalid TOML, are refused", () => {
-    expect(() => mergeCodexToml('mcp_servers.awaitless = { command = "x" }\n', BIN, "c.toml")).toThrow(
+    expect(() => mergeCodexToml('mcp_servers.awaitless = { command = "x" }\n', BIN, "c.toml", KEYS)).toThrow(
       /does not edit/,
     );
-    expect(() => mergeCodexToml("model = \n", BIN, "c.toml")).toThrow(/c.toml as it is is not valid TOML/);
+    expect(() => mergeCodexToml("model = \n", BIN, "c.toml", KEYS)).toThrow(
+      /c.toml as it is is not valid TOML/,
+    );
   });
 });
 
@@ -182,7 +194,7 @@ describe("awaitless mcp-config (compiled binary)", () => {
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({
       client: "cursor",
-      entry: { command: BINARY, args: ["mcp"] },
+      entry: { command: BINARY, args: ["mcp", "--hold-seconds", "50"] },
       file: join(scratch, ".cursor", "mcp.json"),
     });
   });
@@ -196,11 +208,45 @@ describe("awaitless mcp-config (compiled binary)", () => {
     expect(r.stdout).toContain("backup:");
     const doc = Bun.TOML.parse(readFileSync(join(home, ".codex", "config.toml"), "utf8")) as Toml;
     expect(doc.mcp_servers.awaitless.command).toBe(BINARY);
+    expect(doc.mcp_servers.awaitless.args).toEqual(["mcp", "--hold-seconds", "540"]);
+    expect(doc.mcp_servers.awaitless.tool_timeout_sec).toBe(600);
     expect(readdirSync(join(home, ".codex")).some((f) => f.startsWith("config.toml.bak-"))).toBe(true);
     const bad = run(home, ["vim"]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("use one of: claude, codex, cursor, gemini, json");
     expect(run(home, ["json", "--write"]).code).toBe(2);
     expect(existsSync(join(home, ".gemini"))).toBe(false);
+  });
+});
+
+describe("each wired client holds under its own limit", () => {
+  test("the hold written is below the client timeout written (or the limit it cannot change)", () => {
+    const limits: Record<string, number> = { claude: 120, codex: 600, gemini: 600, cursor: 60 };
+    for (const [client, limit] of Object.entries(limits)) {
+      const wired = WIRED_HOLDS[client as keyof typeof WIRED_HOLDS];
+      expect(wired.holdSeconds!).toBeLessThan(wired.clientTimeoutSeconds ?? limit);
+      expect(wired.holdSeconds!).toBeGreaterThanOrEqual((wired.clientTimeoutSeconds ?? limit) * 0.8);
+    }
+  });
+
+  test("--write for claude, gemini and cursor writes the hold (and Gemini's timeout) into a temp HOME", () => {
+    requireBinary();
+    const home = join(scratch, "h3");
+    mkdirSync(home);
+    const write = (client: string) =>
+      Bun.spawnSync([BINARY, "mcp-config", client, "--write"], {
+        env: { HOME: home, PATH: process.env.PATH ?? "/usr/bin:/bin", NO_COLOR: "1" },
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+    for (const client of ["claude", "gemini", "cursor"]) expect(write(client).exitCode).toBe(0);
+    const read = (f: string) => JSON.parse(readFileSync(join(home, f), "utf8")).mcpServers.awaitless;
+    expect(read(".claude.json")).toEqual({ command: BINARY, args: ["mcp", "--hold-seconds", "110"] });
+    expect(read(".gemini/settings.json")).toEqual({
+      command: BINARY,
+      args: ["mcp", "--hold-seconds", "540"],
+      timeout: 600000,
+    });
+    expect(read(".cursor/mcp.json")).toEqual({ command: BINARY, args: ["mcp", "--hold-seconds", "50"] });
   });
 });
