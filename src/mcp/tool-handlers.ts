@@ -3,7 +3,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import type * as v from "valibot";
 import { isTerminal } from "../core/job.ts";
-import type { JobServiceApi, LaunchRequest } from "../core/service-types.ts";
+import { isDelivered, type JobServiceApi, type LaunchRequest } from "../core/service-types.ts";
 import type { McpConfig } from "./config.ts";
 import { assertNotBareSleep } from "./guards.ts";
 import { type HoldContext, holdTimeoutMs, holdWithProgress, statusSentence } from "./hold.ts";
@@ -103,7 +103,7 @@ export async function runTool(env: ToolEnv, args: RunArgs, ctx: CallCtx): Promis
       },
     );
   }
-  return toolResult(out, describeWait(out), { jobId: out.job_id, isError: isFailure(out.result) });
+  return toolResult(out, describeWait(out), { jobId: out.job_id, isError: isFailure(out) });
 }
 
 export async function submitTool(
@@ -165,7 +165,7 @@ async function waitFor(
     (hooks) => env.service.wait(jobId, { timeoutMs, ...hooks }),
   );
   env.watch.watch(jobId);
-  if (finalShape || resp.result) return finalToolResult(resp);
+  if (finalShape || isDelivered(resp)) return finalToolResult(resp);
   const out = mcpWait(resp);
   return toolResult(out, describeWait(out), { jobId });
 }
