@@ -76,8 +76,10 @@ export function mcpWait<T extends WaitResponse>(resp: T): T {
     for (const key of ["stdout_tail", "stderr_tail"] as const) {
       const tail = out[key];
       if (tail === undefined) continue;
-      out[key] = boundedTail(tail, PENDING_TAIL_LINES, PENDING_TAIL_BYTES);
-      if (out[key] !== tail) out.truncated = true;
+      const bounded = boundedTail(tail, PENDING_TAIL_LINES, PENDING_TAIL_BYTES);
+      if (bounded === tail.replace(/\n+$/, "")) continue; // nothing cut: the tail stays as read
+      out[key] = bounded;
+      out.truncated = true;
     }
   } else delete out.next_action;
   return out;
