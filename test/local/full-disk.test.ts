@@ -143,7 +143,8 @@ if (gateOnAvailability("full-disk tests (a real tmpfs as the data dir)", tmpfsAv
       const sb = fullDiskBox();
       const go = join(sb.work, "go");
       const id = sb.submit(["sh", "-c", `echo before; while [ ! -e '${go}' ]; do sleep 0.05; done; exit 5`]);
-      await until("the job to run", () => sb.status(id).state === "running");
+      // its first line is on disk before the disk fills (running alone can be seen before the echo)
+      await until("the job's first line", () => sb.status(id).stdout_bytes > 0);
       // The store's own reserve is spent and the disk is full: nothing can be written to the database.
       rmSync(join(sb.dataDir, "store.reserve"), { force: true });
       fillUp(sb.dataDir);
