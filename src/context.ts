@@ -37,6 +37,7 @@ export function createContext(env: Record<string, string | undefined>, configFla
     },
     {
       maxReturnBytes: d.max_return_bytes,
+      logTailLines: d.log_tail_lines,
       pollIntervalMs: d.poll_interval_seconds * 1000,
       graceSeconds: d.grace_period_seconds,
       logCapBytes: d.log_cap_bytes,

@@ -6,11 +6,11 @@ import type { LeftoverStop } from "../core/backend.ts";
 import { EXIT, invalid } from "../core/errors.ts";
 import { isTerminal, type JobState } from "../core/job.ts";
 import type { JobService } from "../core/job-service.ts";
-import type { WaitResponse } from "../core/service-types.ts";
+import { isDelivered, type WaitResponse } from "../core/service-types.ts";
 import type { StoredJob } from "../core/store-rows.ts";
 import { invokedName } from "./invoked-as.ts";
 import { logsRequest, printLogs } from "./logs-command.ts";
-import { renderGc, renderList, renderResult, renderStatus, renderWait, toJson } from "./output.ts";
+import { renderGc, renderList, renderResult, renderStatus, renderWait, toJson, waitJson } from "./output.ts";
 import { launchRequest, parseDuration, parseIntOption, parseSize, type RawLaunchOptions } from "./parse.ts";
 import { humanDuration, paint, type Style, styleFor } from "./render.ts";
 
@@ -76,8 +76,8 @@ function liveLine(
 async function printWait(io: CliIo, opts: Opts, ctx: Ctx, w: WaitResponse): Promise<number> {
   const style = styleFor(io.stdout, io.env);
   if (opts.json) {
-    const raw = w.result ? ctx.service.store.get(w.job_id)?.result_json : null;
-    out(io, toJson(w, raw));
+    const raw = isDelivered(w) ? ctx.service.store.get(w.job_id)?.result_json : null;
+    out(io, waitJson(w, raw));
   } else {
     // For people, the next command names the binary as they can run it (JSON keeps the canonical form).
     const me = invokedName(io.env);

@@ -1,7 +1,7 @@
 // Writing results for people and for scripts (--json). Terminal results are replayed byte-identically.
 import type { JobResult } from "../core/job.ts";
 import type { GcResult } from "../core/job-reads.ts";
-import type { JobStatus, WaitResponse } from "../core/service-types.ts";
+import { isDelivered, type JobStatus, type WaitResponse } from "../core/service-types.ts";
 import {
   ago,
   displayArgv,
@@ -21,6 +21,18 @@ export function toJson(value: object, rawResult?: string | null): string {
     return head === "{}" ? `{"result":${rawResult}}` : `${head.slice(0, -1)},"result":${rawResult}}`;
   }
   return JSON.stringify(value);
+}
+
+/**
+ * A flat wait answer as JSON: a finished job's stored result bytes first (replayed byte-identically), then the
+ * envelope fields beside them; a pending answer as it is.
+ */
+export function waitJson(w: WaitResponse, rawResult?: string | null): string {
+  if (!rawResult || !isDelivered(w)) return JSON.stringify(w);
+  const stored = JSON.parse(rawResult) as Record<string, unknown>;
+  const envelope = Object.fromEntries(Object.entries(w).filter(([k]) => !Object.hasOwn(stored, k)));
+  const tail = JSON.stringify(envelope);
+  return tail === "{}" ? rawResult : `${rawResult.slice(0, -1)},${tail.slice(1)}`;
 }
 
 export function renderResult(r: JobResult, style: Style): string {
@@ -67,7 +79,7 @@ export function renderResult(r: JobResult, style: Style): string {
 }
 
 export function renderWait(w: WaitResponse, style: Style): string {
-  if (w.result) return renderResult(w.result, style);
+  if (isDelivered(w)) return renderResult(w, style);
   const lines = [
     `${w.job_id} is still ${stateText(style, w.job_state)}${w.status_message ? ` (${w.status_message})` : ""}`,
   ];

@@ -59,15 +59,20 @@ export function redactJsonStrings(value: unknown, redactor: Redactor): unknown {
 }
 
 /**
- * parsed_results: null when no artifact has parsed content, the content itself when exactly one has,
- * otherwise an object keyed by artifact path.
+ * parsed_results, one shape whatever the number of artifacts: an object holding the top-level keys of every parsed
+ * JSON artifact whose content is an object, merged in manifest order (a key two of them share takes the later
+ * one's value); `{}` when there are none. Other content (arrays, numbers) and each whole file stay in `content`.
  */
-export function parsedResults(entries: readonly ArtifactEntry[]): unknown {
-  const parsed = entries.filter((e) => e.exists && Object.hasOwn(e, "content"));
-  if (parsed.length === 0) return null;
-  if (parsed.length === 1) return (parsed[0] as ArtifactEntry).content;
+export function parsedResults(entries: readonly ArtifactEntry[]): Record<string, unknown> {
   const merged: Record<string, unknown> = {};
-  for (const entry of parsed) merged[entry.path] = entry.content;
+  for (const entry of entries) {
+    const c = entry.content;
+    if (!entry.exists || c === null || typeof c !== "object" || Array.isArray(c)) continue;
+    // defineProperty: a "__proto__" key in a file is a plain key here, never the object's prototype
+    for (const [key, value] of Object.entries(c)) {
+      Object.defineProperty(merged, key, { value, enumerable: true, writable: true, configurable: true });
+    }
+  }
   return merged;
 }
 

@@ -43,6 +43,8 @@ export const QUIET_POLL_MAX_MS = 10_000;
 
 export interface ServiceSettings {
   maxReturnBytes: number;
+  /** Lines of each result tail (log_tail_lines), before the byte budget cuts them. */
+  logTailLines?: number;
   pollIntervalMs: number;
   graceSeconds: number;
   logCapBytes: number;
@@ -197,7 +199,13 @@ export class JobService implements JobServiceApi {
         if (launched) return { ...launched, idempotent_replay: true, launch_resumed: true };
         return this.replayOf(job.job_id);
       }
-      return { job_id: job.job_id, state: job.state, idempotent_replay: true, job: await this.toStatus(job) };
+      return {
+        job_id: job.job_id,
+        state: job.state,
+        backend: job.backend,
+        idempotent_replay: true,
+        job: await this.toStatus(job),
+      };
     }
     const launched = await this.launchReserved(res.job, v, backend, admission, false);
     return { ...launched!, idempotent_replay: false };
@@ -205,7 +213,13 @@ export class JobService implements JobServiceApi {
 
   private async replayOf(jobId: string): Promise<SubmitResponse> {
     const job = await this.refresh(jobId);
-    return { job_id: jobId, state: job.state, idempotent_replay: true, job: await this.toStatus(job) };
+    return {
+      job_id: jobId,
+      state: job.state,
+      backend: job.backend,
+      idempotent_replay: true,
+      job: await this.toStatus(job),
+    };
   }
 
   /**
@@ -251,7 +265,12 @@ export class JobService implements JobServiceApi {
       throw e;
     }
     const started = await this.waitForStart(job.job_id);
-    return { job_id: job.job_id, state: started.state, job: await this.toStatus(started) };
+    return {
+      job_id: job.job_id,
+      state: started.state,
+      backend: started.backend,
+      job: await this.toStatus(started),
+    };
   }
 
   /**
@@ -422,7 +441,13 @@ export class JobService implements JobServiceApi {
         () => observedActive(job, d.to, d.status_message, d.started_at),
       );
     }
-    const built = await buildResult(backend, job, d, this.settings.maxReturnBytes);
+    const built = await buildResult(
+      backend,
+      job,
+      d,
+      this.settings.maxReturnBytes,
+      this.settings.logTailLines,
+    );
     // The exit record stays on disk: when the store is full the result is reported now and sealed by a later reader.
     return this.recorded(
       () =>
@@ -455,6 +480,8 @@ export class JobService implements JobServiceApi {
     let nextProgress = start + progressEvery;
     let job = await this.refresh(jobId);
     let quietMs = this.settings.pollIntervalMs;
+    // A wait on a finished job holds nothing: its answer (waited_seconds included) replays byte-identically.
+    const held = !isTerminal(job.state);
     while (!isTerminal(job.state)) {
       const now = Date.now();
       if (now >= deadline || opts.signal?.aborted) break;
@@ -473,26 +500,51 @@ export class JobService implements JobServiceApi {
         ? Math.min(quietMs * 2, Math.max(this.settings.pollIntervalMs, QUIET_POLL_MAX_MS))
         : this.settings.pollIntervalMs;
     }
+    if (held && !opts.untracked) this.recordWaited(jobId, Date.now() - start);
     return this.waitResponse(job);
   }
 
+  /** Adds one ended wait to the job's waited time; a full store keeps the previous total (said by storeNotices). */
+  private recordWaited(jobId: string, ms: number): void {
+    try {
+      this.store.addWaited(jobId, ms);
+    } catch (e) {
+      if (!isNoSpace(e)) throw e;
+      this.notices.add(
+        storeNotice(this.store.path, `no space left: ${describeFree(dirname(this.store.path))}`),
+      );
+    }
+  }
+
+  /** The flat wait-like answer (PROTOCOL.md "Waiting and delivery"): result fields and envelope side by side. */
   async waitResponse(job: StoredJob): Promise<WaitResponse> {
+    const waited_seconds = Math.round(this.store.waitedMs(job.job_id)) / 1000;
     if (isTerminal(job.state)) {
       return {
-        job_id: job.job_id,
+        ...this.resultOf(job)!,
         job_state: job.state,
         wait_state: "complete",
         delivery_state: "delivered",
-        result: this.resultOf(job)!,
+        waited_seconds,
       };
     }
+    const known = {
+      job_id: job.job_id,
+      name: job.name,
+      backend: job.backend,
+      host: job.host,
+      state: job.state,
+      created_at: job.created_at,
+      started_at: job.started_at,
+    };
     const unreachable = this.unreachable.get(job.job_id);
     if (unreachable) {
       return {
-        job_id: job.job_id,
+        ...known,
         job_state: job.state,
         wait_state: "client_timeout",
         delivery_state: "pending",
+        waited_seconds,
         status_message: unreachable,
         host_unreachable: unreachable,
         // The CLI's sentence; the MCP surface replaces next_action with its own (mcp/results.ts).
@@ -502,14 +554,24 @@ export class JobService implements JobServiceApi {
     }
     const backend = this.backendFor(job);
     const redactor = new Redactor(Object.values(await backend.secretValues(job)));
-    const tails = await readTails(backend, job, this.settings.maxReturnBytes, redactor);
+    const tails = await readTails(
+      backend,
+      job,
+      this.settings.maxReturnBytes,
+      redactor,
+      this.settings.logTailLines,
+    );
     return {
-      job_id: job.job_id,
+      ...known,
+      stdout_tail: tails.stdout_tail,
+      stderr_tail: tails.stderr_tail,
+      stdout_bytes: tails.stdout.totalBytes,
+      stderr_bytes: tails.stderr.totalBytes,
+      truncated: tails.truncated,
       job_state: job.state,
       wait_state: "client_timeout",
       delivery_state: "pending",
-      stdout_tail: tails.stdout_tail,
-      stderr_tail: tails.stderr_tail,
+      waited_seconds,
       status_message: await this.progressMessage(job),
       next_action: `The job is still ${job.state}: only this wait ended, the job was not killed or changed. Run \`awaitless wait ${job.job_id}\` to collect the result.`,
       next_command: `awaitless wait ${job.job_id}`,
@@ -625,16 +687,17 @@ export class JobService implements JobServiceApi {
     }
     job = this.getJob(jobId);
     const said = await this.backendFor(job).cancel(job, grace);
-    const w = await this.wait(jobId, { timeoutMs: (grace + 5) * 1000 });
+    await this.wait(jobId, { timeoutMs: (grace + 5) * 1000, untracked: true });
     job = this.getJob(jobId);
+    const result = this.resultOf(job);
     // The wrapper died meanwhile: what the backend did about the command's group is worth saying, as for a lost job.
-    const leftover = w.job_state === "lost" && isLeftoverStop(said) ? said : undefined;
+    const leftover = job.state === "lost" && isLeftoverStop(said) ? said : undefined;
     return {
       job_id: jobId,
-      job_state: w.job_state,
+      job_state: job.state,
       cancel_requested: true,
       already_terminal: false,
-      ...(w.result ? { result: w.result } : {}),
+      ...(result ? { result } : {}),
       ...(leftover ? { leftover } : {}),
     };
   }
@@ -674,7 +737,7 @@ export class JobService implements JobServiceApi {
   }
 
   async onTerminal(jobId: string, signal: AbortSignal): Promise<JobState> {
-    const w = await this.wait(jobId, { timeoutMs: null, signal });
+    const w = await this.wait(jobId, { timeoutMs: null, signal, untracked: true });
     return w.job_state;
   }
 }

@@ -340,6 +340,25 @@ export class JobStore {
     });
   }
 
+  /** Adds one ended wait to the job's waited time (any state: a wait on a finished job counts too). */
+  addWaited(jobId: string, ms: number): void {
+    this.write(() => {
+      this.db
+        .query("UPDATE jobs SET waited_ms = waited_ms + ? WHERE job_id = ?")
+        .run(Math.max(0, Math.round(ms)), jobId);
+    });
+  }
+
+  /** How long the job has been waited on so far, in milliseconds (0 for an unknown job). */
+  waitedMs(jobId: string): number {
+    return this.read(() => {
+      const row = this.db.query("SELECT waited_ms FROM jobs WHERE job_id = ?").get(jobId) as {
+        waited_ms: number;
+      } | null;
+      return row?.waited_ms ?? 0;
+    });
+  }
+
   /** Persists cancel intent; returns false when the job is already terminal. */
   requestCancel(jobId: string, at: string): boolean {
     return this.write(() => {

@@ -27,12 +27,13 @@ export interface Tails {
   truncated: boolean;
 }
 
-/** Reads both tails sharing `maxReturnBytes`, cleaned and redacted. */
+/** Reads both tails: the last `maxLines` lines of each (when given), then both cut to share `maxReturnBytes`. */
 export async function readTails(
   backend: Backend,
   job: Job,
   maxReturnBytes: number,
   redactor: Redactor,
+  maxLines?: number,
 ): Promise<Tails> {
   // Read past the budget so redaction and cleaning see whole secrets and lines before the final cut.
   const readBytes = maxReturnBytes + REDACTION_MARGIN_BYTES;
@@ -45,13 +46,21 @@ export async function readTails(
     const edges = { startsMidStream: t.bytes.length < t.totalBytes };
     return redactor.redact(cleanText(redactor.redact(decodeUtf8(t.bytes), edges)), edges);
   };
-  const outText = clean(out);
-  const errText = clean(err);
+  const lines = (text: string) => (maxLines === undefined ? text : lastLines(text, maxLines));
+  const outClean = clean(out);
+  const errClean = clean(err);
+  const outText = lines(outClean);
+  const errText = lines(errClean);
   const budget = splitBudget(utf8Length(outText), utf8Length(errText), maxReturnBytes);
   const o = tailText(outText, budget.stdoutBytes);
   const e = tailText(errText, budget.stderrBytes);
   const truncated =
-    o.truncated || e.truncated || out.bytes.length < out.totalBytes || err.bytes.length < err.totalBytes;
+    o.truncated ||
+    e.truncated ||
+    outText.length < outClean.length ||
+    errText.length < errClean.length ||
+    out.bytes.length < out.totalBytes ||
+    err.bytes.length < err.totalBytes;
   return { stdout_tail: o.text, stderr_tail: e.text, stdout: out, stderr: err, truncated };
 }
 
@@ -60,9 +69,10 @@ export async function buildResult(
   job: Job,
   d: TerminalDecision,
   maxReturnBytes: number,
+  maxLines?: number,
 ): Promise<BuiltResult> {
   const redactor = new Redactor(Object.values(await backend.secretValues(job)));
-  const tails = await readTails(backend, job, maxReturnBytes, redactor);
+  const tails = await readTails(backend, job, maxReturnBytes, redactor, maxLines);
   let artifacts: ArtifactEntry[] = [];
   if (job.spec.artifacts.length > 0) {
     try {
@@ -153,9 +163,23 @@ export function launchFailedResult(job: Job, message: string, suggestion: string
     descendants_alive: false,
     digest: [message],
     artifacts: [],
-    parsed_results: null,
+    parsed_results: {},
     error: { stage: "launch_failed", reason: "launch_failed", retryable: true, suggestion, detail: message },
   });
+}
+
+/** The last `n` lines of `text` (a final newline does not count as an extra empty line). */
+function lastLines(text: string, n: number): string {
+  if (n <= 0 || text === "") return "";
+  const end = text.endsWith("\n") ? text.length - 1 : text.length;
+  let pos = end;
+  for (let count = 0; count < n; count++) {
+    if (pos <= 0) return text;
+    const newline = text.lastIndexOf("\n", pos - 1);
+    if (newline < 0) return text;
+    pos = newline;
+  }
+  return text.slice(pos + 1);
 }
 
 function redactArtifact(a: ArtifactEntry, r: Redactor): ArtifactEntry {

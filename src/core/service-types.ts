@@ -58,6 +58,7 @@ export interface JobStatus {
 export interface SubmitResponse {
   job_id: string;
   state: JobState;
+  backend: BackendName;
   idempotent_replay: boolean;
   /** A retry finished the launch its creating client abandoned (that client died before starting the wrapper). */
   launch_resumed?: true;
@@ -67,16 +68,14 @@ export interface SubmitResponse {
 export type WaitState = "complete" | "client_timeout";
 export type DeliveryState = "delivered" | "pending";
 
-export interface WaitResponse {
+/** The envelope of a wait-like answer: how the wait went, beside the result's own fields (PROTOCOL.md). */
+export interface WaitEnvelope {
   job_id: string;
   job_state: JobState;
   wait_state: WaitState;
   delivery_state: DeliveryState;
-  /** Present when the job is terminal: the stored snapshot, replayed byte-identically. */
-  result?: JobResult;
-  /** Present when pending: tails so far. */
-  stdout_tail?: string;
-  stderr_tail?: string;
+  /** How long this job has been waited on, across every wait that ended so far (stored). */
+  waited_seconds: number;
   status_message?: string;
   /** Set when the wait ended because the job's host cannot be reached (the job keeps its state). */
   host_unreachable?: string;
@@ -84,12 +83,59 @@ export interface WaitResponse {
   next_command?: string;
 }
 
-export interface RunResponse extends WaitResponse {
+/**
+ * The result fields known while a job is still active: who and where, and (when its host answers) the tails so far;
+ * the others are absent until it ends.
+ */
+export type PendingResultFields = Partial<Omit<JobResult, "state">> &
+  Pick<JobResult, "name" | "backend" | "host" | "created_at" | "started_at"> & { state: JobState };
+
+/**
+ * A wait-like answer, flat: the terminal result's fields at the top level (the stored snapshot, replayed
+ * byte-identically) with the envelope beside them; while pending, the result fields known so far.
+ */
+export type WaitResponse = WaitEnvelope &
+  (
+    | ({ delivery_state: "delivered"; wait_state: "complete" } & JobResult)
+    | ({ delivery_state: "pending"; wait_state: "client_timeout" } & PendingResultFields)
+  );
+
+/** The wait answer of a finished job, whose fields are the whole terminal result. */
+export type DeliveredWait = Extract<WaitResponse, { delivery_state: "delivered" }>;
+
+export function isDelivered(w: WaitResponse): w is DeliveredWait {
+  return w.delivery_state === "delivered";
+}
+
+/** The fields a wait-like answer (wait, run, run_job) adds beside the result's; snapshot.sha256 covers none of them. */
+export const ENVELOPE_FIELDS = [
+  "job_state",
+  "wait_state",
+  "delivery_state",
+  "waited_seconds",
+  "status_message",
+  "host_unreachable",
+  "next_action",
+  "next_command",
+  "delivery",
+  "detach_reason",
+  "idempotent_replay",
+  "launch_resumed",
+] as const;
+
+/** The terminal result inside a delivered answer: its fields without the envelope. */
+export function terminalResult(w: DeliveredWait): JobResult {
+  const out: Record<string, unknown> = { ...w };
+  for (const key of ENVELOPE_FIELDS) delete out[key];
+  return out as unknown as JobResult;
+}
+
+export type RunResponse = WaitResponse & {
   delivery: "inline" | "detached";
   detach_reason?: "inline_timeout" | "queued";
   idempotent_replay: boolean;
   launch_resumed?: true;
-}
+};
 
 export interface CompletionItem {
   completion_id: string;
@@ -174,6 +220,8 @@ export type ProgressFn = (message: string) => void;
 
 export interface WaitOptions {
   timeoutMs: number | null;
+  /** An internal wait (a watcher, cancel's own wait): not counted in waited_seconds. */
+  untracked?: boolean;
   signal?: AbortSignal;
   onProgress?: ProgressFn;
   progressIntervalMs?: number;

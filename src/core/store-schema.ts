@@ -63,6 +63,8 @@ export const MIGRATIONS: string[] = [
    );`,
   // 4: the process that reserved (or last claimed) a job's launch, so a retry can tell an abandoned launch.
   "ALTER TABLE jobs ADD COLUMN launcher_json TEXT;",
+  // 5: how long a job has been waited on, summed over every wait that ended (the wait answer's waited_seconds).
+  "ALTER TABLE jobs ADD COLUMN waited_ms INTEGER NOT NULL DEFAULT 0;",
 ];
 
 /** The schema version a fresh or migrated database ends at (PRAGMA user_version). */

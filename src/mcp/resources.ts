@@ -7,7 +7,7 @@ import {
 } from "@modelcontextprotocol/server";
 import { AwaitlessError } from "../core/errors.ts";
 import { isTerminal } from "../core/job.ts";
-import type { JobServiceApi } from "../core/service-types.ts";
+import { isDelivered, type JobServiceApi, terminalResult } from "../core/service-types.ts";
 import type { McpConfig } from "./config.ts";
 import type { JobWatch } from "./job-watch.ts";
 import { jobIdFromUri, MAX_SUBSCRIPTIONS_PER_SESSION } from "./job-watch.ts";
@@ -20,8 +20,8 @@ export async function readJobResource(service: JobServiceApi, config: McpConfig,
     const status = await service.status(jobId);
     const body: Record<string, unknown> = { job: status };
     if (isTerminal(status.state)) {
-      const done = await service.wait(jobId, { timeoutMs: 0 });
-      if (done.result) body.result = done.result;
+      const done = await service.wait(jobId, { timeoutMs: 0, untracked: true });
+      if (isDelivered(done)) body.result = terminalResult(done);
     } else {
       const logs = await service.logs({
         job_id: jobId,

@@ -2,7 +2,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { AwaitlessError } from "../core/errors.ts";
 import type { JobResult, JobState } from "../core/job.ts";
-import type { WaitResponse } from "../core/service-types.ts";
+import { isDelivered, type WaitResponse } from "../core/service-types.ts";
 
 export const JOB_URI_PREFIX = "awaitless://jobs/";
 export const jobUri = (jobId: string): string => `${JOB_URI_PREFIX}${jobId}`;
@@ -83,10 +83,14 @@ export function mcpWait<T extends WaitResponse>(resp: T, quietSeconds?: number):
       : nextWaitAction(out.job_id, out.job_state, quietSeconds);
     // A held call may end many times before the job does: each pending answer carries only a short tail, so
     // repeated waits do not re-send the whole budget (get_job_logs reads the whole log).
-    if (out.stdout_tail !== undefined)
-      out.stdout_tail = boundedTail(out.stdout_tail, PENDING_TAIL_LINES, PENDING_TAIL_BYTES);
-    if (out.stderr_tail !== undefined)
-      out.stderr_tail = boundedTail(out.stderr_tail, PENDING_TAIL_LINES, PENDING_TAIL_BYTES);
+    for (const key of ["stdout_tail", "stderr_tail"] as const) {
+      const tail = out[key];
+      if (tail === undefined) continue;
+      const bounded = boundedTail(tail, PENDING_TAIL_LINES, PENDING_TAIL_BYTES);
+      if (bounded === tail.replace(/\n+$/, "")) continue; // nothing cut: the tail stays as read
+      out[key] = bounded;
+      out.truncated = true;
+    }
   } else delete out.next_action;
   return out;
 }
@@ -119,7 +123,7 @@ export function describeResult(result: JobResult): string {
 }
 
 export function describeWait(resp: WaitResponse): string {
-  if (resp.result) return describeResult(resp.result);
+  if (isDelivered(resp)) return describeResult(resp);
   const status = resp.status_message ? ` (${resp.status_message})` : "";
   const why = resp.host_unreachable
     ? "the wait ended because its host cannot be reached"
@@ -128,8 +132,9 @@ export function describeWait(resp: WaitResponse): string {
   return `Job ${resp.job_id} is ${resp.job_state}${status}; ${why}.\n${resp.next_action ?? ""}`;
 }
 
-export function isFailure(result: JobResult | undefined): boolean {
-  return result !== undefined && result.state !== "succeeded";
+/** A finished job that did not succeed (the tool result is an error result); a pending answer is not. */
+export function isFailure(resp: WaitResponse): boolean {
+  return isDelivered(resp) && resp.state !== "succeeded";
 }
 
 export function formatSeconds(seconds: number): string {

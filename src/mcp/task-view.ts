@@ -69,7 +69,7 @@ export function finalToolResult(resp: WaitResponse) {
   const out = mcpWait(resp);
   return toolResult(out, describeWait(out), {
     jobId: out.job_id,
-    isError: isFailure(out.result),
+    isError: isFailure(out),
   });
 }
 

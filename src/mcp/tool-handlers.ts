@@ -3,7 +3,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import type * as v from "valibot";
 import { isTerminal } from "../core/job.ts";
-import type { JobServiceApi, LaunchRequest } from "../core/service-types.ts";
+import { isDelivered, type JobServiceApi, type LaunchRequest } from "../core/service-types.ts";
 import type { McpConfig } from "./config.ts";
 import { assertLaunchable } from "./guards.ts";
 import { type HoldContext, holdTimeoutMs, holdWithProgress, statusSentence } from "./hold.ts";
@@ -70,7 +70,8 @@ async function launchGuards(_env: ToolEnv, req: LaunchRequest): Promise<void> {
 export function markShellForm(result: CallToolResult, args: unknown): CallToolResult {
   const command = (args as { command?: unknown } | undefined)?.command;
   const structured = result.structuredContent as Record<string, unknown> | undefined;
-  if (typeof command !== "string" || structured === undefined || "error" in structured) return result;
+  // Only a launch's answer (it names its job); a refusal is `{error}` alone.
+  if (typeof command !== "string" || typeof structured?.job_id !== "string") return result;
   result.structuredContent = { ...structured, command_form: "shell" };
   return result;
 }
@@ -112,7 +113,7 @@ export async function runTool(env: ToolEnv, args: RunArgs, ctx: CallCtx): Promis
       },
     );
   }
-  return toolResult(out, describeWait(out), { jobId: out.job_id, isError: isFailure(out.result) });
+  return toolResult(out, describeWait(out), { jobId: out.job_id, isError: isFailure(out) });
 }
 
 export async function submitTool(
@@ -174,7 +175,7 @@ async function waitFor(
     (hooks) => env.service.wait(jobId, { timeoutMs, ...hooks }),
   );
   env.watch.watch(jobId);
-  if (finalShape || resp.result) return finalToolResult(resp);
+  if (finalShape || isDelivered(resp)) return finalToolResult(resp);
   const out = mcpWait(resp, resp.host_unreachable ? undefined : await quietSecondsOf(env, jobId));
   return toolResult(out, describeWait(out), { jobId });
 }

@@ -48,9 +48,9 @@ describe.skipIf(!up)("Slurm backend on the test cluster", () => {
     expect(["queued", "starting", "running", "succeeded"]).toContain(rig.service.getJob(id).state);
     const w = await waitDone(id);
     expect(w.job_state).toBe("succeeded");
-    expect(w.result?.exit_code).toBe(0);
-    expect(w.result?.stdout_tail).toContain("hello from slurm");
-    expect(w.result?.stderr_tail).toContain("to-stderr");
+    expect(w.exit_code).toBe(0);
+    expect(w.stdout_tail).toContain("hello from slurm");
+    expect(w.stderr_tail).toContain("to-stderr");
     const history = rig.service.store.history(id).map((h) => h.to_state);
     expect(history[0]).toBe("queued");
     expect(history.at(-1)).toBe("succeeded");
@@ -69,18 +69,18 @@ describe.skipIf(!up)("Slurm backend on the test cluster", () => {
     const big = await submit(["sh", "-c", "exit 200"], { slurm_options: { mem: "32M" } });
     const a = await waitDone(seven);
     expect(a.job_state).toBe("failed");
-    expect(a.result?.exit_code).toBe(7);
-    expect(a.result?.reason).toBe("nonzero_exit");
+    expect(a.exit_code).toBe(7);
+    expect(a.reason).toBe("nonzero_exit");
     const b = await waitDone(big);
-    expect(b.result?.exit_code).toBe(200);
+    expect(b.exit_code).toBe(200);
   }, 30_000);
 
   test("signal death → failed, signal KILL, exit 137", async () => {
     const id = await submit(["sh", "-c", "kill -KILL $$"], { slurm_options: { mem: "32M" } });
     const w = await waitDone(id);
     expect(w.job_state).toBe("failed");
-    expect(w.result?.signal).toBe("KILL");
-    expect(w.result?.exit_code).toBe(137);
+    expect(w.signal).toBe("KILL");
+    expect(w.exit_code).toBe(137);
   }, 30_000);
 
   test("held job shows its pending reason; cancel while pending never starts it; cancel while running", async () => {
@@ -133,7 +133,7 @@ describe.skipIf(!up)("Slurm backend on the test cluster", () => {
     expect((job.backend_id as { adopted?: boolean }).adopted).toBe(true);
     const w = await waitDone(id);
     expect(w.job_state).toBe("succeeded");
-    expect(w.result?.stdout_tail).toContain("adopted");
+    expect(w.stdout_tail).toContain("adopted");
     expect(rig.runner.count("sbatch")).toBe(before + 1);
     const tagged = await until(
       "the tagged job in sacct",
@@ -173,7 +173,7 @@ describe.skipIf(!up)("Slurm backend on the test cluster", () => {
   test("time limit (--time=1) → timed_out with reason time_limit", async () => {
     const w = await waitDone(timeoutJob, 150_000);
     expect(w.job_state).toBe("timed_out");
-    expect(w.result?.reason).toBe("time_limit");
+    expect(w.reason).toBe("time_limit");
     expect((await sacctState(slurmId(rig.service.getJob(timeoutJob)))).startsWith("TIMEOUT")).toBe(true);
   }, 160_000);
 });

@@ -109,8 +109,8 @@ describe.skipIf(!up)("cancel on the test cluster", () => {
     rig.runner.blocked.delete("scancel");
     const w = await rig.service.wait(job.id, { timeoutMs: 60_000 });
     expect(w.job_state).toBe("cancelled");
-    expect(w.result?.exit_code).toBeNull();
-    expect(w.result?.signal).toBeNull();
+    expect(w.exit_code).toBeNull();
+    expect(w.signal).toBeNull();
     expect(existsSync(join(rig.root, "ran"))).toBe(false);
     expect(existsSync(join(job.dir, "started"))).toBe(false);
   }, 120_000);

@@ -41,9 +41,9 @@ describe.skipIf(!up)("Slurm through the binary", () => {
     await Bun.write(marker, "");
     const w = await s.runAsync(["wait", "--json", id]);
     expect(w.json.job_state).toBe("failed");
-    expect(w.json.result.exit_code).toBe(3);
-    expect(w.json.result.stdout_tail).toContain("finished");
-    expect(w.json.result.backend).toBe("slurm");
+    expect(w.json.exit_code).toBe(3);
+    expect(w.json.stdout_tail).toContain("finished");
+    expect(w.json.backend).toBe("slurm");
   }, 120_000);
 
   test("a client killed after reservation: the retry with the same key submits it once", async () => {
@@ -78,7 +78,7 @@ describe.skipIf(!up)("Slurm through the binary", () => {
     const again = await s.runAsync(args);
     expect(again.json).not.toHaveProperty("launch_resumed");
     const w = await s.runAsync(["wait", "--json", retry.json.job_id]);
-    expect(w.json.result.state).toBe("succeeded");
+    expect(w.json.state).toBe("succeeded");
     expect(await Bun.file(marker).text()).toBe("x\n");
   }, 120_000);
 
@@ -92,9 +92,9 @@ describe.skipIf(!up)("Slurm through the binary", () => {
     submitted.push(slurmJobId);
     expect(slurmJobId).toMatch(/^\d+$/);
     const w = await s.runAsync(["wait", "--json", id]);
-    expect(w.json.result.backend).toBe("slurm");
-    expect(w.json.result.host).toBe("localhost");
-    expect(w.json.result.stdout_tail).toContain("on-slurm");
+    expect(w.json.backend).toBe("slurm");
+    expect(w.json.host).toBe("localhost");
+    expect(w.json.stdout_tail).toContain("on-slurm");
     // doctor checks the cluster through Slurm's clients on this machine, not over SSH
     const doc = await s.runAsync(["doctor", "--json", "--host", "localhost"]);
     const mine = doc.json.checks.filter((c: { check: string }) => c.check.startsWith("localhost: "));

@@ -40,7 +40,7 @@ async function check(sb: Sandbox, host: string, submitted: string[]): Promise<vo
   ]);
   const id = String(sub.json.job_id);
   submitted.push(String((await cli(["status", "--json", id])).json.backend_id.slurm_job_id));
-  expect((await cli(["wait", "--json", id])).json.result.state).toBe("succeeded");
+  expect((await cli(["wait", "--json", id])).json.state).toBe("succeeded");
   const grep = await cli(["logs", id, "--stream", "stdout", "--grep", "line 000001 |ERROR", "--json"]);
   expect(grep.json.stdout_bytes).toBeGreaterThan(1 << 20);
   expect(grep.json.stdout).toBe(`${FIRST}8000:line 008000 ERROR in the middle\n`);

@@ -14,7 +14,11 @@ const up = await slurmUp("Slurm MCP e2e");
 interface RunJobResult {
   job_id: string;
   job_state: string;
-  result: { state: string; exit_code: number; backend: string; stdout_tail: string; host: string };
+  state: string;
+  exit_code: number;
+  backend: string;
+  stdout_tail: string;
+  host: string;
 }
 
 describe.skipIf(!up)("MCP run_job on Slurm through the ext-tasks requester", () => {
@@ -70,9 +74,9 @@ describe.skipIf(!up)("MCP run_job on Slurm through the ext-tasks requester", () 
     const body = structured<RunJobResult>(final);
     expect(body.job_id).toBe(taskId);
     expect(body.job_state).toBe("succeeded");
-    expect(body.result.exit_code).toBe(0);
-    expect(body.result.backend).toBe("slurm");
-    expect(body.result.stdout_tail).toContain("slurm-task-42");
+    expect(body.exit_code).toBe(0);
+    expect(body.backend).toBe("slurm");
+    expect(body.stdout_tail).toContain("slurm-task-42");
 
     // sacct agrees with what the task reported
     const sacct = await run(["sacct", "-X", "-n", "-P", "-o", "State,ExitCode", "-j", slurmJobId]);

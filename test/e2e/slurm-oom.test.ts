@@ -60,18 +60,18 @@ describe.skipIf(!up || notEnforced !== undefined)("out-of-memory on the test clu
     ]);
 
     expect(a.job_state).toBe("failed");
-    expect(a.result?.reason).toBe("out_of_memory");
-    expect(a.result?.signal).toBe("KILL");
-    expect(a.result?.exit_code).toBe(137);
-    expect(a.result?.error?.suggestion).toContain("Slurm mem option");
+    expect(a.reason).toBe("out_of_memory");
+    expect(a.signal).toBe("KILL");
+    expect(a.exit_code).toBe(137);
+    expect(a.error?.suggestion).toContain("Slurm mem option");
     expect((await sacctState(slurmId(rig.service.getJob(killed)))).startsWith("OUT_OF_MEMORY")).toBe(true);
 
     // the shell saw its child die and exited 0, but Slurm flags the job OUT_OF_MEMORY: Slurm's word wins
     expect(b.job_state).toBe("failed");
-    expect(b.result?.reason).toBe("out_of_memory");
-    expect(b.result?.exit_code).toBe(0);
-    expect(b.result?.stdout_tail).toContain("after-oom");
-    expect(b.result?.error?.detail).toContain("the command itself exited with code 0");
+    expect(b.reason).toBe("out_of_memory");
+    expect(b.exit_code).toBe(0);
+    expect(b.stdout_tail).toContain("after-oom");
+    expect(b.error?.detail).toContain("the command itself exited with code 0");
     expect((await sacctState(slurmId(rig.service.getJob(survived)))).startsWith("OUT_OF_MEMORY")).toBe(true);
   }, 90_000);
 });

@@ -55,7 +55,7 @@ describe.skipIf(!up)("Slurm state that survives the process", () => {
     rigs.push(b);
     const w = await b.service.wait(id, { timeoutMs: 30_000 });
     expect(w.job_state).toBe("succeeded");
-    expect(w.result?.stdout_tail).toContain("adopted-later");
+    expect(w.stdout_tail).toContain("adopted-later");
     const byName = b.runner.calls.filter(
       (c) => c.program === "squeue" && c.argv.some((x) => x.startsWith("--name")),
     );

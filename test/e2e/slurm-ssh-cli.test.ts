@@ -78,9 +78,9 @@ describe.skipIf(!up)("Slurm over SSH through the binary", () => {
     writeFileSync(marker, "");
     const r = await w.sb.runAsync(["wait", "--json", id]);
     expect(r.json.job_state).toBe("failed");
-    expect(r.json.result.exit_code).toBe(3);
-    expect(r.json.result.stdout_tail).toContain(`finished as ${w.sshd.users.dash}`);
-    expect(r.json.result.backend).toBe("slurm");
-    expect(r.json.result.host).toBe(w.alias.dash);
+    expect(r.json.exit_code).toBe(3);
+    expect(r.json.stdout_tail).toContain(`finished as ${w.sshd.users.dash}`);
+    expect(r.json.backend).toBe("slurm");
+    expect(r.json.host).toBe(w.alias.dash);
   }, 120_000);
 });

@@ -53,19 +53,19 @@ describe.skipIf(!up)("Slurm over SSH as a non-root user", () => {
     const seven = await submit(["sh", "-c", "exit 7"]);
     const a = await waitDone(ok.jobId);
     expect(a.job_state).toBe("succeeded");
-    expect(a.result?.stdout_tail).toContain(`I am ${sshd.users.dash} in /home/${sshd.users.dash}`);
+    expect(a.stdout_tail).toContain(`I am ${sshd.users.dash} in /home/${sshd.users.dash}`);
     const b = await waitDone(seven.jobId);
     expect(b.job_state).toBe("failed");
-    expect(b.result?.exit_code).toBe(7);
-    expect(b.result?.reason).toBe("nonzero_exit");
+    expect(b.exit_code).toBe(7);
+    expect(b.reason).toBe("nonzero_exit");
   }, 60_000);
 
   test("signal death → failed, signal KILL, exit 137", async () => {
     const j = await submit(["sh", "-c", "kill -KILL $$"]);
     const w = await waitDone(j.jobId);
     expect(w.job_state).toBe("failed");
-    expect(w.result?.signal).toBe("KILL");
-    expect(w.result?.exit_code).toBe(137);
+    expect(w.signal).toBe("KILL");
+    expect(w.exit_code).toBe(137);
   }, 60_000);
 
   test("held job shows its pending reason; cancel while pending never starts it; cancel while running", async () => {
@@ -115,7 +115,7 @@ describe.skipIf(!up)("Slurm over SSH as a non-root user", () => {
     expect(j.slurmJobId).toMatch(/^\d+$/);
     const w = await waitDone(j.jobId);
     expect(w.job_state).toBe("succeeded");
-    expect(w.result?.stdout_tail).toContain("adopted over ssh");
+    expect(w.stdout_tail).toContain("adopted over ssh");
     expect(rig.runner.count("sbatch")).toBe(before + 1);
     // what the SSH user's own sacct says (not counted: the inner runner)
     const tagged = await until(

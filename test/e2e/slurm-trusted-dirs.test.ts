@@ -69,8 +69,8 @@ describe.skipIf(!up)("slurm_job_dir", () => {
     const marker = join(s.root, "tampered-wrapper-ran");
     writeFileSync(wrapper, fakeWrapper(marker));
     const r = await s.runAsync(["run", "--json", ...slurm, "--", "sh", "-c", "echo real; exit 3"]);
-    expect(r.json.result.exit_code).toBe(3);
-    expect(r.json.result.stdout_tail).toContain("real");
+    expect(r.json.exit_code).toBe(3);
+    expect(r.json.stdout_tail).toContain("real");
     expect(existsSync(marker)).toBe(false);
     expect(sha256Hex(readFileSync(wrapper))).toBe(WRAPPER_SHA256);
   }, 120_000);

@@ -154,15 +154,15 @@ describe.if(runE2e)("ssh connection", () => {
     const r = submit("enc", ["sh", "-c", "echo via-agent"], { SSH_AUTH_SOCK: agentSock });
     expect(r.code).toBe(0);
     const done = w.sb.run(["wait", "--json", r.json.job_id], { env: { SSH_AUTH_SOCK: agentSock } });
-    expect(done.json.result.stdout_tail).toBe("via-agent\n");
+    expect(done.json.stdout_tail).toBe("via-agent\n");
   });
 
   test("ProxyJump through a second sshd", () => {
     const r = submit("behind", ["sh", "-c", "echo behind-the-jump"]);
     expect(r.code).toBe(0);
     const done = w.sb.run(["wait", "--json", r.json.job_id]);
-    expect(done.json.result.state).toBe("succeeded");
-    expect(done.json.result.stdout_tail).toBe("behind-the-jump\n");
+    expect(done.json.state).toBe("succeeded");
+    expect(done.json.stdout_tail).toBe("behind-the-jump\n");
   });
 
   test("an unreachable host leaves the job's state alone and says so; the job keeps running", async () => {

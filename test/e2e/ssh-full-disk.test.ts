@@ -49,8 +49,8 @@ if (runE2e) {
         const run = w.sb.run(["run", "--json", ...host, "--", ...FILL]);
         expect(run.stderr).not.toContain("report this");
         expect(run.code).toBe(3);
-        expect(run.json.result.exit_code).toBe(7);
-        expect(run.json.result.digest[0]).toContain("was full while it ran");
+        expect(run.json.exit_code).toBe(7);
+        expect(run.json.digest[0]).toContain("was full while it ran");
         const id = run.json.job_id as string;
         const remoteJob = join(remote, "jobs", id);
         expect(existsSync(join(remoteJob, "exit"))).toBe(true);
@@ -77,7 +77,7 @@ if (runE2e) {
         expect(readdirSync(join(remote, "jobs"))).toEqual([]);
         const again = w.sb.run(["run", "--json", ...host, "--", "echo", "room again"]);
         expect(again.code).toBe(0);
-        expect(again.json.result.stdout_tail).toBe("room again\n");
+        expect(again.json.stdout_tail).toBe("room again\n");
       });
     });
   }

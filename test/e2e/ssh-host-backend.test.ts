@@ -27,9 +27,9 @@ describe.skipIf(!runE2e)("--host without --backend", () => {
     const id = w.sb.submit(["sh", "-c", "echo on-$(id -un)"], ["--host", host]);
     const r = w.sb.run(["wait", "--json", id]);
     expect(r.code).toBe(0);
-    expect(r.json.result.backend).toBe("ssh");
-    expect(r.json.result.host).toBe(host);
-    expect(r.json.result.stdout_tail).toBe(`on-${w.sshd.users.dash}\n`);
+    expect(r.json.backend).toBe("ssh");
+    expect(r.json.host).toBe(host);
+    expect(r.json.stdout_tail).toBe(`on-${w.sshd.users.dash}\n`);
     expect(w.sb.status(id).backend_id.remote_dir).toContain(`/.awaitless/jobs/${id}`);
   }, 30_000);
 
@@ -39,8 +39,8 @@ describe.skipIf(!runE2e)("--host without --backend", () => {
     try {
       const r = w.sb.run(["run", "--json", "--host", host, "--", "sh", "-c", "echo ran-remote"]);
       expect(r.code).toBe(0);
-      expect(r.json.result.backend).toBe("ssh");
-      expect(r.json.result.stdout_tail).toBe("ran-remote\n");
+      expect(r.json.backend).toBe("ssh");
+      expect(r.json.stdout_tail).toBe("ran-remote\n");
       const listed = w.sb.run(["list", "--json", "--host", host]).json.jobs;
       expect(listed.map((j: { job_id: string }) => j.job_id)).toContain(r.json.job_id);
       expect(
@@ -48,7 +48,7 @@ describe.skipIf(!runE2e)("--host without --backend", () => {
       ).toBe(true);
       // without --host, the default backend still runs jobs here
       const here = w.sb.run(["run", "--json", "--", "true"]);
-      expect(here.json.result.backend).toBe("local");
+      expect(here.json.backend).toBe("local");
     } finally {
       w.sb.writeConfig("");
     }
@@ -63,9 +63,7 @@ describe.skipIf(!runE2e)("--host without --backend", () => {
         arguments: { command: ["sh", "-c", "echo via-mcp"], host, client_request_id: "mcp-host-1" },
       });
       expect(ran.isError).toBeFalsy();
-      const body = structured<{
-        result: { backend: string; host: string; stdout_tail: string; state: string };
-      }>(ran).result;
+      const body = structured<{ backend: string; host: string; stdout_tail: string; state: string }>(ran);
       expect(body.state).toBe("succeeded");
       expect(body.backend).toBe("ssh");
       expect(body.host).toBe(host);

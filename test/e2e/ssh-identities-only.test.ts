@@ -100,8 +100,8 @@ describe.if(runE2e)("IdentitiesOnly yes (ssh2 transport)", () => {
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     const done = sb.run(["wait", "--json", r.json.job_id], { env: env() });
-    expect(done.json.result.state).toBe("succeeded");
-    expect(done.json.result.stdout_tail).toBe("identities-only\n");
+    expect(done.json.state).toBe("succeeded");
+    expect(done.json.stdout_tail).toBe("identities-only\n");
   });
 
   test("with IdentitiesOnly no every agent key is offered, and the wrong one first uses up MaxAuthTries", async () => {
@@ -119,7 +119,7 @@ describe.if(runE2e)("IdentitiesOnly yes (ssh2 transport)", () => {
     const r = submit("only-nopub", ["sh", "-c", "echo no-pub"]);
     expect(r.code).toBe(0);
     const done = sb.run(["wait", "--json", r.json.job_id], { env: env() });
-    expect(done.json.result.stdout_tail).toBe("no-pub\n");
+    expect(done.json.stdout_tail).toBe("no-pub\n");
   });
 
   test("an IdentityFile the agent does not hold: no agent key is offered, and the error says why", () => {

@@ -47,7 +47,7 @@ describe.skipIf(!runE2e)("retry after the creating client died, over SSH", () =>
       "-c",
       `cat ./${name}-${tag} 2>/dev/null`,
     ]);
-    return r.json.result.stdout_tail as string;
+    return r.json.stdout_tail as string;
   };
 
   test("killed after reservation: the retry launches it once; a further retry starts nothing", () => {
@@ -59,8 +59,8 @@ describe.skipIf(!runE2e)("retry after the creating client died, over SSH", () =>
     expect(retry.json.launch_resumed).toBe(true);
     const id = retry.json.job_id;
     const done = w.sb.run(["wait", "--json", id]);
-    expect(done.json.result.state).toBe("succeeded");
-    expect(done.json.result.backend).toBe("ssh");
+    expect(done.json.state).toBe("succeeded");
+    expect(done.json.backend).toBe("ssh");
     const again = w.sb.run(keyed("resume", "resume"));
     expect(again.json.job_id).toBe(id);
     expect(again.json).not.toHaveProperty("launch_resumed");
@@ -72,7 +72,7 @@ describe.skipIf(!runE2e)("retry after the creating client died, over SSH", () =>
     expect(crashed.code).toBe(98);
     const retry = w.sb.run(keyed("after", "after"));
     expect(retry.json).not.toHaveProperty("launch_resumed");
-    expect(w.sb.run(["wait", "--json", retry.json.job_id]).json.result.state).toBe("succeeded");
+    expect(w.sb.run(["wait", "--json", retry.json.job_id]).json.state).toBe("succeeded");
     expect(executions("after")).toBe("x\n");
   }, 60_000);
 

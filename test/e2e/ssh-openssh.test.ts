@@ -139,7 +139,7 @@ describe.if(runE2e)("ssh transport = openssh", () => {
     expect(r.code).toBe(0);
     const done = w.sb.run(["wait", "--json", r.json.job_id]);
     expect(done.code).toBe(0);
-    const res = done.json.result;
+    const res = done.json;
     expect(res.state).toBe("succeeded");
     expect(res.stdout_tail).toBe("it's a 'quoted' $arg\n");
     expect(res.artifacts[0].sha256).toBe(
@@ -155,7 +155,7 @@ describe.if(runE2e)("ssh transport = openssh", () => {
     expect(r.code).toBe(0);
     expect(masterPid("ossh-auto", ourControlPath())).toBeGreaterThan(0);
     const done = w.sb.run(["wait", "--json", r.json.job_id]);
-    expect(done.json.result.stdout_tail).toBe("auto\n");
+    expect(done.json.stdout_tail).toBe("auto\n");
     expect(w.sb.run(["status", "--json", r.json.job_id]).json.state).toBe("succeeded");
     expect((await settledLogins()) - before).toBe(1);
   }, 30_000);
@@ -198,7 +198,7 @@ describe.if(runE2e)("ssh transport = openssh", () => {
     ]);
     expect(stderr).toBe("");
     expect(code).toBe(0);
-    expect(JSON.parse(stdout).result.stdout_tail).toBe("after-master\n");
+    expect(JSON.parse(stdout).stdout_tail).toBe("after-master\n");
     const second = masterPid("ossh-auto", ourControlPath());
     expect(second).toBeGreaterThan(0);
     expect(second).not.toBe(first);

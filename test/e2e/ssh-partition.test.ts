@@ -95,7 +95,7 @@ describe.if(runE2e)("ssh partition", () => {
       const [stdout, stderr, code] = await out;
       expect(stderr).toBe("");
       expect(code).toBe(0);
-      const res = JSON.parse(stdout).result;
+      const res = JSON.parse(stdout);
       expect(res.state).toBe("succeeded");
       expect(res.stdout_tail).toBe("partition-survived\n");
       const final = sb.run(["status", "--json", id]);

@@ -186,7 +186,7 @@ describe.each(runE2e ? CASES : [])("ssh queues: $title", (c) => {
         expect(admitted[i]!.at).toBeGreaterThanOrEqual(admitted[i - 1]!.at);
       for (const id of ids) {
         const r = await cli(["wait", "--json", "--timeout", "30s", id]);
-        expect(r.json.result.state).toBe("succeeded");
+        expect(r.json.state).toBe("succeeded");
       }
     }, 120_000);
   }
@@ -235,12 +235,12 @@ describe.each(runE2e ? CASES : [])("ssh queues: $title", (c) => {
     // out of line at once: no waiting entry names the job any more
     const waiting = readdirSync(join(root, "queues", "waiting"));
     expect(waiting.filter((n) => n.endsWith(`.${cancelled}`))).toEqual([]);
-    const result = (await cli(["wait", "--json", cancelled])).json.result;
+    const result = (await cli(["wait", "--json", cancelled])).json;
     expect(result).toMatchObject({ state: "cancelled", exit_code: null, started_at: null });
     await Bun.write(gate, "");
-    const thirdResult = (await cli(["wait", "--json", "--timeout", "30s", third])).json.result;
+    const thirdResult = (await cli(["wait", "--json", "--timeout", "30s", third])).json;
     expect(thirdResult.stdout_tail).toBe("third\n");
-    expect((await cli(["wait", "--json", "--timeout", "30s", first])).json.result.state).toBe("succeeded");
+    expect((await cli(["wait", "--json", "--timeout", "30s", first])).json.state).toBe("succeeded");
     expect(existsSync(join(root, "ran-cancelled"))).toBe(false);
   }, 60_000);
 
@@ -260,7 +260,7 @@ describe.each(runE2e ? CASES : [])("ssh queues: $title", (c) => {
       "the wrapper and command to be gone",
       () => !pidAlive(wrapperPid) && groupMembers(pgid).length === 0,
     );
-    const nextResult = (await cli(["wait", "--json", "--timeout", "30s", next])).json.result;
+    const nextResult = (await cli(["wait", "--json", "--timeout", "30s", next])).json;
     expect(nextResult.stdout_tail).toBe("next\n");
     expect(await state(victim)).toBe("lost");
     const listed = (await cli(["queue", "list", "--json", "--host", host()])).json.queues.find(

@@ -38,7 +38,7 @@ describe.each(runE2e ? (["dash"] as const) : [])("an SSH job as the %s user", (k
       const r = await w.sb.runAsync(["run", "--json", ...flags, "--", "sh", "-c", script], {
         env: { AWL_S: SECRET },
       });
-      expect(r.json.result.state).toBe("succeeded");
+      expect(r.json.state).toBe("succeeded");
       const id = r.json.job_id;
       const outputs = [r.stdout];
       for (const args of [[], ["--lines", "1:3"], ["--grep", "0000"], ["--json"], ["--tail", "3"]]) {

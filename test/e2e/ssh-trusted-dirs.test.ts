@@ -105,7 +105,7 @@ describe.each(runE2e ? (["dash", "busybox"] as const) : [])("remote_job_dir as t
     useRoot(mine);
     const r = w.sb.run(["run", "--json", ...host(), "--", "sh", "-c", "echo ok"]);
     expect(r.code).toBe(0);
-    expect(r.json.result.stdout_tail).toBe("ok\n");
+    expect(r.json.stdout_tail).toBe("ok\n");
     expect(readdirSync(join(mine, "jobs"))).toEqual([r.json.job_id]);
   }, 30_000);
 
@@ -120,8 +120,8 @@ describe.each(runE2e ? (["dash", "busybox"] as const) : [])("remote_job_dir as t
     const marker = join(root, "tampered-wrapper-ran");
     writeFileSync(wrapper, fakeWrapper(marker)); // same name, same owner and mode, other content
     const r = w.sb.run(["run", "--json", ...host(), "--", "sh", "-c", "echo real; exit 3"]);
-    expect(r.json.result.exit_code).toBe(3);
-    expect(r.json.result.stdout_tail).toBe("real\n");
+    expect(r.json.exit_code).toBe(3);
+    expect(r.json.stdout_tail).toBe("real\n");
     expect(existsSync(marker)).toBe(false);
     expect(sha256Hex(readFileSync(wrapper))).toBe(WRAPPER_SHA256);
   }, 30_000);

@@ -23,7 +23,7 @@ function receivedHex(word: string): string {
     `run --json -- sh -c 'printf %s "$1" | od -An -tx1 | tr -s " \\n" "  "' sh "$(printf '${word}')"`,
   );
   expect(r.code).toBe(0);
-  return (JSON.parse(r.stdout).result.stdout_tail as string).trim();
+  return (JSON.parse(r.stdout).stdout_tail as string).trim();
 }
 
 const onLinux = existsSync("/proc/self/cmdline");
@@ -61,7 +61,7 @@ describe("argument bytes", () => {
   test("the documented bytes of printf inside the job pass through unchanged", () => {
     const r = viaShell(`run --json -- sh -c 'exec printf "\\377" | od -An -tx1'`);
     expect(r.code).toBe(0);
-    expect((JSON.parse(r.stdout).result.stdout_tail as string).trim()).toBe("ff");
+    expect((JSON.parse(r.stdout).stdout_tail as string).trim()).toBe("ff");
   });
 
   test("an inherited variable that is not valid UTF-8 arrives with each bad sequence as U+FFFD (documented)", () => {
@@ -75,7 +75,7 @@ describe("argument bytes", () => {
       { cwd: sb.work, env: sb.env },
     );
     expect(p.exitCode).toBe(0);
-    const hex = (JSON.parse(p.stdout.toString()).result.stdout_tail as string).trim();
+    const hex = (JSON.parse(p.stdout.toString()).stdout_tail as string).trim();
     expect(hex).toBe(
       Buffer.from(new TextDecoder().decode(Buffer.from([0x61, 0xff, 0x62, 0xed, 0xa0, 0x80])))
         .toString("hex")

@@ -84,7 +84,7 @@ describe("beside an Awaitless 0.8 store", () => {
       /^notice: an Awaitless 0\.8 store is in .*; bring its jobs here with: awaitless import\n$/,
     );
     const id = sb.submit(["sh", "-c", "echo ours"]);
-    expect(sb.run(["wait", id, "--json"]).json.result.stdout_tail).toBe("ours\n");
+    expect(sb.run(["wait", id, "--json"]).json.stdout_tail).toBe("ours\n");
     const again = sb.run(["status", id, "--json"]);
     expect(again.stderr).toBe("");
     expect(existsSync(join(sb.dataDir, "store.db"))).toBe(true);
@@ -123,12 +123,12 @@ describe("awaitless import", () => {
     expect(r.stderr).toBe(""); // no offer on the import itself
     const gone = sb.run(["wait", RUNNING, "--json"]);
     expect(gone.code).toBe(6);
-    expect(gone.json.result).toMatchObject({ state: "lost", reason: "runner_gone" });
+    expect(gone.json).toMatchObject({ state: "lost", reason: "runner_gone" });
 
     const fail = sb.run(["wait", FAIL3, "--json"]);
     expect(fail.code).toBe(3);
     const row = fixtureRow(FAIL3);
-    expect(fail.json.result).toMatchObject({
+    expect(fail.json).toMatchObject({
       state: "failed",
       exit_code: 3,
       created_at: row.created_at,
@@ -137,14 +137,14 @@ describe("awaitless import", () => {
       stdout_tail: "about to fail\n",
       name: "fail3",
     });
-    const ok = sb.run(["wait", OK, "--json"]).json.result;
+    const ok = sb.run(["wait", OK, "--json"]).json;
     expect(ok).toMatchObject({
       state: "succeeded",
       exit_code: 0,
       stdout_tail: "hello from 0.8\n",
       stderr_tail: "warn\n",
     });
-    const art = sb.run(["wait", ART, "--json"]).json.result;
+    const art = sb.run(["wait", ART, "--json"]).json;
     expect(art.parsed_results).toEqual({ correctness: true, latency_us: 24.7 });
     expect(art.artifacts[0]).toMatchObject({ path: "result.json", exists: true, size_bytes: 41 });
     expect(art.artifacts[0].sha256).toMatch(/^[0-9a-f]{64}$/);
@@ -273,7 +273,7 @@ describe("awaitless import", () => {
     killQuietly(cmd.pid);
     const w = await waiting;
     expect(w.code).toBe(0);
-    expect(w.json.result).toMatchObject({
+    expect(w.json).toMatchObject({
       state: "succeeded",
       exit_code: 0,
       finished_at: finished,
@@ -316,7 +316,7 @@ describe("our store at the old file name (awaitless.db, before this release)", (
     const { sb, id } = oldNameStore();
     const r = sb.run(["wait", id, "--json"]);
     expect(r.code).toBe(0);
-    expect(r.json.result.stdout_tail).toBe("from-before\n");
+    expect(r.json.stdout_tail).toBe("from-before\n");
     expect(r.stderr).toBe("");
     expect(existsSync(join(sb.dataDir, "awaitless.db"))).toBe(false);
     expect(existsSync(join(sb.dataDir, "store.db"))).toBe(true);

@@ -71,7 +71,7 @@ describe("idempotent creation", () => {
     expect(retry.json.job_id).toBe(id);
     expect(retry.json.idempotent_replay).toBe(true);
     expect(retry.json.launch_resumed).toBe(true);
-    expect(sb.run(["wait", "--json", id]).json.result.state).toBe("succeeded");
+    expect(sb.run(["wait", "--json", id]).json.state).toBe("succeeded");
     expect(readFileSync(marker, "utf8")).toBe("x\n");
 
     // once launched, a further retry is a plain replay: nothing runs again
@@ -128,7 +128,7 @@ describe("idempotent creation", () => {
     const retry = sb.run(args);
     expect(retry.json.job_id).toBe(id);
     expect(retry.json).not.toHaveProperty("launch_resumed");
-    expect(sb.run(["wait", "--json", id]).json.result.state).toBe("succeeded");
+    expect(sb.run(["wait", "--json", id]).json.state).toBe("succeeded");
     expect(readFileSync(marker, "utf8")).toBe("x\n");
   });
 
@@ -175,9 +175,9 @@ describe("idempotent creation", () => {
       });
       const id = own.run(["list", "--json"]).json.jobs[0].job_id;
       const w = own.run(["wait", "--json", id]);
-      expect(w.json.result.state).toBe("lost");
-      expect(w.json.result.reason).toBe("launch_interrupted");
-      expect(w.json.result.error.suggestion).toContain("never ran");
+      expect(w.json.state).toBe("lost");
+      expect(w.json.reason).toBe("launch_interrupted");
+      expect(w.json.error.suggestion).toContain("never ran");
       // lost is final: a retry with the same key hands back the lost job and starts nothing
       const retry = own.run(["submit", "--json", "--client-request-id", "crash-2", "--", "true"]);
       expect(retry.json.job_id).toBe(id);

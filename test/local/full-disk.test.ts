@@ -53,10 +53,10 @@ if (gateOnAvailability("full-disk tests (a real tmpfs as the data dir)", tmpfsAv
       const run = sb.run(["run", "--json", "--", ...FILL]);
       expect(run.stderr).not.toContain("report this");
       expect(run.code).toBe(3);
-      expect(run.json.result.exit_code).toBe(7);
+      expect(run.json.exit_code).toBe(7);
       expect(run.json.job_state).toBe("failed");
-      expect(run.json.result.digest[0]).toContain("was full while it ran");
-      expect(run.json.result.error.detail).toContain("was full while it ran");
+      expect(run.json.digest[0]).toContain("was full while it ran");
+      expect(run.json.error.detail).toContain("was full while it ran");
       const id = run.json.job_id as string;
       // The store's reserve took the result: sealed at once. A second job and a filler take what the reserve left.
       expect(storedState(sb.dataDir, id)).toBe("failed");
@@ -65,7 +65,7 @@ if (gateOnAvailability("full-disk tests (a real tmpfs as the data dir)", tmpfsAv
       );
       const second = sb.run(["run", "--json", "--", ...FILL]);
       expect(second.code).toBe(3);
-      expect(second.json.result.exit_code).toBe(7);
+      expect(second.json.exit_code).toBe(7);
       const id2 = second.json.job_id as string;
       fillUp(sb.dataDir); // whatever room the second job's records left
       expect(freeBytes(sb.dataDir)).toBeLessThan(4096);
@@ -80,7 +80,7 @@ if (gateOnAvailability("full-disk tests (a real tmpfs as the data dir)", tmpfsAv
       expect(status.json).toMatchObject({ state: "failed", exit_code: 7 });
       const wait = sb.run(["wait", "--json", id]);
       expect(wait.code).toBe(3);
-      expect(wait.json.result.exit_code).toBe(7);
+      expect(wait.json.exit_code).toBe(7);
       const logs = sb.run(["logs", id, "--tail", "1"]);
       expect(logs.code).toBe(0);
       expect(logs.stdout).toMatch(/^x+…?$/m);
@@ -112,7 +112,7 @@ if (gateOnAvailability("full-disk tests (a real tmpfs as the data dir)", tmpfsAv
       expect(jobDirs(sb.dataDir)).toEqual([]);
       const again = sb.run(["run", "--json", "--", "echo", "room again"]);
       expect(again.code).toBe(0);
-      expect(again.json.result.stdout_tail).toBe("room again\n");
+      expect(again.json.stdout_tail).toBe("room again\n");
     });
 
     test("a launch whose files cannot be written (no inodes left) leaves no row and no directory", () => {
@@ -136,14 +136,15 @@ if (gateOnAvailability("full-disk tests (a real tmpfs as the data dir)", tmpfsAv
       const again = sb.run(["submit", "--json", "--client-request-id", "retry-me", "--", "echo", "hi"]);
       expect(again.code).toBe(0);
       expect(again.json.idempotent_replay).toBe(false);
-      expect(sb.run(["wait", "--json", again.json.job_id]).json.result.stdout_tail).toBe("hi\n");
+      expect(sb.run(["wait", "--json", again.json.job_id]).json.stdout_tail).toBe("hi\n");
     });
 
     test("when the store cannot be written, reads report the result from the exit record and seal it later", async () => {
       const sb = fullDiskBox();
       const go = join(sb.work, "go");
       const id = sb.submit(["sh", "-c", `echo before; while [ ! -e '${go}' ]; do sleep 0.05; done; exit 5`]);
-      await until("the job to run", () => sb.status(id).state === "running");
+      // its first line is on disk before the disk fills (running alone can be seen before the echo)
+      await until("the job's first line", () => sb.status(id).stdout_bytes > 0);
       // The store's own reserve is spent and the disk is full: nothing can be written to the database.
       rmSync(join(sb.dataDir, "store.reserve"), { force: true });
       fillUp(sb.dataDir);
@@ -159,7 +160,7 @@ if (gateOnAvailability("full-disk tests (a real tmpfs as the data dir)", tmpfsAv
       expect(status.stderr).toContain(join(sb.dataDir, "store.db"));
       const wait = sb.run(["wait", "--json", id]);
       expect(wait.code).toBe(3);
-      expect(wait.json.result).toMatchObject({ exit_code: 5, stdout_tail: "before\n" });
+      expect(wait.json).toMatchObject({ exit_code: 5, stdout_tail: "before\n" });
       const list = sb.run(["list", "--json"]);
       expect(list.code).toBe(0);
       expect(list.json.jobs[0]).toMatchObject({ job_id: id, state: "failed", exit_code: 5 });
@@ -170,7 +171,7 @@ if (gateOnAvailability("full-disk tests (a real tmpfs as the data dir)", tmpfsAv
       expect(sealed.code).toBe(0);
       expect(sealed.stderr).not.toContain("could not be updated");
       expect(storedState(sb.dataDir, id)).toBe("failed");
-      expect(sb.run(["wait", "--json", id]).json.result.exit_code).toBe(5);
+      expect(sb.run(["wait", "--json", id]).json.exit_code).toBe(5);
     });
   });
 }

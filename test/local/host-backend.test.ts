@@ -53,8 +53,8 @@ describe("--host without --backend uses the host's backend", () => {
   test("no host: the default backend (local) still runs the job here", () => {
     const r = sb.run(["run", "--json", "--", "sh", "-c", "echo here"]);
     expect(r.code).toBe(0);
-    expect(r.json.result.backend).toBe("local");
-    expect(r.json.result.host).toBeNull();
+    expect(r.json.backend).toBe("local");
+    expect(r.json.host).toBeNull();
     sb.run(["gc", "--keep", "0"]);
   });
 

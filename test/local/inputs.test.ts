@@ -313,7 +313,7 @@ describe("redaction on every output path", () => {
         env: { AWL_SECRET: secret },
       },
     );
-    expect(r.json.result.state).toBe("failed");
+    expect(r.json.state).toBe("failed");
     const id = r.json.job_id;
     const outputs = [
       r.stdout,
@@ -330,9 +330,9 @@ describe("redaction on every output path", () => {
       expect(o).not.toContain(secret);
       expect(o).not.toContain(ghToken);
     }
-    expect(r.json.result.stdout_tail).toContain("[REDACTED]");
-    expect(r.json.result.digest.join("\n")).toContain("[REDACTED]");
-    expect(r.json.result.artifacts[0].content).toEqual({ key: "[REDACTED]" });
+    expect(r.json.stdout_tail).toContain("[REDACTED]");
+    expect(r.json.digest.join("\n")).toContain("[REDACTED]");
+    expect(r.json.artifacts[0].content).toEqual({ key: "[REDACTED]" });
     // The store holds no secret value; only the 0600 spec file the wrapper reads does.
     const dbBytes = ["store.db", "store.db-wal"]
       .map((f) => {
@@ -365,11 +365,11 @@ describe("bounded logs", () => {
         "-c",
         `head -c ${total} /dev/zero | tr '\\0' 'x'; echo; echo THE-END`,
       ]);
-      expect(r.json.result.state).toBe("succeeded");
-      expect(r.json.result.stdout_tail.endsWith("THE-END\n")).toBe(true);
-      expect(r.json.result.stdout_bytes).toBe(total + 1 + 8);
-      expect(r.json.result.stdout_dropped_bytes).toBeGreaterThan(total - 2 * cap);
-      expect(r.json.result.truncated).toBe(true);
+      expect(r.json.state).toBe("succeeded");
+      expect(r.json.stdout_tail.endsWith("THE-END\n")).toBe(true);
+      expect(r.json.stdout_bytes).toBe(total + 1 + 8);
+      expect(r.json.stdout_dropped_bytes).toBeGreaterThan(total - 2 * cap);
+      expect(r.json.truncated).toBe(true);
       const dir = join(own.dataDir, "jobs", r.json.job_id);
       const used = readdirSync(dir)
         .filter((f) => f.startsWith("stdout"))
@@ -408,7 +408,7 @@ describe("artifacts", () => {
       "-c",
       script,
     ]);
-    const arts = r.json.result.artifacts as {
+    const arts = r.json.artifacts as {
       path: string;
       exists: boolean;
       content?: unknown;
@@ -420,7 +420,6 @@ describe("artifacts", () => {
     expect(arts.find((a) => a.path.includes("missing"))?.exists).toBe(false);
     expect(arts.find((a) => a.path.includes("escape"))?.exists).toBe(false);
     expect(arts.find((a) => a.path.includes("outside"))?.exists).toBe(false);
-    expect(r.json.result.parsed_results).toBeTruthy();
-    expect(JSON.stringify(r.json.result.parsed_results)).toContain('"a":1');
+    expect(r.json.parsed_results).toEqual({ a: 1, b: 2 });
   });
 });

@@ -12,36 +12,36 @@ describe("outcomes", () => {
     const r = sb.run(["run", "--json", "--", "sh", "-c", "echo out; echo err >&2"]);
     expect(r.code).toBe(0);
     expect(r.json.delivery).toBe("inline");
-    expect(r.json.result.state).toBe("succeeded");
-    expect(r.json.result.exit_code).toBe(0);
-    expect(r.json.result.stdout_tail).toBe("out\n");
-    expect(r.json.result.stderr_tail).toBe("err\n");
-    expect(r.json.result.digest).toEqual([]);
-    expect(r.json.result.snapshot.sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(r.json.state).toBe("succeeded");
+    expect(r.json.exit_code).toBe(0);
+    expect(r.json.stdout_tail).toBe("out\n");
+    expect(r.json.stderr_tail).toBe("err\n");
+    expect(r.json.digest).toEqual([]);
+    expect(r.json.snapshot.sha256).toMatch(/^[0-9a-f]{64}$/);
     expect(r.json.job_id).toMatch(/^job_[0-9A-HJKMNP-TV-Z]{26}$/);
   });
 
   test("a failing command is failed with its exit code, a digest and CLI exit 3", () => {
     const r = sb.run(["run", "--json", "--", "sh", "-c", "echo 'Error: broken thing' >&2; exit 7"]);
     expect(r.code).toBe(3);
-    expect(r.json.result.state).toBe("failed");
-    expect(r.json.result.exit_code).toBe(7);
-    expect(r.json.result.error.stage).toBe("runtime_failed");
-    expect(r.json.result.error.suggestion.length).toBeGreaterThan(0);
-    expect(r.json.result.digest.join("\n")).toContain("Error: broken thing");
+    expect(r.json.state).toBe("failed");
+    expect(r.json.exit_code).toBe(7);
+    expect(r.json.error.stage).toBe("runtime_failed");
+    expect(r.json.error.suggestion.length).toBeGreaterThan(0);
+    expect(r.json.digest.join("\n")).toContain("Error: broken thing");
   });
 
   test("signal death is 128+n with the signal named", () => {
     const r = sb.run(["run", "--json", "--", "sh", "-c", "kill -KILL $$"]);
     expect(r.code).toBe(3);
-    expect(r.json.result.exit_code).toBe(137);
-    expect(r.json.result.signal).toBe("KILL");
+    expect(r.json.exit_code).toBe(137);
+    expect(r.json.signal).toBe("KILL");
   });
 
   test("a missing command fails with 127 and says so", () => {
     const r = sb.run(["run", "--json", "--", "definitely-not-a-command-awl"]);
-    expect(r.json.result.exit_code).toBe(127);
-    expect(r.json.result.reason).toBe("command_not_found");
+    expect(r.json.exit_code).toBe(127);
+    expect(r.json.reason).toBe("command_not_found");
   });
 
   test("human output names the state and shows the tails", () => {
@@ -64,7 +64,7 @@ describe("waiting", () => {
     expect(r.json.next_command).toBe(`awaitless wait ${r.json.job_id}`);
     const w = sb.run(["wait", "--json", r.json.job_id]);
     expect(w.code).toBe(0);
-    expect(w.json.result.stdout_tail).toBe("late\n");
+    expect(w.json.stdout_tail).toBe("late\n");
   });
 
   test("wait --timeout exits 4 and never changes the job", () => {
@@ -80,7 +80,7 @@ describe("waiting", () => {
     const id = sb.submit(["sh", "-c", "echo newest"]);
     const w = sb.run(["wait", "--json", "--last"]);
     expect(w.json.job_id).toBe(id);
-    expect(w.json.result.stdout_tail).toBe("newest\n");
+    expect(w.json.stdout_tail).toBe("newest\n");
   });
 
   test("a replayed result is byte-identical", () => {
@@ -89,7 +89,14 @@ describe("waiting", () => {
     const b = sb.run(["wait", "--json", id]).stdout;
     expect(a).toBe(b);
     const inspect = sb.run(["inspect", "--json", id]).json;
-    expect(JSON.stringify(inspect.result)).toBe(JSON.stringify(JSON.parse(a).result));
+    // the flat answer begins with the stored result's bytes; the envelope stands after them
+    const stored = JSON.stringify(inspect.result);
+    expect(a.startsWith(stored.slice(0, -1))).toBe(true);
+    expect(JSON.parse(a)).toMatchObject({
+      ...inspect.result,
+      job_state: "succeeded",
+      delivery_state: "delivered",
+    });
   });
 
   test("a waiter killed mid-wait does not stop the job; a new client gets the result", async () => {
@@ -99,8 +106,8 @@ describe("waiting", () => {
     waiter.kill("SIGKILL");
     await waiter.exited;
     const w = sb.run(["wait", "--json", id]);
-    expect(w.json.result.state).toBe("succeeded");
-    expect(w.json.result.stdout_tail).toBe("survived\n");
+    expect(w.json.state).toBe("succeeded");
+    expect(w.json.stdout_tail).toBe("survived\n");
   });
 });
 
@@ -140,9 +147,9 @@ describe("cancel, timeout, descendants", () => {
   test("--timeout ends the job as timed_out and stops its descendants", async () => {
     const pids = join(sb.work, "timeout-pids");
     const r = sb.run(["run", "--json", "--timeout", "1", "--", "sh", "-c", pidScript(pids)]);
-    expect(r.json.result.state).toBe("timed_out");
+    expect(r.json.state).toBe("timed_out");
     expect(r.code).toBe(3);
-    expect(r.json.result.error.stage).toBe("timed_out");
+    expect(r.json.error.stage).toBe("timed_out");
     const list = readFileSync(pids, "utf8").trim().split("\n").map(Number);
     await until("all pids gone", () => list.every((p) => !pidAlive(p)), 15_000);
   });
@@ -158,8 +165,8 @@ describe("cancel, timeout, descendants", () => {
       `sleep 30 >/dev/null 2>&1 & echo $! > ${pidFile}; echo main done`,
     ]);
     try {
-      expect(r.json.result.state).toBe("succeeded");
-      expect(r.json.result.descendants_alive).toBe(true);
+      expect(r.json.state).toBe("succeeded");
+      expect(r.json.descendants_alive).toBe(true);
     } finally {
       killQuietly(Number(readFileSync(pidFile, "utf8")));
     }
@@ -177,7 +184,7 @@ describe("stall and lost", () => {
     writeFileSync(resume, "");
     await until("running again", () => sb.status(id).state === "running", 30_000);
     writeFileSync(stop, "");
-    expect(sb.run(["wait", "--json", id]).json.result.state).toBe("succeeded");
+    expect(sb.run(["wait", "--json", id]).json.state).toBe("succeeded");
     const hist = sb.run(["inspect", "--json", id]).json.history.map((h: { to_state: string }) => h.to_state);
     expect(hist).toContain("stalled");
     expect(hist.lastIndexOf("running")).toBeGreaterThan(hist.indexOf("stalled"));
@@ -195,8 +202,8 @@ describe("stall and lost", () => {
     await until("wrapper gone", () => !pidAlive(wrapperPid));
     const w = sb.run(["wait", "--json", id]);
     killQuietly(cmdPid);
-    expect(w.json.result.state).toBe("lost");
-    expect(w.json.result.reason).toBe("wrapper_killed");
+    expect(w.json.state).toBe("lost");
+    expect(w.json.reason).toBe("wrapper_killed");
     expect(w.code).toBe(6);
   });
 
@@ -216,8 +223,8 @@ describe("stall and lost", () => {
       started.replace(/boot_id=\S+/, "boot_id=00000000-0000-0000-0000-000000000000"),
     );
     const w = sb.run(["wait", "--json", id]);
-    expect(w.json.result.state).toBe("lost");
-    expect(w.json.result.reason).toBe("host_rebooted");
+    expect(w.json.state).toBe("lost");
+    expect(w.json.reason).toBe("host_rebooted");
     const cmdPid = Number(/^pid=(\d+)/m.exec(started)![1]);
     const wrapperPid = Number(/wrapper_pid=(\d+)/.exec(started)![1]);
     killQuietly(cmdPid);

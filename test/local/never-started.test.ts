@@ -10,7 +10,7 @@ afterAll(() => sb.cleanup());
 function surfaces(id: string) {
   // wait first: every later read sees the finished job
   return {
-    wait: sb.run(["wait", "--json", id]).json.result,
+    wait: sb.run(["wait", "--json", id]).json,
     waitText: sb.run(["wait", id]).stdout,
     status: sb.run(["status", "--json", id]).json,
     statusText: sb.run(["status", id]).stdout,
@@ -58,7 +58,7 @@ describe("a job that never started has no duration", () => {
       const id = own.run(["list", "--json"]).json.jobs[0].job_id as string;
       // created long enough ago that "ran for" would show seconds if the duration came from created_at
       await until("the launch grace to pass", () => own.status(id).state === "lost", 15_000);
-      const w = own.run(["wait", "--json", id]).json.result;
+      const w = own.run(["wait", "--json", id]).json;
       expect(w.reason).toBe("launch_interrupted");
       const st = own.run(["status", "--json", id]).json;
       expect(st).not.toHaveProperty("elapsed_seconds");

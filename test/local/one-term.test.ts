@@ -30,12 +30,12 @@ describe("one SIGTERM per cancel or timeout", () => {
     expect(cleanupIn(dir)).toBe("cleaned up after 1 TERM\n");
     const w = sb.run(["wait", "--json", id]);
     expect(w.code).toBe(5);
-    expect(w.json.result.exit_code).toBe(0);
+    expect(w.json.exit_code).toBe(0);
   }, 60_000);
 
   test("timeout: one TERM and the cleanup completes", () => {
     const r = sb.run(["run", "--json", "--timeout", "1", "--", ...counter()]);
-    expect(r.json.result.state).toBe("timed_out");
+    expect(r.json.state).toBe("timed_out");
     const dir = jobDir(r.json.job_id);
     expect(termsIn(dir)).toBe(1);
     expect(cleanupIn(dir)).toBe("cleaned up after 1 TERM\n");

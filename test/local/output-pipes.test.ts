@@ -7,7 +7,7 @@ import { BINARY, killQuietly, Sandbox } from "../helpers/cli.ts";
 const MIB = 1024 * 1024;
 const sb = new Sandbox();
 // The largest return budget, so a result, a log and an inspect carry the whole 8 MiB.
-sb.writeConfig("[defaults]\nmax_return_bytes = 10485760\n");
+sb.writeConfig("[defaults]\nmax_return_bytes = 10485760\nlog_tail_lines = 1000000\n");
 afterAll(() => sb.cleanup());
 
 /** How long the slow reader leaves the pipe full before its first read: the behaviour under test, not a wait. */

@@ -149,10 +149,10 @@ describe("queued jobs", () => {
     const third = sb.submit(["sh", "-c", "echo third"], ["--queue", "one"]);
     const c = sb.run(["cancel", "--json", r.json.job_id]);
     expect(c.json.job_state).toBe("cancelled");
-    const result = sb.run(["wait", "--json", r.json.job_id]).json.result;
+    const result = sb.run(["wait", "--json", r.json.job_id]).json;
     expect(result).toMatchObject({ state: "cancelled", exit_code: null, started_at: null });
     Bun.write(gate, "");
-    expect(sb.run(["wait", "--json", third]).json.result.stdout_tail).toBe("third\n");
+    expect(sb.run(["wait", "--json", third]).json.stdout_tail).toBe("third\n");
     expect(existsSync(join(sb.work, "ran-cancelled"))).toBe(false);
   }, 30_000);
 
@@ -165,7 +165,7 @@ describe("queued jobs", () => {
     killQuietly(id.wrapper_pid);
     killQuietly(-id.pgid);
     await until("the wrapper to be gone", () => !pidAlive(id.wrapper_pid));
-    expect(sb.run(["wait", "--json", "--timeout", "20s", next]).json.result.stdout_tail).toBe("next\n");
+    expect(sb.run(["wait", "--json", "--timeout", "20s", next]).json.stdout_tail).toBe("next\n");
     expect(state(sb, victim)).toBe("lost");
   }, 40_000);
 
@@ -182,7 +182,7 @@ describe("queued jobs", () => {
     await Bun.sleep(1500);
     expect(state(sb, next)).toBe("queued");
     Bun.write(`${gate}2`, "");
-    expect(sb.run(["wait", "--json", "--timeout", "20s", next]).json.result.stdout_tail).toBe("after\n");
+    expect(sb.run(["wait", "--json", "--timeout", "20s", next]).json.stdout_tail).toBe("after\n");
   }, 40_000);
 
   test("the runtime timeout starts at admission", async () => {
@@ -193,7 +193,7 @@ describe("queued jobs", () => {
     await Bun.sleep(3500);
     expect(state(sb, timed)).toBe("queued");
     Bun.write(gate3, "");
-    const r = sb.run(["wait", "--json", timed]).json.result;
+    const r = sb.run(["wait", "--json", timed]).json;
     expect(r).toMatchObject({ state: "succeeded", stdout_tail: "in-time\n" });
   }, 30_000);
 
@@ -211,15 +211,15 @@ describe("queued jobs", () => {
     expect(state(sb, b)).toBe("queued");
     expect(sb.status(b).status_message).toContain("gpu=0");
     Bun.write(gate4, "");
-    expect(sb.run(["wait", "--json", a]).json.result.stdout_tail).toBe("gpu=0\n");
-    expect(sb.run(["wait", "--json", b]).json.result.stdout_tail).toBe("gpu=0,gpu=1\n");
+    expect(sb.run(["wait", "--json", a]).json.stdout_tail).toBe("gpu=0\n");
+    expect(sb.run(["wait", "--json", b]).json.stdout_tail).toBe("gpu=0,gpu=1\n");
   }, 30_000);
 
   test("[defaults] queue puts a plain run into the operator's queue", () => {
     sb.writeConfig('[defaults]\nqueue = "one"\n');
     try {
       const r = sb.run(["run", "--json", "--", "sh", "-c", "echo $AWAITLESS_QUEUE"]);
-      expect(r.json.result.stdout_tail).toBe("one\n");
+      expect(r.json.stdout_tail).toBe("one\n");
       const listed = sb.run(["list", "--json", "--queue", "one", "--limit", "1"]).json.jobs[0];
       expect(listed.job_id).toBe(r.json.job_id);
     } finally {

@@ -59,9 +59,9 @@ describe("cut windows", () => {
       for (const mb of windows) {
         sb.writeConfig(`[defaults]\nmax_return_bytes = ${mb}\n`);
         const r = sb.run(["run", "--json", "--secret-env", "AWL_S", "--", "sh", "-c", script]);
-        expect(r.json.result.state).toBe("succeeded");
+        expect(r.json.state).toBe("succeeded");
         // The window did cut the long line.
-        expect(r.json.result.stdout_tail).not.toContain("0".repeat(150));
+        expect(r.json.stdout_tail).not.toContain("0".repeat(150));
         expect(exposed(r.stdout)).toBeLessThan(4);
         expect(exposed(sb.run(["wait", r.json.job_id]).stdout)).toBeLessThan(4);
       }
@@ -100,7 +100,7 @@ describe("cut windows", () => {
         'printf "%s%03570d\\n" "$AWL_S" 0';
       const cid = capped.submit(["sh", "-c", script], ["--secret-env", "AWL_S"]);
       const r = capped.run(["wait", "--json", cid]);
-      expect(r.json.result.state).toBe("succeeded");
+      expect(r.json.state).toBe("succeeded");
       const outputs = [
         r.stdout,
         capped.run(["logs", cid]).stdout,
@@ -134,7 +134,7 @@ describe("secrets in keys, control characters and argv", () => {
       ],
       {},
     );
-    expect(r.json.result.artifacts[0].content).toEqual({ "[REDACTED]": 1, ok: "[REDACTED]" });
+    expect(r.json.artifacts[0].content).toEqual({ "[REDACTED]": 1, ok: "[REDACTED]" });
     expect(exposed(r.stdout)).toBeLessThan(4);
     expect(exposed(sb.run(["wait", "--json", r.json.job_id]).stdout)).toBeLessThan(4);
   });
@@ -147,7 +147,7 @@ describe("secrets in keys, control characters and argv", () => {
     const r = sb.run(["run", "--json", ...args, "--", "sh", "-c", 'printf "%s\\n%s\\n" "$AWL_C" "$AWL_E"'], {
       env,
     });
-    expect(r.json.result.state).toBe("succeeded");
+    expect(r.json.state).toBe("succeeded");
     const id = r.json.job_id;
     const outputs = [r.stdout, sb.run(["logs", id]).stdout, sb.run(["logs", "--json", id]).stdout];
     for (const o of outputs) {
@@ -159,7 +159,7 @@ describe("secrets in keys, control characters and argv", () => {
 
   test("a secret typed into argv is not shown by list, status, inspect or list_jobs", async () => {
     const r = sb.run(["run", "--json", "--secret-env", "AWL_S", "--", "echo", SECRET]);
-    expect(r.json.result.state).toBe("succeeded");
+    expect(r.json.state).toBe("succeeded");
     const id = r.json.job_id;
     const outputs = [
       r.stdout,

@@ -43,10 +43,10 @@ describe("the local backend under each shell", () => {
     test.skipIf(missing)(`${name}: run, cancel and timeout behave the same`, () => {
       const env = { AWAITLESS_SHELL: path! };
       const ok = sb.run(["run", "--json", "--", "sh", "-c", 'echo "$0 ok"; exit 4'], { env });
-      expect(ok.json.result.exit_code).toBe(4);
-      expect(ok.json.result.stdout_tail).toBe("sh ok\n");
+      expect(ok.json.exit_code).toBe(4);
+      expect(ok.json.stdout_tail).toBe("sh ok\n");
       const t = sb.run(["run", "--json", "--timeout", "1", "--", "sleep", "30"], { env });
-      expect(t.json.result.state).toBe("timed_out");
+      expect(t.json.state).toBe("timed_out");
       const id = sb.run(["submit", "--json", "--", "sleep", "30"], { env }).json.job_id;
       expect(sb.run(["cancel", "--json", "--grace-period", "1", id]).json.job_state).toBe("cancelled");
       const started = readFileSync(join(sb.dataDir, "jobs", id, "started"), "utf8");

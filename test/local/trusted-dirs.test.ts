@@ -163,7 +163,7 @@ if (gateOnAvailability("trusted-directory tests (root, chown to nobody)", rootAv
     writeFileSync(wrapper, fakeWrapper(marker));
     const r = sb.run(["run", "--json", "--", "sh", "-c", "echo real; exit 3"]);
     expect(r.json.job_state).toBe("failed");
-    expect(r.json.result.exit_code).toBe(3);
+    expect(r.json.exit_code).toBe(3);
     expect(existsSync(marker)).toBe(false);
     expect(sha256Hex(readFileSync(wrapper))).toBe(WRAPPER_SHA256);
   });

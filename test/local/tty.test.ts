@@ -82,7 +82,7 @@ describe.skipIf(!SCRIPT)("live line on a terminal", () => {
     const j = await onTty(["wait", "--json", id2], { ...colorEnv, TERM: "xterm" }, gate2);
     expect(j.code).toBe(0);
     expect(j.text).not.toContain(CLEAR);
-    expect(JSON.parse(j.text.replaceAll("\r\n", "\n")).result.state).toBe("succeeded");
+    expect(JSON.parse(j.text.replaceAll("\r\n", "\n")).state).toBe("succeeded");
   });
 });
 

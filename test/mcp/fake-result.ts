@@ -33,7 +33,7 @@ export function fakeResult(
     descendants_alive: false,
     digest: final === "succeeded" ? [] : [`exit ${exitCode}`],
     artifacts: [],
-    parsed_results: null,
+    parsed_results: {},
     error: null,
     snapshot: { sha256: "0".repeat(64), captured_at: finishedAt },
   };

@@ -31,6 +31,7 @@ interface FakeJob {
   stderr: string;
   fingerprint: string;
   result?: JobResult;
+  waitedMs: number;
 }
 
 /** argv ["fake:exit", CODE, MS] ends by itself after MS with exit CODE; anything else runs until finish()/cancel(). */
@@ -58,6 +59,7 @@ export class FakeJobService implements JobServiceApi {
         return {
           job_id: twin.status.job_id,
           state: twin.status.state,
+          backend: twin.status.backend,
           idempotent_replay: true,
           job: { ...twin.status },
         };
@@ -87,6 +89,7 @@ export class FakeJobService implements JobServiceApi {
       fingerprint,
       stdout: "",
       stderr: "",
+      waitedMs: 0,
       status: {
         job_id: newJobId(),
         name: req.name ?? null,
@@ -122,7 +125,13 @@ export class FakeJobService implements JobServiceApi {
       );
       this.timers.add(timer);
     }
-    return { job_id: job.status.job_id, state: "running", idempotent_replay: false, job: { ...job.status } };
+    return {
+      job_id: job.status.job_id,
+      state: "running",
+      backend: job.status.backend,
+      idempotent_replay: false,
+      job: { ...job.status },
+    };
   }
 
   /** Appends output to a running job. */
@@ -172,25 +181,36 @@ export class FakeJobService implements JobServiceApi {
   async wait(jobId: string, opts: WaitOptions): Promise<WaitResponse> {
     this.calls.push("wait");
     const job = this.get(jobId);
+    const start = Date.now();
     if (!isTerminal(job.status.state) && opts.timeoutMs !== 0) {
       await this.until(() => isTerminal(job.status.state), opts.timeoutMs, opts.signal, jobId);
+      if (!opts.untracked) job.waitedMs += Date.now() - start;
     }
+    const waited_seconds = job.waitedMs / 1000;
     if (job.result !== undefined) {
       return {
-        job_id: jobId,
+        ...job.result,
         job_state: job.result.state,
         wait_state: "complete",
         delivery_state: "delivered",
-        result: job.result,
+        waited_seconds,
       };
     }
+    const s = job.status;
     return {
       job_id: jobId,
-      job_state: job.status.state,
-      wait_state: "client_timeout",
-      delivery_state: "pending",
+      name: s.name,
+      backend: s.backend,
+      host: s.host,
+      state: s.state,
+      created_at: s.created_at,
+      started_at: s.started_at,
       stdout_tail: job.stdout,
       stderr_tail: job.stderr,
+      job_state: s.state,
+      wait_state: "client_timeout",
+      delivery_state: "pending",
+      waited_seconds,
       next_action: "cli words",
       next_command: `awaitless wait ${jobId}`,
     };

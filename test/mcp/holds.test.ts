@@ -227,9 +227,9 @@ describe("guards through the binary", () => {
       ["top", "-b", "-n", "1"],
     ]) {
       const result = await conn.client.callTool({ name: "run", arguments: { command } });
-      const body = structured<{ delivery: string; result: { state: string; stdout_tail: string } }>(result);
+      const body = structured<{ delivery: string; state: string; stdout_tail: string }>(result);
       expect(body.delivery, JSON.stringify(command)).toBe("inline");
-      expect(body.result.state).toBe("succeeded");
+      expect(body.state).toBe("succeeded");
     }
   }, 30_000);
 
@@ -254,19 +254,21 @@ describe("command as one shell string", () => {
     });
     const body = structured<{
       command_form?: string;
-      result: { state: string; stdout_tail: string; stderr_tail: string };
+      state: string;
+      stdout_tail: string;
+      stderr_tail: string;
     }>(shell);
     expect(body.command_form).toBe("shell");
-    expect(body.result.state).toBe("succeeded");
-    expect(body.result.stdout_tail).toContain("ONE\n42");
-    expect(body.result.stderr_tail).toContain("two  spaces");
+    expect(body.state).toBe("succeeded");
+    expect(body.stdout_tail).toContain("ONE\n42");
+    expect(body.stderr_tail).toContain("two  spaces");
     const argv = await conn.client.callTool({
       name: "run",
       arguments: { command: ["echo", "one | tr a-z A-Z", "$((6*7))"] },
     });
-    const exact = structured<{ command_form?: string; result: { stdout_tail: string } }>(argv);
+    const exact = structured<{ command_form?: string; stdout_tail: string }>(argv);
     expect(exact.command_form).toBeUndefined();
-    expect(exact.result.stdout_tail).toContain("one | tr a-z A-Z $((6*7))");
+    expect(exact.stdout_tail).toContain("one | tr a-z A-Z $((6*7))");
     const blank = await conn.client.callTool({ name: "run", arguments: { command: "  " } });
     expect(blank.isError).toBe(true);
     expect(textOf(blank)).toMatch(/blank|shell string/);

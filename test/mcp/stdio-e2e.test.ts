@@ -33,10 +33,10 @@ for (const era of ["legacy", "modern"] as const) {
         name: "run",
         arguments: { command: ["sh", "-c", "echo hello-$((6*7))"] },
       });
-      const body = structured<{ delivery: string; result: { state: string; stdout_tail: string } }>(result);
+      const body = structured<{ delivery: string; state: string; stdout_tail: string }>(result);
       expect(body.delivery).toBe("inline");
-      expect(body.result.state).toBe("succeeded");
-      expect(body.result.stdout_tail).toContain("hello-42");
+      expect(body.state).toBe("succeeded");
+      expect(body.stdout_tail).toContain("hello-42");
       const sleep = await client.callTool({ name: "run", arguments: { command: ["sleep", "20"] } });
       expect(sleep.isError).toBe(true);
       expect(textOf(sleep)).toContain("wait_for_job");

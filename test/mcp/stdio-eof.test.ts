@@ -8,7 +8,7 @@ const MIB = 1024 * 1024;
 const sb = new Sandbox();
 // Holds and inline windows far longer than the test may take: an answer can only come from the end of input.
 sb.writeConfig(
-  "[defaults]\nmax_return_bytes = 4194304\nhold_budget_seconds = 600\ninline_timeout_seconds = 600\n",
+  "[defaults]\nmax_return_bytes = 4194304\nlog_tail_lines = 1000000\nhold_budget_seconds = 600\ninline_timeout_seconds = 600\n",
 );
 afterAll(() => {
   // Jobs outlive their server by design: stop every one these tests left running, whatever was answered.
@@ -110,9 +110,9 @@ describe("end of input", () => {
     expect(held.delivery).toBe("detached");
     expect(structured(s.byId.get(5)).delivery_state).toBe("pending");
     // The biggest answer arrives whole, through a reader that was not reading yet.
-    const done = structured(s.byId.get(6)) as { result?: { state: string; stdout_tail: string } };
-    expect(done.result?.state).toBe("succeeded");
-    expect(done.result?.stdout_tail.length).toBe(2 * MIB);
+    const done = structured(s.byId.get(6)) as { state?: string; stdout_tail: string };
+    expect(done.state).toBe("succeeded");
+    expect(done.stdout_tail.length).toBe(2 * MIB);
     // The job the closed session started keeps running.
     await until("the detached job running", () => sb.status(String(held.job_id)).state === "running");
   }, 60_000);

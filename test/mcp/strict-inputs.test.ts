@@ -151,9 +151,9 @@ describe("timeout_seconds: run kills the job, wait_for_job only bounds the wait"
       name: "run",
       arguments: { command: ["sh", "-c", "echo started; sleep 30; echo never"], timeout_seconds: 1 },
     });
-    const body = structured<{ delivery: string; result: { state: string } }>(killed);
+    const body = structured<{ delivery: string; state: string }>(killed);
     expect(body.delivery).toBe("inline");
-    expect(body.result.state).toBe("timed_out");
+    expect(body.state).toBe("timed_out");
     expect(textOf(killed)).toMatch(
       /was killed by its timeout_seconds limit \(runtime limit of 1s reached\) after .*SIGKILL/,
     );

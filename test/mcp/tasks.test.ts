@@ -99,9 +99,9 @@ describe("Tasks extension (2026-07-28)", () => {
     const { outcome } = await execution.settle();
     expect(outcome.status).toBe("completed");
     const result = resultFromTaskOutcome(outcome) as unknown as {
-      structuredContent: { result: { state: string } };
+      structuredContent: { state: string };
     };
-    expect(result.structuredContent.result.state).toBe("succeeded");
+    expect(result.structuredContent.state).toBe("succeeded");
     expect(JSON.stringify(result)).toContain("awaitless://jobs/job_");
     const checked = await expectTasksWireValid(conn.tap);
     expect(checked).toContain("CreateTaskResult");
@@ -182,7 +182,7 @@ describe("Tasks extension (2026-07-28)", () => {
       name: "run_job",
       arguments: { command: ["fake:exit", "0", "100"], client_request_id: "plain-1" },
     });
-    expect(structured<{ result: { state: string } }>(blocking).result.state).toBe("succeeded");
+    expect(structured<{ state: string }>(blocking).state).toBe("succeeded");
     const run = await raw(conn.tap, "tools/call", {
       name: "run",
       arguments: { command: ["long-run"], inline_timeout_seconds: 0.1 },

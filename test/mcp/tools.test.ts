@@ -54,10 +54,10 @@ for (const era of ["legacy", "modern"] as const) {
     test("run returns a quick command's result inline with a resource link", async () => {
       const { client } = await setup(era);
       const result = await client.callTool({ name: "run", arguments: { command: ["fake:exit", "0", "5"] } });
-      const body = structured<{ delivery: string; wait_state: string; result: { state: string } }>(result);
+      const body = structured<{ delivery: string; wait_state: string; state: string }>(result);
       expect(body.delivery).toBe("inline");
       expect(body.wait_state).toBe("complete");
-      expect(body.result.state).toBe("succeeded");
+      expect(body.state).toBe("succeeded");
       expect(result.isError).toBeUndefined();
       expect(JSON.stringify(result.content)).toContain("awaitless://jobs/job_");
       expect(body).not.toHaveProperty("next_command");
@@ -83,9 +83,9 @@ for (const era of ["legacy", "modern"] as const) {
       const waiting = client.callTool({ name: "wait_for_job", arguments: { job_id: body.job_id } });
       await waitFor(() => (fake.calls.filter((c) => c === "wait").length >= 2 ? true : undefined));
       fake.finish(body.job_id, 0);
-      const done = structured<{ wait_state: string; result: { stdout_tail: string } }>(await waiting);
+      const done = structured<{ wait_state: string; stdout_tail: string }>(await waiting);
       expect(done.wait_state).toBe("complete");
-      expect(done.result.stdout_tail).toContain("all 12 tests passed");
+      expect(done.stdout_tail).toContain("all 12 tests passed");
     });
 
     test("a held wait sends progress and ends at the hold budget with client_timeout; the job keeps running", async () => {

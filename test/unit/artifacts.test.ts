@@ -61,27 +61,41 @@ describe("parseArtifactContent", () => {
 });
 
 describe("parsedResults", () => {
-  test("null when no artifact has content", () => {
-    expect(parsedResults([])).toBeNull();
+  test("an empty object when no artifact has object content", () => {
+    expect(parsedResults([])).toEqual({});
     expect(
       parsedResults([entry("a.txt", { size_bytes: 3 }), entry("b.json", { parse_error: "invalid JSON: x" })]),
-    ).toBeNull();
+    ).toEqual({});
+    expect(parsedResults([entry("n.json", { content: null })])).toEqual({});
+    expect(parsedResults([entry("z.json", { content: 0 })])).toEqual({});
+    expect(parsedResults([entry("l.json", { content: [1, 2] })])).toEqual({});
   });
 
-  test("a single JSON artifact gives its content", () => {
+  test("a single JSON object artifact gives its content (as Awaitless 0.8 did)", () => {
     expect(parsedResults([entry("a.txt"), entry("m.json", { content: { ok: true } })])).toEqual({ ok: true });
-    expect(parsedResults([entry("n.json", { content: null })])).toBeNull();
-    expect(parsedResults([entry("z.json", { content: 0 })])).toBe(0);
   });
 
-  test("several are keyed by path", () => {
+  test("several merge their top-level keys in manifest order, the later value winning", () => {
     expect(
-      parsedResults([entry("a/m.json", { content: [1] }), entry("b.json", { content: "x" }), entry("c.txt")]),
-    ).toEqual({ "a/m.json": [1], "b.json": "x" });
+      parsedResults([
+        entry("a/m.json", { content: { a: 1, shared: "first" } }),
+        entry("b.json", { content: [1] }),
+        entry("c.json", { content: { c: 3, shared: "second" } }),
+        entry("d.txt"),
+      ]),
+    ).toEqual({ a: 1, c: 3, shared: "second" });
+  });
+
+  test("a __proto__ key is a plain key", () => {
+    const content = JSON.parse('{"__proto__": {"polluted": true}, "x": 1}') as unknown;
+    const merged = parsedResults([entry("p.json", { content })]);
+    expect(Object.getPrototypeOf(merged)).toBe(Object.prototype);
+    expect(Object.keys(merged)).toEqual(["__proto__", "x"]);
+    expect(({} as { polluted?: boolean }).polluted).toBeUndefined();
   });
 
   test("missing entries never contribute", () => {
-    expect(parsedResults([entry("gone.json", { exists: false, content: 1 })])).toBeNull();
+    expect(parsedResults([entry("gone.json", { exists: false, content: { a: 1 } })])).toEqual({});
   });
 });
 

@@ -1,0 +1,106 @@
+// wait_for_job's structuredContent through `awaitless mcp`: flat as 0.8's, waited_seconds, the same result everywhere.
+import { afterEach, describe, expect, test } from "bun:test";
+import { createHash } from "node:crypto";
+import { writeFileSync } from "node:fs";
+import path from "node:path";
+import { canonicalJson } from "../../src/core/canonical-json.ts";
+import { structured } from "./harness.ts";
+import { connectStdio, makeSandbox } from "./stdio-client.ts";
+
+type Json = Record<string, unknown>;
+
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** The MCP envelope fields (PROTOCOL.md "Waiting and delivery"; no next_command on MCP). */
+const ENVELOPE = [
+  "job_state",
+  "wait_state",
+  "delivery_state",
+  "waited_seconds",
+  "status_message",
+  "host_unreachable",
+  "next_action",
+  "delivery",
+  "detach_reason",
+  "idempotent_replay",
+  "launch_resumed",
+];
+const resultPart = (answer: Json): Json =>
+  Object.fromEntries(Object.entries(answer).filter(([k]) => !ENVELOPE.includes(k)));
+const sha256Of = ({ snapshot: _s, ...body }: Json): string =>
+  createHash("sha256").update(canonicalJson(body)).digest("hex");
+
+for (const era of ["legacy", "modern"] as const) {
+  describe(`wait_for_job is flat (${era})`, () => {
+    test("pending answers grow waited_seconds; the final one reads as 0.8's (.exit_code, .parsed_results.x)", async () => {
+      const box = makeSandbox();
+      cleanups.push(box.remove);
+      const gate = path.join(box.root, "gate");
+      cleanups.push(() => writeFileSync(gate, ""));
+      const conn = await connectStdio(era, box.env, box.root);
+      cleanups.push(conn.close);
+      const { client } = conn;
+      const script =
+        'echo started; while [ ! -e "$0" ]; do sleep 0.05; done; ' +
+        'mkdir -p results; printf \'{"correctness": true, "latency_us": 24.7}\' > results/benchmark.json; echo done';
+      const sub = structured<Json>(
+        await client.callTool({
+          name: "submit_job",
+          arguments: { command: ["sh", "-c", script, gate], artifacts: ["results/benchmark.json"] },
+        }),
+      );
+      expect(sub.backend).toBe("local");
+      const jobId = sub.job_id as string;
+      const wait = async (timeout?: number) =>
+        structured<Json>(
+          await client.callTool({
+            name: "wait_for_job",
+            arguments: { job_id: jobId, ...(timeout !== undefined ? { timeout_seconds: timeout } : {}) },
+          }),
+        );
+
+      const first = await wait(1);
+      expect(first).toMatchObject({
+        job_id: jobId,
+        state: "running",
+        job_state: "running",
+        wait_state: "client_timeout",
+        delivery_state: "pending",
+        stdout_tail: "started\n",
+      });
+      expect(first.next_action).toContain("wait_for_job");
+      expect(first).not.toHaveProperty("next_command");
+      expect(first).not.toHaveProperty("exit_code");
+      expect(first).not.toHaveProperty("snapshot");
+      expect(first.waited_seconds as number).toBeGreaterThan(0);
+      const second = await wait(1);
+      expect(second.delivery_state).toBe("pending");
+      expect(second.waited_seconds as number).toBeGreaterThan(first.waited_seconds as number);
+
+      writeFileSync(gate, "");
+      const done = await wait();
+      expect(done.exit_code).toBe(0);
+      expect(done.state).toBe("succeeded");
+      expect(done.stdout_tail).toBe("started\ndone\n");
+      expect((done.parsed_results as Json).correctness).toBe(true);
+      expect((done.parsed_results as Json).latency_us).toBe(24.7);
+      expect(done).not.toHaveProperty("result");
+      expect(done.waited_seconds as number).toBeGreaterThanOrEqual(second.waited_seconds as number);
+      expect((done.snapshot as Json).sha256).toBe(sha256Of(resultPart(done)));
+
+      // the same terminal result from the completion feed and the job resource
+      const feed = structured<{ completions: Array<{ result: Json }> }>(
+        await client.callTool({ name: "wait_for_completions", arguments: { job_ids: [jobId] } }),
+      );
+      expect(feed.completions[0]?.result).toEqual(resultPart(done));
+      const read = await client.readResource({ uri: `awaitless://jobs/${jobId}` });
+      const body = JSON.parse((read.contents[0] as { text: string }).text) as { result: Json };
+      expect(body.result).toEqual(resultPart(done));
+      // a replay is the same answer
+      expect(await wait()).toEqual(done);
+    }, 60_000);
+  });
+}
