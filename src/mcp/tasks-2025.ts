@@ -126,7 +126,14 @@ async function taskResult(
   ctx: ServerContext,
   holdOf: (ctx: ServerContext) => Parameters<typeof holdWithProgress>[0],
 ): Promise<CallToolResult> {
-  const hold = holdOf(ctx);
+  const base = holdOf(ctx);
+  // One progress sequence across the successive holds: `progress` must keep increasing for the request's token.
+  let progress = 0;
+  const hold = {
+    ...base,
+    notify: (n: { method: string; params: Record<string, unknown> }) =>
+      base.notify({ ...n, params: { ...n.params, progress: ++progress } }),
+  };
   const jobId = status.job_id;
   for (;;) {
     const started = Date.now();

@@ -143,6 +143,36 @@ describe("2025-11-25 Tasks over stdio (raw JSON-RPC, schema-checked)", () => {
     ]);
   }, 30_000);
 
+  test("tasks/result holds past the hold budget, with progress, until the job ends", async () => {
+    const box = makeSandbox({
+      AWAITLESS_MCP_TASK_POLL_INTERVAL_MS: "100",
+      AWAITLESS_MCP_HOLD_BUDGET_MS: "1000",
+      AWAITLESS_MCP_PROGRESS_INTERVAL_MS: "200",
+    });
+    cleanups.push(box.remove);
+    const client = await start(box);
+    const taskId = ((await startTask(client, gated("late"), "late")).task as Json).taskId as string;
+    let answered = false;
+    const pending = client.request("tasks/result", { taskId, _meta: { progressToken: "r-1" } }).then((r) => {
+      answered = true;
+      return r;
+    });
+    const progressOf = () =>
+      client.notifications
+        .filter((n) => n.method === "notifications/progress" && (n.params as Json).progressToken === "r-1")
+        .map((n) => (n.params as Json).progress as number);
+    // Eight progress ticks 200 ms apart: the 1 s hold budget has passed several times over.
+    await client.notification(() => progressOf().length >= 8);
+    expect(answered).toBe(false);
+    open(box, "late");
+    const final = result(await pending);
+    expect((final.structuredContent as Json).job_state).toBe("succeeded");
+    const seen = progressOf();
+    expect(seen).toEqual([...seen].sort((a, b) => a - b));
+    expect(new Set(seen).size).toBe(seen.length);
+    await expectSchemaValid(client, ["ProgressNotification", "CallToolResult"]);
+  }, 40_000);
+
   test("a failed job completes the task with an isError result; tasks/cancel cancels a running one", async () => {
     const box = sandbox();
     const client = await start(box);
