@@ -202,7 +202,7 @@ describe("2025-11-25 Tasks over stdio (raw JSON-RPC, schema-checked)", () => {
     await expectSchemaValid(client, ["CancelTaskResult", "CallToolResult", "JSONRPCErrorResponse"]);
   }, 40_000);
 
-  test("tasks/list pages with opaque cursors; a bad cursor is -32602", async () => {
+  test("tasks/list pages with opaque cursors; a bad cursor is -32602; any job ID is a taskId", async () => {
     const box = sandbox();
     const client = await start(box);
     const ids = new Set<string>();
@@ -226,6 +226,10 @@ describe("2025-11-25 Tasks over stdio (raw JSON-RPC, schema-checked)", () => {
     const listed = [...firstTasks, ...(second.tasks as Json[])].map((t) => t.taskId as string);
     expect(new Set(listed)).toEqual(ids);
     expect(listed.length).toBe(ids.size);
+    // Any job ID is a taskId: a submit_job job's result through tasks/result.
+    const someId = [...ids][0]!;
+    const fromSubmit = result(await client.request("tasks/result", { taskId: someId }));
+    expect((fromSubmit.structuredContent as Json).job_id).toBe(someId);
     const bad = await client.request("tasks/list", { cursor: "not a cursor!" });
     expect(bad.error?.code).toBe(-32602);
     await expectSchemaValid(client, ["ListTasksResult", "ListTasksRequest"]);
