@@ -173,6 +173,28 @@ describe("2025-11-25 Tasks over stdio (raw JSON-RPC, schema-checked)", () => {
     await expectSchemaValid(client, ["ProgressNotification", "CallToolResult"]);
   }, 40_000);
 
+  test("end of input answers a blocked tasks/result at once; the job keeps running", async () => {
+    const box = sandbox();
+    const client = await start(box);
+    const taskId = ((await startTask(client, gated("eof"), "eof")).task as Json).taskId as string;
+    const pending = client.request("tasks/result", { taskId });
+    // The request is in the server's hands once a later request is answered.
+    await client.request("tasks/get", { taskId });
+    client.proc.stdin.end();
+    const answer = await pending;
+    expect(answer.error?.code).toBe(-32603);
+    expect(answer.error?.message).toContain("keeps running");
+    expect(await client.proc.exited).toBe(0);
+    // The job was not touched: a new server process still sees it working, then collects it.
+    const next = await start(box);
+    expect(result(await next.request("tasks/get", { taskId })).status).toBe("working");
+    open(box, "eof");
+    expect((result(await next.request("tasks/result", { taskId })).structuredContent as Json).job_state).toBe(
+      "succeeded",
+    );
+    await expectSchemaValid(client, ["JSONRPCErrorResponse"]);
+  }, 40_000);
+
   test("a failed job completes the task with an isError result; tasks/cancel cancels a running one", async () => {
     const box = sandbox();
     const client = await start(box);
