@@ -3,10 +3,12 @@
 # release's SHA256SUMS, and installs it into ~/.local/bin (no root). Rerunning upgrades in place.
 #
 #   sh install.sh [--version X.Y.Z] [--dir DIR] [--target NAME]
+#   sh install.sh --uninstall [--dir DIR]
 #
 # Environment (all optional):
 #   AWAITLESS_VERSION       same as --version (default: latest)
-#   AWAITLESS_INSTALL_DIR   same as --dir (default: ~/.local/bin)
+#   AWAITLESS_INSTALL_DIR   same as --dir (default: $XDG_BIN_HOME, else ~/.local/bin)
+#   XDG_BIN_HOME            the install directory when neither --dir nor AWAITLESS_INSTALL_DIR is given
 #   AWAITLESS_TARGET        skip detection, e.g. linux-x64-musl (see docs/install.md for the list)
 #   AWAITLESS_DOWNLOAD_URL  release root instead of GitHub: an http(s):// or file:// URL or a directory,
 #                           laid out like GitHub releases: latest/download/<asset>, download/v<X.Y.Z>/<asset>
@@ -14,6 +16,10 @@
 # Detection inputs: `uname -s`, `uname -m`, `ldd --version` (musl or glibc; without ldd, the loader
 # named in /bin/sh, then /lib/ld-musl-*),
 # the avx2 flag in /proc/cpuinfo, and on macOS `sysctl` (Rosetta, AVX2).
+#
+# The release has each binary twice: `awaitless-<target>.gz` (about half the download) and the plain file.
+# With gzip on the machine the compressed one is fetched; both the .gz and the unpacked binary are checked
+# against SHA256SUMS.
 #
 # Everything runs inside main(), called on the last line: a truncated download of this script does nothing.
 set -eu
@@ -30,10 +36,24 @@ die() {
 usage() {
 	cat <<'EOF'
 Usage: install.sh [--version X.Y.Z] [--dir DIR] [--target NAME]
-  --version  install this release (default: latest); rerun with another version to change
-  --dir      install directory (default: $AWAITLESS_INSTALL_DIR, else ~/.local/bin)
-  --target   skip detection: linux-x64, linux-x64-baseline, linux-arm64, linux-x64-musl,
-             linux-x64-musl-baseline, linux-arm64-musl, darwin-arm64, darwin-x64
+       install.sh --uninstall [--dir DIR]
+  --version    install this release (default: latest); rerun with another version to change
+  --dir        install directory (default: $AWAITLESS_INSTALL_DIR, else $XDG_BIN_HOME, else ~/.local/bin)
+  --target     skip detection: linux-x64, linux-x64-baseline, linux-arm64, linux-x64-musl,
+               linux-x64-musl-baseline, linux-arm64-musl, darwin-arm64, darwin-x64
+  --uninstall  remove the binary and its awaitless* links from the directory, and list what is
+               left (jobs' data, config, MCP client entries, shell completions) with how to remove it
+Environment (all optional):
+  AWAITLESS_VERSION       same as --version
+  AWAITLESS_INSTALL_DIR   same as --dir
+  XDG_BIN_HOME            install directory when neither --dir nor AWAITLESS_INSTALL_DIR is set
+  AWAITLESS_TARGET        same as --target
+  AWAITLESS_DOWNLOAD_URL  release root instead of GitHub (http(s)://, file:// or a directory laid out
+                          like GitHub releases: latest/download/<asset>, download/v<X.Y.Z>/<asset>)
+  AWAITLESS_CPUINFO       file read for CPU flags instead of /proc/cpuinfo
+  HOME                    where ~/.local/bin is
+--uninstall also reads AWAITLESS_DATA_DIR, XDG_DATA_HOME, AWAITLESS_CONFIG, XDG_CONFIG_HOME and
+CODEX_HOME to say where the data, config and MCP entries are.
 EOF
 }
 
@@ -101,7 +121,11 @@ fetch() { # fetch URL-or-path DEST
 	/*) cp "$1" "$2" ;;
 	*)
 		if command -v curl >/dev/null 2>&1; then
-			curl --fail --silent --show-error --location --retry 2 --output "$2" "$1"
+			case $1 in
+			# An https download never follows a redirect to plain http, nor speaks TLS before 1.2.
+			https://*) curl --proto '=https' --tlsv1.2 --fail --silent --show-error --location --retry 2 --output "$2" "$1" ;;
+			*) curl --fail --silent --show-error --location --retry 2 --output "$2" "$1" ;;
+			esac
 		elif command -v wget >/dev/null 2>&1; then
 			wget -q -O "$2" "$1"
 		else
@@ -127,6 +151,7 @@ main() {
 	version=${AWAITLESS_VERSION:-latest}
 	dir=${AWAITLESS_INSTALL_DIR:-}
 	target=${AWAITLESS_TARGET:-}
+	uninstall=
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--version) [ $# -ge 2 ] || die "--version needs a value" "e.g. --version 0.1.0"; version=$2; shift ;;
@@ -135,14 +160,20 @@ main() {
 		--dir=*) dir=${1#--dir=} ;;
 		--target) [ $# -ge 2 ] || die "--target needs a value" "run with --help for the list"; target=$2; shift ;;
 		--target=*) target=${1#--target=} ;;
+		--uninstall) uninstall=1 ;;
 		-h | --help) usage && return 0 ;;
 		*) usage >&2 && die "unknown argument $1" "run with --help" ;;
 		esac
 		shift
 	done
+	[ -n "$dir" ] || dir=${XDG_BIN_HOME:-}
 	if [ -z "$dir" ]; then
 		[ -n "${HOME:-}" ] || die "HOME is not set" "set AWAITLESS_INSTALL_DIR to the directory to install into"
 		dir="$HOME/.local/bin"
+	fi
+	if [ -n "$uninstall" ]; then
+		uninstall "$dir"
+		return 0
 	fi
 
 	forced=$target
@@ -167,14 +198,27 @@ main() {
 	trap 'rm -rf "$work"; rm -f "$staged"' EXIT
 	trap 'exit 130' INT TERM
 
-	say "installing $asset ($version) from $url"
 	fetch "$url/SHA256SUMS" "$work/SHA256SUMS" ||
 		die "could not download $url/SHA256SUMS" "check the version ($version) and your network; releases are listed at $RELEASES_URL"
-	fetch "$url/$asset" "$work/$asset" ||
-		die "could not download $url/$asset" "this release may not have a $target build; see --help for --target"
-
-	expected=$(awk -v f="$asset" '$2 == f || $2 == "*" f { print $1; exit }' "$work/SHA256SUMS")
+	expected=$(sum_of "$asset" "$work/SHA256SUMS")
 	[ -n "$expected" ] || die "SHA256SUMS has no entry for $asset" "the release is incomplete; try another --version"
+	expected_gz=$(sum_of "$asset.gz" "$work/SHA256SUMS")
+	if [ -n "$expected_gz" ] && command -v gzip >/dev/null 2>&1; then
+		say "installing $asset ($version, compressed) from $url"
+		fetch "$url/$asset.gz" "$work/$asset.gz" ||
+			die "could not download $url/$asset.gz" "this release may not have a $target build; see --help for --target"
+		actual=$(sha256_of "$work/$asset.gz")
+		if [ "$actual" != "$expected_gz" ]; then
+			die "checksum mismatch for $asset.gz: expected $expected_gz, got $actual; nothing was installed" \
+				"retry the download; if it keeps failing, report it (the file may have been tampered with)"
+		fi
+		gzip -dc "$work/$asset.gz" >"$work/$asset" ||
+			die "could not unpack $asset.gz; nothing was installed" "retry; or remove gzip from PATH to fetch the uncompressed build"
+	else
+		say "installing $asset ($version) from $url"
+		fetch "$url/$asset" "$work/$asset" ||
+			die "could not download $url/$asset" "this release may not have a $target build; see --help for --target"
+	fi
 	actual=$(sha256_of "$work/$asset")
 	if [ "$actual" != "$expected" ]; then
 		die "checksum mismatch for $asset: expected $expected, got $actual; nothing was installed" \
@@ -210,7 +254,63 @@ main() {
 		say "  export PATH=\"$dir:\$PATH\""
 		;;
 	esac
-	say "next: awaitless demo   (then: awaitless mcp-config claude --write, or codex, cursor, gemini)"
+	# The hint names a command that runs as typed: `awaitless` only when PATH finds this very file.
+	run=$dir/awaitless
+	[ "$(command -v awaitless 2>/dev/null || true)" = "$dir/awaitless" ] && run=awaitless
+	say "next: $run demo   (then: $run mcp-config claude --write, or codex, cursor, gemini)"
+}
+
+inode_of() { # the inode a path (followed through links) names, or nothing
+	# shellcheck disable=SC2012 # only the inode column is read; `find -inum` would need GNU find's -printf
+	if [ -e "$1" ]; then ls -Lid "$1" 2>/dev/null | awk '{ print $1 }'; fi
+}
+
+sum_of() { # sum_of ASSET SHA256SUMS → the hex digest listed for ASSET, or nothing
+	awk -v f="$1" '$2 == f || $2 == "*" f { print $1; exit }' "$2"
+}
+
+# Removes the binary and every awaitless* name in DIR that is the same file or a link to it, then says
+# what stays (data, config, MCP entries, completion files) and the command that removes each.
+uninstall() {
+	dir=$1
+	bin=$dir/awaitless
+	removed=0
+	inode=$(inode_of "$bin")
+	for f in "$dir"/awaitless*; do
+		[ "$f" = "$bin" ] && continue
+		if { [ -n "$inode" ] && [ "$(inode_of "$f")" = "$inode" ]; } ||
+			{ [ -L "$f" ] && case $(readlink "$f" 2>/dev/null) in awaitless | "$bin") true ;; *) false ;; esac; }; then
+			rm -f "$f" && say "removed $f" && removed=$((removed + 1))
+		fi
+	done
+	if [ -e "$bin" ] || [ -L "$bin" ]; then
+		rm -f "$bin" || die "cannot remove $bin" "check the directory's permissions"
+		say "removed $bin"
+		removed=$((removed + 1))
+	fi
+	[ "$removed" -gt 0 ] || say "no awaitless binary in $dir (give the directory it is in with --dir)"
+	home=${HOME:-}
+	data=${AWAITLESS_DATA_DIR:-${XDG_DATA_HOME:-$home/.local/share}/awaitless}
+	config=${AWAITLESS_CONFIG:-${XDG_CONFIG_HOME:-$home/.config}/awaitless/config.toml}
+	left=
+	remains() { # remains PATH WHAT HOW
+		[ -e "$1" ] || return 0
+		[ -n "$left" ] || say "left in place (remove what you no longer want):"
+		left=1
+		say "  $2: $1"
+		say "    $3"
+	}
+	remains "$data" "jobs' records and logs" "rm -rf '$data'"
+	remains "$config" "config" "rm '$config'"
+	for mcp in "$home/.claude.json" "${CODEX_HOME:-$home/.codex}/config.toml" "$home/.cursor/mcp.json" "$home/.gemini/settings.json"; do
+		[ -f "$mcp" ] && grep -q awaitless "$mcp" &&
+			remains "$mcp" "MCP client entry" "delete the \"awaitless\" entry from its MCP servers"
+	done
+	for comp in "${XDG_DATA_HOME:-$home/.local/share}/bash-completion/completions/awaitless" "$home/.zfunc/_awaitless" \
+		"${XDG_CONFIG_HOME:-$home/.config}/fish/completions/awaitless.fish"; do
+		remains "$comp" "shell completion" "rm '$comp'"
+	done
+	[ -n "$left" ] || say "no awaitless data, config, MCP entries or completions found"
 }
 
 main "$@"

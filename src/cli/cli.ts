@@ -4,7 +4,7 @@ import { AwaitlessError, EXIT } from "../core/errors.ts";
 import { didYouMean, nearestName } from "../core/nearest-name.ts";
 import { noSpaceFromErrno } from "../core/store-errors.ts";
 import { type CliIo, COMMANDS, type Ctx } from "./commands.ts";
-import { paint, styleFor } from "./render.ts";
+import { paint, shellWord, styleFor } from "./render.ts";
 
 const LAUNCH_OPTIONS: [string, string][] = [
   ["--backend <name>", "local (default), ssh or slurm"],
@@ -117,14 +117,16 @@ export function buildCli(bind: Bind = () => () => {}): CAC {
     .option("--from <dir>", "0.8's data directory (default: the one 0.8 used here)")
     .action(bind("import"));
   cli.command("mcp", "serve the MCP protocol on stdio (for agents)").action(bind("mcp"));
-  cli.command("version", "print the version").action(bind("version"));
+  cli.command("version", "print the version (also --version, -V)").action(bind("version"));
+  cli.command("help [command]", "show help for all commands, or for one").action(() => {});
   cli
     .command("mcp-config [client]", "print the MCP server entry for claude, codex, cursor, gemini or json")
     .option("--write", "merge it into that client's config file (keeps what is there, writes a backup)")
     .option("--file <path>", "config file to merge into instead of the client's default")
     .action(bind("mcpConfig"));
   cli
-    .command("completion <shell>", "print shell completions for bash, zsh or fish")
+    .command("completion [shell]", "print shell completions for bash, zsh or fish")
+    .option("--list <kind>", "print the words the scripts complete: jobs, hosts or queues (one a line)")
     .action(bind("completion"));
   cli.help();
   return cli;
@@ -134,34 +136,53 @@ export async function runCli(argv: string[], io: CliIo, makeCtx: () => Promise<C
   let exitCode = EXIT.ok as number;
   let action: Promise<number> | null = null;
   let ctx: Ctx | undefined;
-  // Commands that open the store offer, once, to import an Awaitless 0.8 store found beside it.
+  // One context per invocation (job-ID prefixes are resolved with it before the action); kept for its
+  // notices. Commands that open the store offer, once, to import an Awaitless 0.8 store found beside it.
   const quiet = new Set(["import", "mcp"]);
+  let opening: Promise<Ctx> | undefined;
   const cli = buildCli((name) => (...args: unknown[]) => {
-    const keepCtx = async () => {
-      ctx = await makeCtx();
-      if (!quiet.has(name)) {
-        const { offerImport } = await import("./import-command.ts");
-        offerImport(ctx, io);
-      }
-      return ctx;
+    const keepCtx = () => {
+      opening ??= makeCtx().then(async (c) => {
+        ctx = c;
+        if (!quiet.has(name)) {
+          const { offerImport } = await import("./import-command.ts");
+          offerImport(c, io);
+        }
+        return c;
+      });
+      return opening;
     };
-    action = COMMANDS[name]!(args, io, keepCtx);
+    action = withFullJobIds(cli.matchedCommand?.args[0]?.value, args, keepCtx).then((a) =>
+      COMMANDS[name]!(a, io, keepCtx),
+    );
   });
   const style = styleFor(io.stderr, io.env);
   try {
-    cli.parse(["awaitless", "awaitless", ...argv], { run: false });
-    if (argv.length === 0) {
-      cli.outputHelp();
-      return EXIT.usage;
+    const names = cli.commands.map((c) => c.name.split(" ")[0]!).filter(Boolean);
+    cli.parse(["awaitless", "awaitless", ...aliased(argv, names)], { run: false });
+    if (argv.length === 0 || cli.options.help || cli.options.h) {
+      if (argv.length === 0) cli.outputHelp();
+      return EXIT.ok;
     }
-    if (cli.options.help || cli.options.h) return EXIT.ok;
     const matched = cli.matchedCommand;
     if (!matched) {
-      const names = cli.commands.map((c) => c.name.split(" ")[0]!).filter(Boolean);
+      const first = argv[0] ?? "";
+      const flags = ["--version", "--help", ...cli.globalCommand.options.map((o) => `--${o.name}`)];
       throw new AwaitlessError(
         "invalid_argument",
-        `unknown command ${JSON.stringify(argv[0])}${didYouMean(argv[0] ?? "", names)}`,
+        first.startsWith("-")
+          ? `unknown option ${JSON.stringify(first)} before any command${didYouMean(first, flags)}`
+          : `unknown command ${JSON.stringify(first)}${didYouMean(first, names)}`,
         "run `awaitless --help` to list commands",
+      );
+    }
+    if ((matched.name === "run" || matched.name === "submit") && cli.args.length > 0) {
+      const words = cli.args.map((w) => shellWord(String(w))).join(" ");
+      const options = argv.length - 1 > cli.args.length ? " [options]" : "";
+      throw new AwaitlessError(
+        "invalid_argument",
+        `${matched.name} got ${JSON.stringify(cli.args.join(" "))} before \`--\`: the command to run goes after it`,
+        `put the command after --: awaitless ${matched.name}${options} -- ${words}`,
       );
     }
     cli.runMatchedCommand();
@@ -174,6 +195,36 @@ export async function runCli(argv: string[], io: CliIo, makeCtx: () => Promise<C
     io.stderr.write(`${paint(style, "yellow", "warning:")} ${notice}\n`);
   }
   return exitCode;
+}
+
+/** A command's job-ID argument(s) with each unique prefix replaced by its full ID (JobService.resolveJobId). */
+async function withFullJobIds(
+  argName: string | undefined,
+  args: unknown[],
+  makeCtx: () => Promise<Ctx>,
+): Promise<unknown[]> {
+  const given = args[0];
+  if (!argName?.includes("job_id") || given === undefined || given === null) return args;
+  const { service } = await makeCtx();
+  const full = (id: unknown) => service.resolveJobId(String(id));
+  return [Array.isArray(given) ? given.map(full) : full(given), ...args.slice(1)];
+}
+
+/** `--version`/`-V` → `version`; `help` → `--help`; `help CMD` → `CMD --help` (an unknown CMD is reported as one). */
+function aliased(argv: string[], names: string[]): string[] {
+  const [first, ...rest] = argv;
+  if (first === "--version" || first === "-V") return ["version", ...rest];
+  if (first !== "help") return argv;
+  const topic = rest[0];
+  if (topic === undefined || topic === "help") return ["--help"];
+  if (!names.includes(topic)) {
+    throw new AwaitlessError(
+      "invalid_argument",
+      `no help for ${JSON.stringify(topic)}: it is not a command${didYouMean(topic, names)}`,
+      "run `awaitless help` to list commands",
+    );
+  }
+  return [topic, "--help"];
 }
 
 /** cac's "Unknown option `--cwdd`" with the nearest option of the command appended ("did you mean `--cwd`?"). */

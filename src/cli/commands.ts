@@ -6,6 +6,7 @@ import { isTerminal, type JobState } from "../core/job.ts";
 import type { JobService } from "../core/job-service.ts";
 import type { WaitResponse } from "../core/service-types.ts";
 import type { StoredJob } from "../core/store-rows.ts";
+import { invokedName } from "./invoked-as.ts";
 import { renderGc, renderList, renderResult, renderStatus, renderWait, toJson } from "./output.ts";
 import { launchRequest, parseDuration, parseIntOption, parseSize, type RawLaunchOptions } from "./parse.ts";
 import { humanDuration, paint, type Style, styleFor } from "./render.ts";
@@ -75,7 +76,10 @@ async function printWait(io: CliIo, opts: Opts, ctx: Ctx, w: WaitResponse): Prom
     const raw = w.result ? ctx.service.store.get(w.job_id)?.result_json : null;
     out(io, toJson(w, raw));
   } else {
-    out(io, renderWait(w, style));
+    // For people, the next command names the binary as they can run it (JSON keeps the canonical form).
+    const me = invokedName(io.env);
+    const next = w.next_command?.replace(/^awaitless /, `${me} `);
+    out(io, renderWait(next === undefined ? w : { ...w, next_command: next }, style));
   }
   if (w.wait_state === "complete") return exitCodeFor(w.job_state);
   return w.host_unreachable ? EXIT.connection : EXIT.waitTimedOut;
@@ -117,7 +121,7 @@ export const COMMANDS: Record<string, Action> = {
       out(io, r.job_id);
       const style = styleFor(io.stderr, io.env);
       io.stderr.write(
-        `${r.launch_resumed ? "already submitted, launched now (its first client stopped before launching it)" : r.idempotent_replay ? "already submitted" : "submitted"} (${r.state}); wait for it: ${paint(style, "bold", `awaitless wait ${r.job_id}`)}\n`,
+        `${r.launch_resumed ? "already submitted, launched now (its first client stopped before launching it)" : r.idempotent_replay ? "already submitted" : "submitted"} (${r.state}); wait for it: ${paint(style, "bold", `${invokedName(io.env)} wait ${r.job_id}`)}\n`,
       );
     }
     return EXIT.ok;
@@ -252,7 +256,7 @@ export const COMMANDS: Record<string, Action> = {
   async list(args, io, makeCtx) {
     const opts = optsOf(args);
     const ctx = await makeCtx();
-    const jobs = await ctx.service.list({
+    const { jobs, total } = await ctx.service.listPage({
       ...(opts.state !== undefined ? { state: String(opts.state) as JobState } : {}),
       ...(opts.name !== undefined ? { name: String(opts.name) } : {}),
       ...(opts.host !== undefined ? { host: String(opts.host) } : {}),
@@ -260,6 +264,8 @@ export const COMMANDS: Record<string, Action> = {
       ...(opts.limit !== undefined ? { limit: parseIntOption(opts.limit, "--limit", 1, 10_000) } : {}),
     });
     out(io, opts.json ? toJson({ jobs }) : renderList(jobs, styleFor(io.stdout, io.env)));
+    if (!opts.json && total > jobs.length)
+      io.stderr.write(`${jobs.length} of ${total} shown (--limit ${Math.min(total, 10_000)} for all)\n`);
     return EXIT.ok;
   },
 
@@ -340,10 +346,11 @@ export const COMMANDS: Record<string, Action> = {
     return mcpConfigCommand(args[0] as string | undefined, optsOf(args), io);
   },
 
-  async completion(args, io) {
+  async completion(args, io, makeCtx) {
     const { completionCommand } = await import("./completion.ts");
     const { buildCli } = await import("./cli.ts");
-    return completionCommand(String(args[0]), buildCli(), io);
+    const shell = args[0] === undefined ? undefined : String(args[0]);
+    return completionCommand(shell, optsOf(args), buildCli(), io, makeCtx);
   },
 
   async version(args, io) {

@@ -1,8 +1,13 @@
 // `awaitless completion bash|zsh|fish`: shell completions generated from the CLI's own command table (cac).
 import type { CAC } from "cac";
 import { EXIT, invalid } from "../core/errors.ts";
-import type { CliIo } from "./commands.ts";
+import { JOB_STATES } from "../core/job.ts";
+import { didYouMean } from "../core/nearest-name.ts";
+import { selfArgv } from "../self.ts";
+import type { CliIo, Ctx } from "./commands.ts";
 import { MCP_CLIENTS } from "./mcp-config.ts";
+import { QUEUE_ACTIONS } from "./queue-commands.ts";
+import { shellWord } from "./render.ts";
 
 export const SHELLS = ["bash", "zsh", "fish"] as const;
 export type Shell = (typeof SHELLS)[number];
@@ -18,32 +23,35 @@ export interface CommandInfo {
   name: string;
   description: string;
   options: OptionInfo[];
-  /** What the positional arguments are: job IDs, a fixed list, or anything. */
-  positional: "job_id" | "none" | "any" | readonly string[];
+  /** What the positional arguments are: job IDs, command names, a fixed list, or anything. */
+  positional: "job_id" | "command" | "none" | "any" | readonly string[];
+  /** The first positional argument's name in the usage line (`shell`, `client`, `action` …). */
+  argName: string;
 }
 
+/** The dynamic words: the script asks the binary that generated it (`completion --list KIND`). */
+type Dynamic = { list: "jobs" | "hosts" | "queues" };
+type Values = readonly string[] | "dir" | "file" | Dynamic;
+
 /** Values worth offering for some options and arguments (the command names come from cac). */
-const OPTION_VALUES: Record<string, readonly string[] | "dir" | "file"> = {
+const OPTION_VALUES: Record<string, Values> = {
   "--backend": ["local", "ssh", "slurm"],
   "--stream": ["stdout", "stderr", "both"],
-  "--state": [
-    "active",
-    "terminal",
-    "queued",
-    "running",
-    "succeeded",
-    "failed",
-    "timed_out",
-    "cancelled",
-    "lost",
-  ],
+  "--state": ["active", "terminal", ...JOB_STATES],
+  "--host": { list: "hosts" },
+  "--queue": { list: "queues" },
   "--cwd": "dir",
   "--log-dir": "dir",
   "--config": "file",
   "--file": "file",
   "--artifact": "file",
+  "--list": ["jobs", "hosts", "queues"],
 };
-const ARG_VALUES: Record<string, readonly string[]> = { shell: SHELLS, client: MCP_CLIENTS };
+const ARG_VALUES: Record<string, readonly string[]> = {
+  shell: SHELLS,
+  client: MCP_CLIENTS,
+  action: QUEUE_ACTIONS,
+};
 
 function optionInfo(o: { rawName: string; description: string }): OptionInfo {
   const flags = o.rawName
@@ -59,57 +67,77 @@ export function commandTable(cli: CAC): { commands: CommandInfo[]; global: Optio
     .map((c): CommandInfo => {
       const arg = c.args[0]?.value;
       const positional =
-        arg === undefined ? "none" : /job_id/.test(arg) ? "job_id" : (ARG_VALUES[arg] ?? "any");
-      return { name: c.name, description: c.description, options: c.options.map(optionInfo), positional };
+        arg === undefined
+          ? "none"
+          : /job_id/.test(arg)
+            ? "job_id"
+            : arg === "command"
+              ? "command"
+              : (ARG_VALUES[arg] ?? "any");
+      return {
+        name: c.name,
+        description: c.description,
+        options: c.options.map(optionInfo),
+        positional,
+        argName: arg ?? "",
+      };
     });
   return { commands, global: cli.globalCommand.options.map(optionInfo) };
 }
 
-const JOB_IDS_SH =
-  "awaitless list --limit 50 --json 2>/dev/null | tr ',' '\\n' | sed -n 's/.*\"job_id\": *\"\\([^\"]*\\)\".*/\\1/p'";
+/** This binary as a shell word: the scripts list job IDs, hosts and queues through the binary that wrote them. */
+function selfWord(): string {
+  return selfArgv().map(shellWord).join(" ");
+}
+
+const listSh = (kind: Dynamic["list"]): string => `${selfWord()} completion --list ${kind} 2>/dev/null`;
+
+function bashReply(v: Values | undefined): string {
+  if (v === "dir") return 'COMPREPLY=($(compgen -d -- "$cur"))';
+  if (v === "file") return 'COMPREPLY=($(compgen -f -- "$cur"))';
+  if (v === undefined) return "COMPREPLY=()";
+  const words = Array.isArray(v) ? v.join(" ") : `$(${listSh((v as Dynamic).list)})`;
+  return `COMPREPLY=($(compgen -W "${words}" -- "$cur"))`;
+}
 
 function bash(t: ReturnType<typeof commandTable>): string {
   const all = [...t.global, ...t.commands.flatMap((c) => c.options)];
   const valued = [...new Set(all.filter((o) => o.takesValue).flatMap((o) => o.flags))];
-  const prevCases = valued.map((f) => {
-    const v = OPTION_VALUES[f];
-    const reply =
-      v === "dir"
-        ? 'COMPREPLY=($(compgen -d -- "$cur"))'
-        : v === "file"
-          ? 'COMPREPLY=($(compgen -f -- "$cur"))'
-          : v
-            ? `COMPREPLY=($(compgen -W "${v.join(" ")}" -- "$cur"))`
-            : "COMPREPLY=()";
-    return `    ${f}) ${reply}; return 0 ;;`;
-  });
+  const prevCases = valued.map((f) => `    ${f}) ${bashReply(OPTION_VALUES[f])}; return 0 ;;`);
+  const names = t.commands.map((c) => c.name);
   const globalFlags = t.global.flatMap((o) => o.flags).join(" ");
   const optCases = t.commands.map(
     (c) => `    ${c.name}) opts="${c.options.flatMap((o) => o.flags).join(" ")}" ;;`,
   );
   const argCases = t.commands
     .filter((c) => c.positional !== "none" && c.positional !== "any")
-    .map((c) =>
-      c.positional === "job_id"
-        ? `    ${c.name}) COMPREPLY=($(compgen -W "$(${JOB_IDS_SH})" -- "$cur")) ;;`
-        : `    ${c.name}) COMPREPLY=($(compgen -W "${(c.positional as readonly string[]).join(" ")}" -- "$cur")) ;;`,
-    );
+    .map((c) => {
+      const v =
+        c.positional === "job_id"
+          ? { list: "jobs" as const }
+          : c.positional === "command"
+            ? names
+            : c.positional;
+      // Only the first word after the command is an action, shell, client or command name.
+      const guard = Array.isArray(v) ? '[[ "$cword" == "$cmd" ]] && ' : "";
+      return `    ${c.name}) ${guard}${bashReply(v as Values)} ;;`;
+    });
   return `# bash completion for awaitless (generated by \`awaitless completion bash\`)
 _awaitless() {
-  local cur="\${COMP_WORDS[COMP_CWORD]}" prev="\${COMP_WORDS[COMP_CWORD-1]}" cmd="" opts="" i
+  local cur="\${COMP_WORDS[COMP_CWORD]}" prev="\${COMP_WORDS[COMP_CWORD-1]}" cmd="" cword="" opts="" i
   for ((i = 1; i < COMP_CWORD; i++)); do
     case "\${COMP_WORDS[i]}" in
     --) return 0 ;;
     ${valued.join("|")}) ((i++)) ;;
     -*) ;;
-    *) [[ -z "$cmd" ]] && cmd="\${COMP_WORDS[i]}" ;;
+    *) cword="\${COMP_WORDS[i]}"; [[ -z "$cmd" ]] && cmd="$cword" ;;
     esac
   done
   case "$prev" in
 ${prevCases.join("\n")}
   esac
   if [[ -z "$cmd" ]]; then
-    COMPREPLY=($(compgen -W "${t.commands.map((c) => c.name).join(" ")} ${globalFlags}" -- "$cur"))
+    COMPREPLY=($(compgen -W "${names.join(" ")} --version -V ${globalFlags}" -- "$cur"))
     return 0
   fi
   if [[ "$cur" == -* ]]; then
@@ -130,18 +158,16 @@ complete -o bashdefault -o default -F _awaitless awaitless
 const zq = (s: string): string => s.replace(/\\/g, "\\\\").replace(/'/g, "'\\''");
 const zdesc = (s: string): string => zq(s).replace(/([[\]:])/g, "\\$1");
 
+function zshAction(v: Values | undefined, label: string): string {
+  if (v === "dir") return `:${label}:_files -/`;
+  if (v === "file") return `:${label}:_files`;
+  if (v === undefined) return `:${label}: `;
+  return Array.isArray(v) ? `:${label}:(${v.join(" ")})` : `:${label}:_awaitless_list ${(v as Dynamic).list}`;
+}
+
 function zshSpec(o: OptionInfo): string[] {
   return o.flags.map((f) => {
-    const v = OPTION_VALUES[f];
-    const action = !o.takesValue
-      ? ""
-      : v === "dir"
-        ? ":dir:_files -/"
-        : v === "file"
-          ? ":file:_files"
-          : v
-            ? `:value:(${v.join(" ")})`
-            : ":value: ";
+    const action = o.takesValue ? zshAction(OPTION_VALUES[f], "value") : "";
     return `'*${f}[${zdesc(o.description)}]${action}'`;
   });
 }
@@ -152,21 +178,26 @@ function zsh(t: ReturnType<typeof commandTable>): string {
   const cases = t.commands.map((c) => {
     const arg =
       c.positional === "job_id"
-        ? " '*:job id:_awaitless_job_ids'"
-        : Array.isArray(c.positional)
-          ? ` '1:${c.name === "completion" ? "shell" : "client"}:(${c.positional.join(" ")})'`
-          : c.positional === "any"
-            ? " '*:argument:_files'"
-            : "";
+        ? " '*:job id:_awaitless_list jobs'"
+        : c.positional === "command"
+          ? ` '1${zshAction(
+              t.commands.map((x) => x.name),
+              "command",
+            )}'`
+          : Array.isArray(c.positional)
+            ? ` '1${zshAction(c.positional, c.argName)}'`
+            : c.positional === "any"
+              ? " '*:argument:_files'"
+              : "";
     const specs = c.options.flatMap(zshSpec).join(" ");
     return `    ${c.name}) _arguments -s ${specs}${arg} ${global.replace(/ \\\n {4}/g, " ")} ;;`;
   });
   return `#compdef awaitless
 # zsh completion for awaitless (generated by \`awaitless completion zsh\`)
-_awaitless_job_ids() {
-  local -a ids
-  ids=(\${(f)"$(${JOB_IDS_SH})"})
-  compadd -a ids
+_awaitless_list() {
+  local -a words
+  words=(\${(f)"$(${selfWord()} completion --list $1 2>/dev/null)"})
+  compadd -a words
 }
 _awaitless() {
   local -a commands
@@ -191,11 +222,18 @@ if [[ "\${zsh_eval_context[-1]}" == loadautofunc ]]; then _awaitless "$@"; else 
 
 const fq = (s: string): string => `'${s.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}'`;
 
+function fishList(kind: Dynamic["list"]): string {
+  const word = (w: string) => (/^[\w@%+=:,./-]+$/.test(w) ? w : fq(w));
+  return `${selfArgv().map(word).join(" ")} completion --list ${kind} 2>/dev/null`;
+}
+
 function fishOption(o: OptionInfo, cond: string): string {
   const parts = ["complete -c awaitless", cond];
   for (const f of o.flags) parts.push(f.startsWith("--") ? `-l ${f.slice(2)}` : `-s ${f.slice(1)}`);
   const v = OPTION_VALUES[o.flags[0]!];
   if (o.takesValue && Array.isArray(v)) parts.push(`-x -a ${fq(v.join(" "))}`);
+  else if (o.takesValue && typeof v === "object")
+    parts.push(`-x -a ${fq(`(${fishList((v as Dynamic).list)})`)}`);
   else if (o.takesValue)
     parts.push(v === "dir" ? "-x -a '(__fish_complete_directories)'" : v === "file" ? "-r -F" : "-x");
   parts.push(`-d ${fq(o.description)}`);
@@ -203,8 +241,6 @@ function fishOption(o: OptionInfo, cond: string): string {
 }
 
 function fish(t: ReturnType<typeof commandTable>): string {
-  const fishJobIds =
-    'awaitless list --limit 50 --json 2>/dev/null | string match -r -a -g \'"job_id": *"([^"]+)"\'';
   const lines = [
     "# fish completion for awaitless (generated by `awaitless completion fish`)",
     "complete -c awaitless -f",
@@ -214,9 +250,13 @@ function fish(t: ReturnType<typeof commandTable>): string {
     lines.push(`complete -c awaitless -n __fish_use_subcommand -a ${c.name} -d ${fq(c.description)}`);
     const cond = `-n '__fish_seen_subcommand_from ${c.name}'`;
     for (const o of c.options) lines.push(fishOption(o, cond));
-    if (c.positional === "job_id") lines.push(`complete -c awaitless ${cond} -a ${fq(`(${fishJobIds})`)}`);
+    const first = `-n '__fish_seen_subcommand_from ${c.name}; and test (count (commandline -opc)) -le 2'`;
+    if (c.positional === "job_id")
+      lines.push(`complete -c awaitless ${cond} -a ${fq(`(${fishList("jobs")})`)}`);
+    else if (c.positional === "command")
+      lines.push(`complete -c awaitless ${first} -a ${fq(t.commands.map((x) => x.name).join(" "))}`);
     else if (Array.isArray(c.positional))
-      lines.push(`complete -c awaitless ${cond} -a ${fq(c.positional.join(" "))}`);
+      lines.push(`complete -c awaitless ${first} -a ${fq(c.positional.join(" "))}`);
     else if (c.positional === "any") lines.push(`complete -c awaitless ${cond} -F`);
   }
   return `${lines.join("\n")}\n`;
@@ -227,9 +267,24 @@ export function completionScript(shell: Shell, cli: CAC): string {
   return shell === "bash" ? bash(table) : shell === "zsh" ? zsh(table) : fish(table);
 }
 
-export async function completionCommand(shell: string, cli: CAC, io: CliIo): Promise<number> {
+export async function completionCommand(
+  shell: string | undefined,
+  opts: Record<string, unknown>,
+  cli: CAC,
+  io: CliIo,
+  makeCtx: () => Promise<Ctx>,
+): Promise<number> {
+  if (opts.list !== undefined) {
+    const { completionList } = await import("./completion-lists.ts");
+    return completionList(String(opts.list), io, makeCtx);
+  }
+  if (shell === undefined)
+    throw invalid("completion needs a shell", `awaitless completion ${SHELLS.join("|")}`);
   if (!(SHELLS as readonly string[]).includes(shell))
-    throw invalid(`no completions for shell ${JSON.stringify(shell)}`, `use one of: ${SHELLS.join(", ")}`);
+    throw invalid(
+      `no completions for shell ${JSON.stringify(shell)}${didYouMean(shell, SHELLS)}`,
+      `use one of: ${SHELLS.join(", ")}`,
+    );
   io.stdout.write(completionScript(shell as Shell, cli));
   return EXIT.ok;
 }

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { EXIT } from "../core/errors.ts";
 import { selfArgv } from "../self.ts";
 import type { CliIo } from "./commands.ts";
+import { invokedName } from "./invoked-as.ts";
 import { paint, styleFor } from "./render.ts";
 
 interface Step {
@@ -95,8 +96,9 @@ export async function demo(opts: { json?: boolean }, io: CliIo): Promise<number>
     if (opts.json) {
       io.stdout.write(JSON.stringify({ ok, jobs: [build, lint], steps, results: [b, l] }) + "\n");
     } else {
+      const me = invokedName(io.env);
       io.stdout.write(
-        `\nBoth jobs outlived the client that was waiting for them. Try:\n  awaitless status ${build}\n  awaitless logs ${lint}\n  awaitless inspect ${build}\n`,
+        `\nBoth jobs outlived the client that was waiting for them. Try:\n  ${me} status ${build}\n  ${me} logs ${lint}\n  ${me} inspect ${build}\n`,
       );
     }
     return ok ? EXIT.ok : EXIT.jobFailed;

@@ -11,6 +11,7 @@ import {
 } from "node:fs";
 import { dirname, join } from "node:path";
 import { AwaitlessError, EXIT, invalid } from "../core/errors.ts";
+import { didYouMean } from "../core/nearest-name.ts";
 import type { CliIo } from "./commands.ts";
 import { mergeCodexToml, renderCodexToml } from "./mcp-config-toml.ts";
 
@@ -129,7 +130,10 @@ export function writeConfig(
 function parseClient(raw: string | undefined): McpClient {
   const c = (raw ?? "json").toLowerCase();
   if ((MCP_CLIENTS as readonly string[]).includes(c)) return c as McpClient;
-  throw invalid(`unknown MCP client ${JSON.stringify(raw)}`, `use one of: ${MCP_CLIENTS.join(", ")}`);
+  throw invalid(
+    `unknown MCP client ${JSON.stringify(raw)}${didYouMean(c, MCP_CLIENTS)}`,
+    `use one of: ${MCP_CLIENTS.join(", ")}`,
+  );
 }
 
 export async function mcpConfigCommand(

@@ -107,14 +107,18 @@ export function renderStatus(s: JobStatus, style: Style): string {
 export function renderList(jobs: JobStatus[], style: Style): string {
   if (jobs.length === 0) return "no jobs match (submit one with `awaitless run -- <command>`)";
   return table(
-    ["JOB", "STATE", "AGE", "DURATION", "EXIT", "NAME/COMMAND"],
+    ["JOB", "STATE", "AGE", "DURATION", "EXIT", "HOST", "QUEUE", "NAME", "COMMAND"],
     jobs.map((j) => [
       j.job_id,
       stateText(style, j.state),
       ago(j.created_at).replace(" ago", ""),
-      humanDuration(j.elapsed_seconds),
+      // A job that has not started has no duration yet (its AGE says how long it has waited).
+      j.started_at === null ? "-" : humanDuration(j.elapsed_seconds),
       j.exit_code === null ? "-" : String(j.exit_code),
-      j.name ?? displayArgv(j.argv, 50),
+      j.backend === "local" ? "local" : j.backend === "slurm" ? `${j.host} (slurm)` : (j.host ?? "-"),
+      j.queue ?? "-",
+      j.name ?? "-",
+      displayArgv(j.argv, 50),
     ]),
     style,
   );

@@ -1,5 +1,6 @@
 // `awaitless queue create|list`: named queues on this machine or a host.
 import { EXIT, invalid } from "../core/errors.ts";
+import { didYouMean } from "../core/nearest-name.ts";
 import type { QueueView } from "../core/service-types.ts";
 import type { CliIo, Ctx } from "./commands.ts";
 import { toJson } from "./output.ts";
@@ -7,6 +8,8 @@ import { parseIntOption } from "./parse.ts";
 import { humanDuration, paint, type Style, styleFor, table } from "./render.ts";
 
 type Opts = Record<string, unknown> & { json?: boolean };
+
+export const QUEUE_ACTIONS = ["create", "list"] as const;
 
 function out(io: CliIo, text: string): void {
   io.stdout.write(text.endsWith("\n") ? text : `${text}\n`);
@@ -47,7 +50,7 @@ export async function queueCommand(args: unknown[], io: CliIo, makeCtx: () => Pr
     return EXIT.ok;
   }
   throw invalid(
-    `unknown queue action ${JSON.stringify(action)}`,
+    `unknown queue action ${JSON.stringify(action)}${didYouMean(action, QUEUE_ACTIONS)}`,
     "use `awaitless queue create NAME --concurrency N` or `awaitless queue list`",
   );
 }

@@ -86,3 +86,8 @@ export function displayArgv(argv: string[], max = 60): string {
   const text = argv.map((a) => (/^[A-Za-z0-9_./:=@%+-]+$/.test(a) ? a : JSON.stringify(a))).join(" ");
   return text.length > max ? text.slice(0, max - 1) + "…" : text;
 }
+
+/** One word as a POSIX shell reads it back: bare when safe, else single-quoted. */
+export function shellWord(w: string): string {
+  return /^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replaceAll("'", "'\\''")}'`;
+}

@@ -38,6 +38,14 @@ export async function readLogs(svc: JobService, req: LogsRequest): Promise<LogsR
 }
 
 export async function listJobs(svc: JobService, req: ListRequest): Promise<JobStatus[]> {
+  return (await listJobsPage(svc, req)).jobs;
+}
+
+/** The listing and how many jobs match the filter in all (`20 of 30 shown`). */
+export async function listJobsPage(
+  svc: JobService,
+  req: ListRequest,
+): Promise<{ jobs: JobStatus[]; total: number }> {
   const limit = req.limit ?? 20;
   if (!Number.isInteger(limit) || limit < 1 || limit > 10_000)
     throw invalid(`bad limit ${limit}`, "use 1–10000");
@@ -76,12 +84,18 @@ export async function listJobs(svc: JobService, req: ListRequest): Promise<JobSt
       (filter.host === undefined || j.host === filter.host) &&
       (filter.queue === undefined || j.queue === filter.queue),
   );
-  return [...rows, ...unsealed]
+  const jobs = [...rows, ...unsealed]
     .map((j) => observed.get(j.job_id) ?? j)
     .filter((j) => !states || states.includes(j.state))
     .sort((a, b) => b.job_id.localeCompare(a.job_id))
     .slice(0, limit)
     .map((j) => svc.toStatus(j));
+  // The count is the store's (an observed-but-unstored state change does not move a job between counts).
+  const total =
+    rows.length < limit
+      ? jobs.length
+      : Math.max(jobs.length, svc.store.count({ ...(states ? { states } : {}), ...filter }));
+  return { jobs, total };
 }
 
 export async function inspectJob(svc: JobService, jobId: string): Promise<InspectResponse> {

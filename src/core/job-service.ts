@@ -6,7 +6,8 @@ import { completions as completionsFeed } from "./completions.ts";
 import { AwaitlessError, invalid } from "./errors.ts";
 import { isJobId, JOB_ID_08_RE, newJobId } from "./ids.ts";
 import { isTerminal, type Job, type JobResult, type JobState } from "./job.ts";
-import { collectGarbage, type GcResult, inspectJob, listJobs, readLogs } from "./job-reads.ts";
+import { resolveJobIdPrefix } from "./job-prefix.ts";
+import { collectGarbage, type GcResult, inspectJob, listJobs, listJobsPage, readLogs } from "./job-reads.ts";
 import { formatDuration, jobStatus } from "./job-status.ts";
 import { type JobStore, nowIso, type StoredJob } from "./job-store.ts";
 import { type LaunchOwners, launchAbandoned } from "./launch-owner.ts";
@@ -82,6 +83,11 @@ export class JobService implements JobServiceApi {
       );
     }
     return b;
+  }
+
+  /** The CLI's job argument: a full ID, or a unique prefix of one (job-prefix.ts); MCP never calls this. */
+  resolveJobId(text: string): string {
+    return resolveJobIdPrefix(this.store, text);
   }
 
   getJob(jobId: string): StoredJob {
@@ -621,6 +627,10 @@ export class JobService implements JobServiceApi {
 
   list(req: ListRequest): Promise<JobStatus[]> {
     return listJobs(this, req);
+  }
+
+  listPage(req: ListRequest): Promise<{ jobs: JobStatus[]; total: number }> {
+    return listJobsPage(this, req);
   }
 
   inspect(jobId: string): Promise<InspectResponse> {

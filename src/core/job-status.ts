@@ -10,6 +10,7 @@ export function jobStatus(job: StoredJob): JobStatus {
     name: job.name,
     backend: job.backend,
     host: job.host,
+    queue: job.queue,
     state: job.state,
     status_message: job.status_message,
     // Command lines are shown, so they pass through the credential-shape redactor like every output.

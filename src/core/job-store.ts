@@ -304,6 +304,25 @@ export class JobStore {
     });
   }
 
+  /** Up to `limit` job IDs that start with `prefix` (exact case), by the primary key's order. */
+  jobIdsWithPrefix(prefix: string, limit: number): string[] {
+    return this.read(() =>
+      (
+        this.db
+          .query("SELECT job_id FROM jobs WHERE job_id >= ? AND job_id < ? ORDER BY job_id DESC LIMIT ?")
+          .all(prefix, `${prefix}\u{10FFFF}`, limit) as { job_id: string }[]
+      ).map((r) => r.job_id),
+    );
+  }
+
+  /** How many jobs a listing filter matches, without its limit. */
+  count(filter: Omit<ListFilter, "limit">): number {
+    const { where, args } = listWhere(filter);
+    return this.read(
+      () => (this.db.query(`SELECT COUNT(*) AS n FROM jobs ${where}`).get(...args) as { n: number }).n,
+    );
+  }
+
   /** Records backend identity without a state change (e.g. the wrapper pid right after spawn). */
   setBackendId(jobId: string, backendId: BackendId): void {
     this.write(() => {
@@ -426,25 +445,8 @@ export class JobStore {
   }
 
   list(filter: ListFilter): StoredJob[] {
-    const where: string[] = [];
-    const args: SQLQueryBindings[] = [];
-    if (filter.states && filter.states.length > 0) {
-      where.push(`state IN (${filter.states.map(() => "?").join(",")})`);
-      args.push(...filter.states);
-    }
-    if (filter.name !== undefined) {
-      where.push("name = ?");
-      args.push(filter.name);
-    }
-    if (filter.host !== undefined) {
-      where.push("host = ?");
-      args.push(filter.host);
-    }
-    if (filter.queue !== undefined) {
-      where.push("queue = ?");
-      args.push(filter.queue);
-    }
-    const sql = `SELECT * FROM jobs ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY job_id DESC LIMIT ?`;
+    const { where, args } = listWhere(filter);
+    const sql = `SELECT * FROM jobs ${where} ORDER BY job_id DESC LIMIT ?`;
     args.push(filter.limit);
     return this.read(() => (this.db.query(sql).all(...args) as JobRow[]).map(rowToJob));
   }
@@ -663,4 +665,19 @@ export function openSqlite(path: string, mode: "immutable" | "readwrite"): Datab
 
 export function nowIso(): string {
   return new Date().toISOString();
+}
+
+function listWhere(filter: Omit<ListFilter, "limit">): { where: string; args: SQLQueryBindings[] } {
+  const where: string[] = [];
+  const args: SQLQueryBindings[] = [];
+  if (filter.states && filter.states.length > 0) {
+    where.push(`state IN (${filter.states.map(() => "?").join(",")})`);
+    args.push(...filter.states);
+  }
+  for (const key of ["name", "host", "queue"] as const) {
+    if (filter[key] === undefined) continue;
+    where.push(`${key} = ?`);
+    args.push(filter[key]);
+  }
+  return { where: where.length ? `WHERE ${where.join(" AND ")}` : "", args };
 }

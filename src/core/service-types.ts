@@ -31,6 +31,7 @@ export interface JobStatus {
   name: string | null;
   backend: BackendName;
   host: string | null;
+  queue: string | null;
   state: JobState;
   status_message: string | null;
   argv: string[];

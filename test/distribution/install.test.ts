@@ -3,9 +3,11 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import {
   chmodSync,
   existsSync,
+  linkSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
+  readFileSync,
   readlinkSync,
   rmSync,
   symlinkSync,
@@ -30,7 +32,8 @@ const BUSYBOX_APPLETS =
 let scratch: string;
 let cache: string;
 let server: ReleaseServer;
-let asset: { x64: string; baseline: string; musl: string };
+let asset: { x64: string; baseline: string; musl: string; x64gz: string; baselineGz: string };
+let busyboxGzPath: string;
 let cpuAvx2: string;
 let cpuOld: string;
 let busyboxPath: string;
@@ -43,6 +46,8 @@ beforeAll(() => {
     x64: join(cache, "awaitless-linux-x64"),
     baseline: join(cache, "awaitless-linux-x64-baseline"),
     musl: join(cache, "awaitless-linux-x64-musl"),
+    x64gz: "",
+    baselineGz: "",
   };
   scratch = mkdtempSync(join(tmpdir(), "awl-install-"));
   cpuAvx2 = join(scratch, "cpuinfo-avx2");
@@ -61,6 +66,14 @@ beforeAll(() => {
   busyboxPath = join(scratch, "busybox-bin");
   mkdirSync(busyboxPath);
   for (const a of BUSYBOX_APPLETS) symlinkSync("/usr/bin/busybox", join(busyboxPath, a));
+  // The same with busybox's gzip, to unpack the compressed assets.
+  busyboxGzPath = join(scratch, "busybox-gz-bin");
+  mkdirSync(busyboxGzPath);
+  for (const a of [...BUSYBOX_APPLETS, "gzip"]) symlinkSync("/usr/bin/busybox", join(busyboxGzPath, a));
+  asset.x64gz = join(scratch, "awaitless-linux-x64.gz");
+  asset.baselineGz = join(scratch, "awaitless-linux-x64-baseline.gz");
+  writeFileSync(asset.x64gz, Bun.gzipSync(readFileSync(asset.x64), { level: 1 }));
+  writeFileSync(asset.baselineGz, Bun.gzipSync(readFileSync(asset.baseline), { level: 1 }));
   const all = { "awaitless-linux-x64": asset.x64, "awaitless-linux-x64-baseline": asset.baseline };
   const withMusl = { ...all, "awaitless-linux-x64-musl": asset.musl };
   server = serveReleases(
@@ -70,6 +83,16 @@ beforeAll(() => {
       "0.2.0": { assets: { "awaitless-linux-x64": asset.baseline } },
       // A release whose SHA256SUMS does not match the binary served.
       "6.6.6": { assets: all, sums: `${"0".repeat(64)}  awaitless-linux-x64\n` },
+      // Releases with compressed assets: a good one, a tampered .gz, and a .gz that unpacks to other bytes.
+      "0.3.0": { assets: { "awaitless-linux-x64": asset.x64, "awaitless-linux-x64.gz": asset.x64gz } },
+      "0.3.1": {
+        assets: { "awaitless-linux-x64": asset.x64, "awaitless-linux-x64.gz": asset.x64gz },
+        sums: `${fileHash(asset.x64)}  awaitless-linux-x64\n${"0".repeat(64)}  awaitless-linux-x64.gz\n`,
+      },
+      "0.3.2": {
+        assets: { "awaitless-linux-x64": asset.x64, "awaitless-linux-x64.gz": asset.baselineGz },
+        sums: `${fileHash(asset.x64)}  awaitless-linux-x64\n${fileHash(asset.baselineGz)}  awaitless-linux-x64.gz\n`,
+      },
     },
     "0.1.0",
   );
@@ -268,6 +291,152 @@ describe.skipIf(!existsSync(SHELLS.dash[0]))("install.sh choices (dash)", () => 
     },
     T,
   );
+});
+
+for (const shell of ["dash", "busybox"] as const) {
+  describe.skipIf(!existsSync(SHELLS[shell][0]))(`compressed assets (${shell})`, () => {
+    // beforeAll has made busyboxGzPath by the time a test runs (not when this describe is collected).
+    const withGzip = () => ({ path: shell === "busybox" ? busyboxGzPath : "/usr/local/bin:/usr/bin:/bin" });
+    test(
+      "with gzip, the .gz is fetched, both checksums verified, and the unpacked binary installed",
+      async () => {
+        const [gz, plain] = [requested("awaitless-linux-x64.gz"), requested("awaitless-linux-x64")];
+        const r = await install(shell, { args: ["--version", "0.3.0"], ...withGzip() });
+        expect(r.code, r.stderr).toBe(0);
+        expect(r.stderr).toContain("installing awaitless-linux-x64 (0.3.0, compressed)");
+        expect(requested("awaitless-linux-x64.gz")).toBe(gz + 1);
+        expect(requested("awaitless-linux-x64")).toBe(plain);
+        expect(fileHash(join(r.bin, "awaitless"))).toBe(fileHash(asset.x64));
+      },
+      T,
+    );
+
+    test(
+      "a .gz that fails its own checksum, or unpacks to other bytes, is refused with nothing installed",
+      async () => {
+        const bad = await install(shell, { args: ["--version", "0.3.1"], ...withGzip() });
+        expect(bad.code).toBe(1);
+        expect(bad.stderr).toContain("checksum mismatch for awaitless-linux-x64.gz");
+        expect(existsSync(bad.bin)).toBe(false);
+        const other = await install(shell, { args: ["--version", "0.3.2"], ...withGzip() });
+        expect(other.code).toBe(1);
+        expect(other.stderr).toContain("checksum mismatch for awaitless-linux-x64:");
+        expect(existsSync(other.bin)).toBe(false);
+      },
+      T,
+    );
+  });
+}
+
+describe.skipIf(!existsSync(SHELLS.busybox[0]))("without gzip", () => {
+  test(
+    "the uncompressed asset is fetched from a release that has both",
+    async () => {
+      const [gz, plain] = [requested("awaitless-linux-x64.gz"), requested("awaitless-linux-x64")];
+      const r = await install("busybox", { args: ["--version", "0.3.0"] });
+      expect(r.code, r.stderr).toBe(0);
+      expect(requested("awaitless-linux-x64")).toBe(plain + 1);
+      expect(requested("awaitless-linux-x64.gz")).toBe(gz);
+      expect(fileHash(join(r.bin, "awaitless"))).toBe(fileHash(asset.x64));
+    },
+    T,
+  );
+});
+
+describe.skipIf(!existsSync(SHELLS.dash[0]))("install.sh for a newcomer (dash)", () => {
+  test(
+    "XDG_BIN_HOME is the default directory; the last hint names a command that runs as typed",
+    async () => {
+      const xdg = mkdtempSync(join(scratch, "xdg-bin-"));
+      const off = await install("dash", { env: { XDG_BIN_HOME: xdg } });
+      expect(off.code, off.stderr).toBe(0);
+      expect(fileHash(join(xdg, "awaitless"))).toBe(fileHash(asset.x64));
+      expect(existsSync(off.bin)).toBe(false);
+      // Not on PATH: the hint gives the full path, and that command runs.
+      expect(off.stderr).toContain(`next: ${xdg}/awaitless demo`);
+      const on = await install("dash", { env: { XDG_BIN_HOME: xdg }, path: `${xdg}:/usr/bin:/bin` });
+      expect(on.stderr).toMatch(/next: awaitless demo /);
+      // --dir and AWAITLESS_INSTALL_DIR still win over XDG_BIN_HOME.
+      const dir = mkdtempSync(join(scratch, "dir-"));
+      const forced = await install("dash", { env: { XDG_BIN_HOME: xdg, AWAITLESS_INSTALL_DIR: dir } });
+      expect(existsSync(join(dir, "awaitless"))).toBe(true);
+      expect(forced.stderr).toContain(`next: ${dir}/awaitless demo`);
+    },
+    T,
+  );
+
+  test("--help lists every option and environment variable", async () => {
+    const r = Bun.spawnSync(["/usr/bin/dash", INSTALL_SH, "--help"], { stdout: "pipe", stderr: "pipe" });
+    expect(r.exitCode).toBe(0);
+    const text = r.stdout.toString();
+    for (const name of [
+      "--version",
+      "--dir",
+      "--target",
+      "--uninstall",
+      "AWAITLESS_VERSION",
+      "AWAITLESS_INSTALL_DIR",
+      "XDG_BIN_HOME",
+      "AWAITLESS_TARGET",
+      "AWAITLESS_DOWNLOAD_URL",
+      "AWAITLESS_CPUINFO",
+    ])
+      expect(text).toContain(name);
+  });
+
+  test(
+    "--uninstall removes the binary and its awaitless* links, keeps other files, and lists what remains",
+    async () => {
+      const r = await install("dash");
+      expect(r.code, r.stderr).toBe(0);
+      // install.sh made awaitless-mcp and awaitless-runner; a user added a hard link, an absolute link,
+      // and two files that are not the binary.
+      expect(readlinkSync(join(r.bin, "awaitless-mcp"))).toBe("awaitless");
+      linkSync(join(r.bin, "awaitless"), join(r.bin, "awaitless-hard"));
+      symlinkSync(join(r.bin, "awaitless"), join(r.bin, "awaitless-abs"));
+      symlinkSync("/bin/true", join(r.bin, "awaitless-other"));
+      writeFileSync(join(r.bin, "awaitless-notes"), "mine\n");
+      // What a user has after using it: data, config, an MCP entry, a completion file.
+      const bin = join(r.bin, "awaitless");
+      const env = { HOME: r.home, PATH: "/usr/bin:/bin" };
+      expect(Bun.spawnSync([bin, "submit", "--", "true"], { env, cwd: r.home }).exitCode).toBe(0);
+      mkdirSync(join(r.home, ".config", "awaitless"), { recursive: true });
+      writeFileSync(join(r.home, ".config", "awaitless", "config.toml"), "");
+      const mcp = Bun.spawnSync([bin, "mcp-config", "claude", "--write"], { env, cwd: r.home });
+      expect(mcp.exitCode, mcp.stderr.toString()).toBe(0);
+      const fish = join(r.home, ".config", "fish", "completions");
+      mkdirSync(fish, { recursive: true });
+      writeFileSync(join(fish, "awaitless.fish"), Bun.spawnSync([bin, "completion", "fish"]).stdout);
+
+      const u = await install("dash", { args: ["--uninstall"], env: { HOME: r.home } });
+      expect(u.code, u.stderr).toBe(0);
+      expect(readdirSync(r.bin).sort()).toEqual(["awaitless-notes", "awaitless-other"]);
+      for (const f of ["awaitless", "awaitless-mcp", "awaitless-runner", "awaitless-hard", "awaitless-abs"])
+        expect(u.stderr).toContain(`removed ${join(r.bin, f)}`);
+      const data = join(r.home, ".local", "share", "awaitless");
+      expect(u.stderr).toContain(`rm -rf '${data}'`);
+      expect(u.stderr).toContain(`rm '${join(r.home, ".config", "awaitless", "config.toml")}'`);
+      expect(u.stderr).toContain(`MCP client entry: ${join(r.home, ".claude.json")}`);
+      expect(u.stderr).toContain(`rm '${join(fish, "awaitless.fish")}'`);
+      // Nothing but the binary and its links was touched.
+      expect(existsSync(data)).toBe(true);
+      expect(existsSync(join(fish, "awaitless.fish"))).toBe(true);
+
+      const again = await install("dash", { args: ["--uninstall"], env: { HOME: r.home } });
+      expect(again.code).toBe(0);
+      expect(again.stderr).toContain(`no awaitless binary in ${r.bin}`);
+    },
+    T,
+  );
+});
+
+test("the documented one-liners refuse anything but HTTPS with TLS 1.2 or later", () => {
+  for (const doc of ["README.md", "docs/install.md", "server.json"]) {
+    const text = readFileSync(join(INSTALL_SH, "..", doc), "utf8");
+    const lines = text.split("\n").filter((l) => /\bcurl\b.*install\.sh/.test(l));
+    expect(lines.length, doc).toBeGreaterThan(0);
+    for (const l of lines) expect(l, doc).toContain("curl --proto '=https' --tlsv1.2 ");
+  }
 });
 
 test("install.sh is shellcheck-clean (POSIX sh)", () => {

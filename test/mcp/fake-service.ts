@@ -92,6 +92,7 @@ export class FakeJobService implements JobServiceApi {
         name: req.name ?? null,
         backend: req.backend ?? "local",
         host: req.host ?? null,
+        queue: req.queue ?? null,
         state: "running",
         status_message: null,
         argv: req.argv,

@@ -1,6 +1,6 @@
 // Shell completions: generated from the CLI's cac table, then exercised in real bash, fish and zsh.
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildCli } from "../../src/cli/cli.ts";
@@ -18,10 +18,30 @@ function has(shell: string): boolean {
   return ok;
 }
 
+const BINARY = join(import.meta.dir, "..", "..", "dist", "awaitless");
+
+/** The script as a user gets it: printed by the compiled binary, which it then calls for job IDs and hosts. */
 function script(shell: (typeof SHELLS)[number]): string {
   const file = join(scratch, `awaitless.${shell}`);
-  writeFileSync(file, completionScript(shell, buildCli()));
+  writeFileSync(file, Bun.spawnSync([BINARY, "completion", shell], { stdout: "pipe" }).stdout);
   return file;
+}
+
+/** A sandbox with one job, a queue, an ssh_config (with an Include) and a [hosts] entry; PATH has no awaitless. */
+function populated() {
+  const box = new Sandbox();
+  const sub = box.run(["submit", "--name", "compl", "--", "true"]);
+  if (sub.code !== 0) throw new Error(sub.stderr);
+  expect(box.run(["queue", "create", "gpuq", "--concurrency", "1"]).code).toBe(0);
+  mkdirSync(join(box.root, ".ssh", "conf.d"), { recursive: true });
+  writeFileSync(
+    join(box.root, ".ssh", "config"),
+    "Host gpu box1\n  HostName 127.0.0.1\nHost *.lan !nope\nInclude conf.d/*\n",
+  );
+  writeFileSync(join(box.root, ".ssh", "conf.d", "extra"), "Host included\n");
+  box.writeConfig('[hosts.cluster]\nhostname = "127.0.0.1"\n');
+  const env = { ...box.env, PATH: "/usr/bin:/bin" };
+  return { box, env, jobId: sub.stdout.trim() };
 }
 
 function sh(argv: string[], env: Record<string, string> = {}): string {
@@ -83,20 +103,47 @@ describe("bash", () => {
     expect(bashComplete(["awaitless", "run", "--", "ma"])).toEqual([]);
   });
 
+  test("sourcing registers _awaitless for awaitless (complete -p)", () => {
+    const out = sh(["bash", "-c", `source '${script("bash")}'; complete -p awaitless`]);
+    expect(out.trim()).toBe("complete -o bashdefault -o default -F _awaitless awaitless");
+  });
+
+  test("every state, queue actions (first word only), help topics", () => {
+    expect(bashComplete(["awaitless", "list", "--state", ""])).toEqual([
+      "active",
+      "terminal",
+      "queued",
+      "starting",
+      "running",
+      "stalled",
+      "succeeded",
+      "failed",
+      "cancelled",
+      "timed_out",
+      "lost",
+    ]);
+    expect(bashComplete(["awaitless", "queue", ""])).toEqual(["create", "list"]);
+    expect(bashComplete(["awaitless", "queue", "create", ""])).toEqual([]);
+    expect(bashComplete(["awaitless", "help", "lo"])).toEqual(["logs"]);
+    expect(bashComplete(["awaitless", "-"])).toEqual(expect.arrayContaining(["--version", "-V", "--help"]));
+  });
+
   test(
-    "job IDs come from `awaitless list` (the binary on PATH)",
+    "job IDs, hosts and queues through the binary that wrote the script (awaitless is not on PATH)",
     () => {
-      const box = new Sandbox();
+      const { box, env, jobId } = populated();
       try {
-        const sub = box.run(["submit", "--name", "compl", "--", "true"]);
-        expect(sub.code, sub.stderr).toBe(0);
-        const jobId = sub.stdout.trim();
-        const bin = join(scratch, "bin");
-        mkdirSync(bin, { recursive: true });
-        symlinkSync(join(import.meta.dir, "..", "..", "dist", "awaitless"), join(bin, "awaitless"));
-        const env = { ...box.env, PATH: `${bin}:${process.env.PATH ?? "/usr/bin:/bin"}` };
         expect(bashComplete(["awaitless", "status", jobId.slice(0, 6)], env)).toEqual([jobId]);
         expect(bashComplete(["awaitless", "wait", ""], env)).toEqual([jobId]);
+        expect(bashComplete(["awaitless", "completions", jobId, ""], env)).toEqual([jobId]);
+        expect(bashComplete(["awaitless", "submit", "--host", ""], env).sort()).toEqual(
+          ["box1", "cluster", "gpu", "included"].sort(),
+        );
+        expect(bashComplete(["awaitless", "doctor", "--host", "g"], env)).toEqual(["gpu"]);
+        expect(bashComplete(["awaitless", "run", "--queue", ""], env)).toEqual(["gpuq"]);
+        const listed = box.run(["completion", "--list", "hosts"]);
+        expect(listed.stdout).toBe("cluster\ngpu\nbox1\nincluded\n");
+        expect(box.run(["completion", "--list", "nope"]).stderr).toContain("use --list jobs, --list hosts");
       } finally {
         box.cleanup();
       }
@@ -120,6 +167,30 @@ describe.if(has("fish"))("fish", () => {
     expect(words("awaitless run --backend ")).toEqual(["local", "slurm", "ssh"]);
     expect(q("awaitless mcp-config ")).toContain("gemini");
   });
+
+  test(
+    "job IDs, hosts, queues and queue actions",
+    () => {
+      const file = script("fish");
+      const { box, env, jobId } = populated();
+      try {
+        const words = (line: string) =>
+          sh(["fish", "-c", `source '${file}'; complete -C'${line}'`], env)
+            .split("\n")
+            .filter(Boolean)
+            .map((l) => l.split("\t")[0])
+            .sort();
+        expect(words(`awaitless status ${jobId.slice(0, 8)}`)).toEqual([jobId]);
+        expect(words("awaitless submit --host ")).toEqual(["box1", "cluster", "gpu", "included"]);
+        expect(words("awaitless submit --queue ")).toEqual(["gpuq"]);
+        expect(words("awaitless queue ")).toEqual(["create", "list"]);
+        expect(words("awaitless queue create ")).toEqual([]);
+      } finally {
+        box.cleanup();
+      }
+    },
+    T,
+  );
 });
 
 describe.if(has("zsh"))("zsh", () => {
@@ -133,5 +204,59 @@ describe.if(has("zsh"))("zsh", () => {
       `autoload -U compinit; compinit -u -D; source '${file}'; print -r -- $_comps[awaitless]`,
     ]);
     expect(out.trim()).toBe("_awaitless");
+  });
+
+  test(
+    "its dynamic lists call the binary that wrote the script",
+    () => {
+      const file = script("zsh");
+      const { box, env, jobId } = populated();
+      try {
+        // compadd stubbed to print what it was given: the words zsh would offer.
+        const list = (kind: string) =>
+          sh(
+            [
+              "zsh",
+              "-f",
+              "-c",
+              `autoload -U compinit; compinit -u -D; source '${file}'; compadd() { [[ $1 == -a ]] && print -l -- \${(P)2} }; _awaitless_list ${kind}`,
+            ],
+            env,
+          )
+            .split("\n")
+            .filter(Boolean);
+        expect(list("jobs")).toEqual([jobId]);
+        expect(list("hosts").sort()).toEqual(["box1", "cluster", "gpu", "included"]);
+        expect(list("queues")).toEqual(["gpuq"]);
+      } finally {
+        box.cleanup();
+      }
+    },
+    T,
+  );
+});
+
+describe("install lines", () => {
+  test("docs/install.md's completion block works as written on a fresh HOME", () => {
+    const doc = readFileSync(join(import.meta.dir, "..", "..", "docs", "install.md"), "utf8");
+    const section = doc.split("## Shell completions")[1]!;
+    const block = /```sh\n([\s\S]*?)```/.exec(section)![1]!;
+    const home = mkdtempSync(join(scratch, "fresh-home-"));
+    const bin = join(home, "bin");
+    mkdirSync(bin);
+    symlinkSync(BINARY, join(bin, "awaitless"));
+    const r = Bun.spawnSync(["sh", "-e", "-c", block], {
+      cwd: home,
+      env: { HOME: home, PATH: `${bin}:/usr/bin:/bin`, AWAITLESS_DATA_DIR: join(home, "data") },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    expect(r.exitCode, r.stderr.toString()).toBe(0);
+    for (const [file, marker] of [
+      [".local/share/bash-completion/completions/awaitless", "complete -o bashdefault"],
+      [".zfunc/_awaitless", "#compdef awaitless"],
+      [".config/fish/completions/awaitless.fish", "complete -c awaitless"],
+    ] as const)
+      expect(readFileSync(join(home, file), "utf8")).toContain(marker);
   });
 });

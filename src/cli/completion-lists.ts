@@ -1,0 +1,26 @@
+// `awaitless completion --list jobs|hosts|queues`: the dynamic words the completion scripts ask the binary for.
+import { homedir } from "node:os";
+import { sshHostAliases } from "../backends/ssh/ssh-config-aliases.ts";
+import { EXIT, invalid } from "../core/errors.ts";
+import { didYouMean } from "../core/nearest-name.ts";
+import { listQueueRows } from "../core/queue-store.ts";
+import type { CliIo, Ctx } from "./commands.ts";
+
+export const LISTS = ["jobs", "hosts", "queues"] as const;
+
+/** Reads only the store and config files: completion never reconciles a job or contacts a host. */
+export async function completionList(what: string, io: CliIo, makeCtx: () => Promise<Ctx>): Promise<number> {
+  if (!(LISTS as readonly string[]).includes(what))
+    throw invalid(
+      `--list ${what}: nothing to list by that name${didYouMean(what, LISTS)}`,
+      `use --list ${LISTS.join(", --list ")}`,
+    );
+  const ctx = await makeCtx();
+  let words: string[];
+  if (what === "jobs") words = ctx.service.store.list({ limit: 200 }).map((j) => j.job_id);
+  else if (what === "queues") words = listQueueRows(ctx.service.store).map((q) => q.name);
+  else words = [...Object.keys(ctx.config.hosts), ...sshHostAliases(io.env.HOME || homedir())];
+  const unique = [...new Set(words)];
+  io.stdout.write(unique.length ? `${unique.join("\n")}\n` : "");
+  return EXIT.ok;
+}
