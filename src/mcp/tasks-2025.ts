@@ -10,7 +10,7 @@ import {
 import * as v from "valibot";
 import { isTerminal } from "../core/job.ts";
 import type { JobStatus } from "../core/service-types.ts";
-import { holdWithProgress, statusSentence } from "./hold.ts";
+import { holdWithProgress, type ProgressToken, statusSentence } from "./hold.ts";
 import { finalToolResult, findTask, isExpired, type TaskView, taskView } from "./task-view.ts";
 import type { ToolEnv } from "./tool-handlers.ts";
 
@@ -67,31 +67,68 @@ export function assertTaskSupported(toolName: string): void {
 /**
  * The CreateTaskResult for a task-augmented run_job. `content: []` satisfies the SDK's 2025 result schema
  * (the stdio edge removes it again); the model-immediate-response text is what a host hands the model meanwhile.
+ * The call's progressToken stays valid for the task's life (the spec): progress goes on with it while the job works.
  */
-export function createTaskResult(mcp: McpServer, view: TaskView): CallToolResult {
-  statusFeeds.get(mcp)?.follow(view.taskId);
+export function createTaskResult(
+  mcp: McpServer,
+  view: TaskView,
+  progressToken?: ProgressToken,
+): CallToolResult {
+  statusFeeds.get(mcp)?.follow(view.taskId, progressToken);
   const text =
     `Job ${view.taskId} is running as a task (taskId = job_id); its result arrives when the task completes. ` +
     `To wait for it in this conversation, call wait_for_job with {"job_id":"${view.taskId}"}.`;
   return { content: [], task: task2025(view), _meta: { [IMMEDIATE_RESPONSE]: text } } as CallToolResult;
 }
 
-/** Sends notifications/tasks/status when a task this connection created or asked about ends. */
+/**
+ * Sends notifications/tasks/status when a task this connection created or asked about ends, and progress on the
+ * creating call's token while it works (every progress interval, the status sentence, tagged with the task).
+ */
 class StatusFeed {
   private readonly followed = new Set<string>();
+  private readonly tickers = new Map<string, ReturnType<typeof setInterval>>();
   constructor(
     private readonly mcp: McpServer,
     private readonly env: ToolEnv,
   ) {
     env.watch.onEnded((jobId) => {
+      this.stopProgress(jobId);
       if (this.followed.delete(jobId)) this.announce(jobId).catch(() => {});
     });
   }
 
-  follow(jobId: string): void {
+  follow(jobId: string, progressToken?: ProgressToken): void {
     if (!clientDeclaresTasks(this.mcp)) return;
     this.followed.add(jobId);
+    if (progressToken !== undefined && !this.tickers.has(jobId)) this.startProgress(jobId, progressToken);
     this.env.watch.watch(jobId);
+  }
+
+  private startProgress(jobId: string, progressToken: ProgressToken): void {
+    let progress = 0;
+    const tick = async () => {
+      const status = await this.env.service.status(jobId);
+      if (isTerminal(status.state) || !this.tickers.has(jobId)) return this.stopProgress(jobId);
+      const params = {
+        progressToken,
+        progress: ++progress,
+        message: statusSentence(status),
+        _meta: { [RELATED_TASK]: { taskId: jobId } },
+      };
+      await this.mcp.server.notification({ method: "notifications/progress", params });
+    };
+    // Stops at the job's end, or at the first notification that cannot be sent (the connection is gone).
+    const timer = setInterval(() => {
+      tick().catch(() => this.stopProgress(jobId));
+    }, this.env.config.progressIntervalMs);
+    timer.unref?.();
+    this.tickers.set(jobId, timer);
+  }
+
+  private stopProgress(jobId: string): void {
+    clearInterval(this.tickers.get(jobId));
+    this.tickers.delete(jobId);
   }
 
   private async announce(jobId: string): Promise<void> {

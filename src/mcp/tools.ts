@@ -179,7 +179,7 @@ export function registerTools(mcp: McpServer, env: h.ToolEnv): Record<string, Re
     try {
       const outcome = await def.call(env, parsed.value as never, callCtx);
       if (h.isTaskOutcome(outcome)) {
-        if (task2025 !== undefined) return createTaskResult(mcp, outcome.task);
+        if (task2025 !== undefined) return createTaskResult(mcp, outcome.task, callCtx.hold.progressToken);
         return { resultType: "task", ...outcome.task } as unknown as CallToolResult;
       }
       return mcp.server.projectCallToolResult(outcome as CallToolResult, undefined);

@@ -48,12 +48,13 @@ function result(response: RawResponse): Json {
   return response.result!;
 }
 
-async function startTask(client: Raw2025Client, command: string[], requestId: string) {
+async function startTask(client: Raw2025Client, command: string[], requestId: string, meta?: Json) {
   const created = result(
     await client.request("tools/call", {
       name: "run_job",
       arguments: { command, client_request_id: requestId },
       task: { ttl: 60_000 },
+      ...(meta !== undefined && { _meta: meta }),
     }),
   );
   return created;
@@ -143,7 +144,7 @@ describe("2025-11-25 Tasks over stdio (raw JSON-RPC, schema-checked)", () => {
     ]);
   }, 30_000);
 
-  test("tasks/result holds past the hold budget, with progress, until the job ends", async () => {
+  test("tasks/result holds past the hold budget, with progress, until the job ends; the creating call gets progress too", async () => {
     const box = makeSandbox({
       AWAITLESS_MCP_TASK_POLL_INTERVAL_MS: "100",
       AWAITLESS_MCP_HOLD_BUDGET_MS: "1000",
@@ -151,7 +152,8 @@ describe("2025-11-25 Tasks over stdio (raw JSON-RPC, schema-checked)", () => {
     });
     cleanups.push(box.remove);
     const client = await start(box);
-    const taskId = ((await startTask(client, gated("late"), "late")).task as Json).taskId as string;
+    const taskId = ((await startTask(client, gated("late"), "late", { progressToken: "c-1" })).task as Json)
+      .taskId as string;
     let answered = false;
     const pending = client.request("tasks/result", { taskId, _meta: { progressToken: "r-1" } }).then((r) => {
       answered = true;
@@ -164,6 +166,12 @@ describe("2025-11-25 Tasks over stdio (raw JSON-RPC, schema-checked)", () => {
     // Eight progress ticks 200 ms apart: the 1 s hold budget has passed several times over.
     await client.notification(() => progressOf().length >= 8);
     expect(answered).toBe(false);
+    // The creating call's progressToken stays valid while the task works: progress tagged with the task.
+    const onCall = await client.notification(
+      (n) => n.method === "notifications/progress" && (n.params as Json).progressToken === "c-1",
+    );
+    expect((onCall.params as Json)._meta).toEqual({ "io.modelcontextprotocol/related-task": { taskId } });
+    expect((onCall.params as Json).message).toContain("running");
     open(box, "late");
     const final = result(await pending);
     expect((final.structuredContent as Json).job_state).toBe("succeeded");
