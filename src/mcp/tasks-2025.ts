@@ -1,5 +1,5 @@
-// 2025-11-25 Tasks (in-core `capabilities.tasks`, what VS Code speaks): task-augmented tools/call, tasks/get|result|list|cancel
-// and notifications/tasks/status over durable jobs (taskId = job_id), for 2025-era clients that declared tasks.
+// 2025-11-25 Tasks (in-core `capabilities.tasks`, what VS Code speaks): task-augmented tools/call,
+// tasks/get|result|list|cancel and notifications/tasks/status over durable jobs (taskId = job_id).
 import {
   type CallToolResult,
   type McpServer,
@@ -48,13 +48,13 @@ export function clientDeclaresTasks(mcp: McpServer): boolean {
   return mcp.server.getClientCapabilities()?.tasks !== undefined;
 }
 
-/** The `task` of a task-augmented tools/call, honoured only when the client declared tasks (else it is ignored, as the spec says). */
+/** The `task` of a task-augmented tools/call; ignored (as the spec says) unless the client declared tasks. */
 export function requestedTask(mcp: McpServer, params: { task?: unknown }): { ttl?: number } | undefined {
   if (params.task === undefined || params.task === null || !clientDeclaresTasks(mcp)) return undefined;
   return params.task as { ttl?: number };
 }
 
-/** -32601 for a task-augmented call of a tool whose execution.taskSupport is "forbidden", as the spec asks. */
+/** -32601 for a task-augmented call of a tool whose execution.taskSupport is "forbidden" (the spec). */
 export function assertTaskSupported(toolName: string): void {
   if (TASK_SUPPORT[toolName] !== undefined) return;
   throw new ProtocolError(
@@ -66,8 +66,8 @@ export function assertTaskSupported(toolName: string): void {
 
 /**
  * The CreateTaskResult for a task-augmented run_job. `content: []` satisfies the SDK's 2025 result schema
- * (the stdio edge removes it again); the model-immediate-response text is what a host hands the model meanwhile.
- * The call's progressToken stays valid for the task's life (the spec): progress goes on with it while the job works.
+ * (the stdio edge removes it again); the model-immediate-response text is what a host hands the model
+ * meanwhile. The call's progressToken stays valid for the task's life (the spec): progress continues on it.
  */
 export function createTaskResult(
   mcp: McpServer,
@@ -82,8 +82,8 @@ export function createTaskResult(
 }
 
 /**
- * Sends notifications/tasks/status when a task this connection created or asked about ends, and progress on the
- * creating call's token while it works (every progress interval, the status sentence, tagged with the task).
+ * Sends notifications/tasks/status when a task this connection created or asked about ends, and progress
+ * on the creating call's token while it works (each progress interval: the status sentence, task-tagged).
  */
 class StatusFeed {
   private readonly followed = new Set<string>();
@@ -156,7 +156,7 @@ function decodeCursor(cursor: string): string {
   return jobId;
 }
 
-/** tasks/result: the job's final CallToolResult, held (with progress) until the job ends, however many holds that takes. */
+/** tasks/result: the job's final CallToolResult, held with progress until the job ends (many holds). */
 async function taskResult(
   env: ToolEnv,
   status: JobStatus,
@@ -164,7 +164,7 @@ async function taskResult(
   holdOf: (ctx: ServerContext) => Parameters<typeof holdWithProgress>[0],
 ): Promise<CallToolResult> {
   const base = holdOf(ctx);
-  // One progress sequence across the successive holds: `progress` must keep increasing for the request's token.
+  // One progress sequence across the successive holds: `progress` keeps increasing for the request's token.
   let progress = 0;
   const hold = {
     ...base,
@@ -208,8 +208,8 @@ function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
 
 /**
  * Registers the four 2025-11-25 methods and makes the server declare `capabilities.tasks` (and run_job's
- * execution.taskSupport) to a client whose initialize declared tasks: the SDK records the client's capabilities
- * just before it asks for the server's, so the answer can depend on them.
+ * execution.taskSupport) to a client whose initialize declared tasks: the SDK records the client's
+ * capabilities just before it asks for the server's, so the answer can depend on them.
  */
 export function registerTasks2025(
   mcp: McpServer,

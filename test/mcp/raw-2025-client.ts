@@ -1,4 +1,4 @@
-// A raw JSON-RPC 2025-11-25 client of the compiled `awaitless mcp` over real pipes, following the Tasks spec text
+// A raw JSON-RPC 2025-11-25 client of the compiled `awaitless mcp` over real pipes, following the Tasks spec
 // (the SDK has no 2025 task runtime): every message both ways is checked against the 2025-11-25 schema.json.
 import { BINARY, requireBinary } from "./stdio-client.ts";
 import { schema2025Issues } from "./tasks-2025-schema.ts";

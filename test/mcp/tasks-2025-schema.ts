@@ -1,4 +1,4 @@
-// Validates 2025-11-25 messages against that revision's schema.json (test/fixtures/mcp-tasks-2025-11-25/schema.json).
+// Validates 2025-11-25 messages against that revision's schema.json (test/fixtures/mcp-tasks-2025-11-25/).
 import path from "node:path";
 import { fromJsonSchema } from "@modelcontextprotocol/server";
 

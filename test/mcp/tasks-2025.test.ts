@@ -1,5 +1,5 @@
-// 2025-11-25 Tasks through the compiled binary: raw JSON-RPC following the spec text (schema-checked), and the
-// official ext-tasks requester in its 2025 generation; a new server process finds a task after a SIGKILL.
+// 2025-11-25 Tasks through the compiled binary: raw JSON-RPC following the spec text (schema-checked),
+// and the official ext-tasks requester in its 2025 generation; a new server finds a task after a SIGKILL.
 import { afterEach, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
