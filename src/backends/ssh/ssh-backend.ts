@@ -1,4 +1,5 @@
 // The SSH backend: the same wrapper and on-disk protocol as locally, in <remote_job_dir>/jobs/<job_id> on the host.
+
 // job.job_dir stays the LOCAL job dir (a 0600 copy of spec.sh, for redaction); backend_id.remote_dir names the
 // remote one (before launch it is derived from the host's prepared root).
 import { readFileSync, rmSync } from "node:fs";
@@ -6,15 +7,18 @@ import { join } from "node:path";
 import type { HostConfig } from "../../config/config.ts";
 import type {
   Backend,
-  FullLog,
   LaunchInput,
+  LeftoverStop,
   LogTail,
   Observation,
   QueueSnapshot,
   Stream,
 } from "../../core/backend.ts";
+import { parseCancelOutcome } from "../../core/backend.ts";
 import { AwaitlessError } from "../../core/errors.ts";
 import type { ArtifactEntry, BackendId, Job } from "../../core/job.ts";
+import { HEARTBEAT_SECONDS } from "../../core/liveness.ts";
+import type { LogQuery, LogScan } from "../../core/log-scan.ts";
 import { isNoSpace, noSpaceError } from "../../core/store-errors.ts";
 import { humanBytes } from "../../core/text.ts";
 import { CANCEL_TEXT, WRAPPER_SHA256 } from "../../wrapper/protocol.ts";
@@ -23,7 +27,7 @@ import { parseSpecSecrets } from "../local/spec-secrets.ts";
 import { JOB_DIR_PRESENT, launchScript, REMOVE } from "./remote-scripts.ts";
 import { collectRemoteArtifacts } from "./ssh-artifacts.ts";
 import { keyValues, SshHost } from "./ssh-host.ts";
-import { readRemoteLog, readRemoteTail } from "./ssh-logs.ts";
+import { readRemoteTail, scanRemoteLog } from "./ssh-logs.ts";
 import { toObservation, unreachableObservation } from "./ssh-observe.ts";
 import { queueDirOf, queueDirOfJob, readRemoteQueueSnapshot } from "./ssh-queue.ts";
 import { resolveHostSettings, type SshHostSettings } from "./ssh-target.ts";
@@ -88,7 +92,7 @@ export class SshBackend implements Backend {
     const dir = `${prepared.root}/jobs/${job.job_id}`;
     const text = jobSpecText(job, input, {
       tickSeconds: this.opts.tickSeconds ?? 1,
-      heartbeatSeconds: this.opts.heartbeatSeconds ?? 1,
+      heartbeatSeconds: this.opts.heartbeatSeconds ?? HEARTBEAT_SECONDS,
       admissionDir: queueDirOf(prepared.root),
       admissionLock: this.opts.queueLock ?? "auto",
     });
@@ -170,7 +174,11 @@ export class SshBackend implements Backend {
     }
   }
 
-  async cancel(job: Job, graceSeconds: number): Promise<void> {
+  async stopLeftover(job: Job, graceSeconds: number): Promise<LeftoverStop> {
+    return this.cancel(job, graceSeconds);
+  }
+
+  async cancel(job: Job, graceSeconds: number): Promise<LeftoverStop> {
     const { host } = this.hostFor(job.host);
     const dir = await this.remoteDir(job);
     // cancel.sh, as locally: the wrapper sends the one TERM (woken now); a waiting job is taken out of line after its
@@ -192,6 +200,7 @@ export class SshBackend implements Backend {
         { host: host.name, remote_stderr: r.stderr.toString().slice(0, 2000) },
       );
     }
+    return parseCancelOutcome(r.stdout.toString());
   }
 
   async queueSnapshot(hostName: string | null): Promise<QueueSnapshot> {
@@ -202,8 +211,8 @@ export class SshBackend implements Backend {
     return readRemoteTail(this.hostFor(job.host).host, await this.remoteDir(job), stream, maxBytes);
   }
 
-  async readLog(job: Job, stream: Stream, maxBytes: number): Promise<FullLog> {
-    return readRemoteLog(this.hostFor(job.host).host, await this.remoteDir(job), stream, maxBytes);
+  async scanLog(job: Job, stream: Stream, query: LogQuery): Promise<LogScan> {
+    return scanRemoteLog(this.hostFor(job.host).host, await this.remoteDir(job), stream, query);
   }
 
   async collectArtifacts(job: Job, maxInlineBytes: number): Promise<ArtifactEntry[]> {
