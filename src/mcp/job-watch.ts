@@ -20,6 +20,7 @@ export function jobIdFromUri(uri: string): string | undefined {
 export class JobWatch {
   private readonly watchers = new Map<string, AbortController>();
   private readonly subscribed = new Set<string>();
+  private readonly endListeners: Array<(jobId: string) => void> = [];
   private closed = false;
 
   constructor(
@@ -68,6 +69,11 @@ export class JobWatch {
     return this.subscribed.size;
   }
 
+  /** Called for every watched job that ends (2025 task status notifications), whatever was subscribed. */
+  onEnded(listener: (jobId: string) => void): void {
+    this.endListeners.push(listener);
+  }
+
   unsubscribe(uri: string): void {
     this.subscribed.delete(uri);
   }
@@ -93,6 +99,7 @@ export class JobWatch {
 
   private announce(jobId: string): void {
     if (this.closed) return;
+    for (const listener of this.endListeners) listener(jobId);
     const uri = jobUri(jobId);
     if (this.onlySubscribed && !this.subscribed.has(uri)) return;
     this.notify(uri);

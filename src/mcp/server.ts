@@ -5,7 +5,8 @@ import type { McpConfig } from "./config.ts";
 import { JobWatch } from "./job-watch.ts";
 import { registerJobResources } from "./resources.ts";
 import { registerModernTasks } from "./tasks.ts";
-import { registerTools, TASKS_EXTENSION } from "./tools.ts";
+import { registerTasks2025 } from "./tasks-2025.ts";
+import { callContext, registerTools, TASKS_EXTENSION } from "./tools.ts";
 
 export type McpEra = "legacy" | "modern";
 
@@ -62,8 +63,9 @@ export function createMcpServer(
 ): AwaitlessMcpServer {
   const mcp = new AwaitlessMcpServer(service, config, era);
   const env = { service, config, watch: mcp.watch, ...(ending ? { ending } : {}) };
-  registerTools(mcp, env);
+  const tools = registerTools(mcp, env);
   registerJobResources(mcp, service, config, mcp.watch, era);
-  registerModernTasks(mcp, service, config);
+  if (era === "modern") registerModernTasks(mcp, service, config);
+  else registerTasks2025(mcp, env, tools, (ctx) => callContext(mcp, env, ctx).hold);
   return mcp;
 }

@@ -4,6 +4,7 @@ import {
   type McpServer,
   ProtocolError,
   ProtocolErrorCode,
+  type RegisteredTool,
   type ServerContext,
   type ToolAnnotations,
 } from "@modelcontextprotocol/server";
@@ -14,6 +15,7 @@ import { holdChoiceFor } from "./config.ts";
 import type { HoldContext, ProgressToken } from "./hold.ts";
 import { withJsonSchema } from "./json-schema.ts";
 import { errorResult } from "./results.ts";
+import { assertTaskSupported, createTaskResult, requestedTask } from "./tasks-2025.ts";
 import * as h from "./tool-handlers.ts";
 import * as inputs from "./tool-inputs.ts";
 
@@ -136,10 +138,11 @@ export const TOOLS: Record<string, ToolDef> = {
 };
 
 /** Lists the tools through McpServer (tools/list), then replaces tools/call with the task-aware handler. */
-export function registerTools(mcp: McpServer, env: h.ToolEnv): void {
+export function registerTools(mcp: McpServer, env: h.ToolEnv): Record<string, RegisteredTool> {
   const strict = new Map(Object.entries(TOOLS).map(([name, def]) => [name, inputs.strictInput(def.schema)]));
+  const registered: Record<string, RegisteredTool> = {};
   for (const [name, def] of Object.entries(TOOLS)) {
-    mcp.registerTool(
+    registered[name] = mcp.registerTool(
       name,
       {
         description: def.description,
@@ -170,11 +173,17 @@ export function registerTools(mcp: McpServer, env: h.ToolEnv): void {
         ),
       );
     }
+    // A 2025-11-25 task-augmented call (params.task from a client that declared tasks).
+    const task2025 = requestedTask(mcp, request.params as { task?: unknown });
+    if (task2025 !== undefined) assertTaskSupported(request.params.name);
     const callCtx = callContext(mcp, env, ctx);
+    if (task2025 !== undefined) callCtx.tasks = true;
     try {
       const outcome = await def.call(env, parsed.value as never, callCtx);
-      if (h.isTaskOutcome(outcome))
+      if (h.isTaskOutcome(outcome)) {
+        if (task2025 !== undefined) return createTaskResult(mcp, outcome.task, callCtx.hold.progressToken);
         return { resultType: "task", ...outcome.task } as unknown as CallToolResult;
+      }
       return mcp.server.projectCallToolResult(h.markShellForm(outcome, parsed.value), undefined);
     } catch (error) {
       if (ctx.mcpReq.signal.aborted) throw error;
@@ -186,6 +195,7 @@ export function registerTools(mcp: McpServer, env: h.ToolEnv): void {
       }
     }
   });
+  return registered;
 }
 
 type Envelope = {
@@ -222,7 +232,7 @@ function announcedHold(env: h.ToolEnv, clientName: string | undefined): number {
   return choice.budgetMs;
 }
 
-function callContext(mcp: McpServer, env: h.ToolEnv, ctx: ServerContext): h.CallCtx {
+export function callContext(mcp: McpServer, env: h.ToolEnv, ctx: ServerContext): h.CallCtx {
   const clientName =
     envelopeOf(ctx)?.["io.modelcontextprotocol/clientInfo"]?.name ?? mcp.server.getClientVersion()?.name;
   const hold: HoldContext = {

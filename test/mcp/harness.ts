@@ -86,10 +86,17 @@ export class TapTransport implements Transport {
   }
 }
 
-export function makeClient(era: Era, name = "awaitless-test"): Client {
+export function makeClient(
+  era: Era,
+  name = "awaitless-test",
+  capabilities: Record<string, unknown> = {},
+): Client {
   return new Client(
     { name, version: "0.0.0" },
-    { capabilities: {}, versionNegotiation: { mode: era === "modern" ? { pin: "2026-07-28" } : "legacy" } },
+    {
+      capabilities: capabilities as never,
+      versionNegotiation: { mode: era === "modern" ? { pin: "2026-07-28" } : "legacy" },
+    },
   );
 }
 

@@ -30,13 +30,14 @@ export function makeSandbox(extraEnv: Record<string, string> = {}) {
   return { root, env, remove: () => rmSync(root, { recursive: true, force: true }) };
 }
 
-/** `launch` replaces `awaitless mcp`, e.g. a link named awaitless-mcp with `--config FILE`. */
+/** `launch` replaces `awaitless mcp`, e.g. a link named awaitless-mcp with `--config FILE`; `capabilities` are the client's. */
 export async function connectStdio(
   era: Era,
   env: Record<string, string>,
   cwd: string,
   name?: string,
   launch: { command: string; args: string[] } = { command: BINARY, args: ["mcp"] },
+  capabilities: Record<string, unknown> = {},
 ) {
   requireBinary();
   const stdio = new StdioClientTransport({ ...launch, env, cwd, stderr: "pipe" });
@@ -46,7 +47,7 @@ export async function connectStdio(
   });
   // Wrapped, so the client's discover probe runs in place instead of in a second spawned process.
   const tap = new TapTransport(stdio as unknown as Transport);
-  const client = makeClient(era, name);
+  const client = makeClient(era, name, capabilities);
   await client.connect(tap);
   const pid = stdio.pid;
   return {
