@@ -1,0 +1,174 @@
+// Docs are tested: every shell example in the user docs runs through the compiled binary, as printed.
+//
+// Conventions (also in docs/architecture.md, "Docs are tested"):
+// - Each fenced block tagged sh, bash, shell or console in DOCS is an example. It runs unless the line
+//   before it (blank lines allowed) is `<!-- example: skip (REASON) -->`; skipped blocks are printed with
+//   their reasons. An untagged fence fails: tag it `sh` (an example) or `text` (a synopsis or output).
+// - A block runs in bash with `set -e -o pipefail` (a console block: its `$ ` lines), in a fresh Sandbox
+//   (private HOME, data dir and config), stdin /dev/null, a time limit of BLOCK_TIMEOUT_MS, and
+//   `awaitless` on PATH as a symlink to dist/awaitless. Every line must succeed.
+// - Placeholders: `job_01JD…` (any `job_…` ending in `…`) is the newest job of the sandbox when that line
+//   runs; `job_A`, `job_B`, … are its first, second, … jobs (oldest first). `--last` works as it is.
+// - Stand-ins in the working directory: `./dist/awaitless` (the binary), `./bench.sh`, `./train.sh`,
+//   a Makefile with `test`, `train.py` and `eval.py` (each prints its arguments and exits 0); `python`
+//   on PATH; an Awaitless 0.8 store (test/fixtures/awaitless-08) in `~/old-awaitless-data`.
+// - Jobs still active after a block are cancelled, and the block's process group is killed.
+
+import { afterAll, describe, expect, test } from "bun:test";
+import { chmodSync, cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { BINARY, ROOT, Sandbox } from "../helpers/cli.ts";
+import { type Block, commandsOf, fencedBlocks, SHELL_LANGS } from "./markdown-blocks.ts";
+
+const DOCS = ["README.md", "docs/cli.md", "docs/queues.md", "docs/migrating.md"];
+const BLOCK_TIMEOUT_MS = 60_000;
+
+const blocks: Block[] = DOCS.flatMap((f) => fencedBlocks(f, readFileSync(join(ROOT, f), "utf8")));
+const examples = blocks.filter((b) => SHELL_LANGS.has(b.lang));
+const where = (b: Block) => `${b.file}:${b.line}`;
+
+afterAll(() => {
+  const skipped = examples.filter((b) => b.skip);
+  const lines = skipped.map((b) => `  ${where(b)}: ${b.skip}`);
+  console.log(
+    `doc examples: ${examples.length - skipped.length} run, ${skipped.length} skipped${lines.length ? ":" : ""}\n${lines.join("\n")}`,
+  );
+});
+
+describe("doc blocks", () => {
+  test("every fence is tagged and every marker is a readable skip before a shell example", () => {
+    const untagged = blocks
+      .filter((b) => b.lang === "")
+      .map((b) => `${where(b)}: untagged fence: tag it sh (an example) or text (a synopsis or output)`);
+    const bad = blocks.filter((b) => b.problem).map((b) => `${where(b)}: ${b.problem}`);
+    expect([...untagged, ...bad]).toEqual([]);
+  });
+
+  test("each of the files has a shell example that runs", () => {
+    for (const f of DOCS) expect(examples.some((b) => b.file === f && !b.skip)).toBe(true);
+  });
+});
+
+describe("doc examples", () => {
+  for (const b of examples) {
+    const name = `${where(b)}: ${firstLine(b)}`;
+    if (b.skip) test.skip(`${name} (skip: ${b.skip})`, () => {});
+    else test(name, () => runExample(b), BLOCK_TIMEOUT_MS + 30_000);
+  }
+});
+
+function firstLine(b: Block): string {
+  const l =
+    commandsOf(b)
+      .split("\n")
+      .find((x) => x.trim() !== "") ?? "";
+  return l.length > 60 ? `${l.slice(0, 59)}…` : l;
+}
+
+async function runExample(b: Block): Promise<void> {
+  const sb = new Sandbox();
+  try {
+    const bin = join(sb.root, "bin");
+    mkdirSync(bin);
+    symlinkSync(BINARY, join(bin, "awaitless"));
+    linkPython(bin);
+    standIns(sb);
+    const script = join(sb.root, "example.sh");
+    writeFileSync(script, `${PRELUDE}\n${substitute(commandsOf(b))}\n`);
+    const p = Bun.spawn(["setsid", "bash", script], {
+      cwd: sb.work,
+      env: { ...sb.env, PATH: `${bin}:${sb.env.PATH}` },
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup(p.pid);
+    }, BLOCK_TIMEOUT_MS);
+    const [out, err, code] = await Promise.all([
+      new Response(p.stdout).text(),
+      new Response(p.stderr).text(),
+      p.exited,
+    ]);
+    clearTimeout(timer);
+    killGroup(p.pid);
+    cancelActive(sb);
+    const report = `${where(b)} exited ${code}${timedOut ? ` (killed after ${BLOCK_TIMEOUT_MS} ms)` : ""}\n--- block\n${b.body}\n--- stdout\n${tail(out)}\n--- stderr (commands traced with +)\n${tail(err)}`;
+    if (process.env.AWL_DOCS_SHOW) console.log(report);
+    if (code !== 0 || timedOut) throw new Error(report);
+    expect(code).toBe(0);
+  } finally {
+    sb.cleanup();
+  }
+}
+
+const PRELUDE = `set -e -o pipefail
+PS4='+ '
+# awl_job last | N: the newest job of this sandbox, or its Nth (oldest first)
+awl_job() {
+  { local was=$- ids; set +x; } 2>/dev/null
+  ids=$(awaitless list --limit 10000 2>/dev/null | awk 'NR > 1 { print $1 }')
+  if [ "$1" = last ]; then printf '%s\\n' "$ids" | head -n 1; else printf '%s\\n' "$ids" | tac | sed -n "$1p"; fi
+  case $was in *x*) set -x ;; esac
+}
+set -x`;
+
+/** Placeholder job IDs become the sandbox's real ones, looked up when their line runs. */
+function substitute(cmds: string): string {
+  return cmds
+    .replace(/\bjob_[0-9A-Za-z]*…/g, '"$(awl_job last)"')
+    .replace(/\bjob_([A-Z])\b/g, (_, l: string) => `"$(awl_job ${l.charCodeAt(0) - 64})"`);
+}
+
+function standIns(sb: Sandbox): void {
+  const script = (name: string, body: string) => {
+    writeFileSync(join(sb.work, name), body);
+    chmodSync(join(sb.work, name), 0o755);
+  };
+  for (const s of ["bench.sh", "train.sh"]) script(s, `#!/bin/sh\necho "${s} stand-in: $*"\n`);
+  writeFileSync(join(sb.work, "Makefile"), "test:\n\t@echo 'make test stand-in: ok'\n");
+  for (const py of ["train.py", "eval.py"]) {
+    writeFileSync(join(sb.work, py), `import sys\nprint("${py} stand-in:", *sys.argv[1:])\n`);
+  }
+  mkdirSync(join(sb.work, "dist"));
+  symlinkSync(BINARY, join(sb.work, "dist", "awaitless"));
+  cpSync(join(ROOT, "test", "fixtures", "awaitless-08", "data"), join(sb.root, "old-awaitless-data"), {
+    recursive: true,
+  });
+}
+
+/** `python` on PATH: the real interpreter this machine has (found outside the sandbox), else a stand-in. */
+function linkPython(bin: string): void {
+  for (const name of ["python3", "python"]) {
+    const r = Bun.spawnSync([name, "-c", "import sys; print(sys.executable)"], {
+      stdout: "pipe",
+      stderr: "ignore",
+    });
+    const exe = r.exitCode === 0 ? r.stdout.toString().trim() : "";
+    if (exe) {
+      symlinkSync(exe, join(bin, "python"));
+      return;
+    }
+  }
+  writeFileSync(join(bin, "python"), '#!/bin/sh\necho "python stand-in: $*"\n');
+  chmodSync(join(bin, "python"), 0o755);
+}
+
+function cancelActive(sb: Sandbox): void {
+  const r = sb.run(["list", "--state", "active", "--json", "--limit", "10000"]);
+  for (const j of r.json?.jobs ?? []) sb.run(["cancel", j.job_id, "--grace-period", "1s"]);
+}
+
+function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, "SIGKILL");
+  } catch {
+    // the group is gone
+  }
+}
+
+function tail(s: string, max = 4000): string {
+  return s.length > max ? `…${s.slice(-max)}` : s;
+}
