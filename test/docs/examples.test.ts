@@ -52,8 +52,8 @@ describe("doc blocks", () => {
 describe("doc examples", () => {
   for (const b of examples) {
     const name = `${where(b)}: ${firstLine(b)}`;
-    if (b.skip) test.skip(`${name} (skip: ${b.skip})`, () => {});
-    else test(name, () => runExample(b), BLOCK_TIMEOUT_MS + 30_000);
+    // Marked skips are by design, not a missing service: listed by afterAll, not counted as bun skips.
+    if (!b.skip) test(name, () => runExample(b), BLOCK_TIMEOUT_MS + 30_000);
   }
 });
 
