@@ -10,9 +10,10 @@
 // - Placeholders: `job_01JD…` (any `job_…` ending in `…`) is the newest job of the sandbox when that line
 //   runs; `job_A`, `job_B`, … are its first, second, … jobs (oldest first). `--last` works as it is.
 // - Stand-ins in the working directory: `./dist/awaitless` (the binary), `./bench.sh`, `./train.sh`,
-//   a Makefile with `test`, `train.py` and `eval.py` (each prints its arguments and exits 0); `python`
-//   on PATH; an Awaitless 0.8 store (test/fixtures/awaitless-08) in `~/old-awaitless-data`.
-// - Jobs still active after a block are cancelled, and the block's process group is killed.
+//   a Makefile with `test`, `train.py` and `eval.py` (each prints its arguments and exits 0); `python` and
+//   `make` on PATH (the machine's, else stand-ins); an Awaitless 0.8 store (test/fixtures/awaitless-08) in `~/old-awaitless-data`.
+// - Every job a block started must end without failing (failed, timed_out, lost; imported 0.8 jobs aside);
+//   jobs still active 30 s after the block are cancelled, and the block's process group is killed.
 
 import { afterAll, describe, expect, test } from "bun:test";
 import { chmodSync, cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
@@ -71,7 +72,7 @@ async function runExample(b: Block): Promise<void> {
     const bin = join(sb.root, "bin");
     mkdirSync(bin);
     symlinkSync(BINARY, join(bin, "awaitless"));
-    linkPython(bin);
+    linkTools(bin);
     standIns(sb);
     const script = join(sb.root, "example.sh");
     writeFileSync(script, `${PRELUDE}\n${substitute(commandsOf(b))}\n`);
@@ -94,10 +95,13 @@ async function runExample(b: Block): Promise<void> {
     ]);
     clearTimeout(timer);
     killGroup(p.pid);
+    const failedJobs = code === 0 && !timedOut ? jobsThatFailed(sb) : [];
     cancelActive(sb);
     const report = `${where(b)} exited ${code}${timedOut ? ` (killed after ${BLOCK_TIMEOUT_MS} ms)` : ""}\n--- block\n${b.body}\n--- stdout\n${tail(out)}\n--- stderr (commands traced with +)\n${tail(err)}`;
     if (process.env.AWL_DOCS_SHOW) console.log(report);
     if (code !== 0 || timedOut) throw new Error(report);
+    if (failedJobs.length)
+      throw new Error(`jobs the example started did not succeed:\n${failedJobs.join("\n")}\n${report}`);
     expect(code).toBe(0);
   } finally {
     sb.cleanup();
@@ -139,21 +143,50 @@ function standIns(sb: Sandbox): void {
   });
 }
 
-/** `python` on PATH: the real interpreter this machine has (found outside the sandbox), else a stand-in. */
-function linkPython(bin: string): void {
-  for (const name of ["python3", "python"]) {
-    const r = Bun.spawnSync([name, "-c", "import sys; print(sys.executable)"], {
-      stdout: "pipe",
-      stderr: "ignore",
-    });
-    const exe = r.exitCode === 0 ? r.stdout.toString().trim() : "";
-    if (exe) {
-      symlinkSync(exe, join(bin, "python"));
-      return;
+/** `python` and `make` on PATH: this machine's own (found outside the sandbox), else stand-ins. */
+function linkTools(bin: string): void {
+  const python =
+    found(["python3", "-c", "import sys; print(sys.executable)"]) ||
+    found(["python", "-c", "import sys; print(sys.executable)"]);
+  const make = found(["sh", "-c", "command -v make"]);
+  for (const [name, exe] of [
+    ["python", python],
+    ["make", make],
+  ] as const) {
+    if (exe) symlinkSync(exe, join(bin, name));
+    else {
+      writeFileSync(join(bin, name), `#!/bin/sh\necho "${name} stand-in: $*"\n`);
+      chmodSync(join(bin, name), 0o755);
     }
   }
-  writeFileSync(join(bin, "python"), '#!/bin/sh\necho "python stand-in: $*"\n');
-  chmodSync(join(bin, "python"), 0o755);
+}
+
+function found(argv: string[]): string {
+  try {
+    const r = Bun.spawnSync(argv, { stdout: "pipe", stderr: "ignore" });
+    return r.exitCode === 0 ? r.stdout.toString().trim() : "";
+  } catch {
+    return "";
+  }
+}
+
+/** The jobs this block started (not imported 0.8 ones) that failed, timed out or were lost, once ended. */
+function jobsThatFailed(sb: Sandbox): string[] {
+  const ours = (sb.run(["list", "--json", "--limit", "10000"]).json?.jobs ?? []).filter(
+    (j: { job_id: string }) => !/^job_[0-9A-F]{22}$/.test(j.job_id),
+  );
+  const bad: string[] = [];
+  for (const j of ours) {
+    const w = sb.run(["wait", j.job_id, "--timeout", "30s", "--json"]);
+    const s = sb.status(j.job_id);
+    if (["failed", "timed_out", "lost"].includes(s.state)) {
+      const log = sb.run(["logs", j.job_id, "--tail", "5"]).stdout;
+      bad.push(
+        `${j.job_id} ${s.state} (wait exited ${w.code}): ${JSON.stringify(s.spec?.argv ?? s.argv ?? "")}\n${log}`,
+      );
+    }
+  }
+  return bad;
 }
 
 function cancelActive(sb: Sandbox): void {
