@@ -9,7 +9,7 @@
 //   `awaitless` on PATH as a symlink to dist/awaitless. Every line must succeed.
 // - Placeholders: `job_01JD…` (any `job_…` ending in `…`) is the newest job of the sandbox when that line
 //   runs; `job_A`, `job_B`, … are its first, second, … jobs (oldest first). `--last` works as it is.
-// - Stand-ins in the working directory: `./dist/awaitless` (the binary), `./bench.sh`, `./train.sh`,
+// - Stand-ins in the working directory: `./dist/awaitless` (the binary), `./install.sh` (this checkout's), `./bench.sh`, `./train.sh`,
 //   a Makefile with `test`, `train.py` and `eval.py` (each prints its arguments and exits 0); `python` and
 //   `make` on PATH (the machine's, else stand-ins); an Awaitless 0.8 store (test/fixtures/awaitless-08) in `~/old-awaitless-data`.
 // - Every job a block started must end without failing (failed, timed_out, lost; imported 0.8 jobs aside);
@@ -21,7 +21,7 @@ import { join } from "node:path";
 import { BINARY, ROOT, Sandbox } from "../helpers/cli.ts";
 import { type Block, commandsOf, fencedBlocks, SHELL_LANGS } from "./markdown-blocks.ts";
 
-const DOCS = ["README.md", "docs/cli.md", "docs/queues.md", "docs/migrating.md"];
+const DOCS = ["README.md", "docs/cli.md", "docs/queues.md", "docs/migrating.md", "docs/install.md"];
 const BLOCK_TIMEOUT_MS = 60_000;
 
 const blocks: Block[] = DOCS.flatMap((f) => fencedBlocks(f, readFileSync(join(ROOT, f), "utf8")));
@@ -136,6 +136,7 @@ function standIns(sb: Sandbox): void {
   for (const py of ["train.py", "eval.py"]) {
     writeFileSync(join(sb.work, py), `import sys\nprint("${py} stand-in:", *sys.argv[1:])\n`);
   }
+  cpSync(join(ROOT, "install.sh"), join(sb.work, "install.sh"));
   mkdirSync(join(sb.work, "dist"));
   symlinkSync(BINARY, join(sb.work, "dist", "awaitless"));
   cpSync(join(ROOT, "test", "fixtures", "awaitless-08", "data"), join(sb.root, "old-awaitless-data"), {
