@@ -45,6 +45,40 @@ describe("doc blocks", () => {
     expect([...untagged, ...bad]).toEqual([]);
   });
 
+  test("markers and placeholders are read as the conventions above say", () => {
+    const md = [
+      "<!-- example: skip (needs an SSH host) -->",
+      "",
+      "```sh",
+      "awaitless submit --host gpu -- true",
+      "```",
+      "<!-- example: skip -->",
+      "```bash",
+      "true",
+      "```",
+      "<!-- example: skip (output) -->",
+      "```text",
+      "x",
+      "```",
+      "```console",
+      "$ awaitless status job_01JD…",
+      "job_01JD… succeeded",
+      "```",
+      "```",
+      "awaitless wait JOB_ID",
+      "```",
+    ].join("\n");
+    const [ssh, noReason, text, consoleBlock, untagged] = fencedBlocks("x.md", md);
+    expect([ssh!.skip, ssh!.line, ssh!.problem]).toEqual(["needs an SSH host", 3, undefined]);
+    expect(noReason!.problem).toContain("unreadable marker");
+    expect(text!.problem).toContain("before a `text` block");
+    expect(substitute(commandsOf(consoleBlock!))).toBe('awaitless status "$(awl_job last)"');
+    expect(untagged!.lang).toBe("");
+    expect(substitute("awaitless completions job_A job_B job_AB")).toBe(
+      'awaitless completions "$(awl_job 1)" "$(awl_job 2)" job_AB',
+    );
+  });
+
   test("each of the files has a shell example that runs", () => {
     for (const f of DOCS) expect(examples.some((b) => b.file === f && !b.skip)).toBe(true);
   });
