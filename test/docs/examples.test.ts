@@ -9,6 +9,9 @@
 //   `awaitless` on PATH as a symlink to dist/awaitless. Every line must succeed.
 // - Placeholders: `job_01JD…` (any `job_…` ending in `…`) is the newest job of the sandbox when that line
 //   runs; `job_A`, `job_B`, … are its first, second, … jobs (oldest first). `--last` works as it is.
+//   A placeholder met before the block started any job stands for a stand-in job (`./bench.sh`).
+// - `jq` (the machine's; CI installs it) fails when it prints `null`: `| jq .field` must name a field
+//   the answer has. `./bench.sh` writes `results/benchmark.json` (`{"latency_us": 42, "correct": true}`).
 // - Stand-ins in the working directory: `./dist/awaitless` (the binary), `./install.sh` (this checkout's), `./bench.sh`, `./train.sh`,
 //   a Makefile with `test`, `train.py` and `eval.py` (each prints its arguments and exits 0); `python` and
 //   `make` on PATH (the machine's, else stand-ins); an Awaitless 0.8 store (test/fixtures/awaitless-08) in `~/old-awaitless-data`.
@@ -107,6 +110,8 @@ async function runExample(b: Block): Promise<void> {
     mkdirSync(bin);
     symlinkSync(BINARY, join(bin, "awaitless"));
     linkTools(bin);
+    jqShim(bin);
+    needTools(b);
     standIns(sb);
     const script = join(sb.root, "example.sh");
     writeFileSync(script, `${PRELUDE}\n${substitute(commandsOf(b))}\n`);
@@ -144,10 +149,12 @@ async function runExample(b: Block): Promise<void> {
 
 const PRELUDE = `set -e -o pipefail
 PS4='+ '
-# awl_job last | N: the newest job of this sandbox, or its Nth (oldest first)
+AWL_WORK=$PWD
+# awl_job last | N: the newest job of this sandbox, or its Nth (oldest first); with none yet, a stand-in
 awl_job() {
   { local was=$- ids; set +x; } 2>/dev/null
   ids=$(awaitless list --limit 10000 2>/dev/null | awk 'NR > 1 { print $1 }')
+  if [ -z "$ids" ]; then ids=$(awaitless submit --name doc-stand-in --cwd "$AWL_WORK" -- ./bench.sh 2>/dev/null); fi
   if [ "$1" = last ]; then printf '%s\\n' "$ids" | head -n 1; else printf '%s\\n' "$ids" | tac | sed -n "$1p"; fi
   case $was in *x*) set -x ;; esac
 }
@@ -165,7 +172,9 @@ function standIns(sb: Sandbox): void {
     writeFileSync(join(sb.work, name), body);
     chmodSync(join(sb.work, name), 0o755);
   };
-  for (const s of ["bench.sh", "train.sh"]) script(s, `#!/bin/sh\necho "${s} stand-in: $*"\n`);
+  const results = `mkdir -p results && echo '{"latency_us": 42, "correct": true}' > results/benchmark.json\n`;
+  script("bench.sh", `#!/bin/sh\n${results}echo "bench.sh stand-in: $*"\n`);
+  script("train.sh", '#!/bin/sh\necho "train.sh stand-in: $*"\n');
   writeFileSync(join(sb.work, "Makefile"), "test:\n\t@echo 'make test stand-in: ok'\n");
   for (const py of ["train.py", "eval.py"]) {
     writeFileSync(join(sb.work, py), `import sys\nprint("${py} stand-in:", *sys.argv[1:])\n`);
@@ -196,6 +205,22 @@ function linkTools(bin: string): void {
   }
 }
 
+/** `jq` on PATH (when installed) refuses to print null: a doc's `| jq .field` must name a field the answer has. */
+function jqShim(bin: string): void {
+  const jq = found(["sh", "-c", "command -v jq"]);
+  if (!jq) return;
+  const shim = `#!/bin/sh
+out=$("${jq}" "$@") || exit $?
+printf '%s\\n' "$out"
+if printf '%s\\n' "$out" | grep -qx null; then
+  echo "doc example: jq printed null: the answer has no such field" >&2
+  exit 1
+fi
+`;
+  writeFileSync(join(bin, "jq"), shim);
+  chmodSync(join(bin, "jq"), 0o755);
+}
+
 function found(argv: string[]): string {
   try {
     const r = Bun.spawnSync(argv, { stdout: "pipe", stderr: "ignore" });
@@ -222,6 +247,15 @@ function jobsThatFailed(sb: Sandbox): string[] {
     }
   }
   return bad;
+}
+
+/** A tool an example pipes into that this machine lacks is named, with how to get it. */
+function needTools(b: Block): void {
+  for (const tool of ["jq"]) {
+    if (new RegExp(`\\|\\s*${tool}\\b`).test(b.body) && !found(["sh", "-c", `command -v ${tool}`])) {
+      throw new Error(`${where(b)} pipes into ${tool}, which is not installed (apt-get install ${tool})`);
+    }
+  }
 }
 
 function cancelActive(sb: Sandbox): void {
