@@ -115,7 +115,8 @@ async function runExample(b: Block): Promise<void> {
     standIns(sb);
     const script = join(sb.root, "example.sh");
     writeFileSync(script, `${PRELUDE}\n${substitute(commandsOf(b))}\n`);
-    const p = Bun.spawn(["setsid", "bash", script], {
+    const p = Bun.spawn(["bash", script], {
+      detached: true, // its own process group, killed whole by its PID
       cwd: sb.work,
       env: { ...sb.env, PATH: `${bin}:${sb.env.PATH}` },
       stdin: "ignore",
