@@ -1,6 +1,8 @@
 // Composition root: argv → CLI or MCP; loads config, opens the store, builds the backends on demand.
-import { runCli } from "./cli/cli.ts";
+import { refuseInvalidUtf8 } from "./cli/argv-utf8.ts";
+import { reportError, runCli } from "./cli/cli.ts";
 import type { Ctx } from "./cli/commands.ts";
+import { styleFor } from "./cli/render.ts";
 import { stderrWriter, stdoutWriter } from "./stdio-writer.ts";
 
 // The CLI writes fd 1 and 2 synchronously: when the process exits, the reader has every byte, however slow it is.
@@ -40,6 +42,11 @@ async function main(): Promise<number> {
   const asMcp = MCP_NAMES.some((name) => invokedAs === name || process.argv0.endsWith(name));
   const argv = asMcp && (args.length === 0 || args[0]!.startsWith("-")) ? ["mcp", ...args] : args;
   const io = { stdout, stderr, env: process.env };
+  try {
+    refuseInvalidUtf8(args);
+  } catch (e) {
+    return reportError(e, io, args.includes("--json"), styleFor(stderr, process.env));
+  }
   return runCli(argv, io, () => makeCtx(configFlag(argv)));
 }
 

@@ -1,10 +1,11 @@
 // One job's spec.sh text (the `# secret_env:` line + renderSpec of Job + LaunchInput) and its 0600 local copy.
-import { lstatSync, mkdirSync, writeFileSync } from "node:fs";
+import { lstatSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { LaunchInput } from "../core/backend.ts";
 import { AwaitlessError } from "../core/errors.ts";
 import type { Job } from "../core/job.ts";
 import { renderSpec } from "../wrapper/protocol.ts";
+import { replaceFile } from "../wrapper/safe-files.ts";
 
 export interface JobSpecOptions {
   tickSeconds: number;
@@ -59,7 +60,7 @@ export function jobSpecText(job: Job, input: LaunchInput, opts: JobSpecOptions):
 /** Writes `text` as the job's local spec.sh (0600, in a 0700 job directory created when missing). */
 export function writeLocalSpec(jobDir: string, text: string): void {
   mkdirSync(jobDir, { recursive: true, mode: 0o700 });
-  writeFileSync(join(jobDir, "spec.sh"), text, { mode: 0o600 });
+  replaceFile(join(jobDir, "spec.sh"), text, 0o600);
 }
 
 /** Certainly absent (ENOENT, also below a missing directory); any other failure to look is not certainty. */

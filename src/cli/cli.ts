@@ -63,8 +63,16 @@ export function buildCli(bind: Bind = () => () => {}): CAC {
   cli.command("status <job_id>", "current state of a job").action(bind("status"));
   cli
     .command("logs <job_id>", "the job's output (bounded; full logs stay on disk)")
-    .option("--tail <lines>", "only the last N lines")
-    .option("--grep <regex>", "only lines matching this regular expression")
+    .option("--tail <lines>", "only the last N lines (with --grep: the last N matching lines)")
+    .option("--head <lines>", "only the first N lines (with --grep: the first N matching lines)")
+    .option(
+      "--lines <range>",
+      "only lines A:B (also A: or :B), numbered from 1; paging cursors are such ranges",
+    )
+    .option(
+      "--grep <regex>",
+      "only lines matching this POSIX extended regex (as grep -E), searched over the whole log",
+    )
     .option("--follow", "keep printing new output until the job ends")
     .option("--stream <name>", "stdout, stderr or both (default both)")
     .action(bind("logs"));

@@ -1,12 +1,15 @@
 // CLI actions: each turns parsed options into a JobService call and prints the answer.
+
 import { startAutoGcIfDue } from "../auto-gc.ts";
 import type { Config } from "../config/config.ts";
+import type { LeftoverStop } from "../core/backend.ts";
 import { EXIT, invalid } from "../core/errors.ts";
 import { isTerminal, type JobState } from "../core/job.ts";
 import type { JobService } from "../core/job-service.ts";
 import type { WaitResponse } from "../core/service-types.ts";
 import type { StoredJob } from "../core/store-rows.ts";
 import { invokedName } from "./invoked-as.ts";
+import { logsRequest, printLogs } from "./logs-command.ts";
 import { renderGc, renderList, renderResult, renderStatus, renderWait, toJson } from "./output.ts";
 import { launchRequest, parseDuration, parseIntOption, parseSize, type RawLaunchOptions } from "./parse.ts";
 import { humanDuration, paint, type Style, styleFor } from "./render.ts";
@@ -215,27 +218,14 @@ export const COMMANDS: Record<string, Action> = {
     const stream = (opts.stream as string | undefined) ?? "both";
     if (!["stdout", "stderr", "both"].includes(stream))
       throw invalid(`--stream ${stream}`, "use stdout, stderr or both");
-    const tail = opts.tail !== undefined ? parseIntOption(opts.tail, "--tail", 1, 10_000_000) : undefined;
+    const req = logsRequest(jobId, stream as "stdout" | "stderr" | "both", opts);
+    if (opts.follow && (req.grep !== undefined || req.head !== undefined || req.from_line || req.to_line))
+      throw invalid(
+        "--follow prints every new line as it comes; it does not combine with --grep, --head or --lines",
+        "drop --follow to search or page the log, or drop the filter to follow it",
+      );
     if (opts.follow) return followLogs(ctx, io, jobId, stream as "stdout" | "stderr" | "both", opts);
-    const r = await ctx.service.logs({
-      job_id: jobId,
-      stream: stream as "stdout" | "stderr" | "both",
-      ...(tail !== undefined ? { tail_lines: tail } : {}),
-      ...(opts.grep !== undefined ? { grep: String(opts.grep) } : {}),
-    });
-    if (opts.json) {
-      out(io, toJson(r));
-      return EXIT.ok;
-    }
-    const style = styleFor(io.stdout, io.env);
-    for (const s of ["stdout", "stderr"] as const) {
-      const text = r[s];
-      if (text === undefined) continue;
-      if (stream === "both") out(io, paint(style, "dim", `── ${s} ──`));
-      if (text) io.stdout.write(text.endsWith("\n") ? text : text + "\n");
-      else if (stream !== "both" || s === "stdout")
-        out(io, paint(style, "dim", `(no ${s} output${opts.grep ? " matching" : ""})`));
-    }
+    await printLogs(ctx.service, io, req, opts.json === true);
     return EXIT.ok;
   },
 
@@ -248,6 +238,8 @@ export const COMMANDS: Record<string, Action> = {
         : undefined;
     const r = await ctx.service.cancel(String(args[0]), grace);
     if (opts.json) out(io, toJson(r));
+    else if (r.leftover && r.leftover.action !== "none")
+      out(io, `${r.job_id} is ${r.job_state} (its wrapper was killed): ${leftoverText(r.leftover)}`);
     else if (r.already_terminal) out(io, `${r.job_id} had already ended (${r.job_state}); nothing to cancel`);
     else out(io, `${r.job_id} ${r.job_state}`);
     return r.already_terminal || isTerminal(r.job_state) ? EXIT.ok : EXIT.waitTimedOut;
@@ -419,4 +411,11 @@ function followEnded(ctx: Ctx, io: CliIo, job: StoredJob, json: boolean): number
     io.stderr.write(`${line}\n`);
   }
   return exitCodeFor(job.state);
+}
+
+/** What cancel did about a lost job's leftover command group, as one sentence. */
+function leftoverText(l: LeftoverStop): string {
+  if (l.action === "signalled") return `its command was still running; ${l.detail}`;
+  if (l.action === "stopping") return `its command is being stopped; ${l.detail}`;
+  return `its command was not signalled: ${l.detail}`;
 }

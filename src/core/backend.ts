@@ -1,5 +1,6 @@
 // What every backend offers the job engine: launch, observe, cancel, read logs and artifacts, watch.
 import type { ArtifactEntry, BackendId, BackendName, Job } from "./job.ts";
+import type { LogQuery, LogScan } from "./log-scan.ts";
 import type { Decision } from "./reconcile.ts";
 
 export interface LaunchInput {
@@ -95,14 +96,27 @@ export interface LogTail {
   droppedBytes: number;
 }
 
-export interface FullLog {
-  text: Uint8Array;
-  totalBytes: number;
-  droppedBytes: number;
-  truncated: boolean;
+export type Stream = "stdout" | "stderr";
+
+/** What cancel did about a lost job's command: TERM sent now, already stopping, refused (not certainly it), none. */
+export interface LeftoverStop {
+  action: "signalled" | "stopping" | "refused" | "none";
+  detail: string;
 }
 
-export type Stream = "stdout" | "stderr";
+export function isLeftoverStop(x: unknown): x is LeftoverStop {
+  return typeof x === "object" && x !== null && "action" in x && "detail" in x;
+}
+
+/** cancel.sh's one stdout line (`WORD sentence`) as a LeftoverStop; anything else reads as none. */
+export function parseCancelOutcome(stdout: string): LeftoverStop {
+  const line = stdout.trim().split("\n").pop() ?? "";
+  const sp = line.indexOf(" ");
+  const word = sp < 0 ? line : line.slice(0, sp);
+  const detail = sp < 0 ? "" : line.slice(sp + 1);
+  if (word === "signalled" || word === "stopping" || word === "refused") return { action: word, detail };
+  return { action: "none", detail: detail || "nothing to stop" };
+}
 
 export interface Backend {
   readonly name: BackendName;
@@ -115,10 +129,18 @@ export interface Backend {
   launch(input: LaunchInput): Promise<BackendId>;
   observe(job: Job): Promise<Observation>;
   /** Persisted intent already exists in the store; this signals the target. */
-  cancel(job: Job, graceSeconds: number): Promise<void>;
+  cancel(job: Job, graceSeconds: number): Promise<unknown>;
+  /**
+   * A job lost with its wrapper killed: stops the command's group still running (one TERM, KILL after the grace)
+   * when its leader is certainly the job's command (pid > 1, start time as recorded); says what was done.
+   */
+  stopLeftover?(job: Job, graceSeconds: number): Promise<LeftoverStop>;
   readTail(job: Job, stream: Stream, maxBytes: number): Promise<LogTail>;
-  /** The whole retained log: head, a marker where bytes were dropped, and the rolling tail; at most maxBytes from the end. */
-  readLog(job: Job, stream: Stream, maxBytes: number): Promise<FullLog>;
+  /**
+   * Answers `query` over the whole retained log (head, a marker line where the log cap dropped bytes, rolling tail),
+   * on the machine that holds it, without moving the log: streamed here, one remote program on a host.
+   */
+  scanLog(job: Job, stream: Stream, query: LogQuery): Promise<LogScan>;
   collectArtifacts(job: Job, maxInlineBytes: number): Promise<ArtifactEntry[]>;
   secretValues(job: Job): Promise<Record<string, string>>;
   /**

@@ -1,41 +1,12 @@
-// Read-side use cases of the job service: logs, list, inspect, and gc of finished jobs.
+// Read-side use cases of the job service: list, inspect, and gc of finished jobs (logs: log-read.ts).
 import { type Dirent, lstatSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { invalid } from "./errors.ts";
 import { isTerminal, JOB_STATES, type JobState, TERMINAL_STATES } from "./job.ts";
 import type { JobService } from "./job-service.ts";
 import type { StoredJob } from "./job-store.ts";
-import { Redactor, shapeRedactor } from "./redact.ts";
-import type { InspectResponse, JobStatus, ListRequest, LogsRequest, LogsResponse } from "./service-types.ts";
-import { cleanText, grepLines, tailLines } from "./text.ts";
-
-export async function readLogs(svc: JobService, req: LogsRequest): Promise<LogsResponse> {
-  const job = await svc.refresh(req.job_id);
-  const backend = svc.backendFor(job);
-  const redactor = new Redactor(Object.values(await backend.secretValues(job)));
-  const streams = req.stream === "both" || !req.stream ? (["stdout", "stderr"] as const) : [req.stream];
-  const maxBytes = req.max_bytes ?? 1024 * 1024;
-  const out: LogsResponse = {
-    job_id: job.job_id,
-    job_state: job.state,
-    stdout_bytes: 0,
-    stderr_bytes: 0,
-    dropped_bytes: { stdout: 0, stderr: 0 },
-    truncated: false,
-  };
-  for (const s of ["stdout", "stderr"] as const) {
-    const log = await backend.readLog(job, s, maxBytes);
-    out[`${s}_bytes`] = log.totalBytes;
-    out.dropped_bytes[s] = log.droppedBytes;
-    if (!(streams as readonly string[]).includes(s)) continue;
-    let text = redactor.redact(cleanText(log.text));
-    if (req.grep !== undefined) text = grepLines(text, req.grep);
-    if (req.tail_lines !== undefined) text = tailLines(text, req.tail_lines);
-    out[s] = text;
-    out.truncated ||= log.truncated;
-  }
-  return out;
-}
+import { shapeRedactor } from "./redact.ts";
+import type { InspectResponse, JobStatus, ListRequest } from "./service-types.ts";
 
 export async function listJobs(svc: JobService, req: ListRequest): Promise<JobStatus[]> {
   return (await listJobsPage(svc, req)).jobs;

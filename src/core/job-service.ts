@@ -1,17 +1,18 @@
 // The use cases shared by CLI and MCP: submit, run, wait, status, logs, cancel, list, inspect.
 // Every read reconciles what it needs first (no daemon): observe the wrapper, apply the rules in reconcile.ts.
 import { dirname, join } from "node:path";
-import type { Backend, LaunchInput } from "./backend.ts";
+import { type Backend, isLeftoverStop, type LaunchInput } from "./backend.ts";
 import { completions as completionsFeed } from "./completions.ts";
 import { AwaitlessError, invalid } from "./errors.ts";
 import { isJobId, JOB_ID_08_RE, newJobId } from "./ids.ts";
 import { isTerminal, type Job, type JobResult, type JobState } from "./job.ts";
 import { resolveJobIdPrefix } from "./job-prefix.ts";
-import { collectGarbage, type GcResult, inspectJob, listJobs, listJobsPage, readLogs } from "./job-reads.ts";
+import { collectGarbage, type GcResult, inspectJob, listJobs, listJobsPage } from "./job-reads.ts";
 import { formatDuration, jobStatus } from "./job-status.ts";
 import { type JobStore, nowIso, type StoredJob } from "./job-store.ts";
 import { type LaunchOwners, launchAbandoned } from "./launch-owner.ts";
 import { type ValidatedLaunch, validateLaunch } from "./launch-request.ts";
+import { readLogs } from "./log-read.ts";
 import { admissionFor, listQueues } from "./queue-service.ts";
 import { createQueue, targetOf } from "./queue-store.ts";
 import { decide } from "./reconcile.ts";
@@ -582,12 +583,19 @@ export class JobService implements JobServiceApi {
       );
     }
     if (isTerminal(job.state)) {
+      // Lost with its wrapper killed, the command's group may still run: stop it (certainly this job's, or refused).
+      const backend = this.backendFor(job);
+      const leftover =
+        job.state === "lost" && job.reason === "wrapper_killed" && backend.stopLeftover
+          ? await backend.stopLeftover(job, grace)
+          : undefined;
       return {
         job_id: jobId,
         job_state: job.state,
         cancel_requested: false,
         already_terminal: true,
         result: this.resultOf(job)!,
+        ...(leftover ? { leftover } : {}),
       };
     }
     // Intent first: once persisted, any reader that sees the command die records `cancelled`.
@@ -602,15 +610,18 @@ export class JobService implements JobServiceApi {
       };
     }
     job = this.getJob(jobId);
-    await this.backendFor(job).cancel(job, grace);
+    const said = await this.backendFor(job).cancel(job, grace);
     const w = await this.wait(jobId, { timeoutMs: (grace + 5) * 1000 });
     job = this.getJob(jobId);
+    // The wrapper died meanwhile: what the backend did about the command's group is worth saying, as for a lost job.
+    const leftover = w.job_state === "lost" && isLeftoverStop(said) ? said : undefined;
     return {
       job_id: jobId,
       job_state: w.job_state,
       cancel_requested: true,
       already_terminal: false,
       ...(w.result ? { result: w.result } : {}),
+      ...(leftover ? { leftover } : {}),
     };
   }
 

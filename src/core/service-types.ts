@@ -1,6 +1,8 @@
 // Request and response shapes of the job use cases shared by the CLI and MCP (PROTOCOL.md field names).
+import type { LeftoverStop } from "./backend.ts";
 import type { AwaitlessError } from "./errors.ts";
 import type { BackendName, JobResult, JobState, StateChange } from "./job.ts";
+import type { LogPage } from "./log-scan.ts";
 
 export interface LaunchRequest {
   argv: string[];
@@ -110,8 +112,17 @@ export interface CompletionsResponse {
 export interface LogsRequest {
   job_id: string;
   stream?: "stdout" | "stderr" | "both";
+  /** The last N lines (or matches). */
   tail_lines?: number;
+  /** The first N lines (or matches) from from_line (default 1). */
+  head?: number;
+  /** Only lines from this one on (1-based, in the retained log). */
+  from_line?: number;
+  /** Only lines up to this one. */
+  to_line?: number;
+  /** Only lines matching this POSIX extended regular expression (docs/cli.md), scanned over the whole log. */
   grep?: string;
+  /** Bytes of returned text, both streams together. */
   max_bytes?: number;
 }
 
@@ -123,7 +134,11 @@ export interface LogsResponse {
   stdout_bytes: number;
   stderr_bytes: number;
   dropped_bytes: { stdout: number; stderr: number };
+  /** Something was left out of a returned stream (its page's left_out says what). */
   truncated: boolean;
+  /** Per returned stream: line numbers, totals, cursors to read on, what was left out. */
+  stdout_page?: Omit<LogPage, "text">;
+  stderr_page?: Omit<LogPage, "text">;
 }
 
 export interface CancelResponse {
@@ -133,6 +148,8 @@ export interface CancelResponse {
   /** Already terminal before the request: nothing was signalled. */
   already_terminal: boolean;
   result?: JobResult;
+  /** A job lost with its wrapper killed: what cancel did about its command's group (the job stays lost). */
+  leftover?: LeftoverStop;
 }
 
 export interface ListRequest {

@@ -1,6 +1,4 @@
 // Turning raw log bytes into text fit for a result: UTF-8 repair, escape stripping, progress-frame collapse, tails.
-import { invalid } from "./errors.ts";
-
 const decoder = new TextDecoder("utf-8", { fatal: false });
 const encoder = new TextEncoder();
 
@@ -134,42 +132,6 @@ export function tailText(text: string, maxBytes: number): TextTail {
 /** Byte length of `text` in UTF-8. */
 export function utf8Length(text: string): number {
   return encoder.encode(text).length;
-}
-
-/** The last `n` lines of `text` (a final newline does not count as an extra empty line). */
-export function tailLines(text: string, n: number): string {
-  if (n <= 0 || text === "") return "";
-  const end = text.endsWith("\n") ? text.length - 1 : text.length;
-  let pos = end;
-  for (let count = 0; count < n; count++) {
-    if (pos <= 0) return text;
-    const newline = text.lastIndexOf("\n", pos - 1);
-    if (newline < 0) return text;
-    pos = newline;
-  }
-  return text.slice(pos + 1);
-}
-
-/** Compiles a user's grep pattern, or explains why it is not a valid JavaScript regular expression. */
-export function compileGrepPattern(pattern: string, ignoreCase = false): RegExp {
-  try {
-    return new RegExp(pattern, ignoreCase ? "i" : "");
-  } catch (err) {
-    const why = err instanceof Error ? err.message : String(err);
-    throw invalid(
-      `Invalid grep pattern ${JSON.stringify(pattern)}: ${why}`,
-      "Pass a JavaScript regular expression such as 'error|FAIL'; escape special characters like ( [ { * + ? with a backslash to match them literally.",
-      { pattern },
-    );
-  }
-}
-
-/** The lines of `text` matching `pattern` (a JavaScript regular expression), joined by newlines. */
-export function grepLines(text: string, pattern: string, opts: { ignoreCase?: boolean } = {}): string {
-  const re = compileGrepPattern(pattern, opts.ignoreCase ?? false);
-  const lines = text.split("\n");
-  if (text.endsWith("\n")) lines.pop();
-  return lines.filter((line) => re.test(line)).join("\n");
 }
 
 /** "3.0 MiB", "512 B". */

@@ -3,6 +3,9 @@ import { isTerminal } from "../core/job.ts";
 import type { JobServiceApi } from "../core/service-types.ts";
 import { JOB_URI_PREFIX, jobUri } from "./results.ts";
 
+/** Most 2025 `resources/subscribe` subscriptions one session holds at once. */
+export const MAX_SUBSCRIPTIONS_PER_SESSION = 1000;
+
 export function jobIdFromUri(uri: string): string | undefined {
   if (!uri.startsWith(JOB_URI_PREFIX)) return undefined;
   const id = decodeURIComponent(uri.slice(JOB_URI_PREFIX.length));
@@ -42,10 +45,27 @@ export class JobWatch {
       });
   }
 
-  /** A 2025 `resources/subscribe`: remember it, then answer at once for a finished job or watch it. */
-  async subscribe(uri: string): Promise<void> {
-    this.subscribed.add(uri);
+  /** Whether `uri` is subscribed already or one more subscription fits under the per-session cap. */
+  canSubscribe(uri: string): boolean {
+    return this.subscribed.has(uri) || this.subscribed.size < MAX_SUBSCRIPTIONS_PER_SESSION;
+  }
+
+  /**
+   * A 2025 `resources/subscribe`: check the job (throws for a malformed or unknown one, remembering nothing),
+   * answer at once for a finished job or watch it, then remember it. Returns false, remembering nothing, at the cap.
+   */
+  async subscribe(uri: string): Promise<boolean> {
+    if (!this.canSubscribe(uri)) return false;
     await this.follow(uri);
+    // Before the announcement a finished job gets (queued by follow for after this turn).
+    if (!this.canSubscribe(uri)) return false;
+    this.subscribed.add(uri);
+    return true;
+  }
+
+  /** How many URIs this session has subscribed to. */
+  get subscriptionCount(): number {
+    return this.subscribed.size;
   }
 
   unsubscribe(uri: string): void {

@@ -10,7 +10,7 @@ import { isTerminal } from "../core/job.ts";
 import type { JobServiceApi } from "../core/service-types.ts";
 import type { McpConfig } from "./config.ts";
 import type { JobWatch } from "./job-watch.ts";
-import { jobIdFromUri } from "./job-watch.ts";
+import { jobIdFromUri, MAX_SUBSCRIPTIONS_PER_SESSION } from "./job-watch.ts";
 import { jobUri } from "./results.ts";
 
 const TAIL_LINES = 40;
@@ -105,8 +105,9 @@ export function registerJobResources(
         `Cannot subscribe to ${uri}: only awaitless://jobs/{job_id}.`,
       );
     }
+    let subscribed: boolean;
     try {
-      await watch.subscribe(uri);
+      subscribed = await watch.subscribe(uri);
     } catch (error) {
       if (error instanceof AwaitlessError && error.code === "not_found") {
         throw new ProtocolError(
@@ -115,6 +116,14 @@ export function registerJobResources(
         );
       }
       throw invalidJobUri(uri, error);
+    }
+    if (!subscribed) {
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        `Cannot subscribe to ${uri}: this session already holds ${MAX_SUBSCRIPTIONS_PER_SESSION} subscriptions, the most it keeps. ` +
+          "Call resources/unsubscribe for the jobs you no longer follow, then subscribe again.",
+        { uri, limit: MAX_SUBSCRIPTIONS_PER_SESSION },
+      );
     }
     return {};
   });

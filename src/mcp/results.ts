@@ -72,7 +72,7 @@ export function mcpWait<T extends WaitResponse>(resp: T): T {
         `be running. Call wait_for_job with {"job_id":"${out.job_id}"} again once the host is reachable.`
       : nextWaitAction(out.job_id, out.job_state);
     // A held call may end many times before the job does: each pending answer carries only a short tail, so
-    // repeated waits do not re-send the whole budget (get_job_logs reads more).
+    // repeated waits do not re-send the whole budget (get_job_logs reads the whole log).
     if (out.stdout_tail !== undefined)
       out.stdout_tail = boundedTail(out.stdout_tail, PENDING_TAIL_LINES, PENDING_TAIL_BYTES);
     if (out.stderr_tail !== undefined)
@@ -101,7 +101,10 @@ export function describeResult(result: JobResult): string {
     const errTail = boundedTail(result.stderr_tail, 10, TEXT_TAIL_BYTES);
     if (errTail) lines.push(`Last stderr lines:\n${errTail}`);
   }
-  if (result.truncated) lines.push("Tails are truncated; get_job_logs reads more.");
+  if (result.truncated)
+    lines.push(
+      "Tails are truncated; get_job_logs reads the whole log (grep searches all of it, from_line pages).",
+    );
   return lines.join("\n");
 }
 

@@ -1,11 +1,12 @@
 // `awaitless mcp`: serves both protocol generations on one stdio pipe; stdout carries protocol only.
 import { EventEmitter } from "node:events";
 import type { Readable } from "node:stream";
-import type { Transport } from "@modelcontextprotocol/server";
+import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/server";
 import { StdioServerTransport, serveStdio } from "@modelcontextprotocol/server/stdio";
 import type { JobServiceApi } from "../core/service-types.ts";
 import { finishStream } from "../stdio-writer.ts";
 import { applyMcpEnv, type McpConfig } from "./config.ts";
+import { MAX_REQUEST_LINE_BYTES, RequestLines } from "./request-lines.ts";
 import { type AwaitlessMcpServer, createMcpServer } from "./server.ts";
 import { AwaitlessWire } from "./wire.ts";
 
@@ -59,8 +60,9 @@ export function serveMcp(
 }
 
 /**
- * process.stdin as the SDK's transport sees it: the data only. Its end (or failure) goes to `onEnd` instead,
- * so the transport stays open to answer what was already received; the SDK would close it at once.
+ * process.stdin as the SDK's transport sees it: whole request lines only, none over MAX_REQUEST_LINE_BYTES
+ * (those go to `onOversized`). Its end (or failure) goes to `onEnd` instead, so the transport stays open to
+ * answer what was already received; the SDK would close it at once.
  */
 class InputWithoutEnd extends EventEmitter {
   readonly readableEnded = false;
@@ -69,8 +71,10 @@ class InputWithoutEnd extends EventEmitter {
   constructor(
     private readonly source: NodeJS.ReadStream,
     onEnd: () => void,
+    onOversized: (bytes: number, id: string | number | null) => void,
   ) {
     super();
+    const lines = new RequestLines((line) => this.emit("data", line), onOversized);
     let ended = false;
     const end = () => {
       if (ended) return;
@@ -80,7 +84,7 @@ class InputWithoutEnd extends EventEmitter {
     // Read only once the transport listens, so no chunk arrives before it can take it.
     this.once("newListener", (event: string) => {
       if (event !== "data") return;
-      source.on("data", (chunk: Buffer) => this.emit("data", chunk));
+      source.on("data", (chunk: Buffer) => lines.push(chunk));
       source.once("end", end);
       source.once("close", end);
       source.once("error", end);
@@ -118,10 +122,26 @@ export async function runMcpStdio(service: JobServiceApi, config: McpConfig): Pr
     }
     await connection.close();
   };
-  const input = new InputWithoutEnd(process.stdin, () => {
-    endOfInput().catch(() => {});
+  const refuseOversized = (bytes: number, id: string | number | null) => {
+    const limit = `${MAX_REQUEST_LINE_BYTES / (1024 * 1024)} MiB`;
+    diagnose(`refused a request line of ${bytes} bytes (over ${limit}); still serving`);
+    const message =
+      `Request refused: its line is ${bytes} bytes, over the ${limit} a request may have; it was not read. ` +
+      "Send smaller arguments (for example a file path instead of the file's content).";
+    transport
+      .send({ jsonrpc: "2.0", id, error: { code: -32600, message } } as unknown as JSONRPCMessage)
+      .catch(() => {});
+  };
+  const input = new InputWithoutEnd(
+    process.stdin,
+    () => {
+      endOfInput().catch(() => {});
+    },
+    refuseOversized,
+  );
+  const transport = new StdioServerTransport(input as unknown as Readable, process.stdout, {
+    maxBufferSize: MAX_REQUEST_LINE_BYTES + 1,
   });
-  const transport = new StdioServerTransport(input as unknown as Readable, process.stdout);
   const connection = serveMcp(service, applyMcpEnv(config, process.env), transport, ending.signal);
   const stop = () => {
     connection.close().catch(() => {});

@@ -1,4 +1,5 @@
 // What each tool does: map arguments onto JobServiceApi calls, hold where needed, shape the result.
+
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import type * as v from "valibot";
 import { isTerminal } from "../core/job.ts";
@@ -7,6 +8,7 @@ import type { McpConfig } from "./config.ts";
 import { assertNotBareSleep } from "./guards.ts";
 import { type HoldContext, holdTimeoutMs, holdWithProgress, statusSentence } from "./hold.ts";
 import type { JobWatch } from "./job-watch.ts";
+import { logsText } from "./logs-text.ts";
 import {
   describeResult,
   describeWait,
@@ -214,16 +216,9 @@ export async function statusTool(
 }
 
 export async function logsTool(env: ToolEnv, args: v.InferOutput<typeof logsInput>): Promise<CallToolResult> {
-  const resp = await env.service.logs(toLogsRequest(args, env.config.maxReturnBytes));
-  const parts: string[] = [];
-  for (const stream of ["stdout", "stderr"] as const) {
-    const text = resp[stream];
-    if (text === undefined) continue;
-    const filter = args.grep !== undefined ? ` matching ${JSON.stringify(args.grep)}` : "";
-    parts.push(text === "" ? `(${stream}: no output${filter} yet)` : `--- ${stream} ---\n${text}`);
-  }
-  if (resp.truncated) parts.push("(truncated to the byte budget; narrow with tail_lines or grep)");
-  return toolResult(resp, parts.join("\n") || `Job ${args.job_id} has no output.`, { jobId: args.job_id });
+  const req = toLogsRequest(args, env.config.maxReturnBytes);
+  const resp = await env.service.logs(req);
+  return toolResult(resp, logsText(req, resp), { jobId: args.job_id });
 }
 
 export async function cancelTool(
@@ -231,9 +226,12 @@ export async function cancelTool(
   args: v.InferOutput<typeof cancelInput>,
 ): Promise<CallToolResult> {
   const resp = await env.service.cancel(args.job_id, args.grace_period_seconds);
-  const text = resp.already_terminal
-    ? `Job ${resp.job_id} had already finished (${resp.job_state}); nothing was signalled.`
-    : `Cancellation of job ${resp.job_id} requested (now ${resp.job_state}). wait_for_job returns once it has stopped.`;
+  const text =
+    resp.leftover && resp.leftover.action !== "none"
+      ? `Job ${resp.job_id} is ${resp.job_state} (its wrapper was killed); its command's process group: ${resp.leftover.action}: ${resp.leftover.detail}.`
+      : resp.already_terminal
+        ? `Job ${resp.job_id} had already finished (${resp.job_state}); nothing was signalled.`
+        : `Cancellation of job ${resp.job_id} requested (now ${resp.job_state}). wait_for_job returns once it has stopped.`;
   return toolResult(resp, text, { jobId: resp.job_id });
 }
 

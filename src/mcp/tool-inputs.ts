@@ -1,5 +1,6 @@
 // Input schemas of the MCP tools (valibot; PRODUCT.md argument names) and their mapping onto service requests.
 import * as v from "valibot";
+import { invalid } from "../core/errors.ts";
 import { JOB_STATES } from "../core/job.ts";
 import { nearestName } from "../core/nearest-name.ts";
 import type { LaunchRequest, ListRequest, LogsRequest } from "../core/service-types.ts";
@@ -146,18 +147,66 @@ export const completionsInput = v.object({
   limit: v.optional(v.pipe(count("limit", 500), v.description("Most completions to return (default 50)."))),
 });
 export const statusInput = v.object({ job_id: jobId });
+const lineNumber = (what: string) =>
+  v.pipe(
+    v.number(`${what} must be a line number`),
+    v.integer(`${what} must be a whole line number`),
+    v.minValue(1, `${what} must be ≥ 1 (lines count from 1)`),
+  );
 export const logsInput = v.object({
   job_id: jobId,
   stream: v.optional(
     v.pipe(
       v.picklist(["stdout", "stderr", "both"], "stream must be stdout, stderr or both"),
-      v.description("Which log to read (default both)."),
+      v.description("Which stream to read (default both; they share max_bytes)."),
     ),
   ),
-  tail_lines: v.optional(v.pipe(count("tail_lines", 100_000), v.description("Last N lines only."))),
-  grep: v.optional(v.pipe(v.string(), v.description("Only lines matching this regular expression."))),
+  tail_lines: v.optional(
+    v.pipe(
+      count("tail_lines", 100_000),
+      v.description("The last N lines (with grep: the last N matching lines)."),
+    ),
+  ),
+  head: v.optional(
+    v.pipe(
+      count("head", 100_000),
+      v.description(
+        "The first N lines from from_line (default line 1); with grep, the first N matching lines.",
+      ),
+    ),
+  ),
+  from_line: v.optional(
+    v.pipe(
+      lineNumber("from_line"),
+      v.description(
+        "Read forward from this line (1-based), e.g. a next_from_line cursor; with to_line, a line range.",
+      ),
+    ),
+  ),
+  to_line: v.optional(
+    v.pipe(
+      lineNumber("to_line"),
+      v.description(
+        "Read up to this line: the last lines (or matches) before it, e.g. a next_to_line cursor.",
+      ),
+    ),
+  ),
+  grep: v.optional(
+    v.pipe(
+      v.string(),
+      v.description(
+        "Only lines matching this POSIX extended regular expression (as grep -E, byte-wise), searched over the " +
+          "whole log, not just its end; answers carry line numbers and matches_total.",
+      ),
+    ),
+  ),
   max_bytes: v.optional(
-    v.pipe(count("max_bytes", 1_048_576), v.description("Byte budget for the returned text.")),
+    v.pipe(
+      count("max_bytes", 1_048_576),
+      v.description(
+        "Byte budget for the returned text (default and ceiling: the server's max_return_bytes).",
+      ),
+    ),
   ),
 });
 export const cancelInput = v.object({
@@ -195,8 +244,25 @@ export const listInput = v.object({
 export type LaunchArgs = v.InferOutput<typeof submitInput>;
 export type RunArgs = v.InferOutput<typeof runInput>;
 
+// A lone surrogate (a JSON escape such as \ud800 with no pair) has no UTF-8 form: written out it would become U+FFFD.
+function refuseLoneSurrogates(args: LaunchArgs): void {
+  const texts: [string, string][] = [
+    ...args.command.map((s, i): [string, string] => [`command[${i}]`, s]),
+    ...Object.entries(args.env ?? {}).map(([k, val]): [string, string] => [`env.${k}`, `${k}=${val}`]),
+  ];
+  for (const [where, text] of texts) {
+    if (!text.isWellFormed()) {
+      throw invalid(
+        `${where} holds a lone UTF-16 surrogate (an unpaired \\uD800–\\uDFFF escape), which has no UTF-8 form`,
+        'Send the text as valid Unicode; for raw bytes, have the command produce them, e.g. with printf inside ["sh","-c",…].',
+      );
+    }
+  }
+}
+
 /** Tool arguments → LaunchRequest (`command` becomes `argv`; absent stays absent). */
 export function toLaunchRequest(args: LaunchArgs): LaunchRequest {
+  refuseLoneSurrogates(args);
   const { command, ...rest } = args;
   const req: LaunchRequest = { argv: command };
   for (const [key, value] of Object.entries(rest)) {

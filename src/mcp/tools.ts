@@ -92,8 +92,10 @@ export const TOOLS: Record<string, ToolDef> = {
   },
   get_job_logs: {
     description:
-      "Read a job's stdout/stderr, optionally only the last tail_lines or lines matching grep, bounded by max_bytes. Use to " +
-      "look beyond the tails a result already carries, or at a running job's progress. Not for waiting.",
+      "Read a job's stdout/stderr, all of it reachable: grep searches the whole log (line numbers, matches_total, " +
+      "and says when a pattern is absent), head/from_line/to_line page through it, tail_lines reads the end; every " +
+      "answer stays within max_bytes and gives next_from_line/next_to_line to read on. Use to look beyond the tails " +
+      "a result carries, or at a running job's progress. Not for waiting.",
     schema: inputs.logsInput,
     annotations: readOnly,
     call: h.logsTool as ToolDef["call"],

@@ -12,20 +12,55 @@
 #    `cancelled` or `timed_out` marker says TERM went out already (the wrapper writes it before its TERM); otherwise
 #    this script claims `cancelled` with noclobber (one of several racing clients wins) and sends TERM. Either way a
 #    detached watcher sends KILL when the grace, counted from the marker's time, is over and the group still lives.
+#    The group is signalled only when its leader is certainly the job's command: pid and pgid above 1, and the
+#    leader alive with the start time `started` recorded (pid_start, /proc/PID/stat field 22). Without /proc (or a
+#    record without pid_start) that cannot be confirmed and nothing is signalled.
+# Files in JOB_DIR are untrusted: nothing written here follows a symlink (a fresh name made with noclobber, then
+#    mv; a symlinked target is refused), and a record naming pid or pgid 0 or 1 is refused.
+# Stdout: one line, the word `signalled` (the wrapper was woken, or the group was sent TERM by this script),
+#    `stopping` (the group's TERM went out earlier; the KILL watcher is left), `refused` or `none`, then a sentence.
 # Exit status: 0, or 3 when the request cannot be written (the message is on stderr).
 
 d=$1 g=$2 q=${3-}
-[ -d "$d" ] || exit 0
+[ -d "$d" ] || {
+  echo "none no job directory"
+  exit 0
+}
 umask 077
 case $g in '' | *[!0-9]*) g=10 ;; esac
-printf '%s\n' "$g" >"$d/cancel.tmp" && mv -f "$d/cancel.tmp" "$d/cancel" || {
+
+# put FILE TEXT: FILE holds TEXT, written to a fresh name with noclobber (O_EXCL: no symlink is followed, dangling
+# or not, in dash, bash and busybox sh), then renamed over FILE unless FILE is a symlink or a directory.
+put() {
+  tmp=$1.tmp.$$
+  rm -f "$tmp"
+  (set -C && printf '%s\n' "$2" >"$tmp") 2>/dev/null || return 1
+  if [ -h "$1" ] || [ -d "$1" ]; then
+    rm -f "$tmp"
+    echo "$1 is a symlink or a directory; refusing to write through it" >&2
+    return 1
+  fi
+  mv -f "$tmp" "$1"
+}
+
+# note TEXT: append to wrapper.log, only when it is a regular file and not a symlink.
+note() {
+  [ -f "$d/wrapper.log" ] && [ ! -h "$d/wrapper.log" ] && echo "awaitless cancel: $1" >>"$d/wrapper.log"
+}
+
+say() {
+  printf '%s %s\n' "$1" "$2"
+  exit 0
+}
+
+put "$d/cancel" "$g" || {
   echo "cannot write $d/cancel" >&2
   exit 3
 }
 [ -z "$q" ] || rm -f "$q/waiting/"*".${d##*/}"
-[ -f "$d/exit" ] && exit 0
-[ -r "$d/started" ] || exit 0
-w='' ws='' m='' pid='' pgid=''
+[ -f "$d/exit" ] && say none "the job has ended"
+[ -r "$d/started" ] || say none "the command has not started"
+w='' ws='' m='' pid='' pgid='' ps=''
 while IFS='=' read -r k v; do
   case $k in
   wrapper_pid) w=$v ;;
@@ -33,17 +68,23 @@ while IFS='=' read -r k v; do
   monitor_pid) m=$v ;;
   pid) pid=$v ;;
   pgid) pgid=$v ;;
+  pid_start) ps=$v ;;
   esac
 done <"$d/started"
+# A record naming pid or pgid 0 or 1 (or not a number) is not this job's: kill -1 would signal every process.
+case $pid in '' | *[!0-9]* | 0 | 1 | 0*) say refused "started names pid '$pid'; not signalling it" ;; esac
+case $pgid in '') ;; *[!0-9]* | 0 | 1 | 0*) say refused "started names process group '$pgid'; not signalling it" ;; esac
+case $w in *[!0-9]* | 0 | 1 | 0*) w='' ;; esac
+case $m in *[!0-9]* | 0 | 1 | 0*) m='' ;; esac
 
-# proc_stat PID: sets st, ppid and start from fields 3, 4 and 22 of /proc/PID/stat (after the command name).
+# proc_stat PID: sets st, ppid, pg and start from fields 3, 4, 5 and 22 of /proc/PID/stat (after the command name).
 proc_stat() {
   { read -r l <"/proc/$1/stat"; } 2>/dev/null || return 1
   set -f
   # shellcheck disable=SC2086
   set -- ${l##*") "}
   set +f
-  st=$1 ppid=$2 start=''
+  st=$1 ppid=$2 pg=$3 start=''
   [ $# -lt 20 ] || {
     shift 19
     start=$1
@@ -73,6 +114,21 @@ group_alive() {
   if [ -n "$pgid" ]; then kill -0 -"$pgid" 2>/dev/null; else [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; fi
 }
 
+# leader_is_command: the command's process (pid, the group's leader) is alive, no zombie, and started at the time
+# `started` recorded; sets why when not. Without /proc or pid_start there is nothing to compare: not confirmed.
+leader_is_command() {
+  why="no /proc to compare start times"
+  [ -r /proc/self/stat ] || return 1
+  why="started records no pid_start"
+  [ -n "$ps" ] || return 1
+  why="process $pid is gone"
+  proc_stat "$pid" && [ "$st" != Z ] || return 1
+  why="process $pid started at $start, the command at $ps"
+  [ "$start" = "$ps" ] || return 1
+  why="process $pid is in group $pg, not $pgid"
+  [ -z "$pgid" ] || { [ "$pid" = "$pgid" ] && [ "$pg" = "$pgid" ]; }
+}
+
 signal_group() {
   if [ -n "$pgid" ]; then kill -"$1" -"$pgid" 2>/dev/null; else kill -"$1" "$pid" 2>/dev/null; fi
 }
@@ -83,18 +139,24 @@ if wrapper_alive; then
   if [ -n "$m" ] && proc_stat "$m" && [ "$ppid" = "$w" ] && catches_usr2 "$m" 2>/dev/null; then
     kill -USR2 "$m" 2>/dev/null
   fi
-  exit 0
+  say signalled "the wrapper stops the command"
 fi
-[ -f "$d/exit" ] && exit 0
-group_alive || exit 0
+[ -f "$d/exit" ] && say none "the job has ended"
+group_alive || say none "the command's process group is gone"
+if ! leader_is_command; then
+  case $why in *" is gone") say none "the command has exited ($why); its group is not signalled" ;; esac
+  say refused "process ${pgid:-$pid} is not certainly this job's command ($why); not signalling it"
+fi
 now=$(date +%s)
 t=''
+what=stopping
 if [ -f "$d/timed_out" ]; then
   { read -r t <"$d/timed_out"; } 2>/dev/null
 elif (set -C && printf '%s\n' "$now" >"$d/cancelled") 2>/dev/null; then
-  echo "awaitless cancel: the wrapper is gone; sending TERM to process group ${pgid:-(none) pid $pid}, KILL after $g s" >>"$d/wrapper.log"
+  note "the wrapper is gone; sending TERM to process group ${pgid:-(none) pid $pid}, KILL after $g s"
   signal_group TERM
   t=$now
+  what=signalled
 else
   { read -r t <"$d/cancelled"; } 2>/dev/null
 fi
@@ -103,9 +165,13 @@ until=$((t + g))
 (
   trap '' HUP
   while group_alive && [ "$(date +%s)" -lt "$until" ]; do sleep 0.2 2>/dev/null || sleep 1; done
-  if group_alive; then
-    echo "awaitless cancel: grace period over: sending KILL to process group ${pgid:-(none) pid $pid}" >>"$d/wrapper.log"
+  # The group whose TERM went out, unless its leader now runs with another start time (a pid reused meanwhile).
+  if group_alive && { [ ! -d "/proc/$pid" ] || leader_is_command; }; then
+    note "grace period over: sending KILL to process group ${pgid:-(none) pid $pid}"
     signal_group KILL
   fi
 ) </dev/null >/dev/null 2>&1 &
-exit 0
+if [ "$what" = signalled ]; then
+  say signalled "the wrapper is gone; sent TERM to process group ${pgid:-(none) pid $pid}, KILL after $g s"
+fi
+say stopping "the wrapper is gone; process group ${pgid:-(none) pid $pid} was sent TERM earlier, KILL after $g s"

@@ -2,16 +2,7 @@
 // record parsers and readers for a local job directory. The protocol itself is documented atop wrapper.sh and
 // in docs/wrapper-protocol.md.
 
-import {
-  closeSync,
-  fstatSync,
-  openSync,
-  readFileSync,
-  readSync,
-  renameSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
+import { closeSync, fstatSync, openSync, readFileSync, readSync, statSync } from "node:fs";
 import { join } from "node:path";
 import cancelText from "./cancel.sh" with { type: "text" };
 import { type LogPlan, type LogStream, logFileNames, planLog } from "./log-layout.ts";
@@ -23,6 +14,7 @@ import {
   parseStarted,
   type StartedRecord,
 } from "./records.ts";
+import { replaceFile } from "./safe-files.ts";
 import { sha256Hex } from "./sha256.ts";
 import wrapperText from "./wrapper.sh" with { type: "text" };
 
@@ -109,8 +101,7 @@ export const EXIT_RESERVATION = { name: "exit.tmp", text: `${" ".repeat(511)}\n`
 /** Ask the wrapper to stop the job: TERM to its group now, KILL after `graceSeconds`. Written atomically. */
 export function writeCancelRequest(dir: string, graceSeconds: number): void {
   const path = join(dir, FILES.cancel);
-  writeFileSync(`${path}.tmp`, `${Math.max(0, Math.floor(graceSeconds))}\n`, { mode: 0o600 });
-  renameSync(`${path}.tmp`, path);
+  replaceFile(path, `${Math.max(0, Math.floor(graceSeconds))}\n`, 0o600);
 }
 
 function sizeOf(path: string): number {

@@ -13,6 +13,8 @@ export interface StartedRecord {
   bootId?: string;
   /** Field 22 of /proc/<wrapper_pid>/stat (clock ticks since boot); absent without /proc. */
   procStart?: string;
+  /** Field 22 of /proc/<pid>/stat: the command's start time, which tells it from a reused pid; absent without /proc. */
+  pidStart?: string;
   startedAtEpochSeconds: number;
 }
 
@@ -62,6 +64,12 @@ function integer(value: string | undefined): number | undefined {
   return value !== undefined && /^[0-9]+$/.test(value) ? Number(value) : undefined;
 }
 
+/** A pid the job's own processes can have: 0 and 1 (kill(-1) signals every process) never are. */
+function jobPid(value: string | undefined): number | undefined {
+  const n = integer(value);
+  return n !== undefined && n > 1 ? n : undefined;
+}
+
 function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value === "" ? undefined : value;
 }
@@ -74,17 +82,19 @@ function complete(text: string): Record<string, string> | null {
 export function parseStarted(text: string): StartedRecord | null {
   const kv = complete(text);
   if (kv === null) return null;
-  const wrapperPid = integer(kv.wrapper_pid);
-  const pid = integer(kv.pid);
+  // Files in a job directory are untrusted: a record naming pid or pgid 0 or 1 is refused whole.
+  const wrapperPid = jobPid(kv.wrapper_pid);
+  const pid = jobPid(kv.pid);
   const startedAt = integer(kv.started_at);
   if (wrapperPid === undefined || pid === undefined || startedAt === undefined) return null;
+  if (nonEmpty(kv.pgid) !== undefined && jobPid(kv.pgid) === undefined) return null;
   const record: StartedRecord = {
     protocol: integer(kv.protocol) ?? 1,
     wrapperPid,
     pid,
     startedAtEpochSeconds: startedAt,
   };
-  const monitorPid = integer(kv.monitor_pid);
+  const monitorPid = jobPid(kv.monitor_pid);
   if (monitorPid !== undefined) record.monitorPid = monitorPid;
   const pgid = integer(kv.pgid);
   if (pgid !== undefined) record.pgid = pgid;
@@ -92,6 +102,8 @@ export function parseStarted(text: string): StartedRecord | null {
   if (bootId !== undefined) record.bootId = bootId;
   const procStart = nonEmpty(kv.proc_start);
   if (procStart !== undefined) record.procStart = procStart;
+  const pidStart = nonEmpty(kv.pid_start);
+  if (pidStart !== undefined) record.pidStart = pidStart;
   return record;
 }
 

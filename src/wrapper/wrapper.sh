@@ -12,9 +12,10 @@
 #                  the command). AWL_SCHEDULER=slurm: see "Cancel" below.
 #                  Queued jobs add AWL_QUEUE AWL_QUEUE_CONCURRENCY AWL_RESOURCES AWL_QUEUE_DIR [AWL_QUEUE_LOCK]
 #                  (see "Queue admission" below); the command then also gets AWAITLESS_QUEUE and AWAITLESS_RESOURCES.
-#   cancel         client -> wrapper: grace seconds (client writes cancel.tmp, then renames). See "Cancel" below.
+#   cancel         client -> wrapper: grace seconds (client writes a fresh temp name, then renames). See "Cancel" below.
 #   queued         key=value, queued jobs only: the wrapper's place in line while it waits, then admitted_at.
-#   started        key=value: protocol wrapper_pid monitor_pid pid pgid boot_id proc_start started_at. Written
+#   started        key=value: protocol wrapper_pid monitor_pid pid pgid boot_id proc_start pid_start started_at
+#                  (proc_start: the wrapper's, pid_start: the command's, field 22 of /proc/PID/stat). Written
 #                  (started.tmp -> mv) by the command's own process just before it execs the command, so pid is the
 #                  command's pid. monitor_pid: the wrapper's monitor (a child of wrapper_pid), which a client wakes.
 #   stdout stderr  the command's output, opened with >> (O_APPEND) from the first byte.
@@ -77,11 +78,24 @@ IFS='
 
 awl_log() { printf 'awaitless wrapper: %s\n' "$*" >&2; }
 
-# awl_put FILE LINE... : write lines to FILE atomically (FILE.tmp, then rename).
+# awl_put FILE LINE... : write lines to FILE atomically: FILE.tmp made fresh with noclobber (O_EXCL, so no symlink
+# is followed, dangling or not), then renamed over FILE unless FILE is a symlink or a directory.
 awl_put() {
   awl_f=$1
   shift
-  printf '%s\n' "$@" >"$awl_f.tmp" && mv -f "$awl_f.tmp" "$awl_f"
+  # Tested first: a heartbeat costs no extra process when nothing is left over.
+  if [ -e "$awl_f.tmp" ] || [ -h "$awl_f.tmp" ]; then rm -f "$awl_f.tmp"; fi
+  set -C
+  printf '%s\n' "$@" >"$awl_f.tmp"
+  awl_rc=$?
+  set +C
+  [ "$awl_rc" = 0 ] || return 1
+  if [ -h "$awl_f" ] || [ -d "$awl_f" ]; then
+    rm -f "$awl_f.tmp"
+    awl_log "$awl_f is a symlink or a directory; not writing through it"
+    return 1
+  fi
+  mv -f "$awl_f.tmp" "$awl_f"
 }
 
 awl_now() { awl_t=$(date +%s); }
@@ -114,6 +128,11 @@ awl_size() {
 # has not counted: without room for the head or the snapshot it returns 1 and leaves the live file alone; without
 # room for the new prev it keeps the whole snapshot as prev and counts the old prev as dropped.
 awl_rotate() {
+  if [ -h "$1" ]; then
+    awl_log "log cap: $1 is a symlink; not rotating it"
+    return 1
+  fi
+  rm -f "$1.head.tmp" "$1.snap" "$1.prev.tmp"
   if [ ! -e "$1.head" ]; then
     # Nothing was truncated before the first rotation: the live file still starts at the stream's first byte.
     if ! { head -c "$awl_headcap" "$1" >"$1.head.tmp" && mv -f "$1.head.tmp" "$1.head"; } 2>/dev/null; then
@@ -154,15 +173,25 @@ awl_rotate() {
   awl_put "$1.dropped" "$awl_drop" 2>/dev/null || awl_log "log cap: could not record $1.dropped=$awl_drop"
 }
 
-# awl_read_started: sets pid and pgid from the started file when it exists.
+# awl_read_started: sets pid, pgid and pid_start from the started file when it exists. A record naming pid or pgid
+# 0 or 1 (or not a number) is refused (kill -1 would signal every process): nothing is set, it is logged once.
 awl_read_started() {
   [ -f started ] || return 1
+  pid_start=''
   while IFS='=' read -r awl_k awl_v; do
     case $awl_k in
     pid) pid=$awl_v ;;
     pgid) pgid=$awl_v ;;
+    pid_start) pid_start=$awl_v ;;
     esac
   done <started
+  case $pid/$pgid in
+  */*[!0-9]* | */0* | */1 | *[!0-9]*/* | 0*/* | 1/* | /*)
+    [ -n "$awl_bad_started" ] || awl_log "started names pid '$pid' pgid '$pgid'; refusing to signal them"
+    awl_bad_started=1 pid='' pgid=''
+    return 1
+    ;;
+  esac
   [ -n "$pid" ]
 }
 
@@ -193,8 +222,19 @@ awl_stat_field22() {
   awl_proc_start=$1
 }
 
-# awl_signal_group SIG: signal the whole group (or the command alone when it has no group of its own).
+# awl_signal_group SIG: signal the whole group (or the command alone when it has no group of its own), unless the
+# group's leader is alive with another start time than the command's (pid_start): a pid reused, or a forged record.
 awl_signal_group() {
+  if [ -n "$pid_start" ] && { read -r awl_l <"/proc/$pid/stat"; } 2>/dev/null; then
+    awl_ws=$awl_proc_start
+    awl_stat_field22 "$awl_l"
+    awl_x=$awl_proc_start
+    awl_proc_start=$awl_ws
+    if [ "$awl_x" != "$pid_start" ]; then
+      awl_log "process $pid started at $awl_x, the command at $pid_start; not signalling it"
+      return 1
+    fi
+  fi
   if [ -n "$pgid" ]; then
     kill -"$1" -"$pgid" 2>/dev/null
   elif [ -n "$pid" ]; then
@@ -321,6 +361,7 @@ awl_reserve_exit() {
 # awl_write_exit TEXT: the record (key=value lines) over the reservation, padded to its size, then renamed to exit.
 # Without a reservation (it could not be made) `1<>` creates the file: the record then needs a new block.
 awl_write_exit() {
+  [ ! -h exit.tmp ] || rm -f exit.tmp
   awl_pad=$((awl_reserve_bytes - ${#1} - 2))
   [ "$awl_pad" -ge 1 ] || awl_pad=1
   if { printf "%s\n%${awl_pad}s\n" "$1" '' 1<>exit.tmp; } 2>/dev/null && mv -f exit.tmp exit; then
@@ -684,7 +725,11 @@ cd "$awl_dir" || {
   awl_log "cannot enter job directory '$awl_dir'; create it (0700) with spec.sh inside"
   exit 2
 }
-awl_cap=0 awl_q_slot='' awl_q_entry='' awl_q_root='' awl_ext_term=0
+awl_cap=0 awl_q_slot='' awl_q_entry='' awl_q_root='' awl_ext_term=0 awl_bad_started=''
+# Files here are untrusted: a symlink under a name the wrapper writes would have it write elsewhere.
+for awl_f in stdout stderr progress exit.tmp exit started heartbeat no_space monitor.stop; do
+  [ ! -h "$awl_f" ] || { rm -f "$awl_f" && awl_log "removed the symlink $awl_dir/$awl_f; the wrapper writes it"; }
+done
 AWL_QUEUE='' AWL_RESOURCES='' AWL_QUEUE_DIR='' AWL_QUEUE_LOCK='' AWL_SCHEDULER=''
 # First the exit record's room, so that output filling the disk later cannot take it; no room: nothing starts.
 awl_reserve_exit ||
@@ -768,9 +813,15 @@ else
 fi
 (
   [ "$awl_ext_term" = 0 ] || exit 143
+  awl_cmd_start=''
   if [ -r /proc/self/stat ]; then
     read -r awl_l </proc/self/stat
     awl_pid=${awl_l%% *}
+    # This process becomes the command (setsid and exec keep the pid): its start time tells it from a reused pid.
+    awl_ws=$awl_proc_start
+    awl_stat_field22 "$awl_l"
+    awl_cmd_start=$awl_proc_start
+    awl_proc_start=$awl_ws
   else
     awl_pid=$(exec sh -c 'echo "$PPID"')
   fi
@@ -778,7 +829,7 @@ fi
   [ "$awl_group" = 1 ] && awl_pgid=$awl_pid
   [ -z "$awl_q_slot" ] || awl_q_mark_running "$awl_pid" "$awl_pgid"
   awl_put "$awl_dir/started" "protocol=1" "wrapper_pid=$awl_wrapper_pid" "monitor_pid=$awl_mon" "pid=$awl_pid" "pgid=$awl_pgid" \
-    "boot_id=$awl_boot_id" "proc_start=$awl_proc_start" "started_at=$awl_started_at" 2>/dev/null || {
+    "boot_id=$awl_boot_id" "proc_start=$awl_proc_start" "pid_start=$awl_cmd_start" "started_at=$awl_started_at" 2>/dev/null || {
     rm -f "$awl_dir/started.tmp"
     exit 126
   }
@@ -811,7 +862,7 @@ if [ ! -f started ]; then
   fi
   awl_launch_failed "could not write '$awl_dir/started' (disk full?); the command was not started"
 fi
-pid='' pgid=''
+pid='' pgid='' pid_start=''
 awl_read_started
 awl_desc=0
 awl_group_alive && awl_desc=1

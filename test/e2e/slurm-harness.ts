@@ -12,11 +12,12 @@ import {
 } from "../../src/backends/slurm/runner.ts";
 import { SlurmBackend } from "../../src/backends/slurm/slurm-backend.ts";
 import type { HostConfig } from "../../src/config/config.ts";
-import type { FullLog, LogTail, Stream } from "../../src/core/backend.ts";
+import type { LogTail, Stream } from "../../src/core/backend.ts";
 import { AwaitlessError } from "../../src/core/errors.ts";
 import type { ArtifactEntry } from "../../src/core/job.ts";
 import { JobService } from "../../src/core/job-service.ts";
 import { JobStore } from "../../src/core/job-store.ts";
+import type { LogQuery, LogScan } from "../../src/core/log-scan.ts";
 
 export const HOW_TO = "start it with `bash test/infra/slurm-up.sh` as root (docs/slurm.md), then rerun";
 
@@ -101,8 +102,8 @@ export class CountingRunner implements CommandRunner {
   readTail(dir: string, stream: Stream, maxBytes: number): Promise<LogTail> {
     return this.inner.readTail(dir, stream, maxBytes);
   }
-  readLog(dir: string, stream: Stream, maxBytes: number): Promise<FullLog> {
-    return this.inner.readLog(dir, stream, maxBytes);
+  scanLog(dir: string, stream: Stream, query: LogQuery): Promise<LogScan> {
+    return this.inner.scanLog(dir, stream, query);
   }
   collectArtifacts(cwd: string, patterns: string[], maxInlineBytes: number): Promise<ArtifactEntry[]> {
     return this.inner.collectArtifacts(cwd, patterns, maxInlineBytes);

@@ -63,7 +63,7 @@ describe.skipIf(!up || notEnforced !== undefined)("out-of-memory on the test clu
     expect(a.result?.reason).toBe("out_of_memory");
     expect(a.result?.signal).toBe("KILL");
     expect(a.result?.exit_code).toBe(137);
-    expect(a.result?.error?.suggestion).toContain("mem=");
+    expect(a.result?.error?.suggestion).toContain("Slurm mem option");
     expect((await sacctState(slurmId(rig.service.getJob(killed)))).startsWith("OUT_OF_MEMORY")).toBe(true);
 
     // the shell saw its child die and exited 0, but Slurm flags the job OUT_OF_MEMORY: Slurm's word wins

@@ -54,6 +54,15 @@ if (runE2e) {
           `UserKnownHostsFile ${join(w.sb.root, "new_known_hosts")}`,
           "StrictHostKeyChecking accept-new",
         ]),
+        hostBlock("other-type", s, "awl-dash", [
+          `UserKnownHostsFile ${join(w.sb.root, "rsa_known_hosts")}`,
+          "StrictHostKeyChecking accept-new",
+        ]),
+        hostBlock("hashed-new", s, "awl-dash", [
+          `UserKnownHostsFile ${join(w.sb.root, "hashed_known_hosts")}`,
+          "StrictHostKeyChecking accept-new",
+          "HashKnownHosts yes",
+        ]),
         `Host enc\n  HostName 127.0.0.1\n  Port ${s.port}\n  User awl-dash\n  IdentityFile ${encKey}\n  IdentitiesOnly yes\n`,
         hostBlock("jumpbox", jump, "awl-dash"),
         `Host behind\n  HostName 127.0.0.1\n  Port ${s.port}\n  User awl-dash\n  IdentityFile ${s.clientKeyPath}\n  ProxyJump jumpbox\n`,
@@ -61,6 +70,11 @@ if (runE2e) {
     );
     appendFileSync(join(w.sshDir, "known_hosts"), `${jump.hostKeyLine}\n`);
     writeFileSync(join(w.sb.root, "empty_known_hosts"), "");
+    // Only an RSA key known for the target, which presents its ed25519 key: what a MITM offering another type looks like.
+    const rsaKey = join(w.sb.root, "other_rsa");
+    sh(["ssh-keygen", "-q", "-t", "rsa", "-b", "2048", "-N", "", "-f", rsaKey]);
+    const [rsaType, rsaB64] = readFileSync(`${rsaKey}.pub`, "utf8").split(" ");
+    writeFileSync(join(w.sb.root, "rsa_known_hosts"), `[127.0.0.1]:${s.port} ${rsaType} ${rsaB64}\n`);
     // The jump server's key filed under the target's name: a changed key.
     writeFileSync(
       join(w.sb.root, "changed_known_hosts"),
@@ -78,11 +92,13 @@ describe.if(runE2e)("ssh connection", () => {
   const submit = (host: string, argv: string[], env: Record<string, string> = {}) =>
     w.sb.run(["submit", "--json", "--backend", "ssh", "--host", host, "--", ...argv], { env });
 
-  test("an unknown host key is refused with the command that adds it (exit 7); nothing runs", () => {
+  test("an unknown host key is refused with how to check its fingerprint (exit 7); nothing runs", () => {
     const r = submit("unknown-key", ["touch", "should-not-exist"]);
     expect(r.code).toBe(7);
     expect(r.stderr).toContain("is not known");
-    expect(r.stderr).toContain(`ssh-keyscan -p ${w.sshd.port} 127.0.0.1`);
+    expect(r.stderr).toContain(`ssh-keyscan -t ed25519 -p ${w.sshd.port} 127.0.0.1 | ssh-keygen -lf -`);
+    expect(r.stderr).toContain(`ssh -p ${w.sshd.port} 127.0.0.1 true`);
+    expect(r.stderr).not.toContain(">>");
     expect(r.stderr).toMatch(/SHA256:[A-Za-z0-9+/]{43}/);
   });
 
@@ -97,6 +113,34 @@ describe.if(runE2e)("ssh connection", () => {
     const r = submit("accept-new", ["true"]);
     expect(r.code).toBe(0);
     expect(readFileSync(join(w.sb.root, "new_known_hosts"), "utf8")).toContain(w.sshd.hostKeyBase64);
+  });
+
+  test("accept-new refuses a key of another type than the known one, as OpenSSH does, and adds nothing", () => {
+    const file = join(w.sb.root, "rsa_known_hosts");
+    const before = readFileSync(file, "utf8");
+    const r = submit("other-type", ["touch", "should-not-exist"]);
+    expect(r.code).toBe(7);
+    expect(r.stderr).toContain("REMOTE HOST IDENTIFICATION HAS CHANGED");
+    expect(r.stderr).toContain("different ssh-rsa key");
+    expect(readFileSync(file, "utf8")).toBe(before);
+    // The real client with the same config refuses the same way.
+    const ssh = Bun.spawnSync(
+      ["ssh", "-F", join(w.sshDir, "config"), "-o", "BatchMode=yes", "other-type", "true"],
+      { stdin: "ignore", env: { ...process.env, HOME: w.sb.root } },
+    );
+    expect(ssh.exitCode).toBe(255);
+    expect(ssh.stderr.toString()).toContain("REMOTE HOST IDENTIFICATION HAS CHANGED");
+  });
+
+  test("accept-new under HashKnownHosts yes writes a hashed entry that OpenSSH finds", () => {
+    const r = submit("hashed-new", ["true"]);
+    expect(r.code).toBe(0);
+    const file = join(w.sb.root, "hashed_known_hosts");
+    const text = readFileSync(file, "utf8");
+    expect(text).toStartWith("|1|");
+    expect(text).not.toContain("127.0.0.1");
+    const found = sh(["ssh-keygen", "-F", `[127.0.0.1]:${w.sshd.port}`, "-f", file]);
+    expect(found).toContain(w.sshd.hostKeyBase64);
   });
 
   test("an encrypted key without an agent is refused with a clear message", () => {

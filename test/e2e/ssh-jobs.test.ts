@@ -123,7 +123,8 @@ describe.each(runE2e ? (["dash", "busybox"] as const) : [])("ssh jobs as the %s 
     expect(r.json.result.digest.join("\n")).toContain("Error: gamma");
     const logs = w.sb.run(["logs", "--json", "--grep", "bet", id]);
     expect(logs.code).toBe(0);
-    expect(logs.json.stdout).toBe("beta");
+    expect(logs.json.stdout).toBe("2:beta\n");
+    expect(logs.json.stdout_page.matches_total).toBe(1);
   }, 30_000);
 
   test("cancel kills the remote process group", async () => {

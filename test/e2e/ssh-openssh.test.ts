@@ -2,9 +2,9 @@
 // private sshd — a master the user opened (reused: no new logins), one we open in BatchMode, a master that dies
 // mid-wait, an unknown host key in BatchMode, and doctor naming the transport and why.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { appendFileSync, readFileSync } from "node:fs";
+import { appendFileSync, chownSync, lstatSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { defaultControlDir } from "../../src/backends/ssh/openssh-command.ts";
+import { defaultControlDir } from "../../src/backends/ssh/control-dir.ts";
 import { killQuietly, pidAlive, until } from "../helpers/cli.ts";
 import { gateOnAvailability, sshdAvailable } from "../helpers/sshd.ts";
 import { remoteScripts, type SshWorld, sshWorld } from "./ssh-fixture.ts";
@@ -32,7 +32,7 @@ function masterPid(alias: string, controlPath?: string): number | null {
   return r.code === 0 && m ? Number(m[1]) : null;
 }
 
-const ourControlPath = () => join(defaultControlDir(), "%C");
+const ourControlPath = () => join(defaultControlDir(w.sb.env), "%C");
 let markerKey = "";
 let markerPrint = "";
 let markers = 0;
@@ -56,6 +56,11 @@ if (runE2e) {
   beforeAll(async () => {
     w = await sshWorld();
     cfg = join(w.sshDir, "config");
+    // Another user got to the old predictable socket directory <TMPDIR>/awl-ssh-<uid> first: it must not matter.
+    const tmp = join(w.sb.root, "tmp");
+    mkdirSync(join(tmp, `awl-ssh-${process.getuid?.()}`), { recursive: true, mode: 0o755 });
+    chownSync(join(tmp, `awl-ssh-${process.getuid?.()}`), 65534, 65534);
+    w.sb.env.TMPDIR = tmp;
     markerKey = join(w.sb.root, "marker_key");
     Bun.spawnSync(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", markerKey]);
     appendFileSync(join(w.sshd.dir, "authorized_keys", "awl-dash"), readFileSync(`${markerKey}.pub`));
@@ -154,6 +159,14 @@ describe.if(runE2e)("ssh transport = openssh", () => {
     expect(w.sb.run(["status", "--json", r.json.job_id]).json.state).toBe("succeeded");
     expect((await settledLogins()) - before).toBe(1);
   }, 30_000);
+
+  test("our control socket is in a private directory under the data dir, whatever another user made in TMPDIR", () => {
+    const dir = join(w.sb.dataDir, "ssh");
+    expect(defaultControlDir(w.sb.env)).toBe(dir);
+    const st = lstatSync(dir);
+    expect(st.isDirectory() && st.uid === process.getuid?.() && (st.mode & 0o777) === 0o700).toBe(true);
+    expect(readdirSync(dir).some((name) => lstatSync(join(dir, name)).isSocket())).toBe(true);
+  });
 
   test("processes starting at once share one new master (one login)", async () => {
     const before = await settledLogins();

@@ -7,10 +7,11 @@ import { join } from "node:path";
 import { Client } from "ssh2";
 import {
   checkHostKey,
-  formatAddCommand,
+  formatFingerprintCommand,
   type HostKeyCheck,
   hostKeyFromBlob,
 } from "../../src/backends/ssh/known-hosts.ts";
+import { fingerprint } from "../../src/backends/ssh/ssh-host-key.ts";
 import {
   descendantPids,
   gateOnAvailability,
@@ -106,7 +107,7 @@ describe.skipIf(!runE2e)("private sshd harness", () => {
     test(`logs in with the key as the ${s.label} user, whose login shell runs the command`, async () => {
       const { client, verdict } = await connect(sshd, s.user(), knownHosts);
       try {
-        expect(verdict()).toEqual({ status: "match", file: knownHosts, line: 1 });
+        expect(verdict()).toMatchObject({ status: "match", file: knownHosts, line: 1 });
         const r = await exec(client, 'echo $0; id -un; readlink /proc/$$/exe; echo "$HOME"');
         const [argv0, user, exe, home] = r.stdout.trim().split("\n");
         expect({ code: r.code, argv0, user, exe, home }).toEqual({
@@ -137,16 +138,15 @@ describe.skipIf(!runE2e)("private sshd harness", () => {
       () => undefined,
       (e: { verdict?: HostKeyCheck }) => e.verdict,
     );
-    expect(mismatch).toEqual({ status: "mismatch", file: changed, line: 1 });
+    expect(mismatch).toMatchObject({ status: "mismatch", file: changed, line: 1 });
   });
 
-  test("the command formatAddCommand suggests adds a key that then matches", () => {
-    const file = join(sshd.dir, "scanned_known_hosts");
-    const command = formatAddCommand(sshd.host, sshd.port, file);
-    const proc = Bun.spawnSync(["sh", "-c", command], { stdout: "ignore", stderr: "pipe" });
+  test("the command formatFingerprintCommand suggests prints the fingerprint OpenSSH shows for the key", () => {
+    const command = formatFingerprintCommand(sshd.host, sshd.port, sshd.hostKeyType);
+    const proc = Bun.spawnSync(["sh", "-c", command], { stdout: "pipe", stderr: "pipe" });
     expect(proc.exitCode).toBe(0);
-    const key = { keyType: sshd.hostKeyType, keyBase64: sshd.hostKeyBase64 };
-    expect(checkHostKey({ host: sshd.host, port: sshd.port, ...key }, [file]).status).toBe("match");
+    expect(proc.stdout.toString()).toContain(fingerprint(Buffer.from(sshd.hostKeyBase64, "base64")));
+    expect(proc.stdout.toString()).toContain("(ED25519)");
   });
 
   test("stop() ends sshd and its session processes, by PID", async () => {

@@ -235,8 +235,24 @@ export class FakeJobService implements JobServiceApi {
       dropped_bytes: { stdout: 0, stderr: 0 },
       truncated: false,
     };
-    if (stream !== "stderr") out.stdout = job.stdout;
-    if (stream !== "stdout") out.stderr = job.stderr;
+    const page = (text: string) => {
+      const lines = text === "" ? 0 : text.replace(/\n$/, "").split("\n").length;
+      return {
+        lines,
+        first_line: lines ? 1 : null,
+        last_line: lines || null,
+        lines_total: lines,
+        left_out: "",
+      };
+    };
+    if (stream !== "stderr") {
+      out.stdout = job.stdout;
+      out.stdout_page = page(job.stdout);
+    }
+    if (stream !== "stdout") {
+      out.stderr = job.stderr;
+      out.stderr_page = page(job.stderr);
+    }
     return out;
   }
 

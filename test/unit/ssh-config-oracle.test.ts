@@ -88,6 +88,7 @@ function fromOpenSsh(g: Map<string, string[]>): Record<string, unknown> {
     userKnownHostsFiles: knownHosts === "none" ? [] : knownHosts.split(" ").map(toOurHome),
     globalKnownHostsFiles: one("globalknownhostsfile").split(" "),
     hostKeyAlias: g.get("hostkeyalias")?.[0],
+    hashKnownHosts: one("hashknownhosts") === "yes",
   };
 }
 
@@ -112,6 +113,7 @@ function ours(r: ResolvedSshHost): Record<string, unknown> {
     userKnownHostsFiles: r.userKnownHostsFiles,
     globalKnownHostsFiles: r.globalKnownHostsFiles,
     hostKeyAlias: r.hostKeyAlias,
+    hashKnownHosts: r.hashKnownHosts,
   };
 }
 

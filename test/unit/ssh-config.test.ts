@@ -58,6 +58,7 @@ describe("resolveSshHost", () => {
       ].map((f) => `${HOME}/.ssh/${f}`),
       identityFilesConfigured: false,
       identitiesOnly: false,
+      hashKnownHosts: false,
       identityAgent: { kind: "env" },
       serverAliveIntervalMs: 0,
       serverAliveCountMax: 3,

@@ -3,6 +3,7 @@ import { describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { checkHostKey } from "../../src/backends/ssh/known-hosts.ts";
 import { heredocDelimiter, launchScript } from "../../src/backends/ssh/remote-scripts.ts";
 import { authFailure, planAuth } from "../../src/backends/ssh/ssh-auth.ts";
 import { decideHostKey, fingerprint, hostKeyAlgorithms } from "../../src/backends/ssh/ssh-host-key.ts";
@@ -62,10 +63,17 @@ describe("host keys", () => {
   };
   const key = blob("ssh-ed25519", "k1");
   const dir = mkdtempSync(join(tmpdir(), "awl-hk-"));
-  const policy = (lines: string, strict: "yes" | "accept-new" = "yes") => {
+  const policy = (lines: string, strict: "yes" | "ask" | "accept-new" = "yes", hashKnownHosts = false) => {
     const file = join(dir, `kh-${Math.random()}`);
     writeFileSync(file, lines);
-    return { host: "box", port: 2222, userKnownHostsFiles: [file], globalKnownHostsFiles: [], strict };
+    return {
+      host: "box",
+      port: 2222,
+      userKnownHostsFiles: [file],
+      globalKnownHostsFiles: [],
+      strict,
+      hashKnownHosts,
+    };
   };
 
   test("match, changed, revoked and unknown", () => {
@@ -83,8 +91,33 @@ describe("host keys", () => {
     );
     expect(revoked.refusal?.message).toContain("@revoked");
     const unknown = decideHostKey(policy(""), key);
-    expect(unknown.refusal?.hint).toContain("ssh-keyscan -p 2222 box");
+    expect(unknown.refusal?.hint).toContain("ssh-keyscan -t ed25519 -p 2222 box | ssh-keygen -lf -");
+    expect(unknown.refusal?.hint).toContain("ssh -p 2222 box true");
+    expect(unknown.refusal?.hint).not.toContain(">>");
     expect(unknown.refusal?.message).toContain(fingerprint(key));
+  });
+
+  test("a key of another type than the known one is a change under every policy, and nothing is added", () => {
+    const known = `[box]:2222 ssh-rsa ${blob("ssh-rsa", "r1").toString("base64")}\n`;
+    for (const strict of ["yes", "ask", "accept-new"] as const) {
+      const p = policy(known, strict);
+      const d = decideHostKey(p, key);
+      expect(d.accept).toBe(false);
+      expect(d.refusal?.message).toContain("REMOTE HOST IDENTIFICATION HAS CHANGED");
+      expect(d.refusal?.message).toContain("different ssh-rsa key");
+      expect(d.refusal?.hint).not.toContain(">>");
+      expect(readFileSync(p.userKnownHostsFiles[0]!, "utf8")).toBe(known);
+    }
+  });
+
+  test("accept-new with HashKnownHosts writes a hashed entry that matches", () => {
+    const p = policy("", "accept-new", true);
+    expect(decideHostKey(p, key).accept).toBe(true);
+    const text = readFileSync(p.userKnownHostsFiles[0]!, "utf8");
+    expect(text).toMatch(/^\|1\|[A-Za-z0-9+/=]+\|[A-Za-z0-9+/=]+ ssh-ed25519 /);
+    expect(text).not.toContain("box");
+    const q = { host: "box", port: 2222, keyType: "ssh-ed25519", keyBase64: key.toString("base64") };
+    expect(checkHostKey(q, p.userKnownHostsFiles).status).toBe("match");
   });
 
   test("accept-new appends the key to the first user file", () => {

@@ -1,13 +1,10 @@
 import { describe, expect, test } from "bun:test";
-import { AwaitlessError } from "../../src/core/errors.ts";
 import {
   cleanText,
   decodeUtf8,
-  grepLines,
   sanitizeControl,
   splitBudget,
   tailBytes,
-  tailLines,
   tailText,
   utf8Length,
 } from "../../src/core/text.ts";
@@ -177,55 +174,5 @@ describe("tailBytes and tailText", () => {
   test("a zero budget returns nothing", () => {
     expect(tailBytes(enc.encode("abc"), 0).length).toBe(0);
     expect(tailText("abc", 0)).toEqual({ text: "", truncated: true });
-  });
-});
-
-describe("tailLines", () => {
-  test("returns the last n lines, keeping a final newline", () => {
-    expect(tailLines("a\nb\nc\n", 2)).toBe("b\nc\n");
-    expect(tailLines("a\nb\nc", 1)).toBe("c");
-  });
-
-  test("returns everything when there are fewer lines", () => {
-    expect(tailLines("a\nb\n", 5)).toBe("a\nb\n");
-    expect(tailLines("\nabc", 2)).toBe("\nabc");
-    expect(tailLines("\nabc", 1)).toBe("abc");
-  });
-
-  test("n of zero or empty text gives an empty string", () => {
-    expect(tailLines("a\nb", 0)).toBe("");
-    expect(tailLines("", 3)).toBe("");
-  });
-});
-
-describe("grepLines", () => {
-  const log = "ok 1\nERROR disk full\nok 2\nerror: retry\n";
-
-  test("keeps lines matching a regular expression", () => {
-    expect(grepLines(log, "ERROR|error:")).toBe("ERROR disk full\nerror: retry");
-    expect(grepLines(log, "^ok \\d$")).toBe("ok 1\nok 2");
-  });
-
-  test("ignores case when asked", () => {
-    expect(grepLines(log, "error", { ignoreCase: true })).toBe("ERROR disk full\nerror: retry");
-  });
-
-  test("a pattern matching empty lines does not invent a line after the final newline", () => {
-    expect(grepLines("a\n\nb\n", "^$")).toBe("");
-    expect(grepLines("a\n\nb\n", "^$|a")).toBe("a\n");
-  });
-
-  test("an invalid pattern is an invalid_argument error with a hint", () => {
-    let caught: unknown;
-    try {
-      grepLines(log, "(unclosed");
-    } catch (err) {
-      caught = err;
-    }
-    expect(caught).toBeInstanceOf(AwaitlessError);
-    const err = caught as AwaitlessError;
-    expect(err.code).toBe("invalid_argument");
-    expect(err.message).toContain('"(unclosed"');
-    expect(err.hint).toContain("regular expression");
   });
 });

@@ -4,13 +4,15 @@ import { closeSync, existsSync, openSync, readSync, statSync, watch } from "node
 import { join } from "node:path";
 import { errorOf08, reasonOf08 } from "../../core/awaitless08-map.ts";
 import { type Job08, read08Store } from "../../core/awaitless08-store.ts";
-import type { Backend, FullLog, LogTail, Observation, Stream } from "../../core/backend.ts";
+import type { Backend, LogTail, Observation, Stream } from "../../core/backend.ts";
 import { AwaitlessError } from "../../core/errors.ts";
 import type { ArtifactEntry, BackendId, Job, TerminalState } from "../../core/job.ts";
 import { isTerminal, type JobState } from "../../core/job.ts";
+import type { LogQuery, LogScan } from "../../core/log-scan.ts";
 import type { Decision } from "../../core/reconcile.ts";
 import { LEGACY_FILE } from "../../core/store-file.ts";
 import { collectLocalArtifacts } from "../local/artifacts-local.ts";
+import { scanPlainFile } from "../local/local-logs.ts";
 import { isProcessAlive } from "../local/proc.ts";
 
 function idOf(job: Job): BackendId {
@@ -143,14 +145,8 @@ export class Awaitless08WatchBackend implements Backend {
     return readTailOf(this.logPath(job, stream), maxBytes);
   }
 
-  async readLog(job: Job, stream: Stream, maxBytes: number): Promise<FullLog> {
-    const t = readTailOf(this.logPath(job, stream), maxBytes);
-    return {
-      text: t.bytes,
-      totalBytes: t.totalBytes,
-      droppedBytes: 0,
-      truncated: t.bytes.length < t.totalBytes,
-    };
+  async scanLog(job: Job, stream: Stream, query: LogQuery): Promise<LogScan> {
+    return scanPlainFile(this.logPath(job, stream), query);
   }
 
   async collectArtifacts(job: Job, maxInlineBytes: number): Promise<ArtifactEntry[]> {

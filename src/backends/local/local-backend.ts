@@ -5,7 +5,6 @@ import {
   existsSync,
   type FSWatcher,
   mkdirSync,
-  openSync,
   readFileSync,
   renameSync,
   rmSync,
@@ -16,15 +15,17 @@ import {
 import { dirname, join } from "node:path";
 import type {
   Backend,
-  FullLog,
   LaunchInput,
+  LeftoverStop,
   LogTail,
   Observation,
   QueueSnapshot,
   Stream,
 } from "../../core/backend.ts";
+import { parseCancelOutcome } from "../../core/backend.ts";
 import { AwaitlessError } from "../../core/errors.ts";
 import type { ArtifactEntry, BackendId, Job } from "../../core/job.ts";
+import type { LogQuery, LogScan } from "../../core/log-scan.ts";
 import { freeSpace, isNoSpace, noSpaceError } from "../../core/store-errors.ts";
 import { assertTrustedDir, makeOwnDir } from "../../core/trusted-dir.ts";
 import {
@@ -38,11 +39,12 @@ import {
   WRAPPER_SHA256,
   WRAPPER_TEXT,
 } from "../../wrapper/protocol.ts";
+import { openAppend, replaceFile } from "../../wrapper/safe-files.ts";
 import { sha256Hex } from "../../wrapper/sha256.ts";
 import { isMissing, jobSpecText, writeLocalSpec } from "../job-spec.ts";
 import { observationFromRecords } from "../observation.ts";
 import { collectLocalArtifacts } from "./artifacts-local.ts";
-import { readLocalLog, readLocalTail } from "./local-logs.ts";
+import { readLocalTail, scanLocalLog } from "./local-logs.ts";
 import { localQueueDir, readQueueSnapshot } from "./local-queue.ts";
 import { isProcessAlive, localBootId, processStartTime } from "./proc.ts";
 import { parseSpecSecrets } from "./spec-secrets.ts";
@@ -135,7 +137,7 @@ export class LocalBackend implements Backend {
       );
       makeOwnDir(job.job_dir);
       writeLocalSpec(job.job_dir, text);
-      writeFileSync(join(job.job_dir, EXIT_RESERVATION.name), EXIT_RESERVATION.text, { mode: 0o600 });
+      replaceFile(join(job.job_dir, EXIT_RESERVATION.name), EXIT_RESERVATION.text, 0o600);
     } catch (e) {
       if (isNoSpace(e)) throw noSpaceError(parent, `the job directory ${job.job_dir}`, e);
       if (e instanceof AwaitlessError) throw e;
@@ -145,7 +147,16 @@ export class LocalBackend implements Backend {
         "check free disk space and permissions of the data directory",
       );
     }
-    const log = openSync(join(job.job_dir, "wrapper.log"), "a", 0o600);
+    let log: number;
+    try {
+      log = openAppend(join(job.job_dir, "wrapper.log"), 0o600);
+    } catch (e) {
+      throw new AwaitlessError(
+        "launch_failed",
+        `could not open ${join(job.job_dir, "wrapper.log")}: ${(e as Error).message}`,
+        "remove whatever is at that path (a symlink is never written through), then launch again",
+      );
+    }
     try {
       // detached: the wrapper gets its own session, so it outlives this process and its terminal.
       const child = spawn(this.opts.shell, [wrapper, job.job_dir], {
@@ -202,9 +213,9 @@ export class LocalBackend implements Backend {
     );
   }
 
-  async cancel(job: Job, graceSeconds: number): Promise<void> {
+  async cancel(job: Job, graceSeconds: number): Promise<LeftoverStop | undefined> {
     const dir = job.job_dir;
-    if (!existsSync(dir)) return;
+    if (!existsSync(dir)) return undefined;
     // The same script as on SSH hosts: only the wrapper signals (one TERM, KILL after the grace), so this survives
     // our death; a waiting job is taken out of line; a wrapper that is gone has its group stopped from here.
     const queued = job.spec.queue !== null || (job.spec.resources ?? []).length > 0;
@@ -221,6 +232,12 @@ export class LocalBackend implements Backend {
         "check free disk space and permissions of the data directory, then cancel again",
       );
     }
+    return parseCancelOutcome(r.stdout);
+  }
+
+  async stopLeftover(job: Job, graceSeconds: number): Promise<LeftoverStop> {
+    if (!existsSync(job.job_dir)) return { action: "none", detail: "the job directory is gone" };
+    return (await this.cancel(job, graceSeconds)) ?? { action: "none", detail: "nothing to stop" };
   }
 
   async queueSnapshot(_host: string | null): Promise<QueueSnapshot> {
@@ -231,8 +248,8 @@ export class LocalBackend implements Backend {
     return readLocalTail(job.job_dir, stream, maxBytes);
   }
 
-  async readLog(job: Job, stream: Stream, maxBytes: number): Promise<FullLog> {
-    return readLocalLog(job.job_dir, stream, maxBytes);
+  async scanLog(job: Job, stream: Stream, query: LogQuery): Promise<LogScan> {
+    return scanLocalLog(job.job_dir, stream, query);
   }
 
   async collectArtifacts(job: Job, maxInlineBytes: number): Promise<ArtifactEntry[]> {
@@ -279,18 +296,25 @@ export class LocalBackend implements Backend {
 }
 
 /** Runs cancel.sh in its own session (its KILL watcher, when the wrapper is gone, must outlive this process). */
-function runCancelScript(shell: string, args: string[]): Promise<{ code: number; stderr: string }> {
+function runCancelScript(
+  shell: string,
+  args: string[],
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
+    let stdout = "";
     let stderr = "";
     const child = spawn(shell, ["-c", CANCEL_TEXT, "awaitless-cancel", ...args], {
       detached: true,
-      stdio: ["ignore", "ignore", "pipe"],
+      stdio: ["ignore", "pipe", "pipe"],
       cwd: "/",
+    });
+    child.stdout?.on("data", (b: Buffer) => {
+      stdout += b.toString();
     });
     child.stderr?.on("data", (b: Buffer) => {
       stderr += b.toString();
     });
-    child.once("error", (e) => resolve({ code: -1, stderr: e.message }));
-    child.once("close", (code) => resolve({ code: code ?? -1, stderr }));
+    child.once("error", (e) => resolve({ code: -1, stdout, stderr: e.message }));
+    child.once("close", (code) => resolve({ code: code ?? -1, stdout, stderr }));
   });
 }

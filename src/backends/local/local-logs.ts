@@ -1,6 +1,8 @@
-// Reads a job's capped logs on this machine through the wrapper protocol's layout (head, gap, prev, live).
-import { closeSync, openSync, readSync } from "node:fs";
-import type { FullLog, LogTail, Stream } from "../../core/backend.ts";
+// Reads a job's capped logs on this machine through the wrapper protocol's layout: the tail, or a streamed scan.
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import type { LogTail, Stream } from "../../core/backend.ts";
+import { gapMarker, type LogQuery, type LogScan } from "../../core/log-scan.ts";
+import { type RetainedLog, scanRetained, type TextSource } from "../../core/log-scanner.ts";
 import { logLayout, readLogTail } from "../../wrapper/protocol.ts";
 
 export function readLocalTail(dir: string, stream: Stream, maxBytes: number): LogTail {
@@ -9,43 +11,94 @@ export function readLocalTail(dir: string, stream: Stream, maxBytes: number): Lo
   return { bytes, totalBytes: Math.max(layout.totalBytes, bytes.length), droppedBytes: layout.droppedBytes };
 }
 
-function readHead(path: string, n: number): Uint8Array {
-  if (n <= 0) return new Uint8Array(0);
-  let fd: number;
-  try {
-    fd = openSync(path, "r");
-  } catch {
-    return new Uint8Array(0);
-  }
-  try {
-    const buf = new Uint8Array(n);
-    let got = 0;
-    while (got < n) {
-      const r = readSync(fd, buf, got, n - got, got);
-      if (r <= 0) break;
-      got += r;
+interface Segment {
+  start: number;
+  size: number;
+  fd?: number;
+  bytes?: Uint8Array;
+}
+
+/** The retained log as one text (head, gap marker when bytes were omitted, prev, live) read from open files. */
+function openRetained(dir: string, stream: Stream): { log: RetainedLog; close: () => void } {
+  const layout = logLayout(dir, stream);
+  const segs: Segment[] = [];
+  let size = 0;
+  let gap: RetainedLog["gap"] = null;
+  const file = (path: string, n: number) => {
+    if (n <= 0) return;
+    try {
+      segs.push({ start: size, size: n, fd: openSync(path, "r") });
+      size += n;
+    } catch {}
+  };
+  const text = (bytes: Uint8Array) => {
+    segs.push({ start: size, size: bytes.length, bytes });
+    size += bytes.length;
+  };
+  if (layout.droppedBytes > 0) {
+    file(layout.headPath, layout.headBytes);
+    if (layout.omittedBytes > 0) {
+      text(Buffer.from("\n"));
+      gap = { offset: size, bytes: layout.omittedBytes };
+      text(Buffer.from(`${gapMarker(layout.omittedBytes)}\n`));
     }
-    return buf.subarray(0, got);
+  }
+  file(layout.prevPath, layout.prevBytes);
+  file(layout.livePath, layout.liveBytes);
+  const source: TextSource = {
+    size,
+    read(pos, buf, len) {
+      let got = 0;
+      for (const s of segs) {
+        if (got >= len) break;
+        const at = pos + got;
+        if (at >= s.start + s.size || at < s.start) continue;
+        const want = Math.min(len - got, s.start + s.size - at);
+        let n: number;
+        if (s.bytes) {
+          buf.set(s.bytes.subarray(at - s.start, at - s.start + want), got);
+          n = want;
+        } else n = readSync(s.fd as number, buf, got, want, at - s.start);
+        got += n;
+        // A file cut short while it was read (the job's log rotated): stop here rather than misplace bytes.
+        if (n < want) break;
+      }
+      return got;
+    },
+  };
+  return {
+    log: { source, totalBytes: layout.totalBytes, droppedBytes: layout.droppedBytes, gap },
+    close: () => {
+      for (const s of segs) if (s.fd !== undefined) closeSync(s.fd);
+    },
+  };
+}
+
+/** Scans a job's stream on this machine for `q`, streaming its files. */
+export function scanLocalLog(dir: string, stream: Stream, q: LogQuery): LogScan {
+  const { log, close } = openRetained(dir, stream);
+  try {
+    return scanRetained(log, q);
   } finally {
-    closeSync(fd);
+    close();
   }
 }
 
-/** The retained log: when bytes were dropped, the head, a marker naming how many, then the tail. */
-export function readLocalLog(dir: string, stream: Stream, maxBytes: number): FullLog {
-  const layout = logLayout(dir, stream);
-  const tail = readLogTail(dir, stream, maxBytes);
-  const inTail = layout.prevBytes + layout.liveBytes;
-  if (layout.droppedBytes === 0) {
-    return { text: tail, totalBytes: layout.totalBytes, droppedBytes: 0, truncated: tail.length < inTail };
-  }
-  const head = readHead(layout.headPath, Math.min(layout.headBytes, maxBytes));
-  const omitted = layout.omittedBytes + (inTail - tail.length) + (layout.headBytes - head.length);
-  const marker = Buffer.from(`\n[… ${omitted} bytes dropped by the log cap …]\n`);
-  return {
-    text: Buffer.concat([head, marker, tail]),
-    totalBytes: layout.totalBytes,
-    droppedBytes: layout.droppedBytes,
-    truncated: true,
+/** Scans one plain log file (no cap layout: an Awaitless 0.8 job's stdout.log) for `q`, streaming it. */
+export function scanPlainFile(path: string, q: LogQuery): LogScan {
+  let fd: number | undefined;
+  let size = 0;
+  try {
+    fd = openSync(path, "r");
+    size = fstatSync(fd).size;
+  } catch {}
+  const source: TextSource = {
+    size,
+    read: (pos, buf, len) => (fd === undefined ? 0 : readSync(fd, buf, 0, Math.min(len, size - pos), pos)),
   };
+  try {
+    return scanRetained({ source, totalBytes: size, droppedBytes: 0, gap: null }, q);
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
 }

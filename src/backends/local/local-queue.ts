@@ -23,9 +23,10 @@ function entryAlive(e: Record<string, string>): boolean {
   const boot = localBootId();
   if (e.boot_id && boot && e.boot_id !== boot) return false;
   const wrapper = Number(e.wrapper_pid);
-  if (wrapper > 0 && isProcessAlive(wrapper, e.proc_start || null)) return true;
+  if (wrapper > 1 && isProcessAlive(wrapper, e.proc_start || null)) return true;
   const group = Number(e.pgid || e.pid);
-  if (!(group > 0)) return false;
+  // 0 and 1 are never a job's (a forged entry): kill(-1, 0) would probe every process.
+  if (!(group > 1)) return false;
   try {
     process.kill(e.pgid ? -group : group, 0);
     return true;

@@ -1,12 +1,14 @@
 // Owns how the Slurm backend reaches a login node: the CommandRunner interface and LocalRunner (this machine is the login node).
 import { spawn } from "node:child_process";
-import { closeSync, mkdirSync, openSync, readSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readSync, rmSync } from "node:fs";
 import { homedir } from "node:os";
-import type { FullLog, LogTail, Stream } from "../../core/backend.ts";
+import type { LogTail, Stream } from "../../core/backend.ts";
 import { AwaitlessError } from "../../core/errors.ts";
 import type { ArtifactEntry } from "../../core/job.ts";
+import type { LogQuery, LogScan } from "../../core/log-scan.ts";
+import { replaceFile } from "../../wrapper/safe-files.ts";
 import { collectLocalArtifacts } from "../local/artifacts-local.ts";
-import { readLocalLog, readLocalTail } from "../local/local-logs.ts";
+import { readLocalTail, scanLocalLog } from "../local/local-logs.ts";
 
 export interface RunResult {
   /** The command's exit status (null when it died of a signal). */
@@ -39,7 +41,7 @@ export interface CommandRunner {
   /** Up to maxBytes of a file, or null when it does not exist. */
   readFile(path: string, maxBytes: number): Promise<string | null>;
   readTail(dir: string, stream: Stream, maxBytes: number): Promise<LogTail>;
-  readLog(dir: string, stream: Stream, maxBytes: number): Promise<FullLog>;
+  scanLog(dir: string, stream: Stream, query: LogQuery): Promise<LogScan>;
   collectArtifacts(cwd: string, patterns: string[], maxInlineBytes: number): Promise<ArtifactEntry[]>;
   /** Removes a job directory (refuses anything that is not `…/jobs/job_…`). */
   removeJobDir(dir: string): Promise<void>;
@@ -133,9 +135,7 @@ export class LocalRunner implements CommandRunner {
   }
 
   async writeFile(path: string, data: string, mode: number): Promise<void> {
-    const tmp = `${path}.${process.pid}.tmp`;
-    writeFileSync(tmp, data, { mode });
-    renameSync(tmp, path);
+    replaceFile(path, data, mode);
   }
 
   async readFile(path: string, maxBytes: number): Promise<string | null> {
@@ -164,8 +164,8 @@ export class LocalRunner implements CommandRunner {
     return readLocalTail(dir, stream, maxBytes);
   }
 
-  async readLog(dir: string, stream: Stream, maxBytes: number): Promise<FullLog> {
-    return readLocalLog(dir, stream, maxBytes);
+  async scanLog(dir: string, stream: Stream, query: LogQuery): Promise<LogScan> {
+    return scanLocalLog(dir, stream, query);
   }
 
   collectArtifacts(cwd: string, patterns: string[], maxInlineBytes: number): Promise<ArtifactEntry[]> {

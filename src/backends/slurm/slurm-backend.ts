@@ -4,9 +4,10 @@
 import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { HostConfig } from "../../config/config.ts";
-import type { Backend, FullLog, LaunchInput, LogTail, Observation, Stream } from "../../core/backend.ts";
+import type { Backend, LaunchInput, LogTail, Observation, Stream } from "../../core/backend.ts";
 import { AwaitlessError } from "../../core/errors.ts";
 import type { ArtifactEntry, BackendId, Job } from "../../core/job.ts";
+import { emptyScan, type LogQuery, type LogScan } from "../../core/log-scan.ts";
 import { writeCancelRequest } from "../../wrapper/protocol.ts";
 import { jobSpecText, localSpecMissing, writeLocalSpec } from "../job-spec.ts";
 import { parseSpecSecrets } from "../local/spec-secrets.ts";
@@ -240,10 +241,10 @@ export class SlurmBackend implements Backend {
     return this.host(job.host).runner.readTail(dir, stream, maxBytes);
   }
 
-  async readLog(job: Job, stream: Stream, maxBytes: number): Promise<FullLog> {
+  async scanLog(job: Job, stream: Stream, query: LogQuery): Promise<LogScan> {
     const dir = (job.backend_id as SlurmBackendId | null)?.remote_dir;
-    if (!dir) return { text: new Uint8Array(0), totalBytes: 0, droppedBytes: 0, truncated: false };
-    return this.host(job.host).runner.readLog(dir, stream, maxBytes);
+    if (!dir) return emptyScan(query);
+    return this.host(job.host).runner.scanLog(dir, stream, query);
   }
 
   async collectArtifacts(job: Job, maxInlineBytes: number): Promise<ArtifactEntry[]> {

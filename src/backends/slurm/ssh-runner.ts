@@ -1,11 +1,12 @@
 // Owns reaching a Slurm login node over SSH: the CommandRunner interface on the SSH backend's shared connection.
-import type { FullLog, LogTail, Stream } from "../../core/backend.ts";
+import type { LogTail, Stream } from "../../core/backend.ts";
 import type { ArtifactEntry } from "../../core/job.ts";
+import type { LogQuery, LogScan } from "../../core/log-scan.ts";
 import { shellQuote } from "../../wrapper/protocol.ts";
 import { REMOVE } from "../ssh/remote-scripts.ts";
 import { collectRemoteArtifacts } from "../ssh/ssh-artifacts.ts";
 import type { SshHost } from "../ssh/ssh-host.ts";
-import { readRemoteLog, readRemoteTail } from "../ssh/ssh-logs.ts";
+import { readRemoteTail, scanRemoteLog } from "../ssh/ssh-logs.ts";
 import { assertJobDir, type CommandRunner, type ExecOptions, type RunResult, runnerError } from "./runner.ts";
 
 // Prints 'y' and the first $2 bytes of $1, or 'n' when it does not exist.
@@ -64,8 +65,8 @@ export class SshRunner implements CommandRunner {
     return readRemoteTail(this.host, dir, stream, maxBytes);
   }
 
-  readLog(dir: string, stream: Stream, maxBytes: number): Promise<FullLog> {
-    return readRemoteLog(this.host, dir, stream, maxBytes);
+  scanLog(dir: string, stream: Stream, query: LogQuery): Promise<LogScan> {
+    return scanRemoteLog(this.host, dir, stream, query);
   }
 
   collectArtifacts(cwd: string, patterns: string[], maxInlineBytes: number): Promise<ArtifactEntry[]> {

@@ -14,7 +14,7 @@ export interface SshDoctorCheck {
   fix?: string;
 }
 
-const UTILITIES = `for c in mkdir mv cat ls tail head kill sleep date rm cut find od; do command -v "$c" >/dev/null 2>&1 || echo "missing=$c"; done
+const UTILITIES = `for c in mkdir mv cat ls tail head kill sleep date rm cut find od grep awk wc; do command -v "$c" >/dev/null 2>&1 || echo "missing=$c"; done
 command -v setsid >/dev/null 2>&1 || echo "nosetsid=1"
 for c in sha256sum shasum openssl busybox; do command -v "$c" >/dev/null 2>&1 && { echo "sha=$c"; break; }; done
 [ -r /proc/self/stat ] || echo "noproc=1"

@@ -30,6 +30,8 @@ export interface HostKeyCheck {
   /** The deciding entry: the matching, the differing (mismatch) or the revoking line. */
   file?: string;
   line?: number;
+  /** The key type of the deciding entry. */
+  keyType?: string;
 }
 
 // The name OpenSSH looks up: the host alone on port 22, `[host]:port` otherwise.
@@ -118,20 +120,23 @@ function verdictFor(name: string, q: HostKeyQuery, entries: KnownHostEntry[]): H
     status,
     file: e.file,
     line: e.line,
+    keyType: e.keyType,
   });
   const revoked = forHost.find((e) => e.marker === "revoked" && sameKey(e, q.keyType, q.keyBase64));
   if (revoked !== undefined) return at(revoked, "revoked");
   const plain = forHost.filter((e) => e.marker === undefined);
   const match = plain.find((e) => sameKey(e, q.keyType, q.keyBase64));
   if (match !== undefined) return at(match, "match");
-  const differs = plain.find((e) => e.keyType === q.keyType);
+  // As OpenSSH's check_hostkeys_by_key_or_type: any other key known for the host, of any type, is a change
+  // (a MITM offering only a type the file lacks must not pass as "new").
+  const differs = plain.find((e) => e.keyType === q.keyType) ?? plain[0];
   if (differs !== undefined) return at(differs, "mismatch");
   return { status: "unknown" };
 }
 
 /**
  * Verdict for a presented host key against known_hosts files (missing files count as empty).
- * A key of another type than the ones known for the host is "unknown", as in OpenSSH. For a
+ * A key of another type than the ones known for the host is a "mismatch", as in OpenSSH. For a
  * non-22 port with no `[host]:port` entry, a plain `host` entry with the same key counts as a
  * match (OpenSSH: "found matching key w/out port").
  */
@@ -166,13 +171,24 @@ function shellWord(s: string): string {
   return /^[A-Za-z0-9_.,:@%+=/-]+$/.test(s) ? s : `'${s.replaceAll("'", `'\\''`)}'`;
 }
 
-/** The command that adds a host's keys to known_hosts (review the fingerprints it prints before trusting them). */
-export function formatAddCommand(host: string, port: number, knownHostsFile = "~/.ssh/known_hosts"): string {
+// ssh-keyscan's -t names for known_hosts key types.
+const KEYSCAN_TYPES: Record<string, string> = {
+  "ssh-ed25519": "ed25519",
+  "ssh-rsa": "rsa",
+  "ssh-dss": "dsa",
+  "ecdsa-sha2-nistp256": "ecdsa",
+  "ecdsa-sha2-nistp384": "ecdsa",
+  "ecdsa-sha2-nistp521": "ecdsa",
+  "sk-ssh-ed25519@openssh.com": "ed25519-sk",
+  "sk-ecdsa-sha2-nistp256@openssh.com": "ecdsa-sk",
+};
+
+/** The command that prints the fingerprint of a host's key of one type, to compare with the one its administrator publishes. */
+export function formatFingerprintCommand(host: string, port: number, keyType: string): string {
   const portArg = port === 22 ? "" : `-p ${port} `;
-  const target = knownHostsFile.startsWith("~/")
-    ? `~/${shellWord(knownHostsFile.slice(2))}`
-    : shellWord(knownHostsFile);
-  return `ssh-keyscan ${portArg}${shellWord(host)} >> ${target}`;
+  const type = KEYSCAN_TYPES[keyType];
+  const typeArg = type === undefined ? "" : `-t ${type} `;
+  return `ssh-keyscan ${typeArg}${portArg}${shellWord(host)} | ssh-keygen -lf -`;
 }
 
 /** The interactive alternative: connect once with OpenSSH, compare the fingerprint, answer yes. */

@@ -4,6 +4,7 @@ import { lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync } f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AwaitlessError } from "../../core/errors.ts";
+import { defaultControlDir } from "./control-dir.ts";
 
 export interface OpensshTarget {
   /** The name the user gave (messages). */
@@ -91,22 +92,6 @@ export function missingClient(label: string, e: unknown): AwaitlessError {
     `cannot run the OpenSSH client \`${SSH_BINARY}\` for ${label}: ${(e as Error).message}`,
     `install the OpenSSH client (e.g. \`apt-get install openssh-client\`), or remove transport = "openssh" from [hosts.${label}]`,
   );
-}
-
-/** The private directory for control sockets we create: <tmpdir>/awl-ssh-<uid>, 0700, ours, not a symlink. */
-export function defaultControlDir(): string {
-  const uid = process.getuid?.() ?? 0;
-  const dir = join(tmpdir(), `awl-ssh-${uid}`);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const st = lstatSync(dir);
-  if (!st.isDirectory() || st.uid !== uid || (st.mode & 0o077) !== 0) {
-    throw new AwaitlessError(
-      "config_invalid",
-      `${dir} is not a private directory of this user (it must be a 0700 directory owned by uid ${uid})`,
-      `remove ${dir}, or set ControlPath for the host in ~/.ssh/config`,
-    );
-  }
-  return dir;
 }
 
 function field(g: string, key: string): string | undefined {

@@ -18,7 +18,8 @@ import { CloseSignal, type ExecResult, type SshTransport, type StreamHandle } fr
 const SSH_FAILURE = 255;
 
 // Upload: the data arrives on stdin; a temp file next to the target is renamed over it.
-const UPLOAD = `umask 077; t="$1.tmp-$$"; cat >"$t" && chmod "$2" "$t" && mv -f "$t" "$1" || { rm -f "$t"; exit 1; }`;
+// A fresh temp name made with noclobber (O_EXCL: a planted symlink is refused), renamed over a target that is no symlink.
+const UPLOAD = `umask 077; t="$1.tmp-$$"; rm -f "$t"; set -C; cat >"$t" && chmod "$2" "$t" && [ ! -h "$1" ] && [ ! -d "$1" ] && mv -f "$t" "$1" || { rm -f "$t"; exit 1; }`;
 
 function quote(s: string): string {
   return `'${s.replaceAll("'", "'\\''")}'`;

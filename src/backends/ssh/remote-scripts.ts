@@ -214,9 +214,8 @@ exit 0
 `;
 
 /**
- * Args: job dir, stream, max bytes, mode (tail|full). First line: `head_file prev live dropped` sizes; then for
- * `full` with dropped bytes, exactly min(head_file, dropped, max) head bytes; then up to max (or more, if the live
- * file grows meanwhile) trailing bytes of prev + live.
+ * Args: job dir, stream, max bytes. First line: `head_file prev live dropped` sizes; then up to max (or more, if
+ * the live file grows meanwhile) trailing bytes of prev + live.
  */
 export const READ_LOG = `d=$1 s=$2 n=$3
 sz() { set -- $(LC_ALL=C ls -ln "$1" 2>/dev/null); echo "\${5:-0}"; }
@@ -224,12 +223,6 @@ h=$(sz "$d/$s.head") p=$(sz "$d/$s.prev") l=$(sz "$d/$s") dr=0
 [ -r "$d/$s.dropped" ] && read -r dr <"$d/$s.dropped"
 dr=\${dr:-0}
 echo "$h $p $l $dr"
-if [ "$4" = full ] && [ "$dr" -gt 0 ]; then
-  hb=$h
-  [ "$dr" -lt "$hb" ] && hb=$dr
-  [ "$n" -lt "$hb" ] && hb=$n
-  [ "$hb" -gt 0 ] && head -c "$hb" "$d/$s.head"
-fi
 if [ "$l" -ge "$n" ]; then
   tail -c "$n" "$d/$s"
 else

@@ -6,15 +6,17 @@ import { join } from "node:path";
 import type { HostConfig } from "../../config/config.ts";
 import type {
   Backend,
-  FullLog,
   LaunchInput,
+  LeftoverStop,
   LogTail,
   Observation,
   QueueSnapshot,
   Stream,
 } from "../../core/backend.ts";
+import { parseCancelOutcome } from "../../core/backend.ts";
 import { AwaitlessError } from "../../core/errors.ts";
 import type { ArtifactEntry, BackendId, Job } from "../../core/job.ts";
+import type { LogQuery, LogScan } from "../../core/log-scan.ts";
 import { isNoSpace, noSpaceError } from "../../core/store-errors.ts";
 import { humanBytes } from "../../core/text.ts";
 import { CANCEL_TEXT, WRAPPER_SHA256 } from "../../wrapper/protocol.ts";
@@ -23,7 +25,7 @@ import { parseSpecSecrets } from "../local/spec-secrets.ts";
 import { JOB_DIR_PRESENT, launchScript, REMOVE } from "./remote-scripts.ts";
 import { collectRemoteArtifacts } from "./ssh-artifacts.ts";
 import { keyValues, SshHost } from "./ssh-host.ts";
-import { readRemoteLog, readRemoteTail } from "./ssh-logs.ts";
+import { readRemoteTail, scanRemoteLog } from "./ssh-logs.ts";
 import { toObservation, unreachableObservation } from "./ssh-observe.ts";
 import { queueDirOf, queueDirOfJob, readRemoteQueueSnapshot } from "./ssh-queue.ts";
 import { resolveHostSettings, type SshHostSettings } from "./ssh-target.ts";
@@ -170,7 +172,11 @@ export class SshBackend implements Backend {
     }
   }
 
-  async cancel(job: Job, graceSeconds: number): Promise<void> {
+  async stopLeftover(job: Job, graceSeconds: number): Promise<LeftoverStop> {
+    return this.cancel(job, graceSeconds);
+  }
+
+  async cancel(job: Job, graceSeconds: number): Promise<LeftoverStop> {
     const { host } = this.hostFor(job.host);
     const dir = await this.remoteDir(job);
     // cancel.sh, as locally: the wrapper sends the one TERM (woken now); a waiting job is taken out of line after its
@@ -192,6 +198,7 @@ export class SshBackend implements Backend {
         { host: host.name, remote_stderr: r.stderr.toString().slice(0, 2000) },
       );
     }
+    return parseCancelOutcome(r.stdout.toString());
   }
 
   async queueSnapshot(hostName: string | null): Promise<QueueSnapshot> {
@@ -202,8 +209,8 @@ export class SshBackend implements Backend {
     return readRemoteTail(this.hostFor(job.host).host, await this.remoteDir(job), stream, maxBytes);
   }
 
-  async readLog(job: Job, stream: Stream, maxBytes: number): Promise<FullLog> {
-    return readRemoteLog(this.hostFor(job.host).host, await this.remoteDir(job), stream, maxBytes);
+  async scanLog(job: Job, stream: Stream, query: LogQuery): Promise<LogScan> {
+    return scanRemoteLog(this.hostFor(job.host).host, await this.remoteDir(job), stream, query);
   }
 
   async collectArtifacts(job: Job, maxInlineBytes: number): Promise<ArtifactEntry[]> {

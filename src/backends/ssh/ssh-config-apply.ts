@@ -34,6 +34,7 @@ export interface ConfigSettings {
   userKnownHostsFiles?: { values: string[]; at: ConfigLocation };
   globalKnownHostsFiles?: string[];
   hostKeyAlias?: string;
+  hashKnownHosts?: boolean;
 }
 
 export function applyLines(lines: ConfigLine[]): ConfigSettings {
@@ -97,6 +98,9 @@ export function applyLines(lines: ConfigLine[]): ConfigSettings {
         break;
       case "globalknownhostsfile":
         s.globalKnownHostsFiles ??= line.args;
+        break;
+      case "hashknownhosts":
+        s.hashKnownHosts ??= parseYesNo(single(), at, "HashKnownHosts");
         break;
       case "hostkeyalias":
         s.hostKeyAlias ??= single();

@@ -55,6 +55,8 @@ export interface ResolvedSshHost {
   globalKnownHostsFiles: string[];
   /** Name to look up in known_hosts instead of the host name. */
   hostKeyAlias?: string;
+  /** HashKnownHosts: entries added under accept-new are hashed. */
+  hashKnownHosts: boolean;
   /** Config files that were read, in order. */
   configFiles: string[];
 }
@@ -144,6 +146,7 @@ export function resolveSshHost(alias: string, opts: ResolveSshHostOptions): Reso
         ? []
         : knownHosts.values.map((v) => expand(v, knownHosts.at, "UserKnownHostsFile")),
     globalKnownHostsFiles: s.globalKnownHostsFiles ?? DEFAULT_GLOBAL_KNOWN_HOSTS_FILES,
+    hashKnownHosts: s.hashKnownHosts ?? false,
     configFiles: ctx.filesRead,
   };
   if (s.proxyJump !== undefined) resolved.proxyJump = s.proxyJump;

@@ -3,7 +3,8 @@ import { createHash } from "node:crypto";
 import {
   appendKnownHost,
   checkHostKey,
-  formatAddCommand,
+  formatConnectOnceCommand,
+  formatFingerprintCommand,
   hostKeyFromBlob,
   knownKeyTypes,
 } from "./known-hosts.ts";
@@ -16,6 +17,8 @@ export interface HostKeyPolicy {
   userKnownHostsFiles: string[];
   globalKnownHostsFiles: string[];
   strict: StrictHostKeyChecking;
+  /** HashKnownHosts: write added entries as `|1|salt|hash`. */
+  hashKnownHosts?: boolean;
 }
 
 export interface HostKeyDecision {
@@ -55,18 +58,21 @@ export function decideHostKey(p: HostKeyPolicy, blob: Buffer): HostKeyDecision {
       refusal: {
         message:
           `REMOTE HOST IDENTIFICATION HAS CHANGED for ${name}: it presented ${fp}, ` +
-          `but ${verdict.file}:${verdict.line} holds a different ${key.keyType} key. Someone may be intercepting ` +
+          `but ${verdict.file}:${verdict.line} holds a different ${verdict.keyType ?? key.keyType} key. Someone may be intercepting ` +
           "the connection, or the host was reinstalled",
         hint:
-          `if you know the host was reinstalled, remove the old entry (ssh-keygen -R '${name}' -f ${verdict.file}), ` +
-          `check the new fingerprint with its administrator, then add it (${formatAddCommand(p.host, p.port, verdict.file)})`,
+          `do not connect until the host's administrator confirms the new key ${fingerprint(blob)}; ` +
+          `if so, remove the old entry (ssh-keygen -R '${name}' -f ${verdict.file}) and connect once with ` +
+          `${formatConnectOnceCommand(p.host, p.port)}, which shows the fingerprint and asks`,
       },
     };
   }
   // Unknown: OpenSSH adds the key only under accept-new (and no); yes and ask (no tty here) refuse.
   const target = p.userKnownHostsFiles[0];
   if ((p.strict === "accept-new" || p.strict === "no") && target !== undefined) {
-    appendKnownHost(target, p.host, p.port, key.keyType, key.keyBase64);
+    appendKnownHost(target, p.host, p.port, key.keyType, key.keyBase64, {
+      hashed: p.hashKnownHosts === true,
+    });
     return { accept: true };
   }
   return {
@@ -74,8 +80,10 @@ export function decideHostKey(p: HostKeyPolicy, blob: Buffer): HostKeyDecision {
     refusal: {
       message: `the host key of ${name} is not known (it presented ${fp}; looked in ${files.join(", ") || "no known_hosts file"})`,
       hint:
-        `add it after checking the fingerprint with the host's administrator: ${formatAddCommand(p.host, p.port, target)}` +
-        " (or set StrictHostKeyChecking accept-new for this host in ~/.ssh/config)",
+        `check the key before trusting it: connect once with ${formatConnectOnceCommand(p.host, p.port)}, which shows ` +
+        `the fingerprint and asks, after comparing it with the one the host's administrator publishes ` +
+        `(${formatFingerprintCommand(p.host, p.port, key.keyType)} prints it); ` +
+        "or set StrictHostKeyChecking accept-new for this host in ~/.ssh/config to trust the first key seen",
     },
   };
 }

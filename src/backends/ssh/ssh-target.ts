@@ -63,6 +63,7 @@ function targetFrom(
       userKnownHostsFiles: r.userKnownHostsFiles,
       globalKnownHostsFiles: r.globalKnownHostsFiles,
       strict: r.strictHostKeyChecking,
+      hashKnownHosts: r.hashKnownHosts,
     },
     connectTimeoutMs:
       entry?.connect_timeout !== undefined

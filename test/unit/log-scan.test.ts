@@ -1,0 +1,405 @@
+// The one log read path without a job: the pattern language (checked against real grep -E), the in-process scanner
+// (line numbers, matches_total, cursors, budget cuts, redaction at cuts, a capped log's dropped middle), the page
+// built from a scan, and the remote program under sh/dash/bash/busybox giving exactly the in-process scan.
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { scanLocalLog } from "../../src/backends/local/local-logs.ts";
+import { script } from "../../src/backends/ssh/remote-scripts.ts";
+import { scanRemoteLog } from "../../src/backends/ssh/ssh-logs.ts";
+import type { AwaitlessError } from "../../src/core/errors.ts";
+import { compileLogPattern } from "../../src/core/log-pattern.ts";
+import { gapMarker, type LogQuery, type LogScan, shapeLines, toPage } from "../../src/core/log-scan.ts";
+import { Redactor } from "../../src/core/redact.ts";
+import { busyboxAppletDir } from "../helpers/busybox.ts";
+
+const tmp = mkdtempSync(join(tmpdir(), "awl-log-scan-"));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+let jobs = 0;
+/** A job directory holding `files` (stdout, stdout.head, stdout.prev, stdout.dropped, …). */
+function jobDir(files: Record<string, string | Uint8Array>): string {
+  const dir = join(tmp, `job${jobs++}`);
+  mkdirSync(dir);
+  for (const [name, body] of Object.entries(files)) writeFileSync(join(dir, name), body);
+  return dir;
+}
+
+const q = (over: Partial<LogQuery> & { grep?: string } = {}): LogQuery => {
+  const { grep, ...rest } = over;
+  return {
+    pattern: grep === undefined ? null : compileLogPattern(grep),
+    from: 1,
+    to: null,
+    limit: null,
+    forward: false,
+    budget: 1 << 20,
+    ...rest,
+  };
+};
+
+const numbered = (n: number, f = (i: number) => `line ${String(i).padStart(6, "0")}`): string =>
+  Array.from({ length: n }, (_, i) => `${f(i + 1)}\n`).join("");
+
+const view = (s: LogScan) =>
+  s.lines.map((l) => `${l.n}${l.cut ? "c" : ""}${l.key ? "k" : ""}:${Buffer.from(l.raw).toString("latin1")}`);
+
+const pageOf = (dir: string, query: LogQuery, secrets: string[] = []) => {
+  const scan = scanLocalLog(dir, "stdout", query);
+  return toPage(scan, query, shapeLines(scan, query, new Redactor(secrets)), query.budget);
+};
+
+describe("the pattern language: POSIX ERE, byte-wise", () => {
+  const sample = [
+    "FAIL: test_a",
+    "Error: disk full",
+    "ok 12 passed",
+    "a.b and a+b",
+    "tab\there",
+    "x{2} literal",
+    "café au lait",
+    "[brackets] (parens) $dollar ^caret",
+    "back\\slash",
+    "",
+    "aaa",
+  ].join("\n");
+  const patterns = [
+    "FAIL|Error",
+    "^ok [0-9]+ passed$",
+    "a\\.b",
+    "a\\+b",
+    "[[:digit:]]{2}",
+    "^$",
+    "^a*$",
+    "(ab)+$",
+    "(ok|FAIL) [0-9]",
+    "[^a-z ]",
+    "\\[brackets\\] \\(parens\\)",
+    "\\$dollar \\^caret",
+    "x\\{2\\}",
+    "caf",
+    "café",
+    "back\\\\slash",
+    "[]x]",
+    "t.b",
+    "a{2,3}",
+    "[[:space:]]here",
+  ];
+  const grepCount = (grep: string[], pattern: string): number => {
+    const p = Bun.spawnSync([...grep, "-a", "-c", "-E", "-e", pattern], {
+      stdin: Buffer.from(`${sample}\n`),
+      env: { ...process.env, LC_ALL: "C" },
+    });
+    return Number(p.stdout.toString().trim());
+  };
+  const jsCount = (pattern: string): number => {
+    const { regex } = compileLogPattern(pattern);
+    const text = Buffer.from(sample).toString("latin1");
+    return text.split("\n").filter((line) => {
+      regex.lastIndex = 0;
+      return regex.test(line);
+    }).length;
+  };
+  const greps: [string, string[]][] = [["GNU grep", ["grep"]]];
+  if (Bun.which("busybox")) greps.push(["busybox grep", ["busybox", "grep"]]);
+  for (const [name, argv] of greps) {
+    test(`each pattern selects the same lines in-process as ${name} -E`, () => {
+      for (const p of patterns) expect({ p, n: jsCount(p) }).toEqual({ p, n: grepCount(argv, p) });
+    });
+  }
+
+  test("'FAIL|Error' is an alternation, as it was before", () => {
+    expect(jsCount("FAIL|Error")).toBe(2);
+  });
+
+  test("a plain pattern takes the literal fast path", () => {
+    expect(compileLogPattern("line 000001").literal).toBe("line 000001");
+    expect(compileLogPattern("a\\.b").literal).toBe("a.b");
+    expect(compileLogPattern("a.b").literal).toBeNull();
+  });
+
+  test("a regex names the bytes every matching line holds, to skip the others before running it", () => {
+    expect(compileLogPattern("line 0+123 +CC").required).toBe("line 0");
+    expect(compileLogPattern("^ok [0-9]+ passed$").required).toBe(" passed");
+    expect(compileLogPattern("abc*d").required).toBe("ab");
+    expect(compileLogPattern("x(ab)?yz{0,2}wv").required).toBe("wv");
+    expect(compileLogPattern("FAIL|Error").required).toBeNull();
+    expect(compileLogPattern("(FAIL|Error): x").required).toBe(": x");
+  });
+
+  test("syntax that is not POSIX ERE, or means something else in awk or grep, is refused with a hint", () => {
+    const refused = (p: string): AwaitlessError => {
+      try {
+        compileLogPattern(p);
+      } catch (e) {
+        return e as AwaitlessError;
+      }
+      throw new Error(`${p} was accepted`);
+    };
+    expect(refused("\\d+").hint).toContain("[0-9]");
+    expect(refused("\\bword").message).toContain("not POSIX extended syntax");
+    expect(refused("").code).toBe("invalid_argument");
+    expect(refused("a\nb").message).toContain("line break");
+    expect(refused("(unclosed").message).toContain("not closed");
+    expect(refused("*a").message).toContain("must follow");
+    expect(refused("a**").message).toContain("must follow");
+    expect(refused("a*?").message).toContain("must follow");
+    expect(refused("(?:x)").message).toContain("must follow");
+    expect(refused("a|").message).toContain("empty");
+    expect(refused("()").message).toContain("empty group");
+    expect(refused("[\\]]").message).toContain("backslash inside");
+    expect(refused("x{,2}").message).toContain("repetition");
+    expect(refused("[z-a]").message).toContain("backwards");
+    expect(refused("[[:word:]]").message).toContain("not a character class");
+  });
+});
+
+describe("the in-process scan", () => {
+  const big = numbered(20_000);
+
+  test("grep scans the whole log: a line near the start of a long log is found with its number", () => {
+    const dir = jobDir({ stdout: big });
+    const page = pageOf(dir, q({ grep: "line 000001$", budget: 16_384 }));
+    expect(page.text).toBe("1:line 000001\n");
+    expect(page.matches_total).toBe(1);
+    expect(page.lines).toBe(1);
+    expect(page.left_out).toBe("");
+  });
+
+  test("an absent pattern: no lines and matches_total 0 over the whole log", () => {
+    const dir = jobDir({ stdout: big });
+    const page = pageOf(dir, q({ grep: "nowhere", budget: 16_384 }));
+    expect(page).toMatchObject({ text: "", lines: 0, matches_total: 0 });
+  });
+
+  test("the last N matches, matches_total, and next_to_line to read the earlier ones", () => {
+    const dir = jobDir({ stdout: big });
+    const page = pageOf(dir, q({ grep: "0$", limit: 3 }));
+    expect(page.text).toBe("19980:line 019980\n19990:line 019990\n20000:line 020000\n");
+    expect(page.matches_total).toBe(2000);
+    expect(page.next_to_line).toBe(19979);
+    const before = pageOf(dir, q({ grep: "0$", limit: 2, to: 19979 }));
+    expect(before.text).toBe("19960:line 019960\n19970:line 019970\n");
+    expect(before.matches_total).toBe(1997);
+  });
+
+  test("forward grep from a line: the first matches, and next_from_line continues", () => {
+    const dir = jobDir({ stdout: big });
+    const page = pageOf(dir, q({ grep: "5$", from: 100, limit: 2, forward: true }));
+    expect(page.text).toBe("105:line 000105\n115:line 000115\n");
+    expect(page.next_from_line).toBe(125);
+    expect(page.matches_total).toBe(1990);
+  });
+
+  test("head and line ranges page forward with next_from_line; lines_total once the end is reached", () => {
+    const dir = jobDir({ stdout: numbered(10) });
+    const head = pageOf(dir, q({ limit: 3, forward: true }));
+    expect(head.text).toBe("line 000001\nline 000002\nline 000003\n");
+    expect(head).toMatchObject({ first_line: 1, last_line: 3, next_from_line: 4 });
+    const range = pageOf(dir, q({ from: 8, to: 20, forward: true }));
+    expect(range).toMatchObject({ first_line: 8, last_line: 10, lines_total: 10 });
+    expect(range.next_from_line).toBeUndefined();
+    const past = pageOf(dir, q({ from: 50, forward: true }));
+    expect(past.lines).toBe(0);
+  });
+
+  test("the default read is the end that fits the budget, with next_to_line before it", () => {
+    const dir = jobDir({ stdout: numbered(1000) });
+    const page = pageOf(dir, q({ budget: 120 }));
+    expect(page.text.length).toBeLessThanOrEqual(120);
+    expect(page.last_line).toBe(1000);
+    expect(page.lines_total).toBe(1000);
+    expect(page.next_to_line).toBe((page.first_line as number) - 1);
+    expect(page.text.endsWith("line 001000\n")).toBe(true);
+  });
+
+  test("the budget cuts pages: a forward page stops at the budget and says where to go on", () => {
+    const dir = jobDir({ stdout: numbered(100) });
+    const page = pageOf(dir, q({ forward: true, budget: 50 }));
+    expect(Buffer.byteLength(page.text)).toBeLessThanOrEqual(50);
+    expect(page.lines).toBe(4);
+    expect(page.next_from_line).toBe(5);
+  });
+
+  test("a line longer than the budget is cut and marked, never dropped silently", () => {
+    const dir = jobDir({ stdout: `short\n${"x".repeat(5000)}ERROR\nend\n` });
+    const page = pageOf(dir, q({ grep: "ERROR", budget: 100 }));
+    expect(page.lines).toBe(1);
+    expect(page.cut_lines).toBe(1);
+    expect(Buffer.byteLength(page.text)).toBeLessThanOrEqual(100);
+    expect(page.text.startsWith("2:xxx")).toBe(true);
+    expect(page.text).toContain("…");
+  });
+
+  test("redaction at a cut: a secret straddling the budget is redacted whole, not shown in part", () => {
+    const secret = "s3cr3t-value-0123456789";
+    const line = `${"y".repeat(88)}${secret} tail`;
+    const dir = jobDir({ stdout: `${line}\n` });
+    const page = pageOf(dir, q({ grep: "tail", budget: 100 }), [secret]);
+    expect(page.text).not.toContain("s3cr3t");
+    expect(page.text).toContain("[RED");
+    const plain = pageOf(dir, q({ forward: true, budget: 100 }), [secret]);
+    expect(plain.text).not.toContain("s3cr3t");
+    const key = "AKIAABCDEFGHIJKLMNOP";
+    const shaped = jobDir({ stdout: `${"z".repeat(92)}${key} done\n` });
+    expect(pageOf(shaped, q({ grep: "done", budget: 100 })).text).not.toContain("AKIAAB");
+  });
+
+  test("a matching line inside a private key block is redacted whole; its markers are kept", () => {
+    const body = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7";
+    const dir = jobDir({
+      stdout: `before\n-----BEGIN PRIVATE KEY-----\n${body}\n-----END PRIVATE KEY-----\nafter MIIE\n`,
+    });
+    const page = pageOf(dir, q({ grep: "MIIE" }));
+    expect(page.text).toBe("3:[REDACTED]\n5:after MIIE\n");
+    const plain = pageOf(dir, q({ from: 2, to: 4, forward: true }));
+    expect(plain.text).toBe("-----BEGIN PRIVATE KEY-----\n[REDACTED]\n-----END PRIVATE KEY-----\n");
+  });
+
+  test("a capped log with a dropped middle: honest numbers and a marker line, said so on the page", () => {
+    const head = numbered(5, (i) => `head ${i}`);
+    const prev = "tail 1\ntail 2\n";
+    const dir = jobDir({
+      "stdout.head": head,
+      "stdout.prev": prev,
+      stdout: "tail 3\nERROR at the end\n",
+      "stdout.dropped": "1000\n",
+    });
+    const omitted = 1000 - Buffer.byteLength(head);
+    const page = pageOf(dir, q({ forward: true }));
+    expect(page.text).toBe(`${head}\n${gapMarker(omitted)}\n${prev}tail 3\nERROR at the end\n`);
+    expect(page.dropped_middle).toEqual({ after_line: 6, bytes: omitted });
+    expect(page.left_out).toContain(`${omitted} bytes the log cap dropped after line 6`);
+    const grep = pageOf(dir, q({ grep: "ERROR|head 1$" }));
+    expect(grep.text).toBe("1:head 1\n11:ERROR at the end\n");
+    expect(grep.matches_total).toBe(2);
+  });
+
+  test("a capped log whose head meets the rolling tail is whole: no gap, exact numbers", () => {
+    const dir = jobDir({
+      "stdout.head": "a1\na2\na3\n",
+      "stdout.prev": "a3\nb1\n",
+      stdout: "b2\n",
+      "stdout.dropped": "6",
+    });
+    const page = pageOf(dir, q({ forward: true }));
+    expect(page.text).toBe("a1\na2\na3\nb1\nb2\n");
+    expect(page.dropped_middle).toBeUndefined();
+  });
+
+  test("escapes and progress frames are cleaned in returned lines; the pattern sees the line as written", () => {
+    const dir = jobDir({ stdout: "\x1b[31mERROR\x1b[0m red\n10%\r50%\r100% done\n" });
+    expect(pageOf(dir, q({ grep: "ERROR" })).text).toBe("1:ERROR red\n");
+    expect(pageOf(dir, q({ grep: "50%" })).text).toBe("2:100% done\n");
+  });
+});
+
+// ----- the remote program under real shells gives exactly the in-process scan -----
+
+interface ShellCase {
+  name: string;
+  argv: string[];
+  path?: string;
+}
+const shells: ShellCase[] = [];
+for (const name of ["sh", "dash", "bash"]) {
+  const p = Bun.which(name);
+  if (p) shells.push({ name, argv: [p, "-s"] });
+}
+const bb = Bun.which("busybox");
+if (bb) {
+  shells.push({ name: "busybox sh", argv: [bb, "sh", "-s"] });
+  const path = busyboxAppletDir(join(tmp, "busybox-bin"));
+  if (path) shells.push({ name: "busybox sh, busybox utilities only", argv: [bb, "sh", "-s"], path });
+}
+if (process.env.AWAITLESS_REQUIRE_ALL === "1" && !shells.some((s) => s.path)) {
+  test("busybox is installed (AWAITLESS_REQUIRE_ALL=1)", () => {
+    throw new Error("busybox is missing: apt-get install -y busybox dash");
+  });
+}
+
+const hostFor = (shell: ShellCase) => ({
+  name: shell.name,
+  async run(body: string, args: readonly string[]) {
+    const p = Bun.spawn(shell.argv, {
+      stdin: Buffer.from(script(body, args)),
+      stdout: "pipe",
+      stderr: "pipe",
+      env: shell.path ? { ...process.env, PATH: shell.path } : process.env,
+    });
+    const [stdout, stderr, code] = await Promise.all([
+      new Response(p.stdout).arrayBuffer(),
+      new Response(p.stderr).arrayBuffer(),
+      p.exited,
+    ]);
+    return { code, signal: null, stdout: Buffer.from(stdout), stderr: Buffer.from(stderr) };
+  },
+});
+
+const fixtures = (): Record<string, string> => {
+  const secretish =
+    "-----BEGIN RSA PRIVATE KEY-----\nMIIBOgIBAAJBAKj34GkxFhD90vcNLYLInFEX6Ppy1tPf9Cnzj4p4WGeKLs1Pt8Qu\n";
+  return {
+    plain: jobDir({ stdout: numbered(3000, (i) => (i % 97 === 0 ? `ERROR ${i} failed` : `ok ${i} fine`)) }),
+    "no final newline": jobDir({ stdout: "one\ntwo ERROR\nthree" }),
+    empty: jobDir({ stdout: "" }),
+    "long lines": jobDir({ stdout: `a\n${"L".repeat(40_000)}ERROR\nb ERROR\n${"M".repeat(30_000)}\nend\n` }),
+    capped: jobDir({
+      "stdout.head": `${numbered(40, (i) => `head ${i} ok`)}${secretish}partial head li`,
+      "stdout.prev": `ne cut\nQu7h9XK2P1ZfoV2bYq0BvAYwgIiiIo5ULc5pbTMjY1UdjemsWU8CAwEAAQ==\n-----END RSA PRIVATE KEY-----\n`,
+      stdout: numbered(500, (i) => (i % 50 === 0 ? `ERROR tail ${i}` : `tail ${i} MIIB`)),
+      "stdout.dropped": "500000",
+    }),
+    "capped, contiguous": jobDir({
+      "stdout.head": numbered(30),
+      "stdout.prev": numbered(30).slice(100),
+      stdout: "last ERROR\n",
+      "stdout.dropped": "100",
+    }),
+    missing: jobDir({}),
+  };
+};
+
+const queries: [string, LogQuery][] = [
+  ["grep, last matches", q({ grep: "ERROR" })],
+  ["grep, last 3", q({ grep: "ERROR|fine$", limit: 3 })],
+  ["grep, small budget", q({ grep: "ERROR", budget: 64 })],
+  ["grep, range forward", q({ grep: "ERROR|MIIB", from: 20, to: 600, limit: 4, forward: true })],
+  ["grep, up to a line", q({ grep: "[0-9]{2}0 ", to: 900, limit: 5 })],
+  ["grep, key lines", q({ grep: "MIIB|Qu7h" })],
+  ["grep, anchored", q({ grep: "^(ERROR|head) [0-9]+ ", limit: 10 })],
+  ["head", q({ limit: 7, forward: true })],
+  ["range", q({ from: 35, to: 60, forward: true })],
+  ["range past the end", q({ from: 100_000, forward: true })],
+  ["range, small budget", q({ from: 2, forward: true, budget: 100 })],
+  ["tail", q({ limit: 5 })],
+  ["default, small budget", q({ budget: 300 })],
+  ["up to a line", q({ to: 44, limit: 6 })],
+  ["last lines of a range", q({ from: 40, to: 45, limit: 3 })],
+];
+
+describe.each(shells.map((s) => [s.name, s] as const))("the remote log scan under %s", (_name, shell) => {
+  const dirs = fixtures();
+  for (const [fname, dir] of Object.entries(dirs)) {
+    test(`${fname}: every query answers exactly as the in-process scan`, async () => {
+      const host = hostFor(shell);
+      for (const [qname, query] of queries) {
+        const local = scanLocalLog(dir, "stdout", query);
+        const remote = await scanRemoteLog(host, dir, "stdout", query);
+        expect({ qname, ...remote, lines: view(remote) }).toEqual({ qname, ...local, lines: view(local) });
+      }
+    });
+  }
+
+  test("a pattern is data, never shell: quotes, $(…) and backticks reach grep as text", async () => {
+    const dir = jobDir({ stdout: "a $(touch pwned) b\nq'uote\"d\n`id`\n" });
+    const host = hostFor(shell);
+    for (const p of ["\\$\\(touch pwned\\)", "q'uote\"d", "`id`", "'; touch pwned2; '"]) {
+      const query = q({ grep: p });
+      const remote = await scanRemoteLog(host, dir, "stdout", query);
+      expect(view(remote)).toEqual(view(scanLocalLog(dir, "stdout", query)));
+    }
+    expect(Bun.spawnSync(["ls", dir]).stdout.toString()).toBe("stdout\n");
+  });
+});
