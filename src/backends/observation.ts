@@ -52,6 +52,7 @@ export function observationFromRecords(r: WrapperRecords, facts: ObservationFact
           last_change_at: iso(hb.lastChangeEpochSeconds),
           stdout_bytes: hb.stdoutBytes,
           stderr_bytes: hb.stderrBytes,
+          ...(hb.intervalSeconds ? { interval_seconds: hb.intervalSeconds } : {}),
         }
       : null,
   };

@@ -363,6 +363,17 @@ async function followLogs(
   const svc = ctx.service;
   const streams = stream === "both" ? (["stdout", "stderr"] as const) : [stream];
   const printed: Record<string, number> = { stdout: 0, stderr: 0 };
+  const { Redactor, StreamRedactor } = await import("../core/redact.ts");
+  // One redactor per stream for the whole follow: it holds back a chunk's end that could begin a secret.
+  const redactors = new Map<string, InstanceType<typeof StreamRedactor>>();
+  const decoders = new Map<string, TextDecoder>();
+  const emit = (s: string, text: string) => {
+    if (text) io.stdout.write(opts.json ? JSON.stringify({ stream: s, text }) + "\n" : text);
+  };
+  // The follow ends: what each stream still holds is printed, redacted.
+  const flush = () => {
+    for (const [s, r] of redactors) emit(s, r.push(decoders.get(s)!.decode()) + r.end());
+  };
   const ctl = new AbortController();
   const onSig = () => ctl.abort();
   process.once("SIGINT", onSig);
@@ -375,15 +386,24 @@ async function followLogs(
         const fresh = t.totalBytes - printed[s]!;
         if (fresh > 0) {
           const bytes = t.bytes.subarray(Math.max(0, t.bytes.length - fresh));
-          const { Redactor } = await import("../core/redact.ts");
-          const r = new Redactor(Object.values(await backend.secretValues(job)));
-          const text = r.redact(Buffer.from(bytes).toString("utf8"));
-          io.stdout.write(opts.json ? JSON.stringify({ stream: s, text }) + "\n" : text);
+          let r = redactors.get(s);
+          if (!r) {
+            r = new StreamRedactor(new Redactor(Object.values(await backend.secretValues(job))));
+            redactors.set(s, r);
+            decoders.set(s, new TextDecoder("utf-8"));
+          }
+          // Bytes the tail no longer holds were never seen: what follows starts mid-stream.
+          const gap = fresh > t.bytes.length;
+          emit(s, r.push(decoders.get(s)!.decode(bytes, { stream: true }), gap));
           printed[s] = t.totalBytes;
         }
       }
-      if (isTerminal(job.state)) return followEnded(ctx, io, job, Boolean(opts.json));
+      if (isTerminal(job.state)) {
+        flush();
+        return followEnded(ctx, io, job, Boolean(opts.json));
+      }
       if (ctl.signal.aborted) {
+        flush();
         io.stderr.write(
           `${job.job_id} is still ${job.state}; it keeps running (awaitless wait ${job.job_id})\n`,
         );

@@ -1,4 +1,5 @@
 // `awaitless doctor`: checks what the local backend needs and says how to fix each failure.
+
 import { spawnSync } from "node:child_process";
 import { accessSync, constants, existsSync, mkdtempSync, rmSync, watch, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -6,6 +7,7 @@ import { localBootId } from "../backends/local/proc.ts";
 import { configPath } from "../config/config.ts";
 import { EXIT } from "../core/errors.ts";
 import { directoryBytes } from "../core/job-reads.ts";
+import { CHECK_MAX_SECONDS, HEARTBEAT_SECONDS, lostAfterSeconds } from "../core/liveness.ts";
 import type { CliIo, Ctx } from "./commands.ts";
 import { ago, humanBytes, humanDuration, paint, styleFor } from "./render.ts";
 
@@ -157,6 +159,11 @@ export async function doctor(
     detail: setsid
       ? `${setsid}: each job gets its own session and process group`
       : "missing: the wrapper uses job control (set -m) instead",
+  });
+  checks.push({
+    check: "liveness",
+    ok: true,
+    detail: `a job's wrapper checks its output every 1–${CHECK_MAX_SECONDS}s (less often while quiet) and heartbeats every ${HEARTBEAT_SECONDS}s while quiet; a job whose wrapper cannot be checked directly (Slurm) is lost after ${lostAfterSeconds()}s without a heartbeat`,
   });
   const boot = localBootId();
   checks.push({

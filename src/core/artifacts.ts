@@ -41,13 +41,18 @@ export function parseArtifactContent(path: string, bytes: Uint8Array, maxBytes: 
   }
 }
 
-/** A copy of parsed JSON with every string value redacted (keys are left as they are). */
+/** A copy of parsed JSON with every string value and every key redacted (keys that redact alike are numbered). */
 export function redactJsonStrings(value: unknown, redactor: Redactor): unknown {
   if (typeof value === "string") return redactor.redact(value);
   if (Array.isArray(value)) return value.map((item) => redactJsonStrings(item, redactor));
   if (value !== null && typeof value === "object") {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = redactJsonStrings(v, redactor);
+    for (const [k, v] of Object.entries(value)) {
+      let key = redactor.redact(k);
+      // Two keys that redact to the same text both stay, the later one numbered.
+      for (let n = 2; key !== k && Object.hasOwn(out, key); n++) key = `${redactor.redact(k)} (${n})`;
+      out[key] = redactJsonStrings(v, redactor);
+    }
     return out;
   }
   return value;

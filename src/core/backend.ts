@@ -65,6 +65,8 @@ export interface HeartbeatInfo {
   last_change_at: string;
   stdout_bytes: number;
   stderr_bytes: number;
+  /** The wrapper's heartbeat interval in seconds, when its record says (readers derive lost-after from it). */
+  interval_seconds?: number;
 }
 
 /** What the backend sees of a job right now (the wrapper's files plus liveness). */
@@ -145,9 +147,10 @@ export interface Backend {
   secretValues(job: Job): Promise<Record<string, string>>;
   /**
    * Resolves on the next change of the job's lifecycle files (start, exit record), or of any file
-   * (output too) when `anyFile`, or after `timeoutMs`, or when `signal` aborts.
+   * (output too) when `anyFile`, or after `timeoutMs`, or when `signal` aborts. Resolves to `true` (only) when the
+   * lifecycle files were watched by events (inotify), so a change would have ended the wait at once.
    */
-  waitForChange(job: Job, timeoutMs: number, signal?: AbortSignal, anyFile?: boolean): Promise<void>;
+  waitForChange(job: Job, timeoutMs: number, signal?: AbortSignal, anyFile?: boolean): Promise<unknown>;
   /** Removes the job's files (gc of finished jobs only). */
   remove(job: Job): Promise<void>;
   /**

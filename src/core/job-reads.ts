@@ -5,7 +5,6 @@ import { invalid } from "./errors.ts";
 import { isTerminal, JOB_STATES, type JobState, TERMINAL_STATES } from "./job.ts";
 import type { JobService } from "./job-service.ts";
 import type { StoredJob } from "./job-store.ts";
-import { shapeRedactor } from "./redact.ts";
 import type { InspectResponse, JobStatus, ListRequest } from "./service-types.ts";
 
 export async function listJobs(svc: JobService, req: ListRequest): Promise<JobStatus[]> {
@@ -55,12 +54,12 @@ export async function listJobsPage(
       (filter.host === undefined || j.host === filter.host) &&
       (filter.queue === undefined || j.queue === filter.queue),
   );
-  const jobs = [...rows, ...unsealed]
+  const shown = [...rows, ...unsealed]
     .map((j) => observed.get(j.job_id) ?? j)
     .filter((j) => !states || states.includes(j.state))
     .sort((a, b) => b.job_id.localeCompare(a.job_id))
-    .slice(0, limit)
-    .map((j) => svc.toStatus(j));
+    .slice(0, limit);
+  const jobs = await Promise.all(shown.map((j) => svc.toStatus(j)));
   // The count is the store's (an observed-but-unstored state change does not move a job between counts).
   const total =
     rows.length < limit
@@ -72,12 +71,13 @@ export async function listJobsPage(
 export async function inspectJob(svc: JobService, jobId: string): Promise<InspectResponse> {
   const job = await svc.refresh(jobId);
   const result = svc.resultOf(job);
+  const redactor = await svc.displayRedactor(job);
   return {
     job: await svc.status(jobId),
     spec: {
       ...job.spec,
-      argv: job.spec.argv.map((a) => shapeRedactor.redact(a)),
-      env: Object.fromEntries(Object.entries(job.spec.env).map(([k, v]) => [k, shapeRedactor.redact(v)])),
+      argv: job.spec.argv.map((a) => redactor.redact(a)),
+      env: Object.fromEntries(Object.entries(job.spec.env).map(([k, v]) => [k, redactor.redact(v)])),
       fingerprint: job.fingerprint,
     },
     history: svc.store.history(jobId),

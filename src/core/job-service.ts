@@ -16,7 +16,7 @@ import { readLogs } from "./log-read.ts";
 import { admissionFor, listQueues } from "./queue-service.ts";
 import { createQueue, targetOf } from "./queue-store.ts";
 import { decide } from "./reconcile.ts";
-import { Redactor } from "./redact.ts";
+import { Redactor, shapeRedactor } from "./redact.ts";
 import { buildResult, launchFailedResult, readTails } from "./result-builder.ts";
 import type {
   CancelResponse,
@@ -37,6 +37,9 @@ import type {
 } from "./service-types.ts";
 import { describeFree, isNoSpace, noSpaceFromErrno } from "./store-errors.ts";
 import { observedActive, observedTerminal, reserveNotice, storeNotice } from "./unsealed.ts";
+
+/** Longest gap between re-reads of a waited-on job whose files are watched by events and that does not change. */
+export const QUIET_POLL_MAX_MS = 10_000;
 
 export interface ServiceSettings {
   maxReturnBytes: number;
@@ -193,7 +196,7 @@ export class JobService implements JobServiceApi {
         if (launched) return { ...launched, idempotent_replay: true, launch_resumed: true };
         return this.replayOf(job.job_id);
       }
-      return { job_id: job.job_id, state: job.state, idempotent_replay: true, job: this.toStatus(job) };
+      return { job_id: job.job_id, state: job.state, idempotent_replay: true, job: await this.toStatus(job) };
     }
     const launched = await this.launchReserved(res.job, v, backend, admission, false);
     return { ...launched!, idempotent_replay: false };
@@ -201,7 +204,7 @@ export class JobService implements JobServiceApi {
 
   private async replayOf(jobId: string): Promise<SubmitResponse> {
     const job = await this.refresh(jobId);
-    return { job_id: jobId, state: job.state, idempotent_replay: true, job: this.toStatus(job) };
+    return { job_id: jobId, state: job.state, idempotent_replay: true, job: await this.toStatus(job) };
   }
 
   /**
@@ -247,7 +250,7 @@ export class JobService implements JobServiceApi {
       throw e;
     }
     const started = await this.waitForStart(job.job_id);
-    return { job_id: job.job_id, state: started.state, job: this.toStatus(started) };
+    return { job_id: job.job_id, state: started.state, job: await this.toStatus(started) };
   }
 
   /**
@@ -450,6 +453,7 @@ export class JobService implements JobServiceApi {
     const progressEvery = opts.progressIntervalMs ?? 10_000;
     let nextProgress = start + progressEvery;
     let job = await this.refresh(jobId);
+    let quietMs = this.settings.pollIntervalMs;
     while (!isTerminal(job.state)) {
       const now = Date.now();
       if (now >= deadline || opts.signal?.aborted) break;
@@ -457,13 +461,16 @@ export class JobService implements JobServiceApi {
         opts.onProgress(await this.progressMessage(job));
         nextProgress = now + progressEvery;
       }
-      const slice = Math.min(
-        this.settings.pollIntervalMs,
-        deadline - now,
-        opts.onProgress ? nextProgress - now : Infinity,
-      );
-      await this.backendFor(job).waitForChange(job, Math.max(1, slice), opts.signal);
+      const slice = Math.min(quietMs, deadline - now, opts.onProgress ? nextProgress - now : Infinity);
+      const evented = await this.backendFor(job).waitForChange(job, Math.max(1, slice), opts.signal);
+      const before = `${job.state} ${job.status_message}`;
       job = await this.refresh(jobId);
+      // With file events a start, exit or cancel ends the wait at once; re-reading a job where nothing happened
+      // only catches what no file shows (a killed wrapper), so those re-reads back off (MCP servers hold many waits).
+      const quiet = evented === true && before === `${job.state} ${job.status_message}`;
+      quietMs = quiet
+        ? Math.min(quietMs * 2, Math.max(this.settings.pollIntervalMs, QUIET_POLL_MAX_MS))
+        : this.settings.pollIntervalMs;
     }
     return this.waitResponse(job);
   }
@@ -538,7 +545,7 @@ export class JobService implements JobServiceApi {
   }
 
   async progressMessage(job: StoredJob): Promise<string> {
-    const st = this.toStatus(job);
+    const st = await this.toStatus(job);
     if (isTerminal(job.state)) return `${job.state}`;
     const elapsed = formatDuration(st.elapsed_seconds ?? 0);
     if (job.state === "queued" && job.status_message) return `${job.status_message}, for ${elapsed}`;
@@ -553,7 +560,7 @@ export class JobService implements JobServiceApi {
 
   async status(jobId: string): Promise<JobStatus> {
     const job = await this.refresh(jobId);
-    const st = this.toStatus(job);
+    const st = await this.toStatus(job);
     const unreachable = this.unreachable.get(jobId);
     if (unreachable) return { ...st, host_unreachable: unreachable };
     if (!isTerminal(job.state) && job.state !== "starting") {
@@ -567,8 +574,14 @@ export class JobService implements JobServiceApi {
     return st;
   }
 
-  toStatus(job: StoredJob): JobStatus {
-    return jobStatus(job);
+  async toStatus(job: StoredJob): Promise<JobStatus> {
+    return jobStatus(job, await this.displayRedactor(job));
+  }
+
+  /** Redacts what is shown of a job's spec (argv typed with a secret in it): its secret values and credential shapes. */
+  async displayRedactor(job: StoredJob): Promise<Redactor> {
+    if (job.spec.secret_env.length === 0) return shapeRedactor;
+    return new Redactor(Object.values(await this.backendFor(job).secretValues(job)));
   }
 
   async cancel(jobId: string, gracePeriodSeconds?: number): Promise<CancelResponse> {

@@ -1,9 +1,9 @@
 // The status view of a job as stored (no observation): what `status`, `list` and MCP show.
-import { shapeRedactor } from "./redact.ts";
+import { type Redactor, shapeRedactor } from "./redact.ts";
 import type { JobStatus } from "./service-types.ts";
 import type { StoredJob } from "./store-rows.ts";
 
-export function jobStatus(job: StoredJob): JobStatus {
+export function jobStatus(job: StoredJob, redactor: Redactor = shapeRedactor): JobStatus {
   const elapsed = elapsedSeconds(job);
   return {
     job_id: job.job_id,
@@ -13,8 +13,8 @@ export function jobStatus(job: StoredJob): JobStatus {
     queue: job.queue,
     state: job.state,
     status_message: job.status_message,
-    // Command lines are shown, so they pass through the credential-shape redactor like every output.
-    argv: job.spec.argv.map((a) => shapeRedactor.redact(a)),
+    // Command lines are shown, so they pass through the job's redactor (its secrets, credential shapes).
+    argv: job.spec.argv.map((a) => redactor.redact(a)),
     cwd: job.spec.cwd,
     created_at: job.created_at,
     started_at: job.started_at,

@@ -2,7 +2,7 @@
 // scan hands back (candidate lines with their numbers), and how candidates become the returned, redacted page.
 import type { LogPattern } from "./log-pattern.ts";
 import { REDACTION_MARGIN_BYTES, type Redactor } from "./redact.ts";
-import { cleanText, utf8Length } from "./text.ts";
+import { cleanText, decodeUtf8, utf8Length } from "./text.ts";
 
 /**
  * What to read of one stream. Lines are numbered from 1 in the retained log. Forward: the first selected lines from
@@ -120,13 +120,17 @@ const PEM_BODY = /^(?:[A-Za-z0-9+/=]+|[A-Za-z][A-Za-z-]*: .*)$/;
 
 /** Cleans and redacts each candidate line whole, before any cut; key-block bodies become [REDACTED]. */
 export function shapeLines(scan: LogScan, q: LogQuery, redactor: Redactor): Shown[] {
+  // The log cap's head ends, and its rolling tail starts, mid-stream: the lines either side of the gap marker.
+  const gap = scan.gap?.line ?? -2;
   const lines = scan.lines.map((l) => {
-    let text = cleanText(l.raw);
+    const edges = {
+      endsMidStream: (l.cut && !l.cutStart) || l.n === gap - 1,
+      startsMidStream: l.cutStart === true || l.n === gap + 1,
+    };
+    // Secrets are matched before cleaning (as given) and after it (as cleaned).
+    let text = cleanText(redactor.redact(decodeUtf8(l.raw), edges));
     if (l.key && PEM_BODY.test(text)) text = "[REDACTED]";
-    text = redactor.redact(text, {
-      endsMidStream: l.cut && !l.cutStart,
-      startsMidStream: l.cutStart === true,
-    });
+    text = redactor.redact(text, edges);
     return { n: l.n, text: q.pattern ? `${l.n}:${text}` : text, cut: l.cut };
   });
   if (!q.pattern) redactKeyBlocks(lines);

@@ -1,6 +1,8 @@
 // The crash-recovery rules in one place: what an observation of a job's wrapper means for its state. Pure.
+
 import type { Observation, QueuedInfo } from "./backend.ts";
 import type { ErrorInfo, Job, JobState, TerminalState } from "./job.ts";
+import { HEARTBEAT_SECONDS, LEGACY_HEARTBEAT_SECONDS, lostAfterSeconds } from "./liveness.ts";
 
 export type Decision =
   | { kind: "none" }
@@ -57,6 +59,20 @@ export function decide(job: Job, obs: Observation, ctx: ReconcileContext): Decis
     }
   }
 
+  // Rule 5b: where the wrapper cannot be checked (Slurm's compute nodes, a host without /proc), a heartbeat older
+  // than the lost-after threshold of its interval means the wrapper is gone.
+  if (obs.started && obs.wrapperAlive === null) {
+    const silent = heartbeatSilence(obs, ctx.nowMs);
+    if (silent) {
+      return lost(
+        job,
+        obs,
+        "heartbeat_lost",
+        `no heartbeat for ${silent.seconds}s; a wrapper that writes one every ${silent.interval}s counts as lost after ${silent.lostAfter}s`,
+      );
+    }
+  }
+
   // Rule 6: reserved but never launched (a client died between reservation and launch): after the launch
   // grace, counted from the reservation or from a retry's claim of the abandoned launch, it is lost.
   if (!obs.started && obs.wrapperAlive !== true) {
@@ -91,6 +107,21 @@ export function decide(job: Job, obs: Observation, ctx: ReconcileContext): Decis
     return { kind: "active", to: "running", status_message: null, started_at: obs.started.started_at };
   }
   return { kind: "none" };
+}
+
+/** The heartbeat's silence when it exceeds the lost-after threshold (from `started` when none was written yet). */
+export function heartbeatSilence(
+  obs: Observation,
+  nowMs: number,
+): { seconds: number; interval: number; lostAfter: number } | null {
+  const last = obs.heartbeat?.at ?? obs.started?.started_at;
+  if (!last) return null;
+  const interval = obs.heartbeat
+    ? (obs.heartbeat.interval_seconds ?? LEGACY_HEARTBEAT_SECONDS)
+    : HEARTBEAT_SECONDS;
+  const lostAfter = lostAfterSeconds(interval);
+  const seconds = Math.floor((nowMs - Date.parse(last)) / 1000);
+  return seconds > lostAfter ? { seconds, interval, lostAfter } : null;
 }
 
 /** "queued behind 2 jobs in queue gpu (1 of 1 running)", "next in line; waiting for gpu=0", "admitted; starting". */

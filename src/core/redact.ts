@@ -1,5 +1,5 @@
 // Secret redaction for every output path: known secret values plus well-known credential shapes.
-import { type TextTail, tailText } from "./text.ts";
+import { cleanText, type TextTail, tailText } from "./text.ts";
 
 export const REDACTED = "[REDACTED]";
 
@@ -188,7 +188,13 @@ export class Redactor {
 
   constructor(secretValues: Iterable<string> = []) {
     const unique = new Set<string>();
-    for (const value of secretValues) if (value.length >= MIN_SECRET_LENGTH) unique.add(value);
+    for (const value of secretValues) {
+      // Each secret as given and as output cleaning leaves it (escapes stripped, CRLF → LF, controls dropped),
+      // and each line of a multi-line secret, since logs are read and redacted line by line.
+      const cleaned = cleanText(value);
+      for (const form of [value, cleaned, ...cleaned.split("\n")])
+        if (form.length >= MIN_SECRET_LENGTH) unique.add(form);
+    }
     // Longest first, so a secret that contains another is replaced whole.
     this.secrets = [...unique].sort((a, b) => b.length - a.length);
     this.valuesRe = this.secrets.length ? new RegExp(this.secrets.map(escapeRegExp).join("|"), "g") : null;
@@ -197,6 +203,31 @@ export class Redactor {
   /** True when at least one secret value is being redacted. */
   get hasSecretValues(): boolean {
     return this.secrets.length > 0;
+  }
+
+  /** Characters a streaming reader holds back from each chunk: one less than the longest secret. */
+  get holdBack(): number {
+    return this.secrets.length ? this.secrets[0]!.length - 1 : 0;
+  }
+
+  /** `cut` moved back before any secret occurrence that starts before it and ends after it. */
+  safeCut(text: string, cut: number): number {
+    let at = cut;
+    for (let moved = true; moved; ) {
+      moved = false;
+      for (const s of this.secrets) {
+        let i = text.indexOf(s, Math.max(0, at - s.length + 1));
+        while (i >= 0 && i < at) {
+          if (i + s.length > at) {
+            at = i;
+            moved = true;
+            break;
+          }
+          i = text.indexOf(s, i + 1);
+        }
+      }
+    }
+    return at;
   }
 
   redact(text: string, opts: RedactOptions = {}): string {
@@ -237,6 +268,45 @@ export class Redactor {
       }
     }
     return longest ? text.slice(0, text.length - longest) + REDACTED : text;
+  }
+}
+
+/**
+ * Redacts a stream that arrives in chunks (`logs --follow`): the last `holdBack` characters of each chunk wait
+ * for the next one, and so does a secret that crosses the cut, so a secret split across chunks is matched
+ * whole; `end` flushes what is held.
+ */
+export class StreamRedactor {
+  private pending = "";
+  /** `pending` begins after bytes that were never seen. */
+  private midStart = false;
+
+  constructor(private readonly redactor: Redactor) {}
+
+  /** The redacted text that is safe to print now; `gap` says bytes before this chunk were never seen. */
+  push(chunk: string, gap = false): string {
+    let flushed = "";
+    if (gap) {
+      flushed = this.pending ? this.redactor.redact(this.pending, { endsMidStream: true }) : "";
+      this.pending = "";
+    }
+    if (gap) this.midStart = true;
+    const text = this.pending + chunk;
+    let cut = this.redactor.safeCut(text, Math.max(0, text.length - this.redactor.holdBack));
+    // Never split a surrogate pair between what is printed and what is held.
+    if (cut > 0 && cut < text.length && /[\uDC00-\uDFFF]/.test(text[cut]!)) cut--;
+    this.pending = text.slice(cut);
+    if (cut === 0) return flushed;
+    const ready = this.redactor.redact(text.slice(0, cut), { startsMidStream: this.midStart });
+    this.midStart = false;
+    return flushed + ready;
+  }
+
+  /** Whatever is still held back, redacted: the stream has ended. */
+  end(): string {
+    const rest = this.pending;
+    this.pending = "";
+    return rest ? this.redactor.redact(rest, { startsMidStream: this.midStart }) : "";
   }
 }
 

@@ -7,7 +7,7 @@ import { failureDigest } from "./digest.ts";
 import type { ArtifactEntry, Job, JobResult } from "./job.ts";
 import { type Decision, NO_SPACE_DETAIL } from "./reconcile.ts";
 import { REDACTION_MARGIN_BYTES, Redactor } from "./redact.ts";
-import { cleanText, splitBudget, tailText, utf8Length } from "./text.ts";
+import { cleanText, decodeUtf8, splitBudget, tailText, utf8Length } from "./text.ts";
 
 type TerminalDecision = Extract<Decision, { kind: "terminal" }>;
 
@@ -40,8 +40,11 @@ export async function readTails(
     backend.readTail(job, "stdout", readBytes),
     backend.readTail(job, "stderr", readBytes),
   ]);
-  const clean = (t: LogTail) =>
-    redactor.redact(cleanText(t.bytes), { startsMidStream: t.bytes.length < t.totalBytes });
+  // Secrets are matched before cleaning (as given) and after it (as cleaned).
+  const clean = (t: LogTail) => {
+    const edges = { startsMidStream: t.bytes.length < t.totalBytes };
+    return redactor.redact(cleanText(redactor.redact(decodeUtf8(t.bytes), edges)), edges);
+  };
   const outText = clean(out);
   const errText = clean(err);
   const budget = splitBudget(utf8Length(outText), utf8Length(errText), maxReturnBytes);

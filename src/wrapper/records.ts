@@ -26,6 +26,8 @@ export interface HeartbeatRecord {
   progressBytes: number;
   /** When stdout, stderr or the progress file last changed size (started_at until then). */
   lastChangeEpochSeconds: number;
+  /** The wrapper's heartbeat interval (AWL_HEARTBEAT); absent from wrappers that predate it. */
+  intervalSeconds?: number;
 }
 
 export const EXIT_REASONS = ["exited", "timed_out", "cancelled", "launch_failed"] as const;
@@ -115,6 +117,7 @@ export function parseHeartbeat(text: string): HeartbeatRecord | null {
   const err = integer(kv.err);
   const progress = integer(kv.progress);
   const lastChange = integer(kv.last_change);
+  const interval = integer(kv.interval);
   if (
     now === undefined ||
     out === undefined ||
@@ -130,6 +133,7 @@ export function parseHeartbeat(text: string): HeartbeatRecord | null {
     stderrBytes: err,
     progressBytes: progress,
     lastChangeEpochSeconds: lastChange,
+    ...(interval ? { intervalSeconds: interval } : {}),
   };
 }
 

@@ -18,10 +18,12 @@ export interface SpecInput {
   timeoutSeconds?: number;
   /** TERM → KILL delay on timeout (a cancel file carries its own). */
   graceSeconds?: number;
-  /** Monitor period: heartbeat, log cap, timeout and cancel checks happen once per tick. */
+  /** Shortest gap between the monitor's size checks (used while output grows), and its pace during a kill. */
   tickSeconds?: number;
-  /** Time between heartbeat rewrites. */
+  /** Time between heartbeat rewrites while the command is quiet. */
   heartbeatSeconds?: number;
+  /** Longest gap between size checks while nothing changes (the checks back off from tickSeconds to this). */
+  checkMaxSeconds?: number;
   /** Per-stream disk cap (head + rolling tail); 0 = unlimited. */
   logCapBytes?: number;
   /** Wait for a turn before starting (named queue and/or resource locks); absent = start at once. */
@@ -48,7 +50,8 @@ export const SPEC_DEFAULTS = {
   timeoutSeconds: 0,
   graceSeconds: 10,
   tickSeconds: 1,
-  heartbeatSeconds: 5,
+  heartbeatSeconds: 30, // core/liveness.ts HEARTBEAT_SECONDS (a test checks they agree)
+  checkMaxSeconds: 15, // core/liveness.ts CHECK_MAX_SECONDS
   logCapBytes: 0,
 } as const;
 
@@ -94,6 +97,11 @@ export function renderSpec(input: SpecInput): string {
     input.heartbeatSeconds ?? SPEC_DEFAULTS.heartbeatSeconds,
     1,
   );
+  const checkMaxSeconds = checkSeconds(
+    "checkMaxSeconds",
+    input.checkMaxSeconds ?? Math.max(tickSeconds, SPEC_DEFAULTS.checkMaxSeconds),
+    tickSeconds,
+  );
   const logCapBytes = input.logCapBytes ?? SPEC_DEFAULTS.logCapBytes;
   if (
     !Number.isSafeInteger(logCapBytes) ||
@@ -135,6 +143,7 @@ export function renderSpec(input: SpecInput): string {
     `AWL_GRACE=${graceSeconds}`,
     `AWL_TICK=${tickSeconds}`,
     `AWL_HEARTBEAT=${heartbeatSeconds}`,
+    `AWL_CHECK_MAX=${checkMaxSeconds}`,
     `AWL_LOG_CAP=${logCapBytes}`,
     ...(input.scheduler === "slurm" ? ["AWL_SCHEDULER=slurm"] : []),
     `set -- ${input.argv.map(shellQuote).join(" ")}`,

@@ -8,7 +8,7 @@
 # Files in JOB_DIR (umask 077: every file 0600; nothing is written outside JOB_DIR; the command itself gets the
 # umask the wrapper was started with):
 #   spec.sh        client -> wrapper, sourced with `.`: AWL_JOB_ID AWL_CWD AWL_TIMEOUT AWL_GRACE AWL_TICK
-#                  AWL_HEARTBEAT AWL_LOG_CAP [AWL_SCHEDULER], `set -- argv...`, and awl_env() (exports applied only to
+#                  AWL_HEARTBEAT [AWL_CHECK_MAX] AWL_LOG_CAP [AWL_SCHEDULER], `set -- argv...`, and awl_env() (exports applied only to
 #                  the command). AWL_SCHEDULER=slurm: see "Cancel" below.
 #                  Queued jobs add AWL_QUEUE AWL_QUEUE_CONCURRENCY AWL_RESOURCES AWL_QUEUE_DIR [AWL_QUEUE_LOCK]
 #                  (see "Queue admission" below); the command then also gets AWAITLESS_QUEUE and AWAITLESS_RESOURCES.
@@ -20,8 +20,11 @@
 #                  command's pid. monitor_pid: the wrapper's monitor (a child of wrapper_pid), which a client wakes.
 #   stdout stderr  the command's output, opened with >> (O_APPEND) from the first byte.
 #   progress       free for the command ($AWAITLESS_PROGRESS_FILE); only its size is watched.
-#   heartbeat      key=value: now out err progress last_change. Rewritten atomically every AWL_HEARTBEAT seconds.
-#                  out/err count every byte ever written, dropped ones included.
+#   heartbeat      key=value: now out err progress last_change interval. Rewritten atomically after each size check
+#                  that saw a change, else every AWL_HEARTBEAT (= interval) seconds. out/err count every byte ever
+#                  written, dropped ones included; last_change is the time of the check that saw the change.
+#   checked        empty, touched before each size check (its mtime says whether anything was written since).
+#   monitor.ls     scratch: the `ls -ln` listing of the last size check.
 #   timed_out | cancelled   marker (content: epoch seconds), written before the group is signalled: whoever finds
 #                  one knows TERM went out then. A client stopping a group whose wrapper is gone claims `cancelled`
 #                  with noclobber first (see "Cancel").
@@ -51,14 +54,14 @@
 #
 # Cancel: the group gets exactly one TERM, then KILL after the grace period, and only the monitor signals it. A
 #   client writes `cancel` (src/wrapper/cancel.sh is the client's half), then sends USR2 to monitor_pid so that it
-#   acts now rather than at the next tick. The monitor sends TERM once (a second request while a kill is in progress, or
+#   acts now rather than at its next wake-up. The monitor sends TERM once (a second request while a kill is in progress, or
 #   a timeout meanwhile, sends nothing) and KILL when the grace is over. A cancel before the command started (or
 #   before its queue admitted it): the command never runs. With the wrapper gone (killed), the client's script
 #   stops the group itself, still with one TERM (the `cancelled` marker decides who sends it) and a KILL after
 #   the grace. AWL_SCHEDULER=slurm (this wrapper is a Slurm batch script): the client writes `cancel`, then runs
 #   scancel. Slurm sends its TERM only to the batch shell, this wrapper (and KILL to every process of the job
 #   KillWait seconds later, or at once when the batch shell ends). The wrapper traps that TERM and lives on, so
-#   the monitor's one TERM to the group, on its next tick, leaves the command its cleanup (up to the grace or
+#   the monitor's one TERM to the group, within AWL_TICK, leaves the command its cleanup (up to the grace or
 #   KillWait, whichever is shorter). Slurm's TERM itself never reaches the command; one that lands before the
 #   command starts means it never starts.
 #
@@ -66,7 +69,8 @@
 #   the monitor saves the first HEAD bytes once (STREAM.head), copies the live file and truncates it (`: >`, safe
 #   because the writer appends), keeps the last TAIL/2 bytes of the copy as STREAM.prev and adds what it let go to
 #   STREAM.dropped. After the command exits, prev+live are cut to their last TAIL bytes. Disk per stream stays
-#   within about CAP plus one tick of output. A reader shows head + [dropped-HEAD bytes omitted] + prev + live;
+#   within about CAP plus the output of one check gap (AWL_TICK while output grows, up to AWL_CHECK_MAX after a
+#   quiet spell; see awl_monitor). A reader shows head + [dropped-HEAD bytes omitted] + prev + live;
 #   the tail is the end of prev + live; bytes written = dropped + size(prev) + size(live).
 #   The one race: bytes the command writes between the copy reaching end-of-file and the truncation are lost and
 #   not counted (a window of a process exit; none after the command and its group have exited).
@@ -100,21 +104,31 @@ awl_put() {
 
 awl_now() { awl_t=$(date +%s); }
 
-# awl_stat: sizes of the watched files, one `ls` for all (missing files count 0).
+# awl_stat: sizes of the watched files, one `ls` for all (missing files count 0). Its listing goes through the file
+# monitor.ls rather than a command substitution (see awl_monitor on bash's traps); with no room for that file (a
+# full disk), through a command substitution after all.
 awl_stat() {
-  sz_out=0 sz_err=0 sz_prog=0 sz_outp=0 sz_errp=0
+  sz_out=0 sz_err=0 sz_prog=0 sz_outp=0 sz_errp=0 awl_seen=0
+  { LC_ALL=C BLOCK_SIZE=1 LS_BLOCK_SIZE=1 ls -ln stdout stderr progress stdout.prev stderr.prev >monitor.ls; } 2>/dev/null
+  { awl_sizes <monitor.ls; } 2>/dev/null
+  [ "$awl_seen" = 0 ] || return 0
   awl_ls=$(LC_ALL=C BLOCK_SIZE=1 LS_BLOCK_SIZE=1 ls -ln stdout stderr progress stdout.prev stderr.prev 2>/dev/null)
+  awl_sizes <<EOF
+$awl_ls
+EOF
+}
+
+# awl_sizes: reads an `ls -ln` listing of the watched files on stdin into sz_*.
+awl_sizes() {
   while read -r awl_x awl_x awl_x awl_x awl_sz awl_rest; do
     case $awl_rest in
-    *' stdout') sz_out=$awl_sz ;;
+    *' stdout') sz_out=$awl_sz awl_seen=1 ;;
     *' stderr') sz_err=$awl_sz ;;
     *' progress') sz_prog=$awl_sz ;;
     *' stdout.prev') sz_outp=$awl_sz ;;
     *' stderr.prev') sz_errp=$awl_sz ;;
     esac
-  done <<EOF
-$awl_ls
-EOF
+  done
 }
 
 # awl_size FILE: sets awl_sz to its size in bytes.
@@ -242,25 +256,56 @@ awl_signal_group() {
   fi
 }
 
-# awl_nap SECONDS: sleep, but return early when a trapped signal (USR1 from the main wrapper, USR2 from a client)
-# arrives. Once the command has exited the monitor only naps while a kill is in progress (the group still alive):
-# a short nap then, not none, or it would spin for the whole grace period.
+# awl_clock: sets awl_cs to centiseconds on a monotonic clock, without a fork where /proc/uptime exists (else
+# `date +%s`, whole seconds). awl_epoch: sets awl_t to epoch seconds derived from it (the wrapper's start time plus
+# the monotonic time since), so the monitor's records never need `date`.
+awl_clock() {
+  if [ "$awl_up_ok" = 1 ] && { read -r awl_u awl_x </proc/uptime; } 2>/dev/null; then
+    awl_cs=$((${awl_u%.*} * 100 + 1${awl_u#*.} - 100))
+  else
+    awl_now
+    awl_cs=$((awl_t * 100))
+  fi
+}
+
+awl_epoch() { awl_t=$((awl_started_at + (awl_cs - awl_started_cs) / 100)); }
+
+# awl_nap CENTISECONDS: one `sleep` child the monitor waits for; a trapped signal (USR1 from the main wrapper, USR2
+# from a client) ends the wait at once: the trap also kills that child, so a signal that lands just before `wait`
+# is not slept through. Once the command has exited the monitor only naps while a kill is in progress (the group
+# still alive): a short nap then, not none, or it would spin for the whole grace period.
 awl_nap() {
   if [ "$awl_done" = 1 ] || [ -f monitor.stop ]; then
-    sleep 0.1 2>/dev/null || sleep 1
+    sleep "$awl_short" 2>/dev/null
     return
   fi
   if [ "$awl_wake" = 1 ]; then
     awl_wake=0
     return
   fi
-  sleep "$1" &
+  if [ "$awl_frac" = 1 ]; then
+    awl_f=$(($1 % 100))
+    [ "$awl_f" -ge 10 ] || awl_f=0$awl_f
+    awl_s=$(($1 / 100)).$awl_f
+  else
+    awl_s=$((($1 + 99) / 100))
+  fi
+  sleep "$awl_s" &
   awl_nap_pid=$!
   if [ "$awl_done" = 1 ] || [ "$awl_wake" = 1 ] || [ -f monitor.stop ] || ! wait "$awl_nap_pid"; then
     kill "$awl_nap_pid" 2>/dev/null
     wait "$awl_nap_pid" 2>/dev/null
   fi
+  awl_nap_pid=''
   awl_wake=0
+}
+
+# awl_quiet: nothing was written to stdout, stderr or progress since the last size check, as far as their mtimes
+# tell without a fork (`checked` is touched before each check; a write in the same mtime granule, one second for
+# busybox's test, counts as a change). Only then may a check skip its `ls`.
+awl_quiet() {
+  [ "$awl_force" = 0 ] && [ checked -nt stdout ] && [ checked -nt stderr ] &&
+    { [ ! -e progress ] || [ checked -nt progress ]; }
 }
 
 # awl_begin_kill MARKER GRACE: record why, then TERM the group; KILL follows GRACE seconds later.
@@ -272,40 +317,75 @@ awl_begin_kill() {
   kdeadline=$((now + $2))
 }
 
-# The monitor: heartbeat, log cap, timeout and cancel, once per AWL_TICK. When the command has exited the main
-# wrapper creates `monitor.stop` and sends USR1 to cut the nap short; the monitor then finishes a kill in progress
+# The monitor. It sleeps until the next thing due, whichever comes first: a size check of the streams and the
+# progress file (AWL_TICK after a check that saw growth, then backing off by doubling up to AWL_CHECK_MAX while
+# nothing changes), the heartbeat (when a check saw a change, else every AWL_HEARTBEAT), the timeout's deadline,
+# the KILL of a kill in progress (checked each AWL_TICK). A client's cancel wakes it with USR2; under Slurm, where
+# nobody can signal it, it looks for `cancel` every AWL_TICK. The log cap is enforced at each check. When the command
+# has exited the main wrapper creates `monitor.stop` and sends USR1; the monitor then finishes a kill in progress
 # and stops. The file is what counts: bash (5.2) can fail to run a trap whose signal lands while it parses a
-# command substitution ("trap: unexpected EOF while looking for matching `)'"), so the signal only saves time.
+# command substitution ("trap: unexpected EOF while looking for matching `)'"), so the signal only saves time,
+# and the loop itself uses no command substitution while the command runs.
 awl_monitor() {
-  awl_done=0 awl_wake=0
-  trap 'awl_done=1' USR1
+  awl_done=0 awl_wake=0 awl_nap_pid='' awl_frac=0 awl_short=1
+  if sleep 0.01 2>/dev/null; then awl_frac=1 awl_short=0.1; fi
+  trap 'awl_done=1; [ -z "$awl_nap_pid" ] || kill "$awl_nap_pid" 2>/dev/null' USR1
   # A client's cancel: look at the cancel file now instead of at the end of the nap.
-  trap 'awl_wake=1' USR2
-  pid='' pgid='' kstate=none kdeadline=0 o_drop=0 e_drop=0
-  last_out=0 last_err=0 last_prog=0 last_change=$awl_started_at last_hb=0
+  trap 'awl_wake=1; [ -z "$awl_nap_pid" ] || kill "$awl_nap_pid" 2>/dev/null' USR2
+  pid='' pgid='' kstate=none kdeadline=0 o_drop=0 e_drop=0 now=$awl_started_at
+  sz_out=0 sz_err=0 sz_prog=0 sz_outp=0 sz_errp=0
+  last_out=0 last_err=0 last_prog=0 last_change=$awl_started_at
+  awl_tick=$((AWL_TICK * 100)) awl_hb=$((AWL_HEARTBEAT * 100)) awl_cmax=$((AWL_CHECK_MAX * 100))
+  awl_gap=$awl_tick awl_next_check=0 awl_hb_cs=-$awl_hb awl_force=1 awl_first=1
+  awl_deadline=$((awl_started_cs + AWL_TIMEOUT * 100))
   while :; do
     [ -n "$pid" ] || awl_read_started
     kill -0 "$awl_wrapper_pid" 2>/dev/null || exit 0
-    awl_stat
-    if [ "$awl_cap" -gt 0 ]; then
-      if [ "$sz_out" -gt "$awl_rotate_at" ]; then
-        awl_rotate stdout "$sz_outp" "$o_drop" "$awl_rotate_at" &&
-          o_drop=$awl_drop sz_outp=$awl_prev sz_out=0
-      fi
-      if [ "$sz_err" -gt "$awl_rotate_at" ]; then
-        awl_rotate stderr "$sz_errp" "$e_drop" "$awl_rotate_at" &&
-          e_drop=$awl_drop sz_errp=$awl_prev sz_err=0
-      fi
-    fi
-    out=$((o_drop + sz_outp + sz_out))
-    err=$((e_drop + sz_errp + sz_err))
-    awl_now
+    awl_clock
+    awl_epoch
     now=$awl_t
-    if [ "$out" -ne "$last_out" ] || [ "$err" -ne "$last_err" ] || [ "$sz_prog" -ne "$last_prog" ]; then
-      last_change=$now last_out=$out last_err=$err last_prog=$sz_prog
+    awl_changed=0
+    if [ "$awl_cs" -ge "$awl_next_check" ] || [ $((awl_cs - awl_hb_cs)) -ge "$awl_hb" ] || [ "$awl_force" = 1 ]; then
+      if awl_quiet; then
+        :
+      else
+        : >checked 2>/dev/null
+        awl_stat
+        # Not on the first pass, at the command's start: copy-then-truncate loses what the command writes between
+        # the copy and the truncate (see the log cap above), and a start is when a burst is most likely under way.
+        # The next check then rotates (it is forced, so a command that went quiet meanwhile is not skipped).
+        if [ "$awl_cap" -gt 0 ] && [ "$awl_first" = 0 ]; then
+          if [ "$sz_out" -gt "$awl_rotate_at" ]; then
+            awl_rotate stdout "$sz_outp" "$o_drop" "$awl_rotate_at" &&
+              o_drop=$awl_drop sz_outp=$awl_prev sz_out=0
+          fi
+          if [ "$sz_err" -gt "$awl_rotate_at" ]; then
+            awl_rotate stderr "$sz_errp" "$e_drop" "$awl_rotate_at" &&
+              e_drop=$awl_drop sz_errp=$awl_prev sz_err=0
+          fi
+        fi
+        out=$((o_drop + sz_outp + sz_out))
+        err=$((e_drop + sz_errp + sz_err))
+        if [ "$out" -ne "$last_out" ] || [ "$err" -ne "$last_err" ] || [ "$sz_prog" -ne "$last_prog" ]; then
+          last_change=$now last_out=$out last_err=$err last_prog=$sz_prog awl_changed=1
+        fi
+      fi
+      if [ "$awl_changed" = 1 ]; then
+        awl_gap=$awl_tick
+      else
+        awl_gap=$((awl_gap * 2))
+        [ "$awl_gap" -le "$awl_cmax" ] || awl_gap=$awl_cmax
+        [ "$awl_gap" -ge "$awl_tick" ] || awl_gap=$awl_tick
+      fi
+      awl_next_check=$((awl_cs + awl_gap))
+      awl_force=0
+      if [ "$awl_first" = 1 ]; then
+        awl_first=0
+        { [ "$sz_out" -gt "$awl_rotate_at" ] || [ "$sz_err" -gt "$awl_rotate_at" ]; } && awl_force=1
+      fi
     fi
     if [ "$kstate" = none ] && [ -n "$pid" ]; then
-      if [ "$AWL_TIMEOUT" -gt 0 ] && [ $((now - awl_started_at)) -ge "$AWL_TIMEOUT" ]; then
+      if [ "$AWL_TIMEOUT" -gt 0 ] && [ "$awl_cs" -ge "$awl_deadline" ]; then
         awl_begin_kill timed_out "$AWL_GRACE"
       elif [ -f cancel ]; then
         awl_g=''
@@ -323,17 +403,30 @@ awl_monitor() {
         kstate=killed
       fi
     fi
-    if [ $((now - last_hb)) -ge "$AWL_HEARTBEAT" ]; then
-      { awl_put heartbeat "now=$now" "out=$out" "err=$err" "progress=$sz_prog" "last_change=$last_change"; } \
-        2>/dev/null || { rm -f heartbeat.tmp; : >no_space; }
-      last_hb=$now
+    if [ "$awl_changed" = 1 ] || [ $((awl_cs - awl_hb_cs)) -ge "$awl_hb" ]; then
+      { awl_put heartbeat "now=$now" "out=$last_out" "err=$last_err" "progress=$last_prog" \
+        "last_change=$last_change" "interval=$AWL_HEARTBEAT"; } 2>/dev/null || { rm -f heartbeat.tmp; : >no_space; }
+      awl_hb_cs=$awl_cs
     fi
     [ ! -f monitor.stop ] || awl_done=1
     if [ "$awl_done" = 1 ] && [ "$kstate" != term ]; then
       [ "$kstate" = killed ] && awl_reap_wait
       break
     fi
-    awl_nap "$AWL_TICK"
+    # The next wake-up: the earliest of what is due.
+    awl_w=$awl_next_check
+    [ $((awl_hb_cs + awl_hb)) -ge "$awl_w" ] || awl_w=$((awl_hb_cs + awl_hb))
+    if [ "$kstate" = none ] && [ "$AWL_TIMEOUT" -gt 0 ] && [ "$awl_deadline" -lt "$awl_w" ]; then
+      awl_w=$awl_deadline
+    fi
+    if [ "$kstate" = term ] || [ "$AWL_SCHEDULER" = slurm ]; then
+      [ $((awl_cs + awl_tick)) -ge "$awl_w" ] || awl_w=$((awl_cs + awl_tick))
+    fi
+    # Until `started` shows the command's pid (a moment after the monitor starts), look again soon.
+    [ -n "$pid" ] || [ $((awl_cs + 20)) -ge "$awl_w" ] || awl_w=$((awl_cs + 20))
+    awl_w=$((awl_w - awl_cs))
+    [ "$awl_w" -ge 1 ] || awl_w=1
+    awl_nap "$awl_w"
   done
 }
 
@@ -743,11 +836,14 @@ fi
 awl_number AWL_TIMEOUT 0
 awl_number AWL_GRACE 10
 awl_number AWL_TICK 1
-awl_number AWL_HEARTBEAT 5
+awl_number AWL_HEARTBEAT 30
+awl_number AWL_CHECK_MAX 15
 awl_number AWL_LOG_CAP 0
 awl_number AWL_QUEUE_CONCURRENCY 1
 [ "$AWL_QUEUE_CONCURRENCY" -gt 0 ] || awl_launch_failed "AWL_QUEUE_CONCURRENCY=0 in spec.sh; a queue admits at least 1 job"
 [ "$AWL_TICK" -gt 0 ] || AWL_TICK=1
+[ "$AWL_HEARTBEAT" -gt 0 ] || AWL_HEARTBEAT=1
+[ "$AWL_CHECK_MAX" -ge "$AWL_TICK" ] || AWL_CHECK_MAX=$AWL_TICK
 awl_cap=$AWL_LOG_CAP
 awl_headcap=$((awl_cap / 8))
 awl_tailcap=$((awl_cap - awl_headcap))
@@ -783,6 +879,10 @@ fi
 awl_setsid=$(command -v setsid 2>/dev/null)
 awl_now
 awl_started_at=$awl_t
+awl_up_ok=0
+{ read -r awl_u awl_x </proc/uptime; } 2>/dev/null && case $awl_u in *.[0-9][0-9]) awl_up_ok=1 ;; esac
+awl_clock
+awl_started_cs=$awl_cs
 
 case $AWL_CWD in
 /*) awl_cwd=$AWL_CWD ;;

@@ -86,14 +86,23 @@ describe("parsedResults", () => {
 });
 
 describe("redactJsonStrings", () => {
-  test("redacts string values at any depth and leaves keys and other values", () => {
+  test("redacts string values and keys at any depth and leaves other values", () => {
     const red = new Redactor(["topsecret"]);
     expect(
       redactJsonStrings({ k: "x topsecret", n: 1, a: [{ topsecret: "topsecret" }, null, true] }, red),
     ).toEqual({
       k: `x ${REDACTED}`,
       n: 1,
-      a: [{ topsecret: REDACTED }, null, true],
+      a: [{ [REDACTED]: REDACTED }, null, true],
+    });
+  });
+
+  test("keys that redact alike are all kept, the later ones numbered", () => {
+    const red = new Redactor(["topsecret", "othersecret"]);
+    expect(redactJsonStrings({ topsecret: 1, othersecret: 2, plain: 3 }, red)).toEqual({
+      [REDACTED]: 1,
+      [`${REDACTED} (2)`]: 2,
+      plain: 3,
     });
   });
 });

@@ -1,7 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import type { Observation } from "../../src/core/backend.ts";
 import type { Job } from "../../src/core/job.ts";
+import { HEARTBEAT_SECONDS, lostAfterSeconds } from "../../src/core/liveness.ts";
 import { decide } from "../../src/core/reconcile.ts";
+import { SPEC_DEFAULTS } from "../../src/wrapper/protocol.ts";
 import { plainSpec } from "../helpers/spec.ts";
 
 const T0 = Date.parse("2026-01-01T00:00:00.000Z");
@@ -151,5 +153,37 @@ describe("reconcile rules", () => {
       },
     });
     expect(decide({ ...j, state: "stalled" }, busy, ctx)).toMatchObject({ kind: "active", to: "running" });
+  });
+  test("heartbeat loss: where the wrapper cannot be checked, a heartbeat older than lost-after → lost", () => {
+    const hb = (ageS: number, interval?: number) => ({
+      at: iso(ctx.nowMs - ageS * 1000),
+      last_change_at: iso(T0),
+      stdout_bytes: 0,
+      stderr_bytes: 0,
+      ...(interval === undefined ? {} : { interval_seconds: interval }),
+    });
+    const limit = lostAfterSeconds(30);
+    const unknown = (h: Observation["heartbeat"]) =>
+      obs({ wrapperAlive: null, bootIdNow: null, heartbeat: h });
+    expect(decide(job(), unknown(hb(limit - 1, 30)), ctx)).toMatchObject({ kind: "active", to: "running" });
+    expect(decide(job(), unknown(hb(limit + 1, 30)), ctx)).toMatchObject({
+      kind: "terminal",
+      to: "lost",
+      reason: "heartbeat_lost",
+    });
+    // The threshold follows the interval the record names: 5 s heartbeats are overdue much sooner.
+    expect(decide(job(), unknown(hb(lostAfterSeconds(5) + 1, 5)), ctx)).toMatchObject({
+      reason: "heartbeat_lost",
+    });
+    // A wrapper known alive (its pid checked) is never lost for a late heartbeat (a full disk stops them).
+    expect(decide(job(), obs({ heartbeat: hb(10 * limit, 30) }), ctx)).toMatchObject({ to: "running" });
+    // No heartbeat yet: counted from started_at with the default interval.
+    const young = { ...ctx, nowMs: T0 + (lostAfterSeconds() - 1) * 1000 };
+    expect(decide(job(), unknown(null), young)).toMatchObject({ to: "running" });
+    const old = { ...ctx, nowMs: T0 + (lostAfterSeconds() + 1) * 1000 };
+    expect(decide(job(), unknown(null), old)).toMatchObject({ reason: "heartbeat_lost" });
+  });
+  test("the wrapper's default heartbeat interval is the one readers derive lost-after from", () => {
+    expect(SPEC_DEFAULTS.heartbeatSeconds).toBe(HEARTBEAT_SECONDS);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { REDACTED, Redactor, redactThenTail, shapeRedactor } from "../../src/core/redact.ts";
+import { REDACTED, Redactor, redactThenTail, StreamRedactor, shapeRedactor } from "../../src/core/redact.ts";
 
 const r = (text: string): string => shapeRedactor.redact(text);
 
@@ -207,5 +207,50 @@ describe("large input", () => {
     const out = red.redact(text, { startsMidStream: true, endsMidStream: true });
     expect(out.length).toBeGreaterThan(0);
     expect(out).toContain(REDACTED);
+  });
+});
+
+describe("secrets as cleaned", () => {
+  test("a secret with CRLF, an escape sequence or a control character matches as output cleaning leaves it", () => {
+    const red = new Redactor(["Ab3\r\nXy9KqLm7Pz", "Qw5\x1b[1mEr7Ty8Ui", "Zx\x01Cv8Bn7Mm"]);
+    expect(red.redact("Ab3\nXy9KqLm7Pz")).toBe(REDACTED);
+    expect(red.redact("Qw5Er7Ty8Ui")).toBe(REDACTED);
+    expect(red.redact("ZxCv8Bn7Mm")).toBe(REDACTED);
+    expect(red.redact("Ab3\r\nXy9KqLm7Pz")).toBe(REDACTED);
+  });
+
+  test("each line of a multi-line secret is matched alone (logs are redacted line by line)", () => {
+    const red = new Redactor(["first-line\nsecond-line"]);
+    expect(red.redact("second-line")).toBe(REDACTED);
+  });
+});
+
+describe("StreamRedactor", () => {
+  const secret = "Zq7vKp2XwR9tLm4NbY6hJc3DfG";
+  const feed = (chunks: string[], gapAt = -1): string => {
+    const s = new StreamRedactor(new Redactor([secret]));
+    return chunks.map((c, i) => s.push(c, i === gapAt)).join("") + s.end();
+  };
+
+  test("a secret split across chunks at every position is redacted whole", () => {
+    const text = `before ${secret} after\n`;
+    for (let cut = 1; cut < text.length; cut++) {
+      expect(feed([text.slice(0, cut), text.slice(cut)])).toBe(`before ${REDACTED} after\n`);
+    }
+  });
+
+  test("one character at a time, and several secrets in a row", () => {
+    const text = `${secret}${secret} x ${secret}`;
+    expect(feed([...text])).toBe(`${REDACTED}${REDACTED} x ${REDACTED}`);
+  });
+
+  test("prints what cannot begin a secret at once and holds at most the longest secret less one", () => {
+    const s = new StreamRedactor(new Redactor([secret]));
+    expect(s.push("x".repeat(100))).toBe("x".repeat(100 - (secret.length - 1)));
+    expect(s.end()).toBe("x".repeat(secret.length - 1));
+  });
+
+  test("after a gap, the held part ends and the new chunk starts mid-stream", () => {
+    expect(feed([`a ${secret.slice(0, 10)}`, `${secret.slice(16)} b`], 1)).toBe(`a ${REDACTED}${REDACTED} b`);
   });
 });

@@ -38,7 +38,7 @@ describe("renderSpec", () => {
     expect(spec).toContain(
       "AWL_JOB_ID='job_X'\nAWL_CWD='/tmp/w'\nAWL_TIMEOUT=30\nAWL_GRACE=10\nAWL_TICK=1\n",
     );
-    expect(spec).toContain("AWL_HEARTBEAT=5\nAWL_LOG_CAP=0\n");
+    expect(spec).toContain("AWL_HEARTBEAT=30\nAWL_CHECK_MAX=15\nAWL_LOG_CAP=0\n");
     expect(spec).toContain("set -- 'a b' 'it'\\''s'\n");
     expect(spec).toContain("awl_env() {\n  command export 'FOO=x'\\''y'\n  :\n}\n");
   });

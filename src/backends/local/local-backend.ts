@@ -1,4 +1,5 @@
 // The local backend: launches the wrapper detached (own session) on this machine and reads its files.
+
 import { spawn } from "node:child_process";
 import {
   closeSync,
@@ -25,6 +26,7 @@ import type {
 import { parseCancelOutcome } from "../../core/backend.ts";
 import { AwaitlessError } from "../../core/errors.ts";
 import type { ArtifactEntry, BackendId, Job } from "../../core/job.ts";
+import { HEARTBEAT_SECONDS } from "../../core/liveness.ts";
 import type { LogQuery, LogScan } from "../../core/log-scan.ts";
 import { freeSpace, isNoSpace, noSpaceError } from "../../core/store-errors.ts";
 import { assertTrustedDir, makeOwnDir } from "../../core/trusted-dir.ts";
@@ -124,7 +126,7 @@ export class LocalBackend implements Backend {
       wrapper = this.ensureWrapper();
       const text = jobSpecText(job, input, {
         tickSeconds: this.opts.tickSeconds ?? 1,
-        heartbeatSeconds: this.opts.heartbeatSeconds ?? 1,
+        heartbeatSeconds: this.opts.heartbeatSeconds ?? HEARTBEAT_SECONDS,
         admissionDir: localQueueDir(this.opts.dataDir),
         admissionLock: this.opts.queueLock ?? "auto",
       });
@@ -265,14 +267,15 @@ export class LocalBackend implements Backend {
     }
   }
 
-  waitForChange(job: Job, timeoutMs: number, signal?: AbortSignal, anyFile = false): Promise<void> {
-    return new Promise<void>((resolve) => {
+  waitForChange(job: Job, timeoutMs: number, signal?: AbortSignal, anyFile = false): Promise<boolean> {
+    return new Promise<boolean>((resolve) => {
       let watcher: FSWatcher | null = null;
+      let armed = false;
       const done = () => {
         clearTimeout(timer);
         signal?.removeEventListener("abort", done);
         watcher?.close();
-        resolve();
+        resolve(armed);
       };
       const timer = setTimeout(done, Math.max(0, timeoutMs));
       if (signal?.aborted) return done();
@@ -282,6 +285,7 @@ export class LocalBackend implements Backend {
           if (anyFile || (name !== null && LIFECYCLE_FILES.has(String(name)))) done();
         });
         watcher.on("error", () => undefined);
+        armed = true;
       } catch {
         // No directory yet (launch in progress) or no inotify: the timer is the fallback.
       }

@@ -1,4 +1,5 @@
 // The Slurm backend: sbatch runs the wrapper inside the allocation in <slurm_job_dir>/jobs/<job_id>; squeue/sacct
+
 // (one of each per cluster per poll interval) and the wrapper's records decide the state. job.job_dir stays the
 // LOCAL job dir (a 0600 copy of spec.sh, for redaction); backend_id.remote_dir names the cluster one.
 import { readFileSync, rmSync } from "node:fs";
@@ -7,6 +8,7 @@ import type { HostConfig } from "../../config/config.ts";
 import type { Backend, LaunchInput, LogTail, Observation, Stream } from "../../core/backend.ts";
 import { AwaitlessError } from "../../core/errors.ts";
 import type { ArtifactEntry, BackendId, Job } from "../../core/job.ts";
+import { HEARTBEAT_SECONDS } from "../../core/liveness.ts";
 import { emptyScan, type LogQuery, type LogScan } from "../../core/log-scan.ts";
 import { writeCancelRequest } from "../../wrapper/protocol.ts";
 import { jobSpecText, localSpecMissing, writeLocalSpec } from "../job-spec.ts";
@@ -143,7 +145,7 @@ export class SlurmBackend implements Backend {
     const text = jobSpecText(job, input, {
       cwd,
       tickSeconds: this.opts.tickSeconds ?? 1,
-      heartbeatSeconds: this.opts.heartbeatSeconds ?? 1,
+      heartbeatSeconds: this.opts.heartbeatSeconds ?? HEARTBEAT_SECONDS,
       scheduler: "slurm",
     });
     writeLocalSpec(job.job_dir, text);

@@ -1,4 +1,5 @@
 // The SSH backend: the same wrapper and on-disk protocol as locally, in <remote_job_dir>/jobs/<job_id> on the host.
+
 // job.job_dir stays the LOCAL job dir (a 0600 copy of spec.sh, for redaction); backend_id.remote_dir names the
 // remote one (before launch it is derived from the host's prepared root).
 import { readFileSync, rmSync } from "node:fs";
@@ -16,6 +17,7 @@ import type {
 import { parseCancelOutcome } from "../../core/backend.ts";
 import { AwaitlessError } from "../../core/errors.ts";
 import type { ArtifactEntry, BackendId, Job } from "../../core/job.ts";
+import { HEARTBEAT_SECONDS } from "../../core/liveness.ts";
 import type { LogQuery, LogScan } from "../../core/log-scan.ts";
 import { isNoSpace, noSpaceError } from "../../core/store-errors.ts";
 import { humanBytes } from "../../core/text.ts";
@@ -90,7 +92,7 @@ export class SshBackend implements Backend {
     const dir = `${prepared.root}/jobs/${job.job_id}`;
     const text = jobSpecText(job, input, {
       tickSeconds: this.opts.tickSeconds ?? 1,
-      heartbeatSeconds: this.opts.heartbeatSeconds ?? 1,
+      heartbeatSeconds: this.opts.heartbeatSeconds ?? HEARTBEAT_SECONDS,
       admissionDir: queueDirOf(prepared.root),
       admissionLock: this.opts.queueLock ?? "auto",
     });

@@ -1,0 +1,58 @@
+// A held wait on a quiet local job: while inotify watches the job and nothing changes, its re-reads back off from
+// poll_interval to 10 s; without file events they stay at poll_interval. Asserts the slices the wait asked for.
+
+import { afterAll, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createContext } from "../../src/context.ts";
+import type { Backend } from "../../src/core/backend.ts";
+import { QUIET_POLL_MAX_MS } from "../../src/core/job-service.ts";
+
+const root = mkdtempSync(join(tmpdir(), "awl-wait-backoff-"));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+writeFileSync(join(root, "config.toml"), "[defaults]\npoll_interval_seconds = 0.05\n");
+const ctx = createContext({
+  ...process.env,
+  HOME: root,
+  AWAITLESS_DATA_DIR: join(root, "data"),
+  AWAITLESS_CONFIG: join(root, "config.toml"),
+});
+const service = ctx.service;
+
+/** Runs a wait of `ms` on a running job, recording each slice it asked the backend for. */
+async function slices(ms: number, events: boolean): Promise<number[]> {
+  const sub = await service.submit({ argv: ["sleep", "60"], cwd: root });
+  // Running first: the start is a change, which would reset the back-off in the middle of the wait.
+  for (let i = 0; i < 200 && (await service.status(sub.job_id)).state !== "running"; i++) await Bun.sleep(50);
+  expect((await service.status(sub.job_id)).state).toBe("running");
+  const asked: number[] = [];
+  const real = service.backendFor({ backend: "local" });
+  const spy: Backend = Object.create(real);
+  spy.waitForChange = async (job, timeoutMs, signal, anyFile) => {
+    asked.push(timeoutMs);
+    const armed = await real.waitForChange(job, timeoutMs, signal, anyFile);
+    return events ? armed : undefined;
+  };
+  const original = service.backendFor.bind(service);
+  service.backendFor = () => spy;
+  try {
+    await service.wait(sub.job_id, { timeoutMs: ms });
+  } finally {
+    service.backendFor = original;
+    await service.cancel(sub.job_id, 0).catch(() => undefined);
+  }
+  return asked;
+}
+
+test("with file events a quiet job's re-reads double from poll_interval; without them they stay", async () => {
+  const evented = await slices(2000, true);
+  // 50, 100, 200, 400, 800 ms … (the last slice is cut by the wait's own deadline)
+  expect(evented.length).toBeGreaterThanOrEqual(4);
+  for (let i = 1; i < evented.length - 1; i++) {
+    expect(evented[i]).toBe(Math.min(evented[i - 1]! * 2, QUIET_POLL_MAX_MS));
+  }
+  const polled = await slices(600, false);
+  expect(polled.length).toBeGreaterThanOrEqual(4);
+  for (const s of polled.slice(0, -1)) expect(s).toBe(50);
+});
