@@ -17,7 +17,7 @@ const count = (what: string, max: number) =>
 const jobId = v.pipe(
   v.string("job_id must be a string such as job_01J…"),
   v.minLength(1, "job_id must not be empty"),
-  v.description("The job ID returned by run, submit_job or list_jobs (job_…)."),
+  v.description("Job ID (job_…) from run, submit_job or list_jobs."),
 );
 const stringMap = (what: string) => v.record(v.string(), v.string(`${what} values must be strings`));
 
@@ -37,33 +37,30 @@ export const launchEntries = {
       ],
       'command must be a shell string such as "make test && make lint", or an argv array of strings such as ["make","test"]',
     ),
-    v.description(
-      'Argv array, run exactly: ["make","test"]; or one shell string, run by sh -c: "make test | tee log".',
-    ),
+    v.description('Argv array, run exactly (["make","test"]), or one shell string run by sh -c.'),
   ),
-  cwd: v.optional(v.pipe(v.string(), v.description("Working directory (default: the server's cwd)."))),
+  cwd: v.optional(v.pipe(v.string(), v.description("Working directory (default: the server's)."))),
   env: v.optional(v.pipe(stringMap("env"), v.description("Extra environment variables."))),
   secret_env: v.optional(
     v.pipe(
       v.array(v.string()),
-      v.description("Names of variables passed through from the server's environment; values are redacted."),
+      v.description("Names of server environment variables to pass; values redacted."),
     ),
   ),
   backend: v.optional(
     v.pipe(
       v.picklist(["local", "ssh", "slurm"], "backend must be local, ssh or slurm"),
       v.description(
-        "Where to run. Omitted: with host, that host's configured backend (else ssh); without host, the configured default (local unless set).",
+        "Default: the host's configured backend (else ssh); no host: the configured default (local).",
       ),
     ),
   ),
-  host: v.optional(v.pipe(v.string(), v.description("Host name (ssh/slurm); an ~/.ssh/config alias works."))),
+  host: v.optional(v.pipe(v.string(), v.description("ssh/slurm host; ~/.ssh/config aliases work."))),
   timeout_seconds: v.optional(
     v.pipe(
       positive("timeout_seconds"),
       v.description(
-        "Job runtime limit: once the job has run this long it is killed (SIGTERM to its process group, SIGKILL " +
-          "after the grace period) and ends timed_out. Not how long this call waits (inline_timeout_seconds).",
+        "Runtime limit: then the job is killed (group SIGTERM, then SIGKILL) and ends timed_out. Not this call's wait.",
       ),
     ),
   ),
@@ -71,43 +68,29 @@ export const launchEntries = {
     v.pipe(positive("stall_timeout_seconds"), v.description("Mark the job stalled after this much silence.")),
   ),
   artifacts: v.optional(
-    v.pipe(
-      v.array(v.string()),
-      v.description("Paths/globs (relative to cwd) reported in the result manifest."),
-    ),
+    v.pipe(v.array(v.string()), v.description("Paths/globs (relative to cwd) listed in the result.")),
   ),
   name: v.optional(v.pipe(v.string(), v.description("Human label for the job."))),
   queue: v.optional(
-    v.pipe(
-      v.string(),
-      v.description(
-        "Named FIFO queue (create_queue first): the job waits on its target for a slot, then runs; not for Slurm.",
-      ),
-    ),
+    v.pipe(v.string(), v.description("Named queue (create_queue) to wait in for a slot; not for Slurm.")),
   ),
   resources: v.optional(
     v.pipe(
       v.array(v.string("each resource must be a NAME=VALUE string")),
       v.description(
-        'Resource locks such as ["gpu=0"]: the job starts only while no other job on the target holds any of them; ' +
-          "the command sees AWAITLESS_RESOURCES.",
+        'Locks such as ["gpu=0"]: starts when no job on the target holds one; seen as AWAITLESS_RESOURCES.',
       ),
     ),
   ),
   client_request_id: v.optional(
     v.pipe(
       v.string(),
-      v.description(
-        "Idempotency key: a retry with the same key and arguments returns the same job, never a second launch.",
-      ),
+      v.description("Idempotency key: a retry with it (same arguments) returns the same job."),
     ),
   ),
   slurm_options: v.optional(v.pipe(stringMap("slurm_options"), v.description("Allowlisted sbatch options."))),
   allow_duplicate: v.optional(
-    v.pipe(
-      v.boolean(),
-      v.description("Launch even if an identical command is already active in the same cwd/target."),
-    ),
+    v.pipe(v.boolean(), v.description("Launch even if the same command is active in the same cwd/target.")),
   ),
 };
 
@@ -117,7 +100,7 @@ export const runInput = v.object({
   inline_timeout_seconds: v.optional(
     v.pipe(
       positive("inline_timeout_seconds"),
-      v.description("How long to wait inline before detaching (default 10)."),
+      v.description("Seconds to wait inline before detaching (default 10)."),
     ),
   ),
 });
@@ -126,7 +109,7 @@ export const runJobInput = v.object({
   client_request_id: v.pipe(
     v.string('run_job needs client_request_id: a key you reuse when retrying, e.g. "tests-after-fix-1"'),
     v.minLength(1, "client_request_id must not be empty"),
-    v.description("Required idempotency key; retrying with the same key returns the same job/task."),
+    v.description("Required idempotency key: a retry returns the same job/task."),
   ),
 });
 export const waitInput = v.object({
@@ -135,8 +118,7 @@ export const waitInput = v.object({
     v.pipe(
       positive("timeout_seconds"),
       v.description(
-        "How long this call waits (capped by the hold budget). When it passes, the call returns " +
-          'wait_state "client_timeout" and the job keeps running: a wait never kills or changes the job.',
+        'How long this call waits (capped by the hold budget); then wait_state "client_timeout", job untouched.',
       ),
     ),
   ),
@@ -150,10 +132,7 @@ export const completionsInput = v.object({
   ),
   after_cursor: v.optional(v.pipe(v.string(), v.description("next_cursor from the previous call."))),
   timeout_seconds: v.optional(
-    v.pipe(
-      positive("timeout_seconds"),
-      v.description("Longest this call waits for a completion; the jobs keep running when it passes."),
-    ),
+    v.pipe(positive("timeout_seconds"), v.description("Longest this call waits; the jobs keep running.")),
   ),
   limit: v.optional(v.pipe(count("limit", 500), v.description("Most completions to return (default 50)."))),
 });
@@ -181,42 +160,33 @@ export const logsInput = v.object({
   head: v.optional(
     v.pipe(
       count("head", 100_000),
-      v.description(
-        "The first N lines from from_line (default line 1); with grep, the first N matching lines.",
-      ),
+      v.description("First N lines from from_line (default 1); with grep, the first N matches."),
     ),
   ),
   from_line: v.optional(
     v.pipe(
       lineNumber("from_line"),
-      v.description(
-        "Read forward from this line (1-based), e.g. a next_from_line cursor; with to_line, a line range.",
-      ),
+      v.description("Read on from this 1-based line (e.g. next_from_line); with to_line, a range."),
     ),
   ),
   to_line: v.optional(
     v.pipe(
       lineNumber("to_line"),
-      v.description(
-        "Read up to this line: the last lines (or matches) before it, e.g. a next_to_line cursor.",
-      ),
+      v.description("Read the lines (or matches) before this one, e.g. next_to_line."),
     ),
   ),
   grep: v.optional(
     v.pipe(
       v.string(),
       v.description(
-        "Only lines matching this POSIX extended regular expression (as grep -E, byte-wise), searched over the " +
-          "whole log, not just its end; answers carry line numbers and matches_total.",
+        "POSIX ERE (grep -E) searched over the whole log; answers give line numbers and matches_total.",
       ),
     ),
   ),
   max_bytes: v.optional(
     v.pipe(
       count("max_bytes", 1_048_576),
-      v.description(
-        "Byte budget for the returned text (default and ceiling: the server's max_return_bytes).",
-      ),
+      v.description("Byte budget of the answer (default and ceiling: max_return_bytes)."),
     ),
   ),
 });
@@ -239,14 +209,12 @@ export const listInput = v.object({
   state: v.optional(
     v.pipe(
       v.picklist(listStates, `state must be one of: ${listStates.join(", ")}`),
-      v.description(
-        "Only jobs in this state; active = not finished, terminal = finished, pending = queued (the older name).",
-      ),
+      v.description("active = not finished, terminal = finished, pending = queued (older name)."),
     ),
   ),
   host: v.optional(v.pipe(v.string(), v.description("Only jobs on this host."))),
   queue: v.optional(v.pipe(v.string(), v.description("Only jobs launched into this named queue."))),
-  name: v.optional(v.pipe(v.string(), v.description("Only jobs with this name (the name given at launch)."))),
+  name: v.optional(v.pipe(v.string(), v.description("Only jobs with this launch name."))),
   limit: v.optional(
     v.pipe(count("limit", 1_000), v.description("Most jobs to return, newest first (default 20).")),
   ),
