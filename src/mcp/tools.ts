@@ -29,103 +29,92 @@ interface ToolDef {
 }
 
 const readOnly: ToolAnnotations = { readOnlyHint: true, openWorldHint: false };
-const launches: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, openWorldHint: false };
+// Hints at their MCP defaults (readOnlyHint false, destructiveHint true, openWorldHint true) are left out; a
+// launched command may reach anything, so the default openWorldHint is the honest one there.
+const launches: ToolAnnotations = { destructiveHint: false };
 
 export const TOOLS: Record<string, ToolDef> = {
   run: {
     description:
-      "Run a command and get its result: the default for builds, tests and scripts of unknown duration. " +
-      "Finishing within inline_timeout_seconds (default 10) it returns exit code, tails and digest; otherwise it " +
-      'detaches as a durable job (delivery "detached", job_id): then call wait_for_job, never sleep or poll. ' +
-      "timeout_seconds kills the job (timed_out). These launch arguments also serve submit_job and run_job. " +
-      "Not for: interactive commands (no stdin), a job already started (wait_for_job), many jobs at once (submit_job).",
+      "Run a command, get its result: the default for builds, tests, scripts. Done within " +
+      "inline_timeout_seconds: exit code, tails, digest; else it detaches: call wait_for_job, never sleep or " +
+      "poll. Not for interactive commands, a started job, many jobs (submit_job).",
     schema: inputs.runInput,
     annotations: launches,
     call: h.runTool as ToolDef["call"],
   },
   submit_job: {
     description:
-      "Start a durable background job and return its job_id at once. Use to fan out several jobs, then collect " +
-      "them with wait_for_completions (one: wait_for_job). Arguments as in run. Not for one command whose result " +
-      "you want now (run).",
+      "Start a background job, return its job_id at once; arguments as in run. Use to fan out. Not for a " +
+      "result now (run).",
     schema: inputs.submitInput,
     annotations: launches,
     call: h.submitTool as ToolDef["call"],
   },
   run_job: {
     description:
-      "Run a command as an MCP Task (taskId = job_id): with Tasks, a handle to follow via tasks/get; otherwise " +
-      "the call holds until the job ends or the hold budget passes (then wait_for_job). client_request_id is " +
-      "required: a retry returns the same job. Use if your client handles MCP Tasks; not for others (Prefer run).",
+      "Run a command as an MCP Task (taskId = job_id); arguments as in run. Use if your client has MCP " +
+      "Tasks; not for others (Prefer run).",
     schema: inputs.runJobInput,
     annotations: launches,
     call: h.runJobTool as ToolDef["call"],
   },
   wait_for_job: {
     description:
-      "Wait for one job and get its terminal result (state, exit code, tails, digest, artifacts). Use after run " +
-      "detaches or submit_job. Returns the moment the job ends, with progress meanwhile; before your client would " +
-      'give up it returns wait_state "client_timeout" with next_action: call it again. A wait never kills the job ' +
-      "(cancel_job does). Not for several jobs (wait_for_completions); never sleep or poll instead.",
+      'Wait for a job\'s terminal result. Use after run detaches or submit_job; on "client_timeout" call ' +
+      "again. Not for several jobs (wait_for_completions); never sleep or poll.",
     schema: inputs.waitInput,
     annotations: readOnly,
     call: h.waitTool as ToolDef["call"],
   },
   wait_for_completions: {
     description:
-      "Wait until any of several jobs finishes: the finished ones with results, the active job IDs and " +
-      "next_cursor (pass it as after_cursor; a reused cursor replays safely). Use after fanning out with submit_job. " +
-      "Not for one job (wait_for_job).",
+      "Wait until any of several jobs finishes; pass next_cursor as after_cursor. Use after submit_job. Not " +
+      "for one job (wait_for_job).",
     schema: inputs.completionsInput,
     annotations: readOnly,
     call: h.completionsTool as ToolDef["call"],
   },
   get_job_status: {
     description:
-      "A job's state now, without waiting (state, elapsed, last output, exit code). Use for a quick look. " +
-      "Not for waiting (wait_for_job) or output (get_job_logs).",
+      "A job's state now. Use for a quick look. Not for waiting (wait_for_job) or output (get_job_logs).",
     schema: inputs.statusInput,
     annotations: readOnly,
     call: h.statusTool as ToolDef["call"],
   },
   get_job_logs: {
     description:
-      "Read a job's stdout/stderr, the whole log reachable: grep searches all of it (line numbers, matches_total), " +
-      "head/from_line/to_line page, tail_lines reads the end; within max_bytes, with next_from_line/next_to_line to " +
-      "read on. Use to look past a result's tails or at a running job. Not for waiting.",
+      "Read a job's whole stdout/stderr: grep, head, tail_lines, from_line/to_line, next_from_line " +
+      "cursors. Use past a result's tails. Not for waiting.",
     schema: inputs.logsInput,
     annotations: readOnly,
     call: h.logsTool as ToolDef["call"],
   },
   cancel_job: {
     description:
-      "Stop a job: SIGTERM to its process group, SIGKILL after grace_period_seconds (Slurm: scancel). Use when a " +
-      "job is wrong or unneeded; a finished job is left as is. Not needed to stop waiting: a wait never affects the job.",
+      "Stop a job (SIGTERM, then SIGKILL). Use when it is wrong or unneeded. Not needed to stop " +
+      "waiting.",
     schema: inputs.cancelInput,
-    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+    annotations: { idempotentHint: true, openWorldHint: false },
     call: h.cancelTool as ToolDef["call"],
   },
   create_queue: {
     description:
-      "Create a named FIFO queue with a fixed concurrency here or on a host (idempotent; another concurrency is " +
-      "refused). Use so jobs launched with queue: NAME wait for a slot on the target, no client needed. " +
-      "Not for Slurm (it schedules itself).",
+      "Create a FIFO queue of fixed concurrency. Use so jobs with queue: NAME wait for a " +
+      "slot. Not for Slurm.",
     schema: inputs.createQueueInput,
-    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    annotations: { destructiveHint: false, idempotentHint: true, openWorldHint: false },
     call: h.createQueueTool as ToolDef["call"],
   },
   list_queues: {
     description:
-      "List queues: concurrency, running and queued jobs, positions, ETA. Use to see why a job is queued. " +
-      "Not for one job's state (get_job_status).",
+      "List queues, their jobs, ETA. Use to see why a job is queued. Not for one job (get_job_status).",
     schema: inputs.listQueuesInput,
     annotations: readOnly,
     call: h.listQueuesTool as ToolDef["call"],
   },
   list_jobs: {
-    description:
-      "List recent jobs with IDs and states, filtered by state, host, queue or name. Use to find a lost job ID " +
-      "(e.g. in a new session). Not for one known job (get_job_status).",
+    description: "List recent jobs. Use to find a lost job ID. Not for one known job (get_job_status).",
     schema: inputs.listInput,
     annotations: readOnly,
     call: h.listTool as ToolDef["call"],
@@ -148,7 +137,7 @@ export function registerTools(mcp: McpServer, env: h.ToolEnv): Record<string, Re
       name,
       {
         description: def.description,
-        inputSchema: withJsonSchema(strict.get(name)!, SHARED_LAUNCH[name] ?? new Set(), "As in run."),
+        inputSchema: withJsonSchema(strict.get(name)!, SHARED_LAUNCH[name]),
         annotations: def.annotations,
       },
       () => {
