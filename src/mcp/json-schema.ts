@@ -28,7 +28,7 @@ function compact(json: Json, shared: ReadonlySet<string>): Json {
 
 /**
  * A valibot schema the SDK can both list (JSON Schema) and validate with (valibot); the properties in `shared`
- * are described once elsewhere (run's launch arguments, which the tool's description points to): here only typed.
+ * are described once elsewhere (run's launch arguments, which the tool's description points to): here only named.
  */
 export function withJsonSchema<S extends AnySchema>(
   schema: S,
