@@ -12,9 +12,38 @@ export function toJsonSchema(schema: AnySchema): Record<string, unknown> {
   return convert(schema, { target: "draft-2020-12", typeMode: "input" }) as Record<string, unknown>;
 }
 
-/** A valibot schema the SDK can both list (JSON Schema) and validate with (valibot). */
+type Json = Record<string, unknown>;
+
+/** Drops what tools/list need not repeat: `$schema` per tool, `propertyNames: {type: string}`, a shared field's schema. */
+function compact(json: Json, shared: ReadonlySet<string>): Json {
+  delete json.$schema;
+  if (Array.isArray(json.required) && json.required.length === 0) delete json.required;
+  for (const [key, prop] of Object.entries((json.properties ?? {}) as Record<string, Json>)) {
+    delete prop.propertyNames;
+    // Described and constrained once, in run's schema (the tool's description points there); here it is named.
+    if (shared.has(key)) for (const field of Object.keys(prop)) delete prop[field];
+  }
+  return json;
+}
+
+/**
+ * A valibot schema the SDK can both list (JSON Schema) and validate with (valibot); the properties in `shared`
+ * are described once elsewhere (run's launch arguments, which the tool's description points to): here only named.
+ */
 export function withJsonSchema<S extends AnySchema>(
   schema: S,
+  shared: ReadonlySet<string> = new Set(),
 ): StandardSchemaWithJSON<v.InferInput<S>, v.InferOutput<S>> {
-  return toStandardJsonSchema(schema) as unknown as StandardSchemaWithJSON<v.InferInput<S>, v.InferOutput<S>>;
+  const std = toStandardJsonSchema(schema) as unknown as {
+    "~standard": { jsonSchema: Record<string, unknown> };
+  };
+  const inner = std["~standard"].jsonSchema as Record<"input" | "output", (opts: unknown) => Json>;
+  const jsonSchema = {
+    input: (opts: unknown) => compact(inner.input(opts), shared),
+    output: (opts: unknown) => compact(inner.output(opts), shared),
+  };
+  return { ...std, "~standard": { ...std["~standard"], jsonSchema } } as unknown as StandardSchemaWithJSON<
+    v.InferInput<S>,
+    v.InferOutput<S>
+  >;
 }

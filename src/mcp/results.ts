@@ -13,7 +13,6 @@ export function resourceLink(jobId: string): CallToolResult["content"][number] {
     uri: jobUri(jobId),
     name: jobId,
     mimeType: "application/json",
-    description: "Job status and bounded output tails; subscribe to be told when it finishes.",
   };
 }
 
@@ -109,9 +108,13 @@ export function describeResult(result: JobResult): string {
   if (result.state === "timed_out")
     lines[0] += " Its process group got SIGTERM, then SIGKILL if still alive after the grace period.";
   if (result.digest.length > 0) lines.push(`Digest:\n${result.digest.slice(0, 5).join("\n")}`);
-  const tail = boundedTail(result.stdout_tail, 10, TEXT_TAIL_BYTES);
-  if (tail) lines.push(`Last stdout lines:\n${tail}`);
-  if (result.state !== "succeeded") {
+  if (result.state === "succeeded") {
+    // One line: the tails are in structuredContent; a short stderr tail only when stdout says little.
+    const errTail = stdoutSaysLittle(result.stdout_tail) ? boundedTail(result.stderr_tail, 3, 300) : "";
+    if (errTail) lines[0] += ` stderr: ${errTail.replace(/\n/g, " ⏎ ")}`;
+  } else {
+    const tail = boundedTail(result.stdout_tail, 10, TEXT_TAIL_BYTES);
+    if (tail) lines.push(`Last stdout lines:\n${tail}`);
     const errTail = boundedTail(result.stderr_tail, 10, TEXT_TAIL_BYTES);
     if (errTail) lines.push(`Last stderr lines:\n${errTail}`);
   }
@@ -120,6 +123,12 @@ export function describeResult(result: JobResult): string {
       "Tails are truncated; get_job_logs reads the whole log (grep searches all of it, from_line pages).",
     );
   return lines.join("\n");
+}
+
+/** Stdout with at most one short non-empty line: a success then shows its stderr tail in the text. */
+function stdoutSaysLittle(stdout: string): boolean {
+  const lines = stdout.split("\n").filter((line) => line.trim() !== "");
+  return lines.length === 0 || (lines.length === 1 && lines[0]!.length < 40);
 }
 
 export function describeWait(resp: WaitResponse): string {

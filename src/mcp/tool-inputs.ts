@@ -17,7 +17,7 @@ const count = (what: string, max: number) =>
 const jobId = v.pipe(
   v.string("job_id must be a string such as job_01J…"),
   v.minLength(1, "job_id must not be empty"),
-  v.description("The job ID returned by run, submit_job or list_jobs (job_…)."),
+  v.description("The job_… ID."),
 );
 const stringMap = (what: string) => v.record(v.string(), v.string(`${what} values must be strings`));
 
@@ -37,88 +37,43 @@ export const launchEntries = {
       ],
       'command must be a shell string such as "make test && make lint", or an argv array of strings such as ["make","test"]',
     ),
-    v.description(
-      'Argv array, run exactly: ["make","test"]; or one shell string, run by sh -c: "make test | tee log".',
-    ),
+    v.description("Argv run exactly, or a shell string (sh -c)."),
   ),
-  cwd: v.optional(v.pipe(v.string(), v.description("Working directory (default: the server's cwd)."))),
+  cwd: v.optional(v.pipe(v.string(), v.description("Working directory."))),
   env: v.optional(v.pipe(stringMap("env"), v.description("Extra environment variables."))),
-  secret_env: v.optional(
-    v.pipe(
-      v.array(v.string()),
-      v.description("Names of variables passed through from the server's environment; values are redacted."),
-    ),
-  ),
+  secret_env: v.optional(v.pipe(v.array(v.string()), v.description("Env names to pass (redacted)."))),
   backend: v.optional(
     v.pipe(
       v.picklist(["local", "ssh", "slurm"], "backend must be local, ssh or slurm"),
-      v.description(
-        "Where to run. Omitted: with host, that host's configured backend (else ssh); without host, the configured default (local unless set).",
-      ),
+      v.description("Default: the host's, else ssh/local."),
     ),
   ),
-  host: v.optional(v.pipe(v.string(), v.description("Host name (ssh/slurm); an ~/.ssh/config alias works."))),
+  host: v.optional(v.pipe(v.string(), v.description("ssh/slurm host (ssh alias ok)."))),
   timeout_seconds: v.optional(
-    v.pipe(
-      positive("timeout_seconds"),
-      v.description(
-        "Job runtime limit: once the job has run this long it is killed (SIGTERM to its process group, SIGKILL " +
-          "after the grace period) and ends timed_out. Not how long this call waits (inline_timeout_seconds).",
-      ),
-    ),
+    v.pipe(positive("timeout_seconds"), v.description("Runtime limit, then killed (timed_out).")),
   ),
   stall_timeout_seconds: v.optional(
-    v.pipe(positive("stall_timeout_seconds"), v.description("Mark the job stalled after this much silence.")),
+    v.pipe(positive("stall_timeout_seconds"), v.description("Silence before it is stalled.")),
   ),
-  artifacts: v.optional(
-    v.pipe(
-      v.array(v.string()),
-      v.description("Paths/globs (relative to cwd) reported in the result manifest."),
-    ),
-  ),
-  name: v.optional(v.pipe(v.string(), v.description("Human label for the job."))),
-  queue: v.optional(
-    v.pipe(
-      v.string(),
-      v.description(
-        "Named FIFO queue (create_queue first): the job waits on its target for a slot, then runs; not for Slurm.",
-      ),
-    ),
-  ),
+  artifacts: v.optional(v.pipe(v.array(v.string()), v.description("Paths/globs to report."))),
+  name: v.optional(v.pipe(v.string(), v.description("Job label."))),
+  queue: v.optional(v.pipe(v.string(), v.description("A create_queue queue to wait in."))),
   resources: v.optional(
     v.pipe(
       v.array(v.string("each resource must be a NAME=VALUE string")),
-      v.description(
-        'Resource locks such as ["gpu=0"]: the job starts only while no other job on the target holds any of them; ' +
-          "the command sees AWAITLESS_RESOURCES.",
-      ),
+      v.description('Locks such as ["gpu=0"] held while it runs.'),
     ),
   ),
-  client_request_id: v.optional(
-    v.pipe(
-      v.string(),
-      v.description(
-        "Idempotency key: a retry with the same key and arguments returns the same job, never a second launch.",
-      ),
-    ),
-  ),
+  client_request_id: v.optional(v.pipe(v.string(), v.description("Retry key: same key, same job."))),
   slurm_options: v.optional(v.pipe(stringMap("slurm_options"), v.description("Allowlisted sbatch options."))),
-  allow_duplicate: v.optional(
-    v.pipe(
-      v.boolean(),
-      v.description("Launch even if an identical command is already active in the same cwd/target."),
-    ),
-  ),
+  allow_duplicate: v.optional(v.pipe(v.boolean(), v.description("Run even if the same is active."))),
 };
 
 export const submitInput = v.object(launchEntries);
 export const runInput = v.object({
   ...launchEntries,
   inline_timeout_seconds: v.optional(
-    v.pipe(
-      positive("inline_timeout_seconds"),
-      v.description("How long to wait inline before detaching (default 10)."),
-    ),
+    v.pipe(positive("inline_timeout_seconds"), v.description("Wait before detaching (10 s).")),
   ),
 });
 export const runJobInput = v.object({
@@ -126,19 +81,13 @@ export const runJobInput = v.object({
   client_request_id: v.pipe(
     v.string('run_job needs client_request_id: a key you reuse when retrying, e.g. "tests-after-fix-1"'),
     v.minLength(1, "client_request_id must not be empty"),
-    v.description("Required idempotency key; retrying with the same key returns the same job/task."),
+    v.description("Retry key: same key, same task."),
   ),
 });
 export const waitInput = v.object({
   job_id: jobId,
   timeout_seconds: v.optional(
-    v.pipe(
-      positive("timeout_seconds"),
-      v.description(
-        "How long this call waits (capped by the hold budget). When it passes, the call returns " +
-          'wait_state "client_timeout" and the job keeps running: a wait never kills or changes the job.',
-      ),
-    ),
+    v.pipe(positive("timeout_seconds"), v.description("Longest wait (≤ hold budget).")),
   ),
 });
 export const completionsInput = v.object({
@@ -146,16 +95,13 @@ export const completionsInput = v.object({
     v.array(v.string(), "job_ids must be an array of job IDs"),
     v.minLength(1, "job_ids needs at least one job ID"),
     v.maxLength(500, "job_ids takes at most 500 job IDs"),
-    v.description("Jobs to watch."),
+    v.description("Job IDs."),
   ),
-  after_cursor: v.optional(v.pipe(v.string(), v.description("next_cursor from the previous call."))),
+  after_cursor: v.optional(v.pipe(v.string(), v.description("The last next_cursor."))),
   timeout_seconds: v.optional(
-    v.pipe(
-      positive("timeout_seconds"),
-      v.description("Longest this call waits for a completion; the jobs keep running when it passes."),
-    ),
+    v.pipe(positive("timeout_seconds"), v.description("Longest wait; jobs keep running.")),
   ),
-  limit: v.optional(v.pipe(count("limit", 500), v.description("Most completions to return (default 50)."))),
+  limit: v.optional(v.pipe(count("limit", 500), v.description("Most results (default 50)."))),
 });
 export const statusInput = v.object({ job_id: jobId });
 const lineNumber = (what: string) =>
@@ -169,87 +115,44 @@ export const logsInput = v.object({
   stream: v.optional(
     v.pipe(
       v.picklist(["stdout", "stderr", "both"], "stream must be stdout, stderr or both"),
-      v.description("Which stream to read (default both; they share max_bytes)."),
+      v.description("Default both."),
     ),
   ),
-  tail_lines: v.optional(
-    v.pipe(
-      count("tail_lines", 100_000),
-      v.description("The last N lines (with grep: the last N matching lines)."),
-    ),
-  ),
-  head: v.optional(
-    v.pipe(
-      count("head", 100_000),
-      v.description(
-        "The first N lines from from_line (default line 1); with grep, the first N matching lines.",
-      ),
-    ),
-  ),
-  from_line: v.optional(
-    v.pipe(
-      lineNumber("from_line"),
-      v.description(
-        "Read forward from this line (1-based), e.g. a next_from_line cursor; with to_line, a line range.",
-      ),
-    ),
-  ),
-  to_line: v.optional(
-    v.pipe(
-      lineNumber("to_line"),
-      v.description(
-        "Read up to this line: the last lines (or matches) before it, e.g. a next_to_line cursor.",
-      ),
-    ),
-  ),
-  grep: v.optional(
-    v.pipe(
-      v.string(),
-      v.description(
-        "Only lines matching this POSIX extended regular expression (as grep -E, byte-wise), searched over the " +
-          "whole log, not just its end; answers carry line numbers and matches_total.",
-      ),
-    ),
-  ),
+  tail_lines: v.optional(v.pipe(count("tail_lines", 100_000), v.description("Last N lines (or matches)."))),
+  head: v.optional(v.pipe(count("head", 100_000), v.description("First N lines (or matches)."))),
+  from_line: v.optional(v.pipe(lineNumber("from_line"), v.description("First line to read (1-based)."))),
+  to_line: v.optional(v.pipe(lineNumber("to_line"), v.description("Last line to read."))),
+  grep: v.optional(v.pipe(v.string(), v.description("grep -E pattern over the whole log."))),
   max_bytes: v.optional(
-    v.pipe(
-      count("max_bytes", 1_048_576),
-      v.description(
-        "Byte budget for the returned text (default and ceiling: the server's max_return_bytes).",
-      ),
-    ),
+    v.pipe(count("max_bytes", 1_048_576), v.description("Byte budget (≤ max_return_bytes).")),
   ),
 });
 export const cancelInput = v.object({
   job_id: jobId,
   grace_period_seconds: v.optional(
-    v.pipe(positive("grace_period_seconds"), v.description("SIGTERM, then SIGKILL after this long.")),
+    v.pipe(positive("grace_period_seconds"), v.description("SIGKILL this long after SIGTERM.")),
   ),
 });
 export const createQueueInput = v.object({
-  name: v.pipe(v.string("name must be a string"), v.description("Queue name: 1–64 of A-Z a-z 0-9 . _ -")),
-  concurrency: v.pipe(count("concurrency", 10_000), v.description("Jobs of the queue that run at once.")),
-  host: v.optional(v.pipe(v.string(), v.description("The queue's host (default: the local machine)."))),
+  name: v.pipe(v.string("name must be a string"), v.description("1–64 of A-Z a-z 0-9 . _ -")),
+  concurrency: v.pipe(count("concurrency", 10_000), v.description("Jobs that run at once.")),
+  host: v.optional(v.pipe(v.string(), v.description("Host (default: local)."))),
 });
 export const listQueuesInput = v.object({
-  host: v.optional(v.pipe(v.string(), v.description("Only the queues of this host; omit for all queues."))),
+  host: v.optional(v.pipe(v.string(), v.description("Only this host's queues."))),
 });
 const listStates = [...JOB_STATES, "active", "terminal", "pending"] as const;
 export const listInput = v.object({
   state: v.optional(
     v.pipe(
       v.picklist(listStates, `state must be one of: ${listStates.join(", ")}`),
-      v.description(
-        "Only jobs in this state; active = not finished, terminal = finished, pending = queued (the older name).",
-      ),
+      v.description("A state, active or terminal."),
     ),
   ),
-  host: v.optional(v.pipe(v.string(), v.description("Only jobs on this host."))),
-  queue: v.optional(v.pipe(v.string(), v.description("Only jobs launched into this named queue."))),
-  name: v.optional(v.pipe(v.string(), v.description("Only jobs with this name (the name given at launch)."))),
-  limit: v.optional(
-    v.pipe(count("limit", 1_000), v.description("Most jobs to return, newest first (default 20).")),
-  ),
+  host: v.optional(v.pipe(v.string(), v.description("Host filter."))),
+  queue: v.optional(v.pipe(v.string(), v.description("Queue filter."))),
+  name: v.optional(v.pipe(v.string(), v.description("Name filter."))),
+  limit: v.optional(v.pipe(count("limit", 1_000), v.description("Most jobs (default 20)."))),
 });
 
 export type LaunchArgs = v.InferOutput<typeof submitInput>;

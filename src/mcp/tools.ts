@@ -29,112 +29,103 @@ interface ToolDef {
 }
 
 const readOnly: ToolAnnotations = { readOnlyHint: true, openWorldHint: false };
-const launches: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, openWorldHint: false };
+// Hints at their MCP defaults (readOnlyHint false, destructiveHint true, openWorldHint true) are left out; a
+// launched command may reach anything, so the default openWorldHint is the honest one there.
+const launches: ToolAnnotations = { destructiveHint: false };
 
 export const TOOLS: Record<string, ToolDef> = {
   run: {
     description:
-      "Run a command and get its result: the default for any command of unknown duration (builds, test suites, scripts). " +
-      "A command that finishes inside the inline window (default 10 s) returns exit code, output tails and failure digest inline; " +
-      'a longer one keeps running as a durable job and the call returns delivery "detached" with its job_id: then call wait_for_job ' +
-      "(never sleep or poll). timeout_seconds is the job's runtime limit: when it passes the job is killed and ends " +
-      "timed_out (inline_timeout_seconds only bounds how long this call waits before detaching). " +
-      "Not for: interactive commands (no stdin), waiting on a job you already started (wait_for_job), " +
-      "starting many jobs at once (submit_job).",
+      "Run a command, get its result: the default for builds, tests, scripts. Done within " +
+      "inline_timeout_seconds: exit code, tails, digest; else it detaches: call wait_for_job, never sleep or " +
+      "poll. Not for interactive commands, a started job, many jobs (submit_job).",
     schema: inputs.runInput,
     annotations: launches,
     call: h.runTool as ToolDef["call"],
   },
   submit_job: {
     description:
-      "Start a command as a durable background job and return its job_id at once, without waiting. Use to fan out several " +
-      "jobs, then collect them with wait_for_completions (or one with wait_for_job). Not for a single command whose result " +
-      "you want now (use run).",
+      "Start a background job, return its job_id at once; arguments as in run. Use to fan out. Not for a " +
+      "result now (run).",
     schema: inputs.submitInput,
     annotations: launches,
     call: h.submitTool as ToolDef["call"],
   },
   run_job: {
     description:
-      "Run a command as an MCP Task (taskId = job_id). Clients with the Tasks extension get a task handle to follow with " +
-      "tasks/get; other clients get a call that holds until the job finishes or the hold budget ends (then wait_for_job). " +
-      "client_request_id is required so a retry returns the same job instead of launching twice. Prefer run unless your " +
-      "client handles MCP Tasks.",
+      "Run a command as an MCP Task (taskId = job_id); arguments as in run. Use if your client has MCP " +
+      "Tasks; not for others (Prefer run).",
     schema: inputs.runJobInput,
     annotations: launches,
     call: h.runJobTool as ToolDef["call"],
   },
   wait_for_job: {
     description:
-      "Wait for one job to finish and get its terminal result (state, exit code, output tails, failure digest, artifacts). " +
-      "Event-driven: returns the moment the job ends and sends progress while waiting; before your client would give up it " +
-      'returns wait_state "client_timeout" with next_action, and you simply call it again. timeout_seconds bounds only ' +
-      "this wait: when it passes the job keeps running, it is never killed by a wait (to stop a job, cancel_job). " +
-      "Not for several jobs (wait_for_completions). Never sleep or poll instead of calling this.",
+      'Wait for a job\'s terminal result. Use after run detaches or submit_job; on "client_timeout" call ' +
+      "again. Not for several jobs (wait_for_completions); never sleep or poll.",
     schema: inputs.waitInput,
     annotations: readOnly,
     call: h.waitTool as ToolDef["call"],
   },
   wait_for_completions: {
     description:
-      "Wait until any of several jobs finishes. Returns the finished ones with their results, the still-active job IDs, and " +
-      "next_cursor: pass it as after_cursor next time (reusing a cursor replays safely). Use after fanning out with " +
-      "submit_job. Not for one job (wait_for_job).",
+      "Wait until any of several jobs finishes; pass next_cursor as after_cursor. Use after submit_job. Not " +
+      "for one job (wait_for_job).",
     schema: inputs.completionsInput,
     annotations: readOnly,
     call: h.completionsTool as ToolDef["call"],
   },
   get_job_status: {
     description:
-      "A job's current state without waiting (state, elapsed time, last output, exit code). Use for a quick look. " +
-      "Not for waiting (wait_for_job returns when it ends, no polling loop) and not for output (get_job_logs).",
+      "A job's state now. Use for a quick look. Not for waiting (wait_for_job) or output (get_job_logs).",
     schema: inputs.statusInput,
     annotations: readOnly,
     call: h.statusTool as ToolDef["call"],
   },
   get_job_logs: {
     description:
-      "Read a job's stdout/stderr, all of it reachable: grep searches the whole log (line numbers, matches_total, " +
-      "and says when a pattern is absent), head/from_line/to_line page through it, tail_lines reads the end; every " +
-      "answer stays within max_bytes and gives next_from_line/next_to_line to read on. Use to look beyond the tails " +
-      "a result carries, or at a running job's progress. Not for waiting.",
+      "Read a job's whole stdout/stderr: grep, head, tail_lines, from_line/to_line, next_from_line " +
+      "cursors. Use past a result's tails. Not for waiting.",
     schema: inputs.logsInput,
     annotations: readOnly,
     call: h.logsTool as ToolDef["call"],
   },
   cancel_job: {
     description:
-      "Stop a job: SIGTERM to its process group, SIGKILL after grace_period_seconds (Slurm: scancel). Use when a job is wrong " +
-      "or no longer needed; a finished job is left as it is. Not needed to stop waiting: an ended wait never affects the job.",
+      "Stop a job (SIGTERM, then SIGKILL). Use when it is wrong or unneeded. Not needed to stop " +
+      "waiting.",
     schema: inputs.cancelInput,
-    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+    annotations: { idempotentHint: true, openWorldHint: false },
     call: h.cancelTool as ToolDef["call"],
   },
   create_queue: {
     description:
-      "Create a named FIFO queue with a fixed concurrency on this machine or a host (idempotent for the same " +
-      "concurrency; another concurrency is refused naming the existing one). Jobs launched with queue: NAME wait on " +
-      "the target for a slot, with no client needed, and start in order. Not for Slurm (it schedules itself).",
+      "Create a FIFO queue of fixed concurrency. Use so jobs with queue: NAME wait for a " +
+      "slot. Not for Slurm.",
     schema: inputs.createQueueInput,
-    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    annotations: { destructiveHint: false, idempotentHint: true, openWorldHint: false },
     call: h.createQueueTool as ToolDef["call"],
   },
   list_queues: {
     description:
-      "List named queues: concurrency, running and queued jobs, FIFO positions and an ETA from past runtimes. Use to " +
-      "see why a job is queued or how long a queue will take. Not for one job's state (get_job_status).",
+      "List queues, their jobs, ETA. Use to see why a job is queued. Not for one job (get_job_status).",
     schema: inputs.listQueuesInput,
     annotations: readOnly,
     call: h.listQueuesTool as ToolDef["call"],
   },
   list_jobs: {
-    description:
-      "List recent jobs with IDs and states; filter by state (a state, 'active' or 'terminal'), host, queue, name. Use to " +
-      "find a job ID you lost (for example in a new session). Not for one known job (get_job_status).",
+    description: "List recent jobs. Use to find a lost job ID. Not for one known job (get_job_status).",
     schema: inputs.listInput,
     annotations: readOnly,
     call: h.listTool as ToolDef["call"],
   },
+};
+
+/** The launch arguments described once, in run's schema; the other launch tools point there. */
+const launchKeys = Object.keys(inputs.launchEntries);
+const SHARED_LAUNCH: Record<string, ReadonlySet<string>> = {
+  submit_job: new Set(launchKeys),
+  run_job: new Set(launchKeys.filter((key) => key !== "client_request_id")),
 };
 
 /** Lists the tools through McpServer (tools/list), then replaces tools/call with the task-aware handler. */
@@ -146,7 +137,7 @@ export function registerTools(mcp: McpServer, env: h.ToolEnv): Record<string, Re
       name,
       {
         description: def.description,
-        inputSchema: withJsonSchema(strict.get(name)!),
+        inputSchema: withJsonSchema(strict.get(name)!, SHARED_LAUNCH[name]),
         annotations: def.annotations,
       },
       () => {

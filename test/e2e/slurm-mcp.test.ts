@@ -4,7 +4,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { createTaskSessionFromClient, resultFromTaskOutcome } from "@modelcontextprotocol/ext-tasks/client";
-import { structured, textOf, v2Framing } from "../mcp/harness.ts";
+import { structured, v2Framing } from "../mcp/harness.ts";
 import { connectStdio, makeSandbox } from "../mcp/stdio-client.ts";
 import { tasksSchemaIssues } from "../mcp/tasks-schema.ts";
 import { run, slurmUp } from "./slurm-harness.ts";
@@ -70,8 +70,8 @@ describe.skipIf(!up)("MCP run_job on Slurm through the ext-tasks requester", () 
     const settled = await call.settle();
     expect(settled.outcome.status).toBe("completed");
     const final = resultFromTaskOutcome(settled.outcome);
-    expect(textOf(final)).toContain("slurm-task-42");
     const body = structured<RunJobResult>(final);
+    expect(body.stdout_tail).toContain("slurm-task-42");
     expect(body.job_id).toBe(taskId);
     expect(body.job_state).toBe("succeeded");
     expect(body.exit_code).toBe(0);

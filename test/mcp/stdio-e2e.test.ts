@@ -154,7 +154,9 @@ describe("Tasks over stdio (2026-07-28)", () => {
     expect(ok.kind).toBe("task");
     const settled = await ok.settle();
     expect(settled.outcome.status).toBe("completed");
-    expect(textOf(resultFromTaskOutcome(settled.outcome))).toContain("task-ok");
+    expect(structured<{ stdout_tail: string }>(resultFromTaskOutcome(settled.outcome)).stdout_tail).toContain(
+      "task-ok",
+    );
     const long = await s.callTool("run_job", {
       command: ["sh", "-c", "echo working; sleep 60; echo never"],
       client_request_id: "t-cancel",
@@ -234,7 +236,9 @@ describe("Tasks over stdio (2026-07-28)", () => {
     const resumed = await session(second).resumeTask(printed.reference as never);
     const { outcome } = await resumed.settle();
     expect(outcome.status).toBe("completed");
-    expect(textOf(resultFromTaskOutcome(outcome))).toContain("finished-ok");
+    expect(structured<{ stdout_tail: string }>(resultFromTaskOutcome(outcome)).stdout_tail).toContain(
+      "finished-ok",
+    );
     expect(printed.reference.taskId).toMatch(/^job_/);
   }, 60_000);
 });

@@ -125,7 +125,7 @@ describe("2025-11-25 Tasks over stdio (raw JSON-RPC, schema-checked)", () => {
     const final = result(await pendingResult);
     expect(final.isError).toBeUndefined();
     expect((final.structuredContent as Json).job_state).toBe("succeeded");
-    expect(JSON.stringify(final.content)).toContain("done-go");
+    expect((final.structuredContent as Json).stdout_tail).toContain("done-go");
     expect(final._meta).toEqual({ "io.modelcontextprotocol/related-task": { taskId } });
 
     const status = await client.notification(
@@ -280,7 +280,7 @@ describe("2025-11-25 Tasks over stdio (raw JSON-RPC, schema-checked)", () => {
     open(box, "resume");
     const final = result(await pending);
     expect((final.structuredContent as Json).job_state).toBe("succeeded");
-    expect(JSON.stringify(final.content)).toContain("done-resume");
+    expect((final.structuredContent as Json).stdout_tail).toContain("done-resume");
     const note = await second.notification(
       (n) => n.method === "notifications/tasks/status" && (n.params as Json).taskId === taskId,
     );
@@ -306,7 +306,7 @@ describe("2025-11-25 Tasks with the official requester (ext-tasks, generation v1
     expect(outcome.status).toBe("completed");
     const final = resultFromTaskOutcome(outcome) as unknown as Json;
     expect((final.structuredContent as Json).job_state).toBe("succeeded");
-    expect(JSON.stringify(final.content)).toContain("via-requester");
+    expect((final.structuredContent as Json).stdout_tail).toContain("via-requester");
 
     const long = await session.callTool(
       "run_job",

@@ -192,7 +192,8 @@ for (const era of ["legacy", "modern"] as const) {
         name: "get_job_logs",
         arguments: { job_id: job.job_id, stream: "stdout" },
       });
-      expect(textOf(logs)).toContain("listening on 8080");
+      expect(structured<{ stdout: string }>(logs).stdout).toContain("listening on 8080");
+      expect(textOf(logs)).toContain("lines 1–1");
       const cancelled = await client.callTool({ name: "cancel_job", arguments: { job_id: job.job_id } });
       expect(structured<{ cancel_requested: boolean }>(cancelled).cancel_requested).toBe(true);
       const listed = structured<{ jobs: Array<{ name: string; state: string }> }>(
