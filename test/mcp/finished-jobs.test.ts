@@ -27,11 +27,24 @@ function sandbox(): Box {
   return box;
 }
 
+/** Every `finished_jobs` entry each connection's results carried, in order, whichever call carried it. */
+const heard = new WeakMap<Conn, Finished[]>();
+
 async function connect(box: Box, era: "legacy" | "modern" = "legacy"): Promise<Conn> {
   const conn = await connectStdio(era, box.env, box.root, "finished-test");
   cleanups.push(conn.close);
+  const log: Finished[] = [];
+  heard.set(conn, log);
+  const call = conn.client.callTool.bind(conn.client);
+  conn.client.callTool = (async (...args: Parameters<typeof call>) => {
+    const result = await call(...args);
+    log.push(...finishedOf(result));
+    return result;
+  }) as typeof call;
   return conn;
 }
+
+const heardIds = (conn: Conn) => heard.get(conn)!.map((f) => f.job_id);
 
 let jobs = 0;
 
@@ -109,6 +122,7 @@ describe("finished_jobs on every tool result", () => {
       expect(finishedOf(again)).toEqual([]);
       expect(textOf(again)).not.toContain("Meanwhile finished");
     }
+    expect(heardIds(conn)).toEqual([jobId]);
   }, 60_000);
 
   test("a result delivered by wait_for_job or an inline run is never announced", async () => {
@@ -125,10 +139,9 @@ describe("finished_jobs on every tool result", () => {
     // A control job of the same session: once it is announced, the others had every chance to be.
     const control = await gatedJob(conn, box, "gate-c");
     open(box, "gate-c");
-    const seen = (await untilAnnounced(conn, control)).flat().map((f) => f.job_id);
-    expect(seen).toContain(control);
-    expect(seen).not.toContain(waited);
-    expect(seen).not.toContain(inline.job_id);
+    await untilAnnounced(conn, control);
+    // Not in any result: neither the answers that delivered them nor any call after.
+    expect(heardIds(conn)).toEqual([control]);
   }, 60_000);
 
   test("another session's job is never announced", async () => {
@@ -138,16 +151,17 @@ describe("finished_jobs on every tool result", () => {
     const theirs = await gatedJob(other, box, "gate-t");
     open(box, "gate-t");
     cliWait(box, theirs);
-    // `mine` looked at it (status, logs): looking is not starting or waiting.
+    // `mine` looked at it (status, logs, a resource subscription): looking is not starting or waiting.
     await mine.client.callTool({ name: "get_job_status", arguments: { job_id: theirs } });
+    await mine.client.callTool({ name: "get_job_logs", arguments: { job_id: theirs } });
+    await mine.client.subscribeResource({ uri: `awaitless://jobs/${theirs}` });
     const control = await gatedJob(mine, box, "gate-m");
     open(box, "gate-m");
-    const seen = (await untilAnnounced(mine, control, "get_job_status")).flat().map((f) => f.job_id);
-    expect(seen).not.toContain(theirs);
-    // And the other session hears of its own job.
-    const theirsSeen = (await untilAnnounced(other, theirs)).flat().map((f) => f.job_id);
-    expect(theirsSeen).toContain(theirs);
-    expect(theirsSeen).not.toContain(control);
+    await untilAnnounced(mine, control, "get_job_status");
+    expect(heardIds(mine)).toEqual([control]);
+    // And the other session hears of its own job, and only of it.
+    await untilAnnounced(other, theirs);
+    expect(heardIds(other)).toEqual([theirs]);
   }, 60_000);
 
   test("at most 5 per result; the rest come on the following calls, each once", async () => {
