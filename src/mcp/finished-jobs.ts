@@ -53,6 +53,11 @@ export class SessionFinishedJobs {
     if (job) this.names.set(jobId, jobDisplayName(job));
   }
 
+  /** Remembers a job's name for its links without making it this session's job (a status the call read anyway). */
+  remember(jobId: string, job: { name?: string | null; argv: string[] }): void {
+    this.names.set(jobId, jobDisplayName(job));
+  }
+
   /** The job's display name: remembered from its launch, else read once from the store. */
   async nameOf(jobId: string): Promise<string | undefined> {
     const known = this.names.get(jobId);

@@ -246,6 +246,7 @@ export async function statusTool(
   args: v.InferOutput<typeof statusInput>,
 ): Promise<CallToolResult> {
   const status = await env.service.status(args.job_id);
+  env.finished?.remember(status.job_id, status);
   const text = isTerminal(status.state)
     ? `Job ${status.job_id} ${status.state}${status.exit_code !== null ? ` (exit ${status.exit_code})` : ""}. wait_for_job returns its full result.`
     : `Job ${status.job_id}: ${statusSentence(status)}. Call wait_for_job with {"job_id":"${status.job_id}"} to wait for it.`;
