@@ -2,6 +2,7 @@
 import { McpServer } from "@modelcontextprotocol/server";
 import type { JobServiceApi } from "../core/service-types.ts";
 import type { McpConfig } from "./config.ts";
+import { SessionFinishedJobs } from "./finished-jobs.ts";
 import { JobWatch } from "./job-watch.ts";
 import { registerJobResources } from "./resources.ts";
 import { registerModernTasks } from "./tasks.ts";
@@ -18,6 +19,8 @@ const INSTRUCTIONS =
 /** McpServer plus the job watch that announces terminal transitions as `notifications/resources/updated`. */
 export class AwaitlessMcpServer extends McpServer {
   readonly watch: JobWatch;
+  /** This connection's jobs that ended unannounced (every tool result carries them once). */
+  readonly finished: SessionFinishedJobs;
   constructor(service: JobServiceApi, config: McpConfig, era: McpEra) {
     super(
       { name: config.serverName, version: config.serverVersion },
@@ -38,6 +41,7 @@ export class AwaitlessMcpServer extends McpServer {
       },
       era === "legacy",
     );
+    this.finished = new SessionFinishedJobs(service, this.watch);
   }
 
   /** URIs a 2026 client subscribed to through subscriptions/listen (seen by the stdio entry). */
@@ -62,7 +66,7 @@ export function createMcpServer(
   ending?: AbortSignal,
 ): AwaitlessMcpServer {
   const mcp = new AwaitlessMcpServer(service, config, era);
-  const env = { service, config, watch: mcp.watch, ...(ending ? { ending } : {}) };
+  const env = { service, config, watch: mcp.watch, finished: mcp.finished, ...(ending ? { ending } : {}) };
   const tools = registerTools(mcp, env);
   registerJobResources(mcp, service, config, mcp.watch, era);
   if (era === "modern") registerModernTasks(mcp, service, config);

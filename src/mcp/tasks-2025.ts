@@ -180,6 +180,7 @@ async function taskResult(
       (hooks) => env.service.wait(jobId, { timeoutMs: hold.budgetMs, ...hooks }),
     );
     if (isDelivered(resp)) {
+      env.finished?.delivered(jobId);
       return { ...finalToolResult(resp), _meta: { [RELATED_TASK]: { taskId: jobId } } };
     }
     if (hold.signal.aborted) {

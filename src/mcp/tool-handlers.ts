@@ -5,6 +5,7 @@ import type * as v from "valibot";
 import { isTerminal } from "../core/job.ts";
 import { isDelivered, type JobServiceApi, type LaunchRequest } from "../core/service-types.ts";
 import type { McpConfig } from "./config.ts";
+import type { SessionFinishedJobs } from "./finished-jobs.ts";
 import { assertLaunchable } from "./guards.ts";
 import { type HoldContext, holdTimeoutMs, holdWithProgress, statusSentence } from "./hold.ts";
 import type { JobWatch } from "./job-watch.ts";
@@ -40,6 +41,8 @@ export interface ToolEnv {
   service: JobServiceApi;
   config: McpConfig;
   watch: JobWatch;
+  /** The connection's finished-job notices (absent: results carry no finished_jobs). */
+  finished?: SessionFinishedJobs;
   /** Aborted at the client's end of input: a held call stops holding and answers with what it has. */
   ending?: AbortSignal;
 }
@@ -95,6 +98,8 @@ export async function runTool(env: ToolEnv, args: RunArgs, ctx: CallCtx): Promis
     }),
   );
   jobId = resp.job_id;
+  env.finished?.track(resp.job_id, req);
+  if (isDelivered(resp)) env.finished?.delivered(resp.job_id);
   env.watch.watch(resp.job_id);
   const out = mcpWait(resp);
   if (out.delivery === "detached") {
@@ -123,6 +128,7 @@ export async function submitTool(
   const req = toLaunchRequest(args);
   await launchGuards(env, req);
   const resp = await env.service.submit(req);
+  env.finished?.track(resp.job_id, resp.job);
   env.watch.watch(resp.job_id);
   const next_action = nextDetachedAction(resp.job_id, resp.state);
   const replay = resp.launch_resumed
@@ -148,6 +154,7 @@ export async function runJobTool(
   const req = toLaunchRequest(args);
   await launchGuards(env, req);
   const submitted = await env.service.submit(req);
+  env.finished?.track(submitted.job_id, submitted.job);
   env.watch.watch(submitted.job_id);
   if (ctx.tasks) return { kind: "task", task: taskView(submitted.job, env.config) };
   return waitFor(env, submitted.job_id, undefined, ctx, true);
@@ -169,11 +176,15 @@ async function waitFor(
   finalShape: boolean,
 ): Promise<CallToolResult> {
   const timeoutMs = holdTimeoutMs(timeoutSeconds, ctx.hold.budgetMs);
-  const resp = await holdWithProgress(
-    ctx.hold,
-    async () => statusSentence(await env.service.status(jobId)),
-    (hooks) => env.service.wait(jobId, { timeoutMs, ...hooks }),
-  );
+  const hold = () =>
+    holdWithProgress(
+      ctx.hold,
+      async () => statusSentence(await env.service.status(jobId)),
+      (hooks) => env.service.wait(jobId, { timeoutMs, ...hooks }),
+    );
+  const resp = env.finished ? await env.finished.holding(jobId, hold) : await hold();
+  env.finished?.track(jobId);
+  if (isDelivered(resp)) env.finished?.delivered(jobId);
   env.watch.watch(jobId);
   if (finalShape || isDelivered(resp)) return finalToolResult(resp);
   const out = mcpWait(resp, resp.host_unreachable ? undefined : await quietSecondsOf(env, jobId));
@@ -211,6 +222,8 @@ export async function completionsTool(
         ...hooks,
       }),
   );
+  for (const id of args.job_ids) env.finished?.track(id);
+  for (const c of resp.completions) env.finished?.delivered(c.job_id);
   for (const id of resp.active_job_ids) env.watch.watch(id);
   const lines = resp.completions.map((c) => `- ${describeResult(c.result).split("\n")[0]}`);
   const next = `Call wait_for_completions with {"job_ids":${JSON.stringify(args.job_ids)},"after_cursor":"${resp.next_cursor}"} for the next ones.`;
@@ -233,6 +246,7 @@ export async function statusTool(
   args: v.InferOutput<typeof statusInput>,
 ): Promise<CallToolResult> {
   const status = await env.service.status(args.job_id);
+  env.finished?.remember(status.job_id, status);
   const text = isTerminal(status.state)
     ? `Job ${status.job_id} ${status.state}${status.exit_code !== null ? ` (exit ${status.exit_code})` : ""}. wait_for_job returns its full result.`
     : `Job ${status.job_id}: ${statusSentence(status)}. Call wait_for_job with {"job_id":"${status.job_id}"} to wait for it.`;

@@ -175,10 +175,13 @@ export function registerTools(mcp: McpServer, env: h.ToolEnv): Record<string, Re
         if (task2025 !== undefined) return createTaskResult(mcp, outcome.task, callCtx.hold.progressToken);
         return { resultType: "task", ...outcome.task } as unknown as CallToolResult;
       }
-      return mcp.server.projectCallToolResult(h.markShellForm(outcome, parsed.value), undefined);
+      const result = h.markShellForm(outcome, parsed.value);
+      await env.finished?.nameLinks(result);
+      return mcp.server.projectCallToolResult((await env.finished?.annotate(result)) ?? result, undefined);
     } catch (error) {
       if (ctx.mcpReq.signal.aborted) throw error;
-      return errorResult(noSpaceFromErrno(error) ?? error);
+      const result = errorResult(noSpaceFromErrno(error) ?? error);
+      return (await env.finished?.annotate(result)) ?? result;
     } finally {
       // A full disk kept observations out of the store: the results above came from the jobs' records.
       for (const notice of env.service.storeNotices?.() ?? []) {
