@@ -36,9 +36,9 @@ const launches: ToolAnnotations = { destructiveHint: false };
 export const TOOLS: Record<string, ToolDef> = {
   run: {
     description:
-      "Run a command, get its result: the default for builds, tests, scripts. Done within " +
-      "inline_timeout_seconds: exit code, tails, digest; else it detaches: call wait_for_job, never sleep or " +
-      "poll. Not for interactive commands, a started job, many jobs (submit_job).",
+      "Run a command, get its result: the default for any command of unknown duration (builds, tests). Done " +
+      'within inline_timeout_seconds: exit code, tails, digest; else delivery "detached": then call wait_for_job, ' +
+      "never sleep or poll. Not for interactive commands, a started job, many jobs (submit_job).",
     schema: inputs.runInput,
     annotations: launches,
     call: h.runTool as ToolDef["call"],
@@ -61,8 +61,8 @@ export const TOOLS: Record<string, ToolDef> = {
   },
   wait_for_job: {
     description:
-      'Wait for a job\'s terminal result. Use after run detaches or submit_job; on "client_timeout" call ' +
-      "again. Not for several jobs (wait_for_completions); never sleep or poll.",
+      "Wait for a job's terminal result. Use after run detaches or submit_job; on client_timeout call it " +
+      "again. Not for several jobs (wait_for_completions). Never sleep or poll.",
     schema: inputs.waitInput,
     annotations: readOnly,
     call: h.waitTool as ToolDef["call"],
