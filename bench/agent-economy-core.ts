@@ -1,0 +1,385 @@
+// Agent-economy core: a scripted agent per client profile drives `awaitless mcp` (the binary, over stdio, with
+// the official client) through time-scaled jobs and counts the calls and bytes it took to get each result.
+import { writeFileSync } from "node:fs";
+import { createTaskSessionFromClient, resultFromTaskOutcome } from "@modelcontextprotocol/ext-tasks/client";
+import { WIRED_HOLDS } from "../src/cli/mcp-config.ts";
+import { isTerminal, type JobState } from "../src/core/job.ts";
+import { CLIENT_HOLD_PROFILES, DEFAULT_MCP_CONFIG } from "../src/mcp/config.ts";
+import { structured } from "../test/mcp/harness.ts";
+import { BINARY, connectStdio, makeSandbox } from "../test/mcp/stdio-client.ts";
+
+type Json = Record<string, unknown>;
+type Conn = Awaited<ReturnType<typeof connectStdio>>;
+
+export interface Profile {
+  label: string;
+  clientName: string;
+  era: "legacy" | "modern";
+  /** The hold the server should pick for this client, in real seconds. */
+  holdSeconds: number;
+  /** The client's own limit on one call in real seconds (the scripted call is cut there); null = none known. */
+  limitSeconds: number | null;
+  /** Whether the scripted agent sends a progressToken on its held calls. */
+  progress: boolean;
+  tasks: "none" | "2025-11-25" | "2026-07-28";
+  /** `awaitless mcp` arguments; a number in the scaled list is a real-seconds hold to scale. */
+  serverArgs: (scale: number) => string[];
+  /** What the server's hold line must name as the source of its choice. */
+  holdSource: string;
+}
+
+/** The naive poller: starts the job in the background and checks its status every N seconds, as agents do. */
+export const POLL_EVERY_SECONDS = 30;
+
+const DEFAULT_HOLD_S = DEFAULT_MCP_CONFIG.holdBudgetMs / 1000;
+const builtIn = (prefix: string) => {
+  const found = CLIENT_HOLD_PROFILES.find((p) => p.prefix === prefix);
+  if (!found) throw new Error(`no built-in hold profile "${prefix}" in src/mcp/config.ts`);
+  return found.holdMs / 1000;
+};
+const byClient = (prefix: string) => `hold_budget_by_client_seconds "${prefix}"`;
+const plain = () => ["mcp"];
+const codexWired = WIRED_HOLDS.codex;
+
+export const PROFILES: Profile[] = [
+  {
+    label: "Claude Code",
+    clientName: "claude-code",
+    era: "legacy",
+    holdSeconds: builtIn("claude-code"),
+    limitSeconds: 120, // moved to a background task after 120 s
+    progress: true,
+    tasks: "none",
+    serverArgs: plain,
+    holdSource: byClient("claude-code"),
+  },
+  {
+    label: "Codex CLI (default)",
+    clientName: "codex-mcp-client",
+    era: "legacy",
+    holdSeconds: builtIn("codex"),
+    limitSeconds: 60,
+    progress: false,
+    tasks: "none",
+    serverArgs: plain,
+    holdSource: byClient("codex"),
+  },
+  {
+    label: "Codex CLI (mcp-config --write)",
+    clientName: "codex-mcp-client",
+    era: "legacy",
+    holdSeconds: codexWired.holdSeconds!,
+    limitSeconds: codexWired.clientTimeoutSeconds!,
+    progress: false,
+    tasks: "none",
+    serverArgs: (scale) => ["mcp", "--hold-seconds", String(codexWired.holdSeconds! / scale)],
+    holdSource: "--hold-seconds of this server",
+  },
+  {
+    label: "Gemini CLI",
+    clientName: "gemini-cli-mcp-client",
+    era: "legacy",
+    holdSeconds: builtIn("gemini-cli"),
+    limitSeconds: 600,
+    progress: false,
+    tasks: "none",
+    serverArgs: plain,
+    holdSource: byClient("gemini-cli"),
+  },
+  {
+    label: "Cursor",
+    clientName: "cursor-vscode",
+    era: "legacy",
+    holdSeconds: builtIn("cursor"),
+    limitSeconds: 60,
+    progress: false,
+    tasks: "none",
+    serverArgs: plain,
+    holdSource: byClient("cursor"),
+  },
+  {
+    label: "VS Code (2025-11-25 Tasks)",
+    clientName: "Visual Studio Code",
+    era: "legacy",
+    holdSeconds: DEFAULT_HOLD_S,
+    limitSeconds: null,
+    progress: false,
+    tasks: "2025-11-25",
+    serverArgs: plain,
+    holdSource: byClient("Visual Studio Code"),
+  },
+  {
+    label: "2026-07-28 Tasks client",
+    clientName: "tasks-2026-client",
+    era: "modern",
+    holdSeconds: DEFAULT_HOLD_S,
+    limitSeconds: null,
+    progress: false,
+    tasks: "2026-07-28",
+    serverArgs: plain,
+    holdSource: byClient("tasks-2026-client"),
+  },
+];
+
+export const NAIVE: Profile = {
+  label: `naive poller (status every ${POLL_EVERY_SECONDS}s)`,
+  clientName: "naive-poller",
+  era: "legacy",
+  holdSeconds: DEFAULT_HOLD_S,
+  limitSeconds: 60,
+  progress: false,
+  tasks: "none",
+  serverArgs: plain,
+  holdSource: byClient("naive-poller"),
+};
+
+export const JOBS = [
+  { label: "4-minute job", seconds: 240 },
+  { label: "20-minute job", seconds: 1200 },
+];
+
+export interface Outcome {
+  profile: Profile;
+  job: string;
+  /** Nominal job duration, real seconds. */
+  seconds: number;
+  /** created_at → finished_at of the job, scaled back to real seconds. */
+  measuredSeconds: number;
+  /** Tool calls the agent's model made (each a turn in its context). */
+  calls: number;
+  /** Calls the client cut at its own limit (should stay 0). */
+  cut: number;
+  /** JSON-RPC requests on the wire (tasks/get polls included). */
+  requests: number;
+  /** Bytes the server sent (responses + notifications), as JSON lines. */
+  bytes: number;
+  notifications: number;
+  state: string;
+  /** 1 + ceil(duration / hold) for the nominal and the measured duration (the naive poller has none). */
+  ceiling: number | null;
+  measuredCeiling: number | null;
+}
+
+export interface EconomyOptions {
+  /** Time runs this many times faster than real (1 = real time). */
+  scale: number;
+  profiles?: Profile[];
+  jobs?: typeof JOBS;
+  naive?: boolean;
+}
+
+/** Real seconds → seconds on this run's clock. */
+const scaled = (seconds: number, scale: number) => seconds / scale;
+
+/** The settings every server of the run gets: every hold, window and interval divided by the scale. */
+export function scaledServerSetup(
+  scale: number,
+  profiles: Profile[],
+): { env: Record<string, string>; config: string } {
+  const holds = new Map<string, number>();
+  for (const p of CLIENT_HOLD_PROFILES) holds.set(p.prefix, p.holdMs / 1000);
+  for (const p of profiles) if (!holds.has(p.clientName)) holds.set(p.clientName, p.holdSeconds);
+  holds.set(NAIVE.clientName, NAIVE.holdSeconds);
+  const entries = [...holds].map(([name, s]) => `${JSON.stringify(name)} = ${scaled(s, scale)}`);
+  return {
+    config: `[defaults]\nhold_budget_by_client_seconds = { ${entries.join(", ")} }\n`,
+    env: {
+      AWAITLESS_MCP_INLINE_WINDOW_MS: String(Math.round(DEFAULT_MCP_CONFIG.inlineWindowMs / scale)),
+      AWAITLESS_MCP_PROGRESS_INTERVAL_MS: String(Math.round(DEFAULT_MCP_CONFIG.progressIntervalMs / scale)),
+      AWAITLESS_MCP_TASK_POLL_INTERVAL_MS: String(Math.round(DEFAULT_MCP_CONFIG.taskPollIntervalMs / scale)),
+    },
+  };
+}
+
+/** Runs every profile (in parallel, one server each) through every job, one after the other. */
+export async function runEconomy(options: EconomyOptions): Promise<Outcome[]> {
+  const { scale } = options;
+  if (!(scale >= 1 && scale <= 500)) throw new Error(`scale ${scale}: pass a number from 1 to 500`);
+  const profiles = options.profiles ?? PROFILES;
+  const all = options.naive === false ? profiles : [...profiles, NAIVE];
+  const jobs = options.jobs ?? JOBS;
+  const setup = scaledServerSetup(scale, profiles);
+  const box = makeSandbox(setup.env);
+  writeFileSync(box.env.AWAITLESS_CONFIG!, setup.config);
+  const conns: Conn[] = [];
+  try {
+    const perProfile = await Promise.all(
+      all.map(async (profile, index) => {
+        const conn = await connectStdio(
+          profile.era,
+          box.env,
+          box.root,
+          profile.clientName,
+          { command: BINARY, args: profile.serverArgs(scale) },
+          profile.tasks === "2025-11-25" ? { tasks: {} } : {},
+        );
+        conns.push(conn);
+        const outcomes: Outcome[] = [];
+        for (const job of jobs) outcomes.push(await runOne(conn, profile, job, scale, `p${index}`));
+        checkHoldLine(conn, profile);
+        return outcomes;
+      }),
+    );
+    return perProfile.flat();
+  } finally {
+    for (const conn of conns) await conn.close();
+    box.remove();
+  }
+}
+
+/** The server logs the hold it picked on the client's first call; it must be the profile's. */
+function checkHoldLine(conn: Conn, profile: Profile): void {
+  const prefix = `awaitless mcp: client ${JSON.stringify(profile.clientName)}: hold budget `;
+  const line = conn
+    .stderr()
+    .split("\n")
+    .find((l) => l.startsWith(prefix));
+  if (line === undefined || !line.includes(`(${profile.holdSource})`))
+    throw new Error(`${profile.label}: the server did not pick the expected hold: ${line ?? conn.stderr()}`);
+}
+
+async function runOne(
+  conn: Conn,
+  profile: Profile,
+  job: (typeof JOBS)[number],
+  scale: number,
+  tag: string,
+): Promise<Outcome> {
+  const sleep = scaled(job.seconds, scale);
+  const id = `${tag}-${job.seconds}`;
+  // Output first, then the sleep: a script that opens with a sleep is refused as a bare wait.
+  const command = ["sh", "-c", `echo start ${id}; sleep ${sleep}; echo done ${id}`];
+  const from = conn.tap.log.length;
+  const run =
+    profile === NAIVE
+      ? await naivePoller(conn, command, scale)
+      : profile.tasks === "none"
+        ? await heldAgent(conn, profile, command, id, scale)
+        : await taskAgent(conn, profile, command, id);
+  const window = conn.tap.log.slice(from);
+  let bytes = 0;
+  let notifications = 0;
+  for (const e of window) {
+    if (e.dir !== "<<") continue;
+    bytes += Buffer.byteLength(JSON.stringify(e.message)) + 1;
+    if (e.message.method !== undefined) notifications++;
+  }
+  const requests = window.filter((e) => e.dir === ">>" && e.message.id !== undefined).length;
+  const measuredSeconds =
+    ((Date.parse(String(run.final.finished_at)) - Date.parse(String(run.final.created_at))) / 1000) * scale;
+  const ceilingOf = (d: number) => (profile === NAIVE ? null : 1 + Math.ceil(d / profile.holdSeconds));
+  return {
+    profile,
+    job: job.label,
+    seconds: job.seconds,
+    measuredSeconds,
+    calls: run.calls,
+    cut: run.cut,
+    requests,
+    bytes,
+    notifications,
+    state: String(run.final.state),
+    ceiling: ceilingOf(job.seconds),
+    measuredCeiling: ceilingOf(measuredSeconds),
+  };
+}
+
+interface AgentRun {
+  calls: number;
+  cut: number;
+  /** The terminal result (or status) the agent ended with. */
+  final: Json;
+}
+
+/** Calls the agent may make for one result before the bench calls it a runaway loop. */
+const MAX_CALLS = 400;
+
+/** `run`, then `wait_for_job` while the answer is pending; a call the client cuts at its limit is made again. */
+async function heldAgent(
+  conn: Conn,
+  profile: Profile,
+  command: string[],
+  requestId: string,
+  scale: number,
+): Promise<AgentRun> {
+  const timeout = profile.limitSeconds === null ? 3_600_000 : (profile.limitSeconds / scale) * 1000;
+  const options = { timeout, ...(profile.progress && { onprogress: () => {} }) };
+  let calls = 0;
+  let cut = 0;
+  let jobId: string | undefined;
+  while (calls < MAX_CALLS) {
+    calls++;
+    const call =
+      jobId === undefined
+        ? { name: "run", arguments: { command, client_request_id: requestId } }
+        : { name: "wait_for_job", arguments: { job_id: jobId } };
+    let body: Json;
+    try {
+      body = structured<Json>(await conn.client.callTool(call, options));
+    } catch {
+      cut++; // the client gave up on the call (its own limit): the agent calls again
+      continue;
+    }
+    if (typeof body.job_id !== "string") throw new Error(`${call.name} answered ${JSON.stringify(body)}`);
+    jobId = body.job_id;
+    if (body.delivery_state === "delivered") return { calls, cut, final: body };
+  }
+  throw new Error(`${profile.label}: no result after ${MAX_CALLS} calls`);
+}
+
+/** One `run_job` call as a task; the official requester polls `tasks/get` and fetches the result. */
+async function taskAgent(
+  conn: Conn,
+  profile: Profile,
+  command: string[],
+  requestId: string,
+): Promise<AgentRun> {
+  const session = createTaskSessionFromClient(
+    conn.client,
+    profile.tasks === "2026-07-28"
+      ? {
+          endpointId: "agent-economy",
+          rawDispatch: conn.tap.rawDispatch,
+          v2RequestFraming: {
+            protocolVersion: "2026-07-28",
+            clientInfo: { name: profile.clientName, version: "0.0.0" },
+            clientCapabilities: {},
+          },
+        }
+      : { endpointId: "agent-economy" },
+  );
+  try {
+    const execution = await session.callTool(
+      "run_job",
+      { command, client_request_id: requestId },
+      { task: { preference: "require" } },
+    );
+    if (execution.kind !== "task") throw new Error(`${profile.label}: run_job did not answer with a task`);
+    const { outcome } = await execution.settle();
+    const final = structured<Json>(resultFromTaskOutcome(outcome));
+    return { calls: 1, cut: 0, final };
+  } finally {
+    await session.close();
+  }
+}
+
+/** `submit_job`, `get_job_status` every POLL_EVERY_SECONDS until the job ends, then `get_job_logs` for its output. */
+async function naivePoller(conn: Conn, command: string[], scale: number): Promise<AgentRun> {
+  const submitted = structured<{ job_id: string }>(
+    await conn.client.callTool({ name: "submit_job", arguments: { command } }),
+  );
+  let calls = 1;
+  while (calls < MAX_CALLS) {
+    await Bun.sleep((POLL_EVERY_SECONDS / scale) * 1000);
+    calls++;
+    const status = structured<Json>(
+      await conn.client.callTool({ name: "get_job_status", arguments: { job_id: submitted.job_id } }),
+    );
+    if (isTerminal(status.state as JobState)) {
+      calls++;
+      await conn.client.callTool({ name: "get_job_logs", arguments: { job_id: submitted.job_id } });
+      return { calls, cut: 0, final: status };
+    }
+  }
+  throw new Error(`naive poller: no result after ${MAX_CALLS} calls`);
+}
