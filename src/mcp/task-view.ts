@@ -2,7 +2,7 @@
 import { ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
 import { AwaitlessError } from "../core/errors.ts";
 import { isTerminal } from "../core/job.ts";
-import type { JobServiceApi, JobStatus, WaitResponse } from "../core/service-types.ts";
+import { isDelivered, type JobServiceApi, type JobStatus, type WaitResponse } from "../core/service-types.ts";
 import type { McpConfig } from "./config.ts";
 import { statusSentence } from "./hold.ts";
 import { describeWait, isFailure, mcpWait, toolResult } from "./results.ts";
@@ -64,11 +64,14 @@ export function taskView(status: JobStatus, config: McpConfig, nowMs: number = D
   };
 }
 
-/** The CallToolResult a finished run_job returns (blocking call, tasks/get inline result, tasks/result). */
+/**
+ * The CallToolResult a finished run_job returns (blocking call, tasks/get inline result, tasks/result): a
+ * delivered result carries no resource link (it holds the whole result); a pending one links the job.
+ */
 export function finalToolResult(resp: WaitResponse) {
   const out = mcpWait(resp);
   return toolResult(out, describeWait(out), {
-    jobId: out.job_id,
+    ...(!isDelivered(resp) && { jobId: out.job_id }),
     isError: isFailure(out),
   });
 }

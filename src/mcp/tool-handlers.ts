@@ -118,7 +118,8 @@ export async function runTool(env: ToolEnv, args: RunArgs, ctx: CallCtx): Promis
       },
     );
   }
-  return toolResult(out, describeWait(out), { jobId: out.job_id, isError: isFailure(out) });
+  // The whole result is here: no link to follow (only answers still waiting on the job carry one).
+  return toolResult(out, describeWait(out), { isError: isFailure(out) });
 }
 
 export async function submitTool(

@@ -201,13 +201,21 @@ describe("finished_jobs on every tool result", () => {
       (result as { content: Array<{ type: string; name?: string; uri?: string }> }).content.filter(
         (c) => c.type === "resource_link",
       );
-    const shell = await conn.client.callTool({ name: "run", arguments: { command: "echo made && true" } });
+    const shell = await conn.client.callTool({
+      name: "submit_job",
+      arguments: { command: "echo made && true" },
+    });
     expect(links(shell).map((l) => l.name)).toEqual(["echo made && true"]);
     const argv = await conn.client.callTool({
       name: "run",
-      arguments: { command: ["echo", "hello", "there"] },
+      arguments: { command: ["bash", "-c", "echo hello there; sleep 0.3"], inline_timeout_seconds: 0 },
     });
-    expect(links(argv).map((l) => l.name)).toEqual(["echo hello there"]);
+    expect(structured<{ delivery: string }>(argv).delivery).toBe("detached");
+    expect(links(argv).map((l) => l.name)).toEqual(["bash -c echo hello there; sleep 0.3"]);
+    // An inline answer holds the whole result: no link.
+    const inline = await conn.client.callTool({ name: "run", arguments: { command: ["echo", "hello"] } });
+    expect(structured<{ delivery: string }>(inline).delivery).toBe("inline");
+    expect(links(inline)).toEqual([]);
     const long = `echo ${"x".repeat(100)}`;
     const cut = await conn.client.callTool({ name: "submit_job", arguments: { command: long } });
     const name = links(cut)[0]!.name!;

@@ -102,7 +102,8 @@ describe("Tasks extension (2026-07-28)", () => {
       structuredContent: { state: string };
     };
     expect(result.structuredContent.state).toBe("succeeded");
-    expect(JSON.stringify(result)).toContain("awaitless://jobs/job_");
+    // The inlined result is whole: no resource link to follow.
+    expect(JSON.stringify(result)).not.toContain("resource_link");
     const checked = await expectTasksWireValid(conn.tap);
     expect(checked).toContain("CreateTaskResult");
     expect(checked).toContain("GetTaskResult");

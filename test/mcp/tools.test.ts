@@ -51,7 +51,7 @@ for (const era of ["legacy", "modern"] as const) {
       expect(run.inputSchema.required).toEqual(["command"]);
     });
 
-    test("run returns a quick command's result inline with a resource link", async () => {
+    test("run returns a quick command's result inline, without a resource link (the result is all there)", async () => {
       const { client } = await setup(era);
       const result = await client.callTool({ name: "run", arguments: { command: ["fake:exit", "0", "5"] } });
       const body = structured<{ delivery: string; wait_state: string; state: string }>(result);
@@ -59,7 +59,7 @@ for (const era of ["legacy", "modern"] as const) {
       expect(body.wait_state).toBe("complete");
       expect(body.state).toBe("succeeded");
       expect(result.isError).toBeUndefined();
-      expect(JSON.stringify(result.content)).toContain("awaitless://jobs/job_");
+      expect(JSON.stringify(result.content)).not.toContain("resource_link");
       expect(body).not.toHaveProperty("next_command");
     });
 
@@ -79,6 +79,8 @@ for (const era of ["legacy", "modern"] as const) {
       const body = structured<{ delivery: string; job_id: string; next_action: string }>(detached);
       expect(body.delivery).toBe("detached");
       expect(body.next_action).toContain(`wait_for_job with {"job_id":"${body.job_id}"}`);
+      // A detached answer links the job it has not delivered yet.
+      expect(JSON.stringify(detached.content)).toContain(`awaitless://jobs/${body.job_id}`);
       fake.write(body.job_id, "all 12 tests passed\n");
       const waiting = client.callTool({ name: "wait_for_job", arguments: { job_id: body.job_id } });
       await waitFor(() => (fake.calls.filter((c) => c === "wait").length >= 2 ? true : undefined));
@@ -86,6 +88,7 @@ for (const era of ["legacy", "modern"] as const) {
       const done = structured<{ wait_state: string; stdout_tail: string }>(await waiting);
       expect(done.wait_state).toBe("complete");
       expect(done.stdout_tail).toContain("all 12 tests passed");
+      expect(JSON.stringify((await waiting).content)).not.toContain("resource_link");
     });
 
     test("a held wait sends progress and ends at the hold budget with client_timeout; the job keeps running", async () => {
