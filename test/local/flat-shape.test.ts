@@ -4,26 +4,14 @@ import { createHash } from "node:crypto";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { canonicalJson } from "../../src/core/canonical-json.ts";
+import { ENVELOPE_FIELDS } from "../../src/core/service-types.ts";
 import { BINARY, Sandbox } from "../helpers/cli.ts";
 
 const sb = new Sandbox();
 afterAll(() => sb.cleanup());
 
-/** The envelope fields PROTOCOL.md "Waiting and delivery" names (CLI): beside the result, outside its hash. */
-const ENVELOPE = [
-  "job_state",
-  "wait_state",
-  "delivery_state",
-  "waited_seconds",
-  "status_message",
-  "host_unreachable",
-  "next_action",
-  "next_command",
-  "delivery",
-  "detach_reason",
-  "idempotent_replay",
-  "launch_resumed",
-];
+/** The envelope fields PROTOCOL.md "Waiting and delivery" names: beside the result, outside its hash. */
+const ENVELOPE: readonly string[] = ENVELOPE_FIELDS;
 
 /** `awaitless ARGS | jq FILTER` through a real pipe, as the 0.8 README's scripts do. */
 function jq(args: string[], filter: string): string {

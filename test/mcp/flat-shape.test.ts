@@ -4,6 +4,7 @@ import { createHash } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { canonicalJson } from "../../src/core/canonical-json.ts";
+import { ENVELOPE_FIELDS } from "../../src/core/service-types.ts";
 import { structured } from "./harness.ts";
 import { connectStdio, makeSandbox } from "./stdio-client.ts";
 
@@ -14,20 +15,8 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/** The MCP envelope fields (PROTOCOL.md "Waiting and delivery"; no next_command on MCP). */
-const ENVELOPE = [
-  "job_state",
-  "wait_state",
-  "delivery_state",
-  "waited_seconds",
-  "status_message",
-  "host_unreachable",
-  "next_action",
-  "delivery",
-  "detach_reason",
-  "idempotent_replay",
-  "launch_resumed",
-];
+/** The envelope fields PROTOCOL.md "Waiting and delivery" names: beside the result, outside its hash. */
+const ENVELOPE: readonly string[] = ENVELOPE_FIELDS;
 const resultPart = (answer: Json): Json =>
   Object.fromEntries(Object.entries(answer).filter(([k]) => !ENVELOPE.includes(k)));
 const sha256Of = ({ snapshot: _s, ...body }: Json): string =>
