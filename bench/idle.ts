@@ -6,7 +6,6 @@
 // Usage: bun run build && bun bench/idle.ts [--quick] [--no-ssh]   AWAITLESS_BENCH_BIN=/path/to/awaitless: another
 // build; AWAITLESS_SHELL=bash: the local jobs' shell; AWAITLESS_BENCH_PATH: the PATH the local jobs get.
 import {
-  mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
@@ -17,8 +16,9 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { sshdAvailable, startSshd } from "../test/helpers/sshd.ts";
+import { sshdAvailable } from "../test/helpers/sshd.ts";
 import { connectStdio } from "../test/mcp/stdio-client.ts";
+import { startBenchSshd } from "./sshd.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const BIN = process.env.AWAITLESS_BENCH_BIN ?? join(ROOT, "dist", "awaitless");
@@ -332,24 +332,8 @@ try {
   if (!sshOk.ok) console.error(`ssh: skipped (${sshOk.why})`);
   else {
     console.error(`ssh: ${N_SSH} quiet jobs on a private sshd`);
-    const sshd = await startSshd({ users: ["awl-dash"] });
+    const { sshd, sshDir } = await startBenchSshd(home);
     cleanup.push(() => sshd.stop());
-    const sshDir = join(home, ".ssh");
-    mkdirSync(sshDir, { mode: 0o700, recursive: true });
-    writeFileSync(
-      join(sshDir, "config"),
-      [
-        "Host bench",
-        "  HostName 127.0.0.1",
-        `  Port ${sshd.port}`,
-        "  User awl-dash",
-        `  IdentityFile ${sshd.clientKeyPath}`,
-        "  IdentitiesOnly yes",
-        `  UserKnownHostsFile ${join(sshDir, "known_hosts")}`,
-        "",
-      ].join("\n"),
-    );
-    writeFileSync(join(sshDir, "known_hosts"), `${sshd.hostKeyLine}\n`, { mode: 0o600 });
     const remote: string[] = [];
     for (let i = 0; i < N_SSH; i += 10) {
       const batch = Math.min(10, N_SSH - i);

@@ -2,10 +2,10 @@
 // local backend and over SSH (a private sshd; run as root), side by side with `grep -n PATTERN FILE | tail -n 20`
 // (and the same grep run through plain `ssh`) in the same run. Prints medians of wall time and peak RSS, and ratios.
 // Usage: bun run bench:logs    (builds first)    bun bench/logs.ts --quick   (fewer repetitions)
-import { chmodSync, closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
+import { chmodSync, closeSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startSshd } from "../test/helpers/sshd.ts";
+import { startBenchSshd } from "./sshd.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const BIN = join(ROOT, "dist", "awaitless");
@@ -79,25 +79,8 @@ async function repeat(argv: string[], env: Record<string, string>): Promise<Samp
   return { ms: median(xs.map((x) => x.ms)), rssMiB: median(xs.map((x) => x.rssMiB)), stdout: first.stdout };
 }
 
-const sshd = await startSshd({ users: ["awl-dash"] });
 const home = mkdtempSync(join(tmpdir(), "awl-bench-logs-home-"));
-const sshDir = join(home, ".ssh");
-mkdirSync(sshDir, { mode: 0o700 });
-const cfg = join(sshDir, "config");
-await Bun.write(
-  cfg,
-  [
-    "Host bench",
-    "  HostName 127.0.0.1",
-    `  Port ${sshd.port}`,
-    "  User awl-dash",
-    `  IdentityFile ${sshd.clientKeyPath}`,
-    "  IdentitiesOnly yes",
-    `  UserKnownHostsFile ${join(sshDir, "known_hosts")}`,
-    "",
-  ].join("\n"),
-);
-await Bun.write(join(sshDir, "known_hosts"), `${sshd.hostKeyLine}\n`);
+const { sshd, configPath: cfg } = await startBenchSshd(home);
 const env: Record<string, string> = {
   PATH: process.env.PATH ?? "/usr/bin:/bin",
   HOME: home,

@@ -2,36 +2,22 @@
 // (test/helpers/sshd.ts; needs root): submit latency, status of 50 active jobs, remote exit → wait returns.
 // Prints medians and ratios (absolute times on a shared machine are noise; ratios are what to quote).
 // Usage: bun run build && bun bench/ssh.ts            bun bench/ssh.ts --quick   (fewer repetitions)
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createContext } from "../src/context.ts";
-import { startSshd } from "../test/helpers/sshd.ts";
+import { startBenchSshd } from "./sshd.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const BIN = join(ROOT, "dist", "awaitless");
 const quick = process.argv.includes("--quick");
 const N = quick ? 8 : 25;
 
-const sshd = await startSshd({ users: ["awl-dash"] });
 const home = mkdtempSync(join(tmpdir(), "awl-bench-ssh-"));
-const sshDir = join(home, ".ssh");
-mkdirSync(sshDir, { mode: 0o700 });
-const cfg = join(sshDir, "config");
-const block = (alias: string, extra: string[] = []) =>
-  [
-    `Host ${alias}`,
-    "  HostName 127.0.0.1",
-    `  Port ${sshd.port}`,
-    "  User awl-dash",
-    `  IdentityFile ${sshd.clientKeyPath}`,
-    "  IdentitiesOnly yes",
-    `  UserKnownHostsFile ${join(sshDir, "known_hosts")}`,
-    ...extra.map((l) => `  ${l}`),
-    "",
-  ].join("\n");
-writeFileSync(cfg, block("bench") + block("bench-ossh", [`ControlPath ${join(home, "cm-%C")}`]));
-writeFileSync(join(sshDir, "known_hosts"), `${sshd.hostKeyLine}\n`, { mode: 0o600 });
+const { sshd, configPath: cfg } = await startBenchSshd(home, {
+  bench: [],
+  "bench-ossh": [`ControlPath ${join(home, "cm-%C")}`],
+});
 const env: Record<string, string> = {
   PATH: process.env.PATH ?? "/usr/bin:/bin",
   HOME: home,
