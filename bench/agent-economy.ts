@@ -1,8 +1,8 @@
 // Agent-economy bench: calls and bytes an agent spends per result, per client profile, against the ceiling
 // 1 + ceil(duration / hold) and a naive poller. `bun bench/agent-economy.ts [--scale N | --quick]`.
-
 import { requireBinary } from "../test/mcp/stdio-client.ts";
-import { JOBS, type Outcome, POLL_EVERY_SECONDS, PROFILES, runEconomy } from "./agent-economy-core.ts";
+import { type Outcome, runEconomy } from "./agent-economy-core.ts";
+import { JOBS, POLL_EVERY_SECONDS, PROFILES } from "./agent-economy-profiles.ts";
 
 const DEFAULT_SCALE = 20;
 const QUICK_SCALE = 100;
