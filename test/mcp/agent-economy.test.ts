@@ -5,12 +5,12 @@ import { expect, test } from "bun:test";
 import { runEconomy } from "../../bench/agent-economy-core.ts";
 
 test("every client profile gets each result within 1 + ceil(duration / hold) calls", async () => {
-  const outcomes = await runEconomy({ scale: 100 });
+  const outcomes = await runEconomy({ scale: 100, limitSlackMs: 1500 });
   expect(outcomes.length).toBe(16);
   for (const o of outcomes) {
     const what = `${o.profile.label}, ${o.job}`;
     expect({ what, state: o.state }).toEqual({ what, state: "succeeded" });
-    // No call outlived the client's own limit (each profile's call is cut there, as the client would).
+    // No call outlived the client's own limit (plus 1.5 s of slack for a loaded machine's round trip).
     expect({ what, cut: o.cut }).toEqual({ what, cut: 0 });
     if (o.measuredCeiling === null) continue; // the naive poller has no ceiling
     expect({ what, within: o.calls <= o.measuredCeiling }).toEqual({ what, within: true });
