@@ -2,11 +2,11 @@
 import { invalid } from "./errors.ts";
 import { formatCursor, parseCursor } from "./ids.ts";
 import { isTerminal, type JobResult } from "./job.ts";
-import type { JobService } from "./job-service.ts";
+import type { ServiceCore } from "./service-deps.ts";
 import type { CompletionsResponse, WaitOptions } from "./service-types.ts";
 
 export async function completions(
-  svc: JobService,
+  svc: ServiceCore,
   jobIds: string[],
   opts: { after_cursor?: string; limit?: number } & WaitOptions,
 ): Promise<CompletionsResponse> {

@@ -259,8 +259,8 @@ export interface QueueView {
 }
 
 export interface JobServiceApi {
-  /** Warnings about observations a full disk kept out of the store (each said once; optional for fakes). */
-  storeNotices?(): string[];
+  /** Warnings about observations a full disk kept out of the store (each said once). */
+  storeNotices(): string[];
   submit(req: LaunchRequest): Promise<SubmitResponse>;
   run(
     req: LaunchRequest,
@@ -279,9 +279,77 @@ export interface JobServiceApi {
   inspect(jobId: string): Promise<InspectResponse>;
   /** Resolves when the job reaches a terminal state (or the signal aborts). */
   onTerminal(jobId: string, signal: AbortSignal): Promise<JobState>;
-  /** Named queues (optional so test doubles need not implement them). */
-  createQueue?(name: string, concurrency: number, host?: string): Promise<QueueCreated>;
-  listQueues?(host?: string): Promise<QueueView[]>;
+  /** Named queues: create one, list them with what runs and waits. */
+  createQueue(name: string, concurrency: number, host?: string): Promise<QueueCreated>;
+  listQueues(host?: string): Promise<QueueView[]>;
+  /** The listing with how many jobs match in all (`20 of 30 shown`). */
+  listPage(req: ListRequest): Promise<{ jobs: JobStatus[]; total: number }>;
+  /** The newest job's ID (by creation), undefined when there is none. */
+  lastJobId(): string | undefined;
+  /** A full job ID, or a unique prefix of one (the CLI's job arguments, as git's); MCP takes full IDs only. */
+  resolveJobId(text: string): string;
+  /** The stored terminal result's bytes (replayed byte-identically); null while the job is active. */
+  resultJson(jobId: string): string | null;
+  /** Every new line of a job's streams as it comes (redacted), until the job ends or `signal` aborts. */
+  followLogs(
+    jobId: string,
+    stream: "stdout" | "stderr" | "both",
+    signal?: AbortSignal,
+  ): AsyncIterable<FollowEvent>;
+  /** Removes finished jobs (files, then rows) by age, count and store quota; active jobs are never touched. */
+  gc(o: GcOptions): Promise<GcResult>;
 }
+
+/** `gc`: what to remove. */
+export interface GcOptions {
+  olderThanSeconds: number | null;
+  keep: number | null;
+  maxBytes?: number | null;
+  dryRun: boolean;
+  /** Remove rows and local copies even when the host's copy cannot be removed. */
+  forgetUnreachable?: boolean;
+}
+
+/** What gc removed (or would remove), and the store's size against its quota when one applies. */
+/** What gc removed; with dryRun, `dry_run: true` and what it would remove instead (never `removed`). */
+export type GcResult = GcRemoved | GcDryRun;
+
+export interface GcQuota {
+  /** Bytes of every job directory on this machine after gc (with dryRun: what would remain). */
+  store_bytes?: number;
+  quota_bytes?: number;
+  /** Active jobs alone use more than the quota: gc cannot get under it. */
+  over_quota?: boolean;
+}
+
+export interface GcDryRun extends GcQuota {
+  dry_run: true;
+  would_remove: string[];
+}
+
+export interface GcRemoved extends GcQuota {
+  removed: string[];
+  /** Finished jobs whose files could not be removed (their host is unreachable): kept for the next gc. */
+  kept?: { job_id: string; reason: string }[];
+  /** With forgetUnreachable: jobs removed here although their host's copy could not be (it stays there). */
+  forgotten?: { job_id: string; host: string | null; reason: string }[];
+}
+
+/** One event of `followLogs`: new text of a stream, then how the follow ended. */
+export type FollowEvent =
+  | { kind: "text"; stream: "stdout" | "stderr"; text: string }
+  /** The job ended: every line was given; `result` is its terminal result. */
+  | {
+      kind: "ended";
+      job_id: string;
+      state: JobState;
+      exit_code: number | null;
+      signal: string | null;
+      reason: string | null;
+      finished_at: string | null;
+      result?: JobResult;
+    }
+  /** The follow was stopped (its signal aborted) while the job is still active; the job keeps running. */
+  | { kind: "stopped"; job_id: string; state: JobState };
 
 export type { AwaitlessError };

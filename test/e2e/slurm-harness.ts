@@ -118,6 +118,8 @@ export class CountingRunner implements CommandRunner {
 
 export interface Rig {
   service: JobService;
+  /** The service's store (private to the service), for what a test checks or stages in it directly. */
+  store: JobStore;
   backend: SlurmBackend;
   runner: CountingRunner;
   root: string;
@@ -176,6 +178,7 @@ export function makeRig(opts: RigOptions = {}): Rig {
   );
   return {
     service,
+    store,
     backend,
     runner,
     root,

@@ -316,6 +316,39 @@ export class FakeJobService implements JobServiceApi {
   }
 
   /** Stops every self-ending job timer (afterAll). */
+  storeNotices(): string[] {
+    return [];
+  }
+
+  async listPage(req: ListRequest): Promise<{ jobs: JobStatus[]; total: number }> {
+    const jobs = await this.list(req);
+    return { jobs, total: jobs.length };
+  }
+
+  // What the CLI alone asks of the service: the MCP server never calls these, so the fake refuses them.
+  createQueue(): Promise<never> {
+    return Promise.reject(new Error("the fake service has no queues"));
+  }
+  listQueues(): Promise<never> {
+    return Promise.reject(new Error("the fake service has no queues"));
+  }
+  lastJobId(): never {
+    throw new Error("lastJobId is a CLI use case: not in the fake");
+  }
+  resolveJobId(text: string): string {
+    return text;
+  }
+  resultJson(jobId: string): string | null {
+    const result = this.get(jobId).result;
+    return result ? JSON.stringify(result) : null;
+  }
+  followLogs(): never {
+    throw new Error("followLogs is a CLI use case: not in the fake");
+  }
+  gc(): Promise<never> {
+    return Promise.reject(new Error("gc is a CLI use case: not in the fake"));
+  }
+
   dispose(): void {
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
