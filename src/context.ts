@@ -7,10 +7,15 @@ import { SshBackend } from "./backends/ssh/ssh-backend.ts";
 import { type Config, loadConfig } from "./config/config.ts";
 import { profileKeysFor, profileRefusal } from "./config/config-legacy.ts";
 import type { Backend } from "./core/backend.ts";
+import { useHintTable } from "./core/errors.ts";
 import type { Job } from "./core/job.ts";
 import { JobService, type ServiceSettings } from "./core/job-service.ts";
 import { JobStore } from "./core/job-store.ts";
 import type { JobServiceApi } from "./core/service-types.ts";
+import { HINTS } from "./hints.ts";
+
+// Core names what to do next by action; this process words each action for its surface.
+useHintTable(HINTS);
 
 /** What a CLI command or the MCP server works with. */
 export interface Ctx {

@@ -5,7 +5,7 @@ import type { Ctx } from "../context.ts";
 import type { LeftoverStop } from "../core/backend.ts";
 import { EXIT, invalid } from "../core/errors.ts";
 import { isTerminal, type JobState } from "../core/job.ts";
-import { type FollowEvent, isDelivered, type WaitResponse } from "../core/service-types.ts";
+import { type FollowEvent, isDelivered, type WaitResponse, withNext } from "../core/service-types.ts";
 import type { CliIo } from "./cli-io.ts";
 import { invokedName } from "./invoked-as.ts";
 import { logsRequest, printLogs } from "./logs-command.ts";
@@ -61,8 +61,19 @@ function liveLine(
   };
 }
 
-async function printWait(io: CliIo, opts: Opts, ctx: Ctx, w: WaitResponse): Promise<number> {
+/** A pending answer's next step as the CLI words it: the command that collects the result. */
+function cliNext(w: WaitResponse): WaitResponse {
+  if (isDelivered(w)) return w;
+  const next_command = `awaitless wait ${w.job_id}`;
+  const next_action = w.host_unreachable
+    ? `The job's host cannot be reached now; the job keeps its state (${w.job_state}) and may still be running. Run \`${next_command}\` again once the host is reachable.`
+    : `The job is still ${w.job_state}: only this wait ended, the job was not killed or changed. Run \`${next_command}\` to collect the result.`;
+  return withNext(w, { next_action, next_command });
+}
+
+async function printWait(io: CliIo, opts: Opts, ctx: Ctx, answer: WaitResponse): Promise<number> {
   const style = styleFor(io.stdout, io.env);
+  const w = cliNext(answer);
   if (opts.json) {
     const raw = isDelivered(w) ? ctx.service.resultJson(w.job_id) : null;
     out(io, waitJson(w, raw));

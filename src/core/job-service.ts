@@ -3,7 +3,7 @@
 import { dirname, join } from "node:path";
 import { type Backend, isLeftoverStop, type LaunchInput } from "./backend.ts";
 import { completions as completionsFeed } from "./completions.ts";
-import { AwaitlessError, invalid } from "./errors.ts";
+import { AwaitlessError, hint, invalid } from "./errors.ts";
 import { isJobId, JOB_ID_08_RE, newJobId } from "./ids.ts";
 import { isTerminal, type Job, type JobResult, type JobState } from "./job.ts";
 import { resolveJobIdPrefix } from "./job-prefix.ts";
@@ -81,7 +81,7 @@ export class JobService implements JobServiceApi {
       throw new AwaitlessError(
         "invalid_argument",
         `the ${job.backend} backend is not available in this build`,
-        { cli: "use --backend local", mcp: 'use backend: "local"' },
+        hint("backend_unavailable"),
       );
     }
     return b;
@@ -110,25 +110,14 @@ export class JobService implements JobServiceApi {
 
   getJob(jobId: string): StoredJob {
     if (!isJobId(jobId)) {
-      throw invalid(`${JSON.stringify(jobId)} is not a job ID`, {
-        cli: "job IDs look like job_01J…; run `awaitless list` to see them",
-        mcp: "Job IDs look like job_01J…; call list_jobs to see them.",
-      });
+      throw invalid(`${JSON.stringify(jobId)} is not a job ID`, hint("job_id_shape"));
     }
     const job = this.store.get(jobId);
     if (!job)
       throw new AwaitlessError(
         "not_found",
         `no job ${jobId}`,
-        JOB_ID_08_RE.test(jobId)
-          ? {
-              cli: "this is an Awaitless 0.8 job ID: 0.8's finished jobs answer here once its store is imported (`awaitless import`, docs/migrating.md)",
-              mcp: "This is an Awaitless 0.8 job ID: its jobs answer once the user imports the 0.8 store (Awaitless import; docs/migrating.md).",
-            }
-          : {
-              cli: "run `awaitless list` to see job IDs",
-              mcp: "Check the job ID (it looks like job_01J…); call list_jobs to see recent jobs and their IDs.",
-            },
+        JOB_ID_08_RE.test(jobId) ? hint("import_08_store") : hint("find_job_id"),
       );
     return job;
   }
@@ -175,10 +164,7 @@ export class JobService implements JobServiceApi {
       throw new AwaitlessError(
         "idempotency_conflict",
         `client_request_id ${v.clientRequestId} was already used for job ${res.job.job_id} with different arguments`,
-        {
-          cli: `use a new --client-request-id, or retry with exactly the arguments of ${res.job.job_id}`,
-          mcp: `Use a new client_request_id, or retry with exactly the arguments of ${res.job.job_id}.`,
-        },
+        hint("new_client_request_id", { job_id: res.job.job_id }),
         { job_id: res.job.job_id },
       );
     }
@@ -186,13 +172,7 @@ export class JobService implements JobServiceApi {
       throw new AwaitlessError(
         "duplicate_active_job",
         `the same command is already running in the same directory as job ${res.job.job_id} (${res.job.state})`,
-        {
-          cli: `wait for it (awaitless wait ${res.job.job_id}) instead of starting it twice`,
-          mcp:
-            `Call wait_for_job with {"job_id":"${res.job.job_id}"} to get its result instead of starting it twice; ` +
-            "pass allow_duplicate: true only if you really need a second copy running at the same time. " +
-            "Independent commands may run concurrently: each launch of a different command gets its own job.",
-        },
+        hint("wait_for_duplicate", { job_id: res.job.job_id }),
         { job_id: res.job.job_id },
       );
     }
@@ -554,9 +534,6 @@ export class JobService implements JobServiceApi {
         waited_seconds,
         status_message: unreachable,
         host_unreachable: unreachable,
-        // The CLI's sentence; the MCP surface replaces next_action with its own (mcp/results.ts).
-        next_action: `The job's host cannot be reached now; the job keeps its state (${job.state}) and may still be running. Run \`awaitless wait ${job.job_id}\` again once the host is reachable.`,
-        next_command: `awaitless wait ${job.job_id}`,
       };
     }
     const backend = this.backendFor(job);
@@ -580,8 +557,6 @@ export class JobService implements JobServiceApi {
       delivery_state: "pending",
       waited_seconds,
       status_message: await this.progressMessage(job),
-      next_action: `The job is still ${job.state}: only this wait ended, the job was not killed or changed. Run \`awaitless wait ${job.job_id}\` to collect the result.`,
-      next_command: `awaitless wait ${job.job_id}`,
     };
   }
 

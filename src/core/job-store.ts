@@ -2,7 +2,7 @@
 // migrations by PRAGMA user_version. Every state change goes through `transition`.
 import { chmodSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { AwaitlessError } from "./errors.ts";
+import { AwaitlessError, hint } from "./errors.ts";
 import { type BackendId, isTerminal, type JobState, type StateChange } from "./job.ts";
 import type { LaunchOwner } from "./launch-owner.ts";
 import { canTransition } from "./lifecycle.ts";
@@ -380,11 +380,7 @@ export class JobStore {
   transition(jobId: string, to: JobState, patch: TransitionPatch = {}): { changed: boolean; job: StoredJob } {
     return this.write(() => {
       const row = this.db.query("SELECT * FROM jobs WHERE job_id = ?").get(jobId) as JobRow | null;
-      if (!row)
-        throw new AwaitlessError("not_found", `no job ${jobId}`, {
-          cli: "run `awaitless list` to see job IDs",
-          mcp: "Check the job ID (it looks like job_01J…); call list_jobs to see recent jobs and their IDs.",
-        });
+      if (!row) throw new AwaitlessError("not_found", `no job ${jobId}`, hint("find_job_id"));
       const from = row.state as JobState;
       const at = nowIso();
       if (!canTransition(from, to)) {

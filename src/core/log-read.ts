@@ -1,4 +1,4 @@
-// The logs use case (CLI `logs`, MCP get_job_logs): one query per stream answered by the backend's scan, then
+// The logs use case (both surfaces read logs through it): one query per stream answered by the backend's scan, then
 // cleaned, redacted and cut to one byte budget shared by the streams.
 import type { Stream } from "./backend.ts";
 import { invalid } from "./errors.ts";

@@ -107,7 +107,7 @@ export function isDelivered(w: WaitResponse): w is DeliveredWait {
   return w.delivery_state === "delivered";
 }
 
-/** The fields a wait-like answer (wait, run, run_job) adds beside the result's; snapshot.sha256 covers none of them. */
+/** The fields a wait-like answer (a wait, a run) adds beside the result's; snapshot.sha256 covers none of them. */
 export const ENVELOPE_FIELDS = [
   "job_state",
   "wait_state",
@@ -122,6 +122,24 @@ export const ENVELOPE_FIELDS = [
   "idempotent_replay",
   "launch_resumed",
 ] as const;
+
+/** The fields a run adds after the wait's envelope. */
+const RUN_FIELDS: readonly string[] = ["delivery", "detach_reason", "idempotent_replay", "launch_resumed"];
+
+/**
+ * A pending answer with a surface's next step (each surface words it: the CLI a command, MCP a tool call), placed
+ * after the envelope and before a run's own fields, where every answer has carried it.
+ */
+export function withNext<T extends WaitResponse>(
+  w: T,
+  next: { next_action?: string; next_command?: string },
+): T {
+  const entries = Object.entries(w).filter(([k]) => k !== "next_action" && k !== "next_command");
+  const at = entries.findIndex(([k]) => RUN_FIELDS.includes(k));
+  const added = Object.entries(next).filter(([, v]) => v !== undefined);
+  entries.splice(at < 0 ? entries.length : at, 0, ...added);
+  return Object.fromEntries(entries) as T;
+}
 
 /** The terminal result inside a delivered answer: its fields without the envelope. */
 export function terminalResult(w: DeliveredWait): JobResult {
