@@ -28,6 +28,8 @@ export interface Gate {
 
 export interface RealService {
   service: JobServiceApi;
+  /** The service methods called so far, in order (the server's calls and the gates' own reads). */
+  calls: string[];
   root: string;
   /** A new gated job's command and its controls. */
   gate(): Gate;
@@ -38,11 +40,22 @@ export interface RealService {
 export function realService(): RealService {
   const root = realpathSync(mkdtempSync(join(tmpdir(), "awl-mcp-real-")));
   writeFileSync(join(root, "config.toml"), "[defaults]\npoll_interval_seconds = 0.1\n");
-  const { service } = createContext({
+  const { service: inner } = createContext({
     ...process.env,
     HOME: root,
     AWAITLESS_DATA_DIR: join(root, "data"),
     AWAITLESS_CONFIG: join(root, "config.toml"),
+  });
+  const calls: string[] = [];
+  const service = new Proxy(inner, {
+    get(target, key) {
+      const value = Reflect.get(target, key);
+      if (typeof value !== "function") return value;
+      return (...args: unknown[]) => {
+        calls.push(String(key));
+        return value.apply(target, args);
+      };
+    },
   });
   let gates = 0;
   const put = (dir: string, name: string, text: string) => {
@@ -51,6 +64,7 @@ export function realService(): RealService {
   };
   return {
     service,
+    calls,
     root,
     gate() {
       const dir = join(root, `gate-${++gates}`);
