@@ -22,6 +22,8 @@ export interface Gate {
   command: string[];
   /** Releases `text` to the job's stdout and resolves once the job's log holds it. */
   write(jobId: string, text: string): Promise<void>;
+  /** Lets the job exit with `code` (at once, or as soon as it starts when it has not yet). */
+  end(code: number): void;
   /** Lets the job exit with `code` and resolves once the service has recorded its end. */
   finish(jobId: string, code: number): Promise<void>;
 }
@@ -82,6 +84,9 @@ export function realService(): RealService {
             10_000,
             `${JSON.stringify(text)} in the log of ${jobId}`,
           );
+        },
+        end(code) {
+          put(dir, "end", String(code));
         },
         async finish(jobId, code) {
           put(dir, "end", String(code));
