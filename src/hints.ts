@@ -133,4 +133,19 @@ export const HINTS: HintTable = {
     cli: "fix its permissions or pass another --cwd",
     mcp: "Fix its permissions, or pass another directory as cwd.",
   }),
+  // a log directory is the CLI's --log-dir (MCP takes none): the MCP sentences name no argument
+  log_dir_remote: (a) =>
+    a.backend === "ssh"
+      ? {
+          cli: "drop --log-dir; on SSH hosts set remote_job_dir in [hosts.NAME]",
+          mcp: "Keep the job's files where they go by default; on SSH hosts remote_job_dir in [hosts.NAME] of the config sets it.",
+        }
+      : {
+          cli: "drop --log-dir; on Slurm clusters set slurm_job_dir in [hosts.NAME]",
+          mcp: "Keep the job's files where they go by default; on Slurm clusters slurm_job_dir in [hosts.NAME] of the config sets it.",
+        },
+  log_dir_path: () => ({
+    cli: "pass a directory path, e.g. --log-dir ./logs",
+    mcp: "Pass a directory path.",
+  }),
 };

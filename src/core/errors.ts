@@ -74,7 +74,9 @@ export type HintAction =
   | "positive_duration"
   | "cwd_missing"
   | "cwd_not_dir"
-  | "cwd_unreadable";
+  | "cwd_unreadable"
+  | "log_dir_remote"
+  | "log_dir_path";
 
 export interface ActionHint {
   action: HintAction;

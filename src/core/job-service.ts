@@ -133,9 +133,7 @@ export class JobService implements JobServiceApi {
         ...(s.hostQueues ? { hostQueues: s.hostQueues } : {}),
         ...(s.hostBackends ? { hostBackends: s.hostBackends } : {}),
         cwd: s.callerCwd,
-        ...(this.backends.slurm?.checkOptions
-          ? { checkSlurmOptions: (raw: Record<string, string>) => this.backends.slurm!.checkOptions!(raw) }
-          : {}),
+        checkBackendOptions: (backend, raw) => this.backends[backend]?.checkOptions?.(raw) ?? raw,
       },
       s.callerEnv,
     );

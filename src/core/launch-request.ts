@@ -21,8 +21,8 @@ export interface LaunchDefaults {
   /** `[hosts.NAME] queue`: the queue of jobs sent to that host; it wins over `queue`. */
   hostQueues?: Readonly<Record<string, string>>;
   cwd: string;
-  /** The Slurm backend's option allowlist (keys canonicalized, values checked); absent → options kept as given. */
-  checkSlurmOptions?: (raw: Record<string, string>) => Record<string, string>;
+  /** The chosen backend's check of its launch options (keys canonicalized, values checked); absent → kept as given. */
+  checkBackendOptions?: (backend: BackendName, raw: Record<string, string>) => Record<string, string>;
 }
 
 export interface ValidatedLaunch {
@@ -119,7 +119,9 @@ export function validateLaunch(
     throw invalid("Slurm options only apply to the slurm backend", hint("scheduler_options_backend"));
   }
   // allowlisted keys in canonical form (cpus-per-task → cpus_per_task), each value checked before any side effect
-  const slurmOptions = defaults.checkSlurmOptions ? defaults.checkSlurmOptions(rawSlurm) : rawSlurm;
+  const slurmOptions = defaults.checkBackendOptions
+    ? defaults.checkBackendOptions(backend, rawSlurm)
+    : rawSlurm;
   const logDir = req.log_dir === undefined ? null : checkLogDir(req.log_dir, backend, defaults.cwd);
   const clientRequestId = req.client_request_id ?? null;
   if (clientRequestId !== null && !CLIENT_REQUEST_ID_RE.test(clientRequestId)) {
@@ -225,13 +227,11 @@ function checkLogDir(given: string, backend: BackendName, callerCwd: string): st
   if (backend !== "local") {
     throw invalid(
       `--log-dir applies to local jobs, not the ${backend} backend`,
-      backend === "ssh"
-        ? "drop --log-dir; on SSH hosts set remote_job_dir in [hosts.NAME]"
-        : "drop --log-dir; on Slurm clusters set slurm_job_dir in [hosts.NAME]",
+      hint("log_dir_remote", { backend }),
     );
   }
   if (typeof given !== "string" || given.trim() === "" || /[\0\n]/.test(given)) {
-    throw invalid(`bad --log-dir ${JSON.stringify(given)}`, "pass a directory path, e.g. --log-dir ./logs");
+    throw invalid(`bad --log-dir ${JSON.stringify(given)}`, hint("log_dir_path"));
   }
   const dir = resolve(callerCwd, given);
   // Job directories are named by job ID: a log dir inside one would be removed with that job by gc.
