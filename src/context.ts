@@ -1,4 +1,5 @@
 // Builds what a command needs (Ctx): config, store, backends and the job service.
+import { dirname } from "node:path";
 import { Awaitless08WatchBackend } from "./backends/awaitless08/watch-backend.ts";
 import { localLaunchOwners } from "./backends/local/launch-owners.ts";
 import { LocalBackend } from "./backends/local/local-backend.ts";
@@ -8,24 +9,40 @@ import { type Config, loadConfig } from "./config/config.ts";
 import { profileKeysFor, profileRefusal } from "./config/config-legacy.ts";
 import type { Backend } from "./core/backend.ts";
 import { useHintTable } from "./core/errors.ts";
+import type { ImportReport } from "./core/import-08.ts";
 import type { Job } from "./core/job.ts";
 import { JobService, type ServiceSettings } from "./core/job-service.ts";
 import { JobStore } from "./core/job-store.ts";
+import { listQueueRows } from "./core/queue-store.ts";
 import type { JobServiceApi } from "./core/service-types.ts";
 import { HINTS } from "./hints.ts";
 
 // Core names what to do next by action; this process words each action for its surface.
 useHintTable(HINTS);
 
+/** What of the store the housekeeping commands read and write (doctor's figures, the automatic gc's claim, the 0.8
+ * notice, completion words): no job rows, no transitions. */
+export interface StoreHousekeeping {
+  readonly path: string;
+  countJobs(): number;
+  /** Every job's directory on this machine (doctor sums them against the quota). */
+  jobDirs(): { job_id: string; job_dir: string }[];
+  /** The newest job IDs, without reconciling anything (completion must never contact a host). */
+  recentJobIds(limit: number): string[];
+  queueNames(): string[];
+  meta(key: string): string | undefined;
+  setMeta(key: string, value: string): void;
+  claimAutoGc(intervalSeconds: number): boolean;
+}
+
 /** What a CLI command or the MCP server works with. */
 export interface Ctx {
   /** The job use cases: the one interface the CLI and the MCP server share. */
   service: JobServiceApi;
   config: Config;
-  /** For housekeeping that is no job use case: doctor's figures, the automatic gc's claim, 0.8 import, completion words. */
-  store: JobStore;
-  /** This machine's backend (`awaitless import` copies 0.8's local jobs through it). */
-  local: Backend;
+  store: StoreHousekeeping;
+  /** `awaitless import`: the jobs of the Awaitless 0.8 store in `source` brought into this one. */
+  import08(source: string): Promise<ImportReport>;
 }
 
 export type Backends = Partial<Record<Job["backend"] | "awaitless08", Backend>>;
@@ -90,5 +107,26 @@ export function createContext(env: Record<string, string | undefined>, configFla
   const store = JobStore.open(config.dataDir);
   const backends = createBackends(config, env, store);
   const service = new JobService(store, backends, serviceSettings(config, env));
-  return { service, config, store, local: backends.local! };
+  const housekeeping: StoreHousekeeping = {
+    path: store.path,
+    countJobs: () => store.countJobs(),
+    jobDirs: () => store.jobDirs(),
+    recentJobIds: (limit) => store.list({ limit }).map((j) => j.job_id),
+    queueNames: () => listQueueRows(store).map((q) => q.name),
+    meta: (key) => store.meta(key),
+    setMeta: (key, value) => store.setMeta(key, value),
+    claimAutoGc: (seconds) => store.claimAutoGc(seconds),
+  };
+  // loaded on demand, as the command is: no other command reads 0.8 stores
+  const import08 = async (source: string) => {
+    const { importAwaitless08 } = await import("./core/import-08.ts");
+    return importAwaitless08({
+      store,
+      local: backends.local!,
+      dataDir: dirname(store.path),
+      source,
+      maxReturnBytes: config.defaults.max_return_bytes,
+    });
+  };
+  return { service, config, store: housekeeping, import08 };
 }

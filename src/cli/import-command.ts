@@ -3,7 +3,7 @@ import { dirname, resolve } from "node:path";
 import type { Ctx } from "../context.ts";
 import { awaitless08Dirs, find08Store } from "../core/awaitless08-store.ts";
 import { EXIT } from "../core/errors.ts";
-import { IMPORTED_META, type ImportReport, importAwaitless08 } from "../core/import-08.ts";
+import { IMPORTED_META, type ImportReport } from "../core/import-08.ts";
 import type { CliIo } from "./cli-io.ts";
 import { toJson } from "./output.ts";
 import { paint, styleFor } from "./render.ts";
@@ -40,13 +40,7 @@ export async function importCommand(
       io.stdout.write(`${report.message}; if 0.8 used another data directory: awaitless import --from DIR\n`);
     return EXIT.ok;
   }
-  const report = await importAwaitless08({
-    store: ctx.store,
-    local: ctx.local,
-    dataDir,
-    source,
-    maxReturnBytes: ctx.config.defaults.max_return_bytes,
-  });
+  const report = await ctx.import08(source);
   io.stdout.write(opts.json ? `${toJson(report)}\n` : renderImport(report, styleFor(io.stdout, io.env)));
   return EXIT.ok;
 }
