@@ -101,6 +101,20 @@ describe("architecture", () => {
     });
   }
 
+  test("core words no hint for a surface: no {cli, mcp} pairs, no MCP tool names (src/hints.ts words actions)", () => {
+    const tools =
+      /\b(wait_for_job|get_job_logs|get_job_status|list_jobs|list_queues|create_queue|cancel_job|submit_job|run_job|wait_for_completions)\b/;
+    const bad = files(join(SRC, "core")).flatMap((p) =>
+      readFileSync(p, "utf8")
+        .split("\n")
+        .map((line, i) => ({ line: line.trim(), at: `${relative(SRC, p)}:${i + 1}` }))
+        .filter(({ line }) => !line.startsWith("//") && !line.startsWith("*") && !line.startsWith("/**"))
+        .filter(({ line }) => /^(cli|mcp):\s*["'`]/.test(line) || tools.test(line))
+        .map(({ at, line }) => `${at}: ${line}`),
+    );
+    expect(bad).toEqual([]);
+  });
+
   test("src/ has no import cycles (import type included)", () => {
     expect(cyclesOf(importGraph())).toEqual([]);
   });
