@@ -3,7 +3,7 @@
 // the store stays bounded without anyone running gc and without a launch waiting for it.
 import { spawn } from "node:child_process";
 import { resolve } from "node:path";
-import type { Ctx } from "./cli/commands.ts";
+import type { Ctx } from "./context.ts";
 import { selfArgv } from "./self.ts";
 
 /** Starts the background gc when it is due; returns its pid, or null when it was not due (or is switched off). */
@@ -11,7 +11,7 @@ export function startAutoGcIfDue(ctx: Ctx): number | null {
   const hours = ctx.config.defaults.auto_gc_interval_hours;
   if (!(hours > 0)) return null;
   try {
-    if (!ctx.service.store.claimAutoGc(hours * 3600)) return null;
+    if (!ctx.store.claimAutoGc(hours * 3600)) return null;
     const [cmd, ...pre] = selfArgv();
     // Same config file and store as this process, by absolute paths: the child runs in "/" so that it pins no
     // directory of the caller, and AWAITLESS_CONFIG (which wins over --config) may have been relative.
@@ -24,7 +24,7 @@ export function startAutoGcIfDue(ctx: Ctx): number | null {
     child.on("error", () => undefined);
     child.unref();
     if (child.pid === undefined) return null;
-    ctx.service.store.setMeta("auto_gc_pid", String(child.pid));
+    ctx.store.setMeta("auto_gc_pid", String(child.pid));
     return child.pid;
   } catch {
     // Housekeeping never fails the command that triggered it; `awaitless gc` reports its own errors.

@@ -1,65 +1,132 @@
-// Builds what a command needs: config, store, backends and the job service.
+// Builds what a command needs (Ctx): config, store, backends and the job service.
+import { dirname } from "node:path";
 import { Awaitless08WatchBackend } from "./backends/awaitless08/watch-backend.ts";
 import { localLaunchOwners } from "./backends/local/launch-owners.ts";
 import { LocalBackend } from "./backends/local/local-backend.ts";
 import { SlurmBackend } from "./backends/slurm/slurm-backend.ts";
 import { SshBackend } from "./backends/ssh/ssh-backend.ts";
-import type { Ctx } from "./cli/commands.ts";
-import { loadConfig } from "./config/config.ts";
+import { type Config, loadConfig } from "./config/config.ts";
 import { profileKeysFor, profileRefusal } from "./config/config-legacy.ts";
-import { JobService } from "./core/job-service.ts";
+import type { Backend } from "./core/backend.ts";
+import { useHintTable } from "./core/errors.ts";
+import type { ImportReport } from "./core/import-08.ts";
+import type { Job } from "./core/job.ts";
+import { JobService, type ServiceSettings } from "./core/job-service.ts";
 import { JobStore } from "./core/job-store.ts";
+import { listQueueRows } from "./core/queue-store.ts";
+import type { JobServiceApi } from "./core/service-types.ts";
+import { HINTS } from "./hints.ts";
+
+// Core names what to do next by action; this process words each action for its surface.
+useHintTable(HINTS);
+
+/** What of the store the housekeeping commands read and write (doctor's figures, the automatic gc's claim, the 0.8
+ * notice, completion words): no job rows, no transitions. */
+export interface StoreHousekeeping {
+  readonly path: string;
+  countJobs(): number;
+  /** Every job's directory on this machine (doctor sums them against the quota). */
+  jobDirs(): { job_id: string; job_dir: string }[];
+  /** The newest job IDs, without reconciling anything (completion must never contact a host). */
+  recentJobIds(limit: number): string[];
+  queueNames(): string[];
+  meta(key: string): string | undefined;
+  setMeta(key: string, value: string): void;
+  claimAutoGc(intervalSeconds: number): boolean;
+}
+
+/** What a CLI command or the MCP server works with. */
+export interface Ctx {
+  /** The job use cases: the one interface the CLI and the MCP server share. */
+  service: JobServiceApi;
+  config: Config;
+  store: StoreHousekeeping;
+  /** `awaitless import`: the jobs of the Awaitless 0.8 store in `source` brought into this one. */
+  import08(source: string): Promise<ImportReport>;
+}
+
+export type Backends = Partial<Record<Job["backend"] | "awaitless08", Backend>>;
+
+export function createBackends(
+  config: Config,
+  env: Record<string, string | undefined>,
+  store: JobStore,
+): Backends {
+  const d = config.defaults;
+  // The lock of a new queue directory: flock when installed, unless AWAITLESS_QUEUE_LOCK=mkdir (diagnostics, tests).
+  const queueLock = env.AWAITLESS_QUEUE_LOCK === "mkdir" ? "mkdir" : "auto";
+  return {
+    local: new LocalBackend({
+      dataDir: config.dataDir,
+      shell: env.AWAITLESS_SHELL || "/bin/sh",
+      queueLock,
+    }),
+    awaitless08: new Awaitless08WatchBackend(),
+    ssh: new SshBackend({ hosts: config.hosts, queueLock }),
+    slurm: new SlurmBackend({
+      hosts: config.hosts,
+      pollIntervalMs: d.poll_interval_seconds * 1000,
+      launchGraceSeconds: d.launch_grace_seconds,
+      // adopted Slurm IDs and the accounting-grace start must survive this process (a new client continues them)
+      persistBackendId: (jobId, backendId) => store.setBackendId(jobId, backendId),
+    }),
+  };
+}
+
+export function serviceSettings(config: Config, env: Record<string, string | undefined>): ServiceSettings {
+  const d = config.defaults;
+  return {
+    maxReturnBytes: d.max_return_bytes,
+    logTailLines: d.log_tail_lines,
+    pollIntervalMs: d.poll_interval_seconds * 1000,
+    graceSeconds: d.grace_period_seconds,
+    logCapBytes: d.log_cap_bytes,
+    launchGraceSeconds: d.launch_grace_seconds,
+    defaultBackend: d.backend,
+    defaultHost: d.host,
+    defaultQueue: d.queue,
+    hostQueues: Object.fromEntries(
+      Object.entries(config.hosts).flatMap(([name, h]) => (h.queue ? [[name, h.queue]] : [])),
+    ),
+    hostBackends: Object.fromEntries(
+      Object.entries(config.hosts).flatMap(([name, h]) => (h.backend ? [[name, h.backend]] : [])),
+    ),
+    launchOwners: localLaunchOwners,
+    refuseHost: (host, backend) => {
+      const keys = profileKeysFor(config.legacyProfiles[host] ?? [], backend);
+      return keys.length > 0 ? profileRefusal(host, keys, config.path ?? "the config") : undefined;
+    },
+    startWaitMs: 2000,
+    callerEnv: env,
+    callerCwd: process.cwd(),
+  };
+}
 
 export function createContext(env: Record<string, string | undefined>, configFlag?: string): Ctx {
   const config = loadConfig(env, configFlag);
   const store = JobStore.open(config.dataDir);
-  const d = config.defaults;
-  // The lock of a new queue directory: flock when installed, unless AWAITLESS_QUEUE_LOCK=mkdir (diagnostics, tests).
-  const queueLock = env.AWAITLESS_QUEUE_LOCK === "mkdir" ? "mkdir" : "auto";
-  const local = new LocalBackend({
-    dataDir: config.dataDir,
-    shell: env.AWAITLESS_SHELL || "/bin/sh",
-    queueLock,
-  });
-  const service = new JobService(
-    store,
-    {
-      local,
-      awaitless08: new Awaitless08WatchBackend(),
-      ssh: new SshBackend({ hosts: config.hosts, queueLock }),
-      slurm: new SlurmBackend({
-        hosts: config.hosts,
-        pollIntervalMs: d.poll_interval_seconds * 1000,
-        launchGraceSeconds: d.launch_grace_seconds,
-        // adopted Slurm IDs and the accounting-grace start must survive this process (a new client continues them)
-        persistBackendId: (jobId, backendId) => store.setBackendId(jobId, backendId),
-      }),
-    },
-    {
-      maxReturnBytes: d.max_return_bytes,
-      logTailLines: d.log_tail_lines,
-      pollIntervalMs: d.poll_interval_seconds * 1000,
-      graceSeconds: d.grace_period_seconds,
-      logCapBytes: d.log_cap_bytes,
-      launchGraceSeconds: d.launch_grace_seconds,
-      defaultBackend: d.backend,
-      defaultHost: d.host,
-      defaultQueue: d.queue,
-      hostQueues: Object.fromEntries(
-        Object.entries(config.hosts).flatMap(([name, h]) => (h.queue ? [[name, h.queue]] : [])),
-      ),
-      hostBackends: Object.fromEntries(
-        Object.entries(config.hosts).flatMap(([name, h]) => (h.backend ? [[name, h.backend]] : [])),
-      ),
-      launchOwners: localLaunchOwners,
-      refuseHost: (host, backend) => {
-        const keys = profileKeysFor(config.legacyProfiles[host] ?? [], backend);
-        return keys.length > 0 ? profileRefusal(host, keys, config.path ?? "the config") : undefined;
-      },
-      startWaitMs: 2000,
-      callerEnv: env,
-      callerCwd: process.cwd(),
-    },
-  );
-  return { service, config };
+  const backends = createBackends(config, env, store);
+  const service = new JobService(store, backends, serviceSettings(config, env));
+  const housekeeping: StoreHousekeeping = {
+    path: store.path,
+    countJobs: () => store.countJobs(),
+    jobDirs: () => store.jobDirs(),
+    recentJobIds: (limit) => store.list({ limit }).map((j) => j.job_id),
+    queueNames: () => listQueueRows(store).map((q) => q.name),
+    meta: (key) => store.meta(key),
+    setMeta: (key, value) => store.setMeta(key, value),
+    claimAutoGc: (seconds) => store.claimAutoGc(seconds),
+  };
+  // loaded on demand, as the command is: no other command reads 0.8 stores
+  const import08 = async (source: string) => {
+    const { importAwaitless08 } = await import("./core/import-08.ts");
+    return importAwaitless08({
+      store,
+      local: backends.local!,
+      dataDir: dirname(store.path),
+      source,
+      maxReturnBytes: config.defaults.max_return_bytes,
+    });
+  };
+  return { service, config, store: housekeeping, import08 };
 }

@@ -1,8 +1,8 @@
 // Composition root: argv → CLI or MCP; loads config, opens the store, builds the backends on demand.
 import { refuseInvalidUtf8 } from "./cli/argv-utf8.ts";
 import { reportError, runCli } from "./cli/cli.ts";
-import type { Ctx } from "./cli/commands.ts";
 import { styleFor } from "./cli/render.ts";
+import type { Ctx } from "./context.ts";
 import { stderrWriter, stdoutWriter } from "./stdio-writer.ts";
 
 // The CLI writes fd 1 and 2 synchronously: when the process exits, the reader has every byte, however slow it is.

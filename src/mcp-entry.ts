@@ -1,6 +1,6 @@
 // Starts the MCP stdio server (loaded lazily: plain CLI commands never load the MCP SDK).
 import { startAutoGcIfDue } from "./auto-gc.ts";
-import type { Ctx } from "./cli/commands.ts";
+import type { Ctx } from "./context.ts";
 import { invalid } from "./core/errors.ts";
 import { applyMcpEnv, resolveMcpConfig } from "./mcp/config.ts";
 import { runMcpStdio } from "./mcp/stdio.ts";

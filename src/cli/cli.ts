@@ -1,9 +1,11 @@
 // The CLI (cac): declares commands and options, then hands each to its action in commands.ts.
 import { type CAC, cac } from "cac";
+import type { Ctx } from "../context.ts";
 import { AwaitlessError, EXIT } from "../core/errors.ts";
 import { didYouMean, nearestName } from "../core/nearest-name.ts";
 import { noSpaceFromErrno } from "../core/store-errors.ts";
-import { type CliIo, COMMANDS, type Ctx } from "./commands.ts";
+import type { CliIo } from "./cli-io.ts";
+import { type Action, COMMANDS } from "./commands.ts";
 import { paint, shellWord, styleFor } from "./render.ts";
 
 const LAUNCH_OPTIONS: [string, string][] = [
@@ -26,7 +28,18 @@ const LAUNCH_OPTIONS: [string, string][] = [
   ["--slurm-option <KEY=VALUE>", "Slurm resource (allowlisted keys; slurm backend)"],
 ];
 
-type Bind = (name: keyof typeof COMMANDS) => (...args: unknown[]) => void;
+/** `completion` reads the command table itself, so it is bound here, beside the table (commands.ts never loads cli.ts). */
+const ACTIONS: Record<string, Action> = {
+  ...COMMANDS,
+  async completion(args, io, makeCtx) {
+    const { completionCommand } = await import("./completion.ts");
+    const shell = args[0] === undefined ? undefined : String(args[0]);
+    const opts = (args[args.length - 1] ?? {}) as Record<string, unknown>;
+    return completionCommand(shell, opts, buildCli(), io, makeCtx);
+  },
+};
+
+type Bind = (name: string) => (...args: unknown[]) => void;
 
 /** The command table (cac): used to parse argv, and read by `completion` to generate shell completions. */
 export function buildCli(bind: Bind = () => () => {}): CAC {
@@ -167,7 +180,7 @@ export async function runCli(argv: string[], io: CliIo, makeCtx: () => Promise<C
       return opening;
     };
     action = withFullJobIds(cli.matchedCommand?.args[0]?.value, args, keepCtx).then((a) =>
-      COMMANDS[name]!(a, io, keepCtx),
+      ACTIONS[name]!(a, io, keepCtx),
     );
   });
   const style = styleFor(io.stderr, io.env);

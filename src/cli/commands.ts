@@ -1,32 +1,20 @@
 // CLI actions: each turns parsed options into a JobService call and prints the answer.
 
 import { startAutoGcIfDue } from "../auto-gc.ts";
-import type { Config } from "../config/config.ts";
+import type { Ctx } from "../context.ts";
 import type { LeftoverStop } from "../core/backend.ts";
 import { EXIT, invalid } from "../core/errors.ts";
 import { isTerminal, type JobState } from "../core/job.ts";
-import type { JobService } from "../core/job-service.ts";
-import { isDelivered, type WaitResponse } from "../core/service-types.ts";
-import type { StoredJob } from "../core/store-rows.ts";
+import { type FollowEvent, isDelivered, type WaitResponse, withNext } from "../core/service-types.ts";
+import type { CliIo } from "./cli-io.ts";
 import { invokedName } from "./invoked-as.ts";
 import { logsRequest, printLogs } from "./logs-command.ts";
 import { renderGc, renderList, renderResult, renderStatus, renderWait, toJson, waitJson } from "./output.ts";
 import { launchRequest, parseDuration, parseIntOption, parseSize, type RawLaunchOptions } from "./parse.ts";
 import { humanDuration, paint, type Style, styleFor } from "./render.ts";
 
-export interface CliIo {
-  stdout: { write(s: string): unknown; isTTY?: boolean };
-  stderr: { write(s: string): unknown; isTTY?: boolean };
-  env: Record<string, string | undefined>;
-}
-
-export interface Ctx {
-  service: JobService;
-  config: Config;
-}
-
 type Opts = Record<string, unknown> & { json?: boolean; "--"?: string[] };
-type Action = (args: unknown[], io: CliIo, makeCtx: () => Promise<Ctx>) => Promise<number>;
+export type Action = (args: unknown[], io: CliIo, makeCtx: () => Promise<Ctx>) => Promise<number>;
 
 export function exitCodeFor(state: JobState): number {
   switch (state) {
@@ -73,10 +61,21 @@ function liveLine(
   };
 }
 
-async function printWait(io: CliIo, opts: Opts, ctx: Ctx, w: WaitResponse): Promise<number> {
+/** A pending answer's next step as the CLI words it: the command that collects the result. */
+function cliNext(w: WaitResponse): WaitResponse {
+  if (isDelivered(w)) return w;
+  const next_command = `awaitless wait ${w.job_id}`;
+  const next_action = w.host_unreachable
+    ? `The job's host cannot be reached now; the job keeps its state (${w.job_state}) and may still be running. Run \`${next_command}\` again once the host is reachable.`
+    : `The job is still ${w.job_state}: only this wait ended, the job was not killed or changed. Run \`${next_command}\` to collect the result.`;
+  return withNext(w, { next_action, next_command });
+}
+
+async function printWait(io: CliIo, opts: Opts, ctx: Ctx, answer: WaitResponse): Promise<number> {
   const style = styleFor(io.stdout, io.env);
+  const w = cliNext(answer);
   if (opts.json) {
-    const raw = isDelivered(w) ? ctx.service.store.get(w.job_id)?.result_json : null;
+    const raw = isDelivered(w) ? ctx.service.resultJson(w.job_id) : null;
     out(io, waitJson(w, raw));
   } else {
     // For people, the next command names the binary as they can run it (JSON keeps the canonical form).
@@ -136,9 +135,9 @@ export const COMMANDS: Record<string, Action> = {
     let jobId = args[0] as string | undefined;
     if (opts.last) {
       if (jobId) throw invalid("give either a job ID or --last, not both", "drop one of them");
-      const latest = ctx.service.store.list({ limit: 1 })[0];
+      const latest = ctx.service.lastJobId();
       if (!latest) throw invalid("there are no jobs yet", "submit one: awaitless submit -- <command>");
-      jobId = latest.job_id;
+      jobId = latest;
     }
     if (!jobId) throw invalid("wait needs a job ID", "awaitless wait <job_id>, or awaitless wait --last");
     const timeoutMs =
@@ -180,7 +179,7 @@ export const COMMANDS: Record<string, Action> = {
       if (opts.json) {
         const items = r.completions.map(
           (c) =>
-            `{"completion_id":${JSON.stringify(c.completion_id)},"finished_at":${JSON.stringify(c.finished_at)},"job_id":${JSON.stringify(c.job_id)},"observed_at":${JSON.stringify(c.observed_at)},"result":${ctx.service.store.get(c.job_id)?.result_json ?? "null"},"state":${JSON.stringify(c.state)}}`,
+            `{"completion_id":${JSON.stringify(c.completion_id)},"finished_at":${JSON.stringify(c.finished_at)},"job_id":${JSON.stringify(c.job_id)},"observed_at":${JSON.stringify(c.observed_at)},"result":${ctx.service.resultJson(c.job_id) ?? "null"},"state":${JSON.stringify(c.state)}}`,
         );
         const { completions: _c, ...rest } = r;
         out(io, `${JSON.stringify(rest).slice(0, -1)},"completions":[${items.join(",")}]}`);
@@ -266,7 +265,7 @@ export const COMMANDS: Record<string, Action> = {
     const ctx = await makeCtx();
     const r = await ctx.service.inspect(String(args[0]));
     if (opts.json) {
-      out(io, toJson(r, r.result ? ctx.service.store.get(r.job.job_id)?.result_json : null));
+      out(io, toJson(r, r.result ? ctx.service.resultJson(r.job.job_id) : null));
       return EXIT.ok;
     }
     const style = styleFor(io.stdout, io.env);
@@ -339,13 +338,6 @@ export const COMMANDS: Record<string, Action> = {
     return mcpConfigCommand(args[0] as string | undefined, optsOf(args), io);
   },
 
-  async completion(args, io, makeCtx) {
-    const { completionCommand } = await import("./completion.ts");
-    const { buildCli } = await import("./cli.ts");
-    const shell = args[0] === undefined ? undefined : String(args[0]);
-    return completionCommand(shell, optsOf(args), buildCli(), io, makeCtx);
-  },
-
   async version(args, io) {
     const opts = optsOf(args);
     const { VERSION } = await import("../version.ts");
@@ -354,6 +346,7 @@ export const COMMANDS: Record<string, Action> = {
   },
 };
 
+/** `logs --follow`: the service's follow, each new piece of text on stdout as it comes (JSON lines with --json). */
 async function followLogs(
   ctx: Ctx,
   io: CliIo,
@@ -361,57 +354,20 @@ async function followLogs(
   stream: "stdout" | "stderr" | "both",
   opts: Opts,
 ): Promise<number> {
-  const svc = ctx.service;
-  const streams = stream === "both" ? (["stdout", "stderr"] as const) : [stream];
-  const printed: Record<string, number> = { stdout: 0, stderr: 0 };
-  const { Redactor, StreamRedactor } = await import("../core/redact.ts");
-  // One redactor per stream for the whole follow: it holds back a chunk's end that could begin a secret.
-  const redactors = new Map<string, InstanceType<typeof StreamRedactor>>();
-  const decoders = new Map<string, TextDecoder>();
-  const emit = (s: string, text: string) => {
-    if (text) io.stdout.write(opts.json ? JSON.stringify({ stream: s, text }) + "\n" : text);
-  };
-  // The follow ends: what each stream still holds is printed, redacted.
-  const flush = () => {
-    for (const [s, r] of redactors) emit(s, r.push(decoders.get(s)!.decode()) + r.end());
-  };
   const ctl = new AbortController();
   const onSig = () => ctl.abort();
   process.once("SIGINT", onSig);
   try {
-    for (;;) {
-      const job = await svc.refresh(jobId);
-      const backend = svc.backendFor(job);
-      for (const s of streams) {
-        const t = await backend.readTail(job, s, 1024 * 1024);
-        const fresh = t.totalBytes - printed[s]!;
-        if (fresh > 0) {
-          const bytes = t.bytes.subarray(Math.max(0, t.bytes.length - fresh));
-          let r = redactors.get(s);
-          if (!r) {
-            r = new StreamRedactor(new Redactor(Object.values(await backend.secretValues(job))));
-            redactors.set(s, r);
-            decoders.set(s, new TextDecoder("utf-8"));
-          }
-          // Bytes the tail no longer holds were never seen: what follows starts mid-stream.
-          const gap = fresh > t.bytes.length;
-          emit(s, r.push(decoders.get(s)!.decode(bytes, { stream: true }), gap));
-          printed[s] = t.totalBytes;
-        }
-      }
-      if (isTerminal(job.state)) {
-        flush();
-        return followEnded(ctx, io, job, Boolean(opts.json));
-      }
-      if (ctl.signal.aborted) {
-        flush();
-        io.stderr.write(
-          `${job.job_id} is still ${job.state}; it keeps running (awaitless wait ${job.job_id})\n`,
-        );
+    for await (const e of ctx.service.followLogs(jobId, stream, ctl.signal)) {
+      if (e.kind === "text")
+        io.stdout.write(opts.json ? `${JSON.stringify({ stream: e.stream, text: e.text })}\n` : e.text);
+      else if (e.kind === "ended") return followEnded(io, e, Boolean(opts.json));
+      else {
+        io.stderr.write(`${e.job_id} is still ${e.state}; it keeps running (awaitless wait ${e.job_id})\n`);
         return EXIT.waitTimedOut;
       }
-      await backend.waitForChange(job, svc.settings.pollIntervalMs, ctl.signal, true);
     }
+    throw new Error(`the follow of ${jobId} ended without saying how`);
   } finally {
     process.off("SIGINT", onSig);
   }
@@ -421,17 +377,18 @@ async function followLogs(
  * The end of `logs --follow`: stdout carries only the log, so the final state line goes to stderr (with
  * --json, a last record without `stream` on stdout); the exit status is the job's, as for `wait`.
  */
-function followEnded(ctx: Ctx, io: CliIo, job: StoredJob, json: boolean): number {
+function followEnded(io: CliIo, end: Extract<FollowEvent, { kind: "ended" }>, json: boolean): number {
   if (json) {
-    const { job_id, state, exit_code, signal, reason, finished_at } = job;
+    const { job_id, state, exit_code, signal, reason, finished_at } = end;
     out(io, JSON.stringify({ job_id, state, exit_code, signal, reason, finished_at }));
   } else {
     const style = styleFor(io.stderr, io.env);
-    const result = ctx.service.resultOf(job);
-    const line = result ? renderResult(result, style).split("\n", 1)[0]! : `${job.job_id} ${job.state}`;
+    const line = end.result
+      ? renderResult(end.result, style).split("\n", 1)[0]!
+      : `${end.job_id} ${end.state}`;
     io.stderr.write(`${line}\n`);
   }
-  return exitCodeFor(job.state);
+  return exitCodeFor(end.state);
 }
 
 /** What cancel did about a lost job's leftover command group, as one sentence. */

@@ -1,10 +1,10 @@
 // `awaitless completion --list jobs|hosts|queues`: the dynamic words the completion scripts ask the binary for.
 import { homedir } from "node:os";
 import { sshHostAliases } from "../backends/ssh/ssh-config-aliases.ts";
+import type { Ctx } from "../context.ts";
 import { EXIT, invalid } from "../core/errors.ts";
 import { didYouMean } from "../core/nearest-name.ts";
-import { listQueueRows } from "../core/queue-store.ts";
-import type { CliIo, Ctx } from "./commands.ts";
+import type { CliIo } from "./cli-io.ts";
 
 export const LISTS = ["jobs", "hosts", "queues"] as const;
 
@@ -17,8 +17,8 @@ export async function completionList(what: string, io: CliIo, makeCtx: () => Pro
     );
   const ctx = await makeCtx();
   let words: string[];
-  if (what === "jobs") words = ctx.service.store.list({ limit: 200 }).map((j) => j.job_id);
-  else if (what === "queues") words = listQueueRows(ctx.service.store).map((q) => q.name);
+  if (what === "jobs") words = ctx.store.recentJobIds(200);
+  else if (what === "queues") words = ctx.store.queueNames();
   else words = [...Object.keys(ctx.config.hosts), ...sshHostAliases(io.env.HOME || homedir())];
   const unique = [...new Set(words)];
   io.stdout.write(unique.length ? `${unique.join("\n")}\n` : "");

@@ -1,10 +1,11 @@
 // `awaitless completion bash|zsh|fish`: shell completions generated from the CLI's own command table (cac).
 import type { CAC } from "cac";
+import type { Ctx } from "../context.ts";
 import { EXIT, invalid } from "../core/errors.ts";
 import { JOB_STATES } from "../core/job.ts";
 import { didYouMean } from "../core/nearest-name.ts";
 import { selfArgv } from "../self.ts";
-import type { CliIo, Ctx } from "./commands.ts";
+import type { CliIo } from "./cli-io.ts";
 import { MCP_CLIENTS } from "./mcp-config.ts";
 import { QUEUE_ACTIONS } from "./queue-commands.ts";
 import { shellWord } from "./render.ts";

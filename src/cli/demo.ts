@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { EXIT } from "../core/errors.ts";
 import { selfArgv } from "../self.ts";
-import type { CliIo } from "./commands.ts";
+import type { CliIo } from "./cli-io.ts";
 import { invokedName } from "./invoked-as.ts";
 import { paint, styleFor } from "./render.ts";
 

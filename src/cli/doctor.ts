@@ -5,10 +5,11 @@ import { accessSync, constants, existsSync, mkdtempSync, rmSync, watch, writeFil
 import { join } from "node:path";
 import { localBootId } from "../backends/local/proc.ts";
 import { configPath } from "../config/config.ts";
+import type { Ctx } from "../context.ts";
 import { EXIT } from "../core/errors.ts";
 import { directoryBytes } from "../core/job-reads.ts";
 import { CHECK_MAX_SECONDS, HEARTBEAT_SECONDS, lostAfterSeconds } from "../core/liveness.ts";
-import type { CliIo, Ctx } from "./commands.ts";
+import type { CliIo } from "./cli-io.ts";
 import { ago, humanBytes, humanDuration, paint, styleFor } from "./render.ts";
 
 interface Check {
@@ -48,7 +49,7 @@ async function inotifyWorks(dir: string): Promise<boolean> {
 /** The store against its quota, and when the automatic gc last started. */
 function housekeeping(ctx: Ctx): Check {
   const d = ctx.config.defaults;
-  const store = ctx.service.store;
+  const store = ctx.store;
   const bytes = store.jobDirs().reduce((sum, j) => sum + directoryBytes(j.job_dir), 0);
   const size =
     d.store_quota_bytes > 0
@@ -103,8 +104,8 @@ export async function doctor(
       ok: true,
       detail: cfg.path ? `${cfg.path} is valid${legacy}` : `none at ${path} (all defaults)`,
     });
-    const n = ctx.service.store.countJobs();
-    checks.push({ check: "store", ok: true, detail: `${ctx.service.store.path} (${n} jobs, WAL)` });
+    const n = ctx.store.countJobs();
+    checks.push({ check: "store", ok: true, detail: `${ctx.store.path} (${n} jobs, WAL)` });
   } catch (e) {
     configBroken = (e as { code?: string }).code === "config_invalid";
     if (!configBroken) {

@@ -1,9 +1,10 @@
 // `awaitless import` (jobs of an Awaitless 0.8 store) and the one-time notice that offers it.
 import { dirname, resolve } from "node:path";
+import type { Ctx } from "../context.ts";
 import { awaitless08Dirs, find08Store } from "../core/awaitless08-store.ts";
 import { EXIT } from "../core/errors.ts";
-import { IMPORTED_META, type ImportReport, importAwaitless08 } from "../core/import-08.ts";
-import type { CliIo, Ctx } from "./commands.ts";
+import { IMPORTED_META, type ImportReport } from "../core/import-08.ts";
+import type { CliIo } from "./cli-io.ts";
 import { toJson } from "./output.ts";
 import { paint, styleFor } from "./render.ts";
 
@@ -13,7 +14,7 @@ type Opts = Record<string, unknown> & { json?: boolean; from?: string };
 const NOTICED_META = "awaitless08_noticed_at";
 
 function dataDirOf(ctx: Ctx): string {
-  return dirname(ctx.service.store.path);
+  return dirname(ctx.store.path);
 }
 
 export async function importCommand(
@@ -39,13 +40,7 @@ export async function importCommand(
       io.stdout.write(`${report.message}; if 0.8 used another data directory: awaitless import --from DIR\n`);
     return EXIT.ok;
   }
-  const report = await importAwaitless08({
-    store: ctx.service.store,
-    local: ctx.service.backendFor({ backend: "local" }),
-    dataDir,
-    source,
-    maxReturnBytes: ctx.config.defaults.max_return_bytes,
-  });
+  const report = await ctx.import08(source);
   io.stdout.write(opts.json ? `${toJson(report)}\n` : renderImport(report, styleFor(io.stdout, io.env)));
   return EXIT.ok;
 }
@@ -76,7 +71,7 @@ export function renderImport(r: ImportReport, style: ReturnType<typeof styleFor>
  * output goes); silent once `awaitless import` ran or the notice was shown.
  */
 export function offerImport(ctx: Ctx, io: CliIo): void {
-  const store = ctx.service.store;
+  const store = ctx.store;
   try {
     if (store.meta(IMPORTED_META) !== undefined || store.meta(NOTICED_META) !== undefined) return;
     const source = find08Store(awaitless08Dirs(io.env, dataDirOf(ctx)));

@@ -2,17 +2,11 @@
 // left out with the command line that reads on.
 import { invalid } from "../core/errors.ts";
 import { isTerminal } from "../core/job.ts";
-import type { JobService } from "../core/job-service.ts";
-import type { LogsRequest, LogsResponse } from "../core/service-types.ts";
+import type { JobServiceApi, LogsRequest, LogsResponse } from "../core/service-types.ts";
+import type { CliIo } from "./cli-io.ts";
 import { toJson } from "./output.ts";
 import { parseIntOption } from "./parse.ts";
 import { paint, styleFor } from "./render.ts";
-
-interface LogsIo {
-  stdout: { write(s: string): unknown; isTTY?: boolean };
-  stderr: { write(s: string): unknown; isTTY?: boolean };
-  env: Record<string, string | undefined>;
-}
 
 type Stream = "stdout" | "stderr" | "both";
 
@@ -61,8 +55,8 @@ function readOn(req: LogsRequest, range: string): string {
 }
 
 export async function printLogs(
-  service: JobService,
-  io: LogsIo,
+  service: JobServiceApi,
+  io: CliIo,
   req: LogsRequest,
   json: boolean,
 ): Promise<LogsResponse> {

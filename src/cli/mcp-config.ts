@@ -12,7 +12,7 @@ import {
 import { dirname, join } from "node:path";
 import { AwaitlessError, EXIT, invalid } from "../core/errors.ts";
 import { didYouMean } from "../core/nearest-name.ts";
-import type { CliIo } from "./commands.ts";
+import type { CliIo } from "./cli-io.ts";
 import { mergeCodexToml, renderCodexToml } from "./mcp-config-toml.ts";
 
 export const MCP_CLIENTS = ["claude", "codex", "cursor", "gemini", "json"] as const;

@@ -1,7 +1,6 @@
 // Writing results for people and for scripts (--json). Terminal results are replayed byte-identically.
 import type { JobResult } from "../core/job.ts";
-import type { GcResult } from "../core/job-reads.ts";
-import { isDelivered, type JobStatus, type WaitResponse } from "../core/service-types.ts";
+import { type GcResult, isDelivered, type JobStatus, type WaitResponse } from "../core/service-types.ts";
 import {
   ago,
   displayArgv,

@@ -1,8 +1,10 @@
 // `awaitless queue create|list`: named queues on this machine or a host.
+
+import type { Ctx } from "../context.ts";
 import { EXIT, invalid } from "../core/errors.ts";
 import { didYouMean } from "../core/nearest-name.ts";
 import type { QueueView } from "../core/service-types.ts";
-import type { CliIo, Ctx } from "./commands.ts";
+import type { CliIo } from "./cli-io.ts";
 import { toJson } from "./output.ts";
 import { parseIntOption } from "./parse.ts";
 import { humanDuration, paint, type Style, styleFor, table } from "./render.ts";

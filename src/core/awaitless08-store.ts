@@ -3,7 +3,7 @@ import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AwaitlessError } from "./errors.ts";
-import { openSqlite } from "./job-store.ts";
+import { openSqlite } from "./sqlite.ts";
 import { classifyDb, LEGACY_FILE } from "./store-file.ts";
 
 /** One row of 0.8's `jobs` table (the columns import uses; JSON columns decoded). */

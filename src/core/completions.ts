@@ -1,20 +1,17 @@
 // The completion feed: terminal events for a set of jobs after an opaque cursor, blocking until one arrives.
-import { invalid } from "./errors.ts";
+import { hint, invalid } from "./errors.ts";
 import { formatCursor, parseCursor } from "./ids.ts";
 import { isTerminal, type JobResult } from "./job.ts";
-import type { JobService } from "./job-service.ts";
+import type { ServiceCore } from "./service-deps.ts";
 import type { CompletionsResponse, WaitOptions } from "./service-types.ts";
 
 export async function completions(
-  svc: JobService,
+  svc: ServiceCore,
   jobIds: string[],
   opts: { after_cursor?: string; limit?: number } & WaitOptions,
 ): Promise<CompletionsResponse> {
   if (!Array.isArray(jobIds) || jobIds.length < 1 || jobIds.length > 500) {
-    throw invalid("completions needs 1–500 job IDs", {
-      cli: "pass the job IDs you submitted (awaitless list shows them)",
-      mcp: "Pass the job IDs you submitted (list_jobs shows them).",
-    });
+    throw invalid("completions needs 1–500 job IDs", hint("pass_submitted_ids"));
   }
   const ids = [...new Set(jobIds)];
   for (const id of ids) svc.getJob(id); // unknown IDs are an error, named

@@ -39,16 +39,84 @@ const EXIT_BY_CODE: Record<ErrorCode, number> = {
 /** Where an error is shown: the CLI names commands and flags, the MCP server names tools and arguments. */
 export type Surface = "cli" | "mcp";
 
-/** A hint for both surfaces: one surface-neutral sentence, or one per surface when it names what to call. */
-export type Hint = string | Readonly<Record<Surface, string>>;
+/** What to do next, named abstractly where each surface words it differently (src/hints.ts words every action). */
+export type HintAction =
+  | "find_job_id"
+  | "find_job_id_prefix"
+  | "job_id_shape"
+  | "job_id_prefix_longer"
+  | "job_id_prefix_ambiguous"
+  | "import_08_store"
+  | "pass_submitted_ids"
+  | "new_client_request_id"
+  | "wait_for_duplicate"
+  | "backend_unavailable"
+  | "queue_unsupported"
+  | "queue_concurrency_range"
+  | "queue_use_existing"
+  | "queue_create_first"
+  | "free_space_local"
+  | "free_space_remote"
+  | "give_command"
+  | "env_name"
+  | "env_value"
+  | "secret_env_name"
+  | "secret_env_once"
+  | "secret_env_set"
+  | "artifact_path"
+  | "scheduler_no_queue"
+  | "scheduler_options_backend"
+  | "scheduler_no_resources"
+  | "host_name_empty"
+  | "local_with_host"
+  | "backend_needs_host"
+  | "resource_form"
+  | "positive_duration"
+  | "cwd_missing"
+  | "cwd_not_dir"
+  | "cwd_unreadable"
+  | "log_dir_remote"
+  | "log_dir_path";
+
+export interface ActionHint {
+  action: HintAction;
+  /** The values the wording names (a job ID, a queue name, a host). */
+  args?: Readonly<Record<string, string | number>>;
+}
+
+/** A hint: one surface-neutral sentence, one per surface when it names what to call, or an action to word. */
+export type Hint = string | Readonly<Record<Surface, string>> | ActionHint;
+
+/** Every action's wording on each surface; installed once by the composition root (context.ts). */
+export type HintTable = Readonly<
+  Record<HintAction, (args: Readonly<Record<string, string | number>>) => Readonly<Record<Surface, string>>>
+>;
+
+let hintTable: HintTable | undefined;
+
+export function useHintTable(table: HintTable): void {
+  hintTable = table;
+}
+
+/** An action hint: each surface's sentence comes from the installed table when the error is shown. */
+export function hint(action: HintAction, args: Readonly<Record<string, string | number>> = {}): ActionHint {
+  return { action, args };
+}
+
+function worded(h: Hint, surface: Surface): string {
+  if (typeof h === "string") return h;
+  if ("action" in h) {
+    const word = hintTable?.[h.action as HintAction];
+    // no table installed (a test of core alone): the action's name says what to do
+    return word ? word(h.args ?? {})[surface] : `(${h.action})`;
+  }
+  return h[surface];
+}
 
 export class AwaitlessError extends Error {
   readonly code: ErrorCode;
-  /** The CLI's hint (the same sentence as the MCP one when the hint is surface-neutral). */
-  readonly hint: string;
-  /** The hint the MCP surface shows: tool and argument names, never CLI commands or flags. */
-  readonly mcpHint: string;
   readonly details: Record<string, unknown>;
+  private readonly given: Hint;
   constructor(
     code: ErrorCode,
     message: string,
@@ -59,12 +127,19 @@ export class AwaitlessError extends Error {
     super(message, cause === undefined ? undefined : { cause });
     this.name = "AwaitlessError";
     this.code = code;
-    this.hint = typeof hint === "string" ? hint : hint.cli;
-    this.mcpHint = typeof hint === "string" ? hint : hint.mcp;
+    this.given = hint;
     this.details = details;
   }
+  /** The CLI's hint (the same sentence as the MCP one when the hint is surface-neutral). */
+  get hint(): string {
+    return worded(this.given, "cli");
+  }
+  /** The hint the MCP surface shows: tool and argument names, never CLI commands or flags. */
+  get mcpHint(): string {
+    return worded(this.given, "mcp");
+  }
   hintFor(surface: Surface): string {
-    return surface === "mcp" ? this.mcpHint : this.hint;
+    return worded(this.given, surface);
   }
   get exitCode(): number {
     return EXIT_BY_CODE[this.code];

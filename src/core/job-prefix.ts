@@ -1,6 +1,6 @@
 // Job-ID prefixes on the CLI (as git takes commit prefixes): a unique prefix names its job, an ambiguous
 // or too short one is refused with the candidates. MCP takes full IDs only and never comes here.
-import { AwaitlessError, invalid } from "./errors.ts";
+import { AwaitlessError, hint, invalid } from "./errors.ts";
 import { isJobId } from "./ids.ts";
 import type { JobStore } from "./job-store.ts";
 
@@ -19,23 +19,17 @@ export function resolveJobIdPrefix(store: JobStore, text: string): string {
   if (chars < MIN_PREFIX_CHARS) {
     throw invalid(
       `job ID prefix ${text} is too short (${chars} of at least ${MIN_PREFIX_CHARS} characters after job_)`,
-      {
-        cli: "give more of the ID, or the whole of it (`awaitless list` shows them)",
-        mcp: "Give the full job ID.",
-      },
+      hint("job_id_prefix_longer"),
     );
   }
   const ids = store.jobIdsWithPrefix(text, SHOWN + 1);
   if (ids.length === 1) return ids[0]!;
   if (ids.length === 0) {
-    throw new AwaitlessError("not_found", `no job ID starts with ${text}`, {
-      cli: "run `awaitless list` to see job IDs",
-      mcp: "Check the job ID; call list_jobs to see recent jobs and their IDs.",
-    });
+    throw new AwaitlessError("not_found", `no job ID starts with ${text}`, hint("find_job_id_prefix"));
   }
   const more = ids.length > SHOWN ? ", …" : "";
-  throw invalid(`job ID prefix ${text} is ambiguous: ${ids.slice(0, SHOWN).join(", ")}${more}`, {
-    cli: "give more characters of the ID you mean",
-    mcp: "Give the full job ID.",
-  });
+  throw invalid(
+    `job ID prefix ${text} is ambiguous: ${ids.slice(0, SHOWN).join(", ")}${more}`,
+    hint("job_id_prefix_ambiguous"),
+  );
 }

@@ -3,17 +3,25 @@ import { type Dirent, lstatSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { invalid } from "./errors.ts";
 import { isTerminal, JOB_STATES, type JobState, TERMINAL_STATES } from "./job.ts";
-import type { JobService } from "./job-service.ts";
 import type { StoredJob } from "./job-store.ts";
-import type { InspectResponse, JobStatus, ListRequest } from "./service-types.ts";
+import type { ServiceCore } from "./service-deps.ts";
+import type {
+  GcOptions,
+  GcQuota,
+  GcRemoved,
+  GcResult,
+  InspectResponse,
+  JobStatus,
+  ListRequest,
+} from "./service-types.ts";
 
-export async function listJobs(svc: JobService, req: ListRequest): Promise<JobStatus[]> {
+export async function listJobs(svc: ServiceCore, req: ListRequest): Promise<JobStatus[]> {
   return (await listJobsPage(svc, req)).jobs;
 }
 
 /** The listing and how many jobs match the filter in all (`20 of 30 shown`). */
 export async function listJobsPage(
-  svc: JobService,
+  svc: ServiceCore,
   req: ListRequest,
 ): Promise<{ jobs: JobStatus[]; total: number }> {
   const limit = req.limit ?? 20;
@@ -68,7 +76,7 @@ export async function listJobsPage(
   return { jobs, total };
 }
 
-export async function inspectJob(svc: JobService, jobId: string): Promise<InspectResponse> {
+export async function inspectJob(svc: ServiceCore, jobId: string): Promise<InspectResponse> {
   const job = await svc.refresh(jobId);
   const result = svc.resultOf(job);
   const redactor = await svc.displayRedactor(job);
@@ -86,46 +94,11 @@ export async function inspectJob(svc: JobService, jobId: string): Promise<Inspec
   };
 }
 
-/** What gc removed (or would remove), and the store's size against its quota when one applies. */
-/** What gc removed; with dryRun, `dry_run: true` and what it would remove instead (never `removed`). */
-export type GcResult = GcRemoved | GcDryRun;
-
-interface GcQuota {
-  /** Bytes of every job directory on this machine after gc (with dryRun: what would remain). */
-  store_bytes?: number;
-  quota_bytes?: number;
-  /** Active jobs alone use more than the quota: gc cannot get under it. */
-  over_quota?: boolean;
-}
-
-export interface GcDryRun extends GcQuota {
-  dry_run: true;
-  would_remove: string[];
-}
-
-export interface GcRemoved extends GcQuota {
-  removed: string[];
-  /** Finished jobs whose files could not be removed (their host is unreachable): kept for the next gc. */
-  kept?: { job_id: string; reason: string }[];
-  /** With forgetUnreachable: jobs removed here although their host's copy could not be (it stays there). */
-  forgotten?: { job_id: string; host: string | null; reason: string }[];
-}
-
 /**
  * Removes finished jobs (files, then rows) by age, by count, and then oldest-finished first while the job
  * directories on this machine together exceed `maxBytes` (0 or null: no size limit). Active jobs are never touched.
  */
-export async function collectGarbage(
-  svc: JobService,
-  o: {
-    olderThanSeconds: number | null;
-    keep: number | null;
-    maxBytes?: number | null;
-    dryRun: boolean;
-    /** Remove rows and local copies even when the host's copy cannot be removed. */
-    forgetUnreachable?: boolean;
-  },
-): Promise<GcResult> {
+export async function collectGarbage(svc: ServiceCore, o: GcOptions): Promise<GcResult> {
   // Fresh states first: a job that finished since (or whose result a full disk kept out of the store) can go now.
   for (const id of svc.store.activeJobIds()) await svc.refresh(id).catch(() => undefined);
   const cutoff =

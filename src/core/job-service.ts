@@ -3,24 +3,29 @@
 import { dirname, join } from "node:path";
 import { type Backend, isLeftoverStop, type LaunchInput } from "./backend.ts";
 import { completions as completionsFeed } from "./completions.ts";
-import { AwaitlessError, invalid } from "./errors.ts";
+import { AwaitlessError, hint, invalid } from "./errors.ts";
 import { isJobId, JOB_ID_08_RE, newJobId } from "./ids.ts";
 import { isTerminal, type Job, type JobResult, type JobState } from "./job.ts";
 import { resolveJobIdPrefix } from "./job-prefix.ts";
-import { collectGarbage, type GcResult, inspectJob, listJobs, listJobsPage } from "./job-reads.ts";
+import { collectGarbage, inspectJob, listJobs, listJobsPage } from "./job-reads.ts";
 import { formatDuration, jobStatus } from "./job-status.ts";
 import { type JobStore, nowIso, type StoredJob } from "./job-store.ts";
-import { type LaunchOwners, launchAbandoned } from "./launch-owner.ts";
+import { launchAbandoned } from "./launch-owner.ts";
 import { type ValidatedLaunch, validateLaunch } from "./launch-request.ts";
+import { followLogs } from "./log-follow.ts";
 import { readLogs } from "./log-read.ts";
 import { admissionFor, listQueues } from "./queue-service.ts";
 import { createQueue, targetOf } from "./queue-store.ts";
 import { decide } from "./reconcile.ts";
 import { Redactor, shapeRedactor } from "./redact.ts";
 import { buildResult, launchFailedResult, readTails } from "./result-builder.ts";
+import type { ServiceCore, ServiceSettings } from "./service-deps.ts";
 import type {
   CancelResponse,
   CompletionsResponse,
+  FollowEvent,
+  GcOptions,
+  GcResult,
   InspectResponse,
   JobServiceApi,
   JobStatus,
@@ -41,42 +46,33 @@ import { observedActive, observedTerminal, reserveNotice, storeNotice } from "./
 /** Longest gap between re-reads of a waited-on job whose files are watched by events and that does not change. */
 export const QUIET_POLL_MAX_MS = 10_000;
 
-export interface ServiceSettings {
-  maxReturnBytes: number;
-  /** Lines of each result tail (log_tail_lines), before the byte budget cuts them. */
-  logTailLines?: number;
-  pollIntervalMs: number;
-  graceSeconds: number;
-  logCapBytes: number;
-  launchGraceSeconds: number;
-  defaultBackend: "local" | "ssh" | "slurm";
-  defaultHost: string | null;
-  defaultQueue: string | null;
-  /** `[hosts.NAME] queue` settings: the queue of plain jobs sent to that host. */
-  hostQueues?: Record<string, string>;
-  /** Who this process is as a launch owner, and whether a recorded owner is gone (resuming abandoned launches). */
-  launchOwners?: LaunchOwners;
-  /** `[hosts.NAME] backend` settings: how jobs sent to that host run when they name no backend. */
-  hostBackends?: Record<string, "ssh" | "slurm">;
-  /** A host whose configuration this version cannot honour for a launch: the error to refuse it with (before any reserve). */
-  refuseHost?: (host: string, backend: Job["backend"]) => AwaitlessError | undefined;
-  /** How long submit waits (event-driven) for the wrapper to report the command started. */
-  startWaitMs: number;
-  /** The caller's environment (for --secret-env values) and working directory. */
-  callerEnv: Record<string, string | undefined>;
-  callerCwd: string;
-}
+export type { ServiceSettings };
 
 export class JobService implements JobServiceApi {
   private readonly unreachable = new Map<string, string>();
   private readonly notices = new Set<string>();
+  /** What the use-case modules (job-reads, log-read, log-follow, completions) get: never handed to a surface. */
+  private readonly core: ServiceCore;
   constructor(
-    readonly store: JobStore,
+    private readonly store: JobStore,
     private readonly backends: Partial<Record<Job["backend"] | "awaitless08", Backend>>,
-    readonly settings: ServiceSettings,
-  ) {}
+    private readonly settings: ServiceSettings,
+  ) {
+    this.core = {
+      store,
+      settings,
+      backendFor: (job) => this.backendFor(job),
+      getJob: (id) => this.getJob(id),
+      refresh: (id) => this.refresh(id),
+      status: (id) => this.status(id),
+      toStatus: (job) => this.toStatus(job),
+      resultOf: (job) => this.resultOf(job),
+      displayRedactor: (job) => this.displayRedactor(job),
+      unreachableReason: (id) => this.unreachable.get(id),
+    };
+  }
 
-  backendFor(job: Pick<Job, "backend"> & { backend_id?: Job["backend_id"] }): Backend {
+  private backendFor(job: Pick<Job, "backend"> & { backend_id?: Job["backend_id"] }): Backend {
     // a job imported from Awaitless 0.8 keeps its logs in a local copy, whatever backend ran it; one 0.8 still
     // runs is watched through 0.8's own records
     const id = job.backend_id;
@@ -85,7 +81,7 @@ export class JobService implements JobServiceApi {
       throw new AwaitlessError(
         "invalid_argument",
         `the ${job.backend} backend is not available in this build`,
-        { cli: "use --backend local", mcp: 'use backend: "local"' },
+        hint("backend_unavailable"),
       );
     }
     return b;
@@ -96,27 +92,32 @@ export class JobService implements JobServiceApi {
     return resolveJobIdPrefix(this.store, text);
   }
 
+  lastJobId(): string | undefined {
+    return this.store.list({ limit: 1 })[0]?.job_id;
+  }
+
+  resultJson(jobId: string): string | null {
+    return this.store.get(jobId)?.result_json ?? null;
+  }
+
+  followLogs(
+    jobId: string,
+    stream: "stdout" | "stderr" | "both",
+    signal?: AbortSignal,
+  ): AsyncIterable<FollowEvent> {
+    return followLogs(this.core, jobId, stream, signal);
+  }
+
   getJob(jobId: string): StoredJob {
     if (!isJobId(jobId)) {
-      throw invalid(`${JSON.stringify(jobId)} is not a job ID`, {
-        cli: "job IDs look like job_01J…; run `awaitless list` to see them",
-        mcp: "Job IDs look like job_01J…; call list_jobs to see them.",
-      });
+      throw invalid(`${JSON.stringify(jobId)} is not a job ID`, hint("job_id_shape"));
     }
     const job = this.store.get(jobId);
     if (!job)
       throw new AwaitlessError(
         "not_found",
         `no job ${jobId}`,
-        JOB_ID_08_RE.test(jobId)
-          ? {
-              cli: "this is an Awaitless 0.8 job ID: 0.8's finished jobs answer here once its store is imported (`awaitless import`, docs/migrating.md)",
-              mcp: "This is an Awaitless 0.8 job ID: its jobs answer once the user imports the 0.8 store (Awaitless import; docs/migrating.md).",
-            }
-          : {
-              cli: "run `awaitless list` to see job IDs",
-              mcp: "Check the job ID (it looks like job_01J…); call list_jobs to see recent jobs and their IDs.",
-            },
+        JOB_ID_08_RE.test(jobId) ? hint("import_08_store") : hint("find_job_id"),
       );
     return job;
   }
@@ -132,9 +133,7 @@ export class JobService implements JobServiceApi {
         ...(s.hostQueues ? { hostQueues: s.hostQueues } : {}),
         ...(s.hostBackends ? { hostBackends: s.hostBackends } : {}),
         cwd: s.callerCwd,
-        ...(this.backends.slurm?.checkOptions
-          ? { checkSlurmOptions: (raw: Record<string, string>) => this.backends.slurm!.checkOptions!(raw) }
-          : {}),
+        checkBackendOptions: (backend, raw) => this.backends[backend]?.checkOptions?.(raw) ?? raw,
       },
       s.callerEnv,
     );
@@ -163,10 +162,7 @@ export class JobService implements JobServiceApi {
       throw new AwaitlessError(
         "idempotency_conflict",
         `client_request_id ${v.clientRequestId} was already used for job ${res.job.job_id} with different arguments`,
-        {
-          cli: `use a new --client-request-id, or retry with exactly the arguments of ${res.job.job_id}`,
-          mcp: `Use a new client_request_id, or retry with exactly the arguments of ${res.job.job_id}.`,
-        },
+        hint("new_client_request_id", { job_id: res.job.job_id }),
         { job_id: res.job.job_id },
       );
     }
@@ -174,13 +170,7 @@ export class JobService implements JobServiceApi {
       throw new AwaitlessError(
         "duplicate_active_job",
         `the same command is already running in the same directory as job ${res.job.job_id} (${res.job.state})`,
-        {
-          cli: `wait for it (awaitless wait ${res.job.job_id}) instead of starting it twice`,
-          mcp:
-            `Call wait_for_job with {"job_id":"${res.job.job_id}"} to get its result instead of starting it twice; ` +
-            "pass allow_duplicate: true only if you really need a second copy running at the same time. " +
-            "Independent commands may run concurrently: each launch of a different command gets its own job.",
-        },
+        hint("wait_for_duplicate", { job_id: res.job.job_id }),
         { job_id: res.job.job_id },
       );
     }
@@ -334,7 +324,7 @@ export class JobService implements JobServiceApi {
   }
 
   /** Is this job waiting in line for its queue or resources? */
-  isWaitingInLine(job: StoredJob): boolean {
+  private isWaitingInLine(job: StoredJob): boolean {
     return job.state === "queued" && (job.spec.queue !== null || job.spec.resources !== undefined);
   }
 
@@ -356,7 +346,7 @@ export class JobService implements JobServiceApi {
     );
   }
 
-  jobDirFor(jobId: string): string {
+  private jobDirFor(jobId: string): string {
     return join(dirname(this.store.path), "jobs", jobId);
   }
 
@@ -382,11 +372,6 @@ export class JobService implements JobServiceApi {
       );
       return observed();
     }
-  }
-
-  /** Why the last observation of a job could not reach its host (cleared once it can): CLI exit 7. */
-  unreachableReason(jobId: string): string | undefined {
-    return this.unreachable.get(jobId);
   }
 
   /** Observes the job's wrapper and applies the reconcile rules; returns the job as stored afterwards. */
@@ -469,7 +454,7 @@ export class JobService implements JobServiceApi {
     );
   }
 
-  resultOf(job: StoredJob): JobResult | undefined {
+  private resultOf(job: StoredJob): JobResult | undefined {
     return job.result_json ? (JSON.parse(job.result_json) as JobResult) : undefined;
   }
 
@@ -517,7 +502,7 @@ export class JobService implements JobServiceApi {
   }
 
   /** The flat wait-like answer (PROTOCOL.md "Waiting and delivery"): result fields and envelope side by side. */
-  async waitResponse(job: StoredJob): Promise<WaitResponse> {
+  private async waitResponse(job: StoredJob): Promise<WaitResponse> {
     const waited_seconds = Math.round(this.store.waitedMs(job.job_id)) / 1000;
     if (isTerminal(job.state)) {
       return {
@@ -547,9 +532,6 @@ export class JobService implements JobServiceApi {
         waited_seconds,
         status_message: unreachable,
         host_unreachable: unreachable,
-        // The CLI's sentence; the MCP surface replaces next_action with its own (mcp/results.ts).
-        next_action: `The job's host cannot be reached now; the job keeps its state (${job.state}) and may still be running. Run \`awaitless wait ${job.job_id}\` again once the host is reachable.`,
-        next_command: `awaitless wait ${job.job_id}`,
       };
     }
     const backend = this.backendFor(job);
@@ -573,8 +555,6 @@ export class JobService implements JobServiceApi {
       delivery_state: "pending",
       waited_seconds,
       status_message: await this.progressMessage(job),
-      next_action: `The job is still ${job.state}: only this wait ended, the job was not killed or changed. Run \`awaitless wait ${job.job_id}\` to collect the result.`,
-      next_command: `awaitless wait ${job.job_id}`,
     };
   }
 
@@ -607,7 +587,7 @@ export class JobService implements JobServiceApi {
     };
   }
 
-  async progressMessage(job: StoredJob): Promise<string> {
+  private async progressMessage(job: StoredJob): Promise<string> {
     const st = await this.toStatus(job);
     if (isTerminal(job.state)) return `${job.state}`;
     const elapsed = formatDuration(st.elapsed_seconds ?? 0);
@@ -637,12 +617,12 @@ export class JobService implements JobServiceApi {
     return st;
   }
 
-  async toStatus(job: StoredJob): Promise<JobStatus> {
+  private async toStatus(job: StoredJob): Promise<JobStatus> {
     return jobStatus(job, await this.displayRedactor(job));
   }
 
   /** Redacts what is shown of a job's spec (argv typed with a secret in it): its secret values and credential shapes. */
-  async displayRedactor(job: StoredJob): Promise<Redactor> {
+  private async displayRedactor(job: StoredJob): Promise<Redactor> {
     if (job.spec.secret_env.length === 0) return shapeRedactor;
     return new Redactor(Object.values(await this.backendFor(job).secretValues(job)));
   }
@@ -703,37 +683,31 @@ export class JobService implements JobServiceApi {
   }
 
   logs(req: LogsRequest): Promise<LogsResponse> {
-    return readLogs(this, req);
+    return readLogs(this.core, req);
   }
 
   completions(
     jobIds: string[],
     opts: { after_cursor?: string; limit?: number } & WaitOptions,
   ): Promise<CompletionsResponse> {
-    return completionsFeed(this, jobIds, opts);
+    return completionsFeed(this.core, jobIds, opts);
   }
 
   list(req: ListRequest): Promise<JobStatus[]> {
-    return listJobs(this, req);
+    return listJobs(this.core, req);
   }
 
   listPage(req: ListRequest): Promise<{ jobs: JobStatus[]; total: number }> {
-    return listJobsPage(this, req);
+    return listJobsPage(this.core, req);
   }
 
   inspect(jobId: string): Promise<InspectResponse> {
-    return inspectJob(this, jobId);
+    return inspectJob(this.core, jobId);
   }
 
   /** Removes finished jobs (files, then rows) by age, count and store quota; active jobs are never touched. */
-  gc(o: {
-    olderThanSeconds: number | null;
-    keep: number | null;
-    maxBytes?: number | null;
-    dryRun: boolean;
-    forgetUnreachable?: boolean;
-  }): Promise<GcResult> {
-    return collectGarbage(this, o);
+  gc(o: GcOptions): Promise<GcResult> {
+    return collectGarbage(this.core, o);
   }
 
   async onTerminal(jobId: string, signal: AbortSignal): Promise<JobState> {

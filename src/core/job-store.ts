@@ -1,12 +1,12 @@
-// The durable store: the only importer of bun:sqlite. WAL, busy_timeout, BEGIN IMMEDIATE with retry,
+// The durable store (SQLite through sqlite.ts). WAL, busy_timeout, BEGIN IMMEDIATE with retry,
 // migrations by PRAGMA user_version. Every state change goes through `transition`.
-import { constants, Database, type SQLQueryBindings } from "bun:sqlite";
 import { chmodSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { AwaitlessError } from "./errors.ts";
+import { AwaitlessError, hint } from "./errors.ts";
 import { type BackendId, isTerminal, type JobState, type StateChange } from "./job.ts";
 import type { LaunchOwner } from "./launch-owner.ts";
 import { canTransition } from "./lifecycle.ts";
+import { constants, Database, type SQLQueryBindings } from "./sqlite.ts";
 import { freeSpace, isBusy, isNoSpace, storeError } from "./store-errors.ts";
 import { LEGACY_FILE, locateStore, STORE_FILE } from "./store-file.ts";
 import type { ImportedJob } from "./store-rows.ts";
@@ -380,11 +380,7 @@ export class JobStore {
   transition(jobId: string, to: JobState, patch: TransitionPatch = {}): { changed: boolean; job: StoredJob } {
     return this.write(() => {
       const row = this.db.query("SELECT * FROM jobs WHERE job_id = ?").get(jobId) as JobRow | null;
-      if (!row)
-        throw new AwaitlessError("not_found", `no job ${jobId}`, {
-          cli: "run `awaitless list` to see job IDs",
-          mcp: "Check the job ID (it looks like job_01J…); call list_jobs to see recent jobs and their IDs.",
-        });
+      if (!row) throw new AwaitlessError("not_found", `no job ${jobId}`, hint("find_job_id"));
       const from = row.state as JobState;
       const at = nowIso();
       if (!canTransition(from, to)) {
@@ -670,16 +666,6 @@ export class JobStore {
   countJobs(): number {
     return this.read(() => (this.db.query("SELECT COUNT(*) AS n FROM jobs").get() as { n: number }).n);
   }
-}
-
-/**
- * Opens a SQLite file that this module does not own: "immutable" reads without locks, journals or writes
- * (a file another program keeps, e.g. Awaitless 0.8's); "readwrite" never creates it.
- */
-export function openSqlite(path: string, mode: "immutable" | "readwrite"): Database {
-  if (mode === "readwrite") return new Database(path, { create: false, readwrite: true, strict: true });
-  const uri = `file:${encodeURI(path).replace(/[?#]/g, encodeURIComponent)}?immutable=1`;
-  return new Database(uri, constants.SQLITE_OPEN_READONLY | constants.SQLITE_OPEN_URI);
 }
 
 export function nowIso(): string {

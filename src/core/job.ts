@@ -1,5 +1,4 @@
 // The job model: what a job is, the wire shapes of its results. Knows nothing of CLI, MCP or backends.
-import type { LaunchOwner } from "./launch-owner.ts";
 
 export const ACTIVE_STATES = ["queued", "starting", "running", "stalled"] as const;
 export const TERMINAL_STATES = ["succeeded", "failed", "cancelled", "timed_out", "lost"] as const;
@@ -9,6 +8,17 @@ export type JobState = ActiveState | TerminalState;
 export const JOB_STATES: readonly JobState[] = [...ACTIVE_STATES, ...TERMINAL_STATES];
 
 export type BackendName = "local" | "ssh" | "slurm";
+
+/** A process on some machine, identified well enough to tell that it is gone (PID reuse and reboots included). */
+export interface LaunchOwner {
+  pid: number;
+  /** The process's start time (clock ticks since boot), when readable: a reused PID has another one. */
+  start: string | null;
+  boot: string | null;
+  host: string;
+  /** When it reserved or claimed the launch (the launch grace counts from here). */
+  at: string;
+}
 
 /** Everything that affects a launch. Secret values are never part of it: only their names. */
 export interface JobSpec {

@@ -1,18 +1,9 @@
 // Who launches a reserved job: the identity of the process that reserved (or later claimed) it, and the rule by which
 // a retry with the same client_request_id may finish a launch that process abandoned.
 import type { Backend } from "./backend.ts";
-import type { Job } from "./job.ts";
+import type { Job, LaunchOwner } from "./job.ts";
 
-/** A process on some machine, identified well enough to tell that it is gone (PID reuse and reboots included). */
-export interface LaunchOwner {
-  pid: number;
-  /** The process's start time (clock ticks since boot), when readable: a reused PID has another one. */
-  start: string | null;
-  boot: string | null;
-  host: string;
-  /** When it reserved or claimed the launch (the launch grace counts from here). */
-  at: string;
-}
+export type { LaunchOwner };
 
 export interface LaunchOwners {
   /** This process, claiming a launch now. */

@@ -2,7 +2,7 @@
 import { accessSync, constants, lstatSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { canonicalJson, sha256Hex } from "./canonical-json.ts";
-import { invalid } from "./errors.ts";
+import { hint, invalid } from "./errors.ts";
 import { CLIENT_REQUEST_ID_RE } from "./ids.ts";
 import type { BackendName, JobSpec } from "./job.ts";
 import { QUEUE_NAME_RE, RESOURCE_RE } from "./queue-names.ts";
@@ -21,8 +21,8 @@ export interface LaunchDefaults {
   /** `[hosts.NAME] queue`: the queue of jobs sent to that host; it wins over `queue`. */
   hostQueues?: Readonly<Record<string, string>>;
   cwd: string;
-  /** The Slurm backend's option allowlist (keys canonicalized, values checked); absent → options kept as given. */
-  checkSlurmOptions?: (raw: Record<string, string>) => Record<string, string>;
+  /** The chosen backend's check of its launch options (keys canonicalized, values checked); absent → kept as given. */
+  checkBackendOptions?: (backend: BackendName, raw: Record<string, string>) => Record<string, string>;
 }
 
 export interface ValidatedLaunch {
@@ -43,10 +43,7 @@ export function validateLaunch(
   callerEnv: Record<string, string | undefined>,
 ): ValidatedLaunch {
   if (!Array.isArray(req.argv) || req.argv.length === 0 || req.argv[0] === "") {
-    throw invalid("no command given", {
-      cli: "put the command after `--`, e.g. `awaitless run -- make test`",
-      mcp: 'Pass command as an argv array, e.g. ["make", "test"].',
-    });
+    throw invalid("no command given", hint("give_command"));
   }
   for (const a of req.argv) {
     if (typeof a !== "string")
@@ -65,16 +62,10 @@ export function validateLaunch(
   const env: Record<string, string> = {};
   for (const [k, val] of Object.entries(req.env ?? {})) {
     if (!ENV_NAME_RE.test(k)) {
-      throw invalid(`bad environment variable name ${JSON.stringify(k)}`, {
-        cli: "names are letters, digits and _ (not first a digit): --env NAME=VALUE",
-        mcp: 'Names are letters, digits and _ (not first a digit): env: {"NAME": "VALUE"}.',
-      });
+      throw invalid(`bad environment variable name ${JSON.stringify(k)}`, hint("env_name"));
     }
     if (typeof val !== "string" || hasNul(val)) {
-      throw invalid(`the value of ${k} is not a string without NUL bytes`, {
-        cli: "pass --env NAME=VALUE with a plain string",
-        mcp: "Give each env value as a plain string.",
-      });
+      throw invalid(`the value of ${k} is not a string without NUL bytes`, hint("env_value"));
     }
     env[k] = val;
   }
@@ -82,21 +73,15 @@ export function validateLaunch(
   const secretValues: Record<string, string> = {};
   for (const n of secretNames) {
     if (!ENV_NAME_RE.test(n))
-      throw invalid(`bad secret variable name ${JSON.stringify(n)}`, {
-        cli: "--secret-env takes a variable NAME",
-        mcp: "secret_env takes variable names (letters, digits and _).",
-      });
+      throw invalid(`bad secret variable name ${JSON.stringify(n)}`, hint("secret_env_name"));
     if (n in env)
-      throw invalid(`${n} is given both as a plain and as a secret variable`, {
-        cli: "pass it once, as --secret-env",
-        mcp: "Pass it once, in secret_env.",
-      });
+      throw invalid(`${n} is given both as a plain and as a secret variable`, hint("secret_env_once"));
     const value = req.secret_values?.[n] ?? callerEnv[n];
     if (value === undefined) {
-      throw invalid(`secret variable ${n} is not set in this environment`, {
-        cli: `export ${n}=… before running, then retry`,
-        mcp: `Set ${n} in the environment the MCP server is started with (its client's config), then retry.`,
-      });
+      throw invalid(
+        `secret variable ${n} is not set in this environment`,
+        hint("secret_env_set", { name: n }),
+      );
     }
     if (hasNul(value))
       throw invalid(`the value of ${n} contains a NUL byte`, "secrets must be plain strings");
@@ -107,10 +92,7 @@ export function validateLaunch(
   const artifacts = [...(req.artifacts ?? [])];
   for (const a of artifacts) {
     if (typeof a !== "string" || a === "" || hasNul(a)) {
-      throw invalid(`bad artifact path ${JSON.stringify(a)}`, {
-        cli: "pass --artifact with a path or glob relative to the job's cwd",
-        mcp: "Give artifacts as paths or globs relative to the job's cwd.",
-      });
+      throw invalid(`bad artifact path ${JSON.stringify(a)}`, hint("artifact_path"));
     }
   }
   const name = req.name ?? null;
@@ -120,10 +102,10 @@ export function validateLaunch(
   const queue =
     req.queue ?? (backend === "slurm" ? null : ((host && defaults.hostQueues?.[host]) ?? defaults.queue));
   if (req.queue && backend === "slurm") {
-    throw invalid(`queue ${JSON.stringify(req.queue)} was given with the slurm backend`, {
-      cli: "drop --queue: Slurm schedules the job itself (choose a partition with --slurm-option partition=NAME)",
-      mcp: 'Drop queue: Slurm schedules the job itself (choose a partition with slurm_options: {"partition": "NAME"}).',
-    });
+    throw invalid(
+      `queue ${JSON.stringify(req.queue)} was given with the slurm backend`,
+      hint("scheduler_no_queue"),
+    );
   }
   if (queue !== null && !QUEUE_NAME_RE.test(queue)) {
     throw invalid(
@@ -134,13 +116,12 @@ export function validateLaunch(
   const resources = validateResources(req.resources, backend);
   const rawSlurm = { ...(req.slurm_options ?? {}) };
   if (Object.keys(rawSlurm).length > 0 && backend !== "slurm") {
-    throw invalid("Slurm options only apply to the slurm backend", {
-      cli: "add --backend slurm or drop the option",
-      mcp: 'Add backend: "slurm" or drop slurm_options.',
-    });
+    throw invalid("Slurm options only apply to the slurm backend", hint("scheduler_options_backend"));
   }
   // allowlisted keys in canonical form (cpus-per-task → cpus_per_task), each value checked before any side effect
-  const slurmOptions = defaults.checkSlurmOptions ? defaults.checkSlurmOptions(rawSlurm) : rawSlurm;
+  const slurmOptions = defaults.checkBackendOptions
+    ? defaults.checkBackendOptions(backend, rawSlurm)
+    : rawSlurm;
   const logDir = req.log_dir === undefined ? null : checkLogDir(req.log_dir, backend, defaults.cwd);
   const clientRequestId = req.client_request_id ?? null;
   if (clientRequestId !== null && !CLIENT_REQUEST_ID_RE.test(clientRequestId)) {
@@ -187,27 +168,20 @@ export function resolveTarget(
   const configured = (h: string) =>
     Object.hasOwn(defaults.hostBackends ?? {}, h) ? defaults.hostBackends?.[h] : undefined;
   const remoteDefault = defaults.backend === "local" ? undefined : defaults.backend;
-  if (req.host === "")
-    throw invalid("the host was given an empty name", {
-      cli: "pass a host name, or drop --host",
-      mcp: "Pass a host name, or leave host out.",
-    });
+  if (req.host === "") throw invalid("the host was given an empty name", hint("host_name_empty"));
   if (req.backend === "local") {
     if (req.host) {
-      throw invalid(`host ${req.host} was given with the local backend`, {
-        cli: `drop --backend local to run on ${req.host} (its [hosts.${req.host}] backend, else ssh), or drop --host to run here`,
-        mcp: `Leave backend out to run on ${req.host} (its [hosts.${req.host}] backend, else ssh), or leave host out to run here.`,
-      });
+      throw invalid(
+        `host ${req.host} was given with the local backend`,
+        hint("local_with_host", { host: req.host }),
+      );
     }
     return { backend: "local", host: null };
   }
   const host = req.host || (req.backend || remoteDefault ? defaults.host : null) || null;
   if (req.backend) {
     if (!host) {
-      throw invalid(`the ${req.backend} backend needs a host`, {
-        cli: "add --host NAME (a [hosts.NAME] entry or an ~/.ssh/config alias)",
-        mcp: "Add host: a [hosts.NAME] entry of the config or an ~/.ssh/config alias.",
-      });
+      throw invalid(`the ${req.backend} backend needs a host`, hint("backend_needs_host"));
     }
     return { backend: req.backend, host };
   }
@@ -225,17 +199,11 @@ export function resolveTarget(
 function validateResources(given: string[] | undefined, backend: BackendName): string[] {
   const list = [...new Set(given ?? [])].sort();
   if (list.length > 0 && backend === "slurm") {
-    throw invalid("resource locks were given with the slurm backend", {
-      cli: "drop --resource: Slurm allocates resources itself (e.g. --slurm-option gres=gpu:1)",
-      mcp: 'Drop resources: Slurm allocates resources itself (e.g. slurm_options: {"gres": "gpu:1"}).',
-    });
+    throw invalid("resource locks were given with the slurm backend", hint("scheduler_no_resources"));
   }
   for (const r of list) {
     if (typeof r !== "string" || !RESOURCE_RE.test(r)) {
-      throw invalid(`bad resource ${JSON.stringify(r)}`, {
-        cli: "write --resource NAME=VALUE (e.g. gpu=0), each part 1–64 of A-Z a-z 0-9 . _ -",
-        mcp: 'Write each resource as "NAME=VALUE" (e.g. "gpu=0"), each part 1–64 of A-Z a-z 0-9 . _ -.',
-      });
+      throw invalid(`bad resource ${JSON.stringify(r)}`, hint("resource_form"));
     }
   }
   return list;
@@ -244,10 +212,7 @@ function validateResources(given: string[] | undefined, backend: BackendName): s
 function optionalSeconds(v: number | undefined, what: string): number | null {
   if (v === undefined || v === null) return null;
   if (typeof v !== "number" || !Number.isFinite(v) || v <= 0) {
-    throw invalid(`bad ${what}: ${String(v)}`, {
-      cli: "give a positive duration such as 90s, 10m or 2h",
-      mcp: "Give a positive number of seconds, e.g. 600.",
-    });
+    throw invalid(`bad ${what}: ${String(v)}`, hint("positive_duration"));
   }
   return v;
 }
@@ -262,13 +227,11 @@ function checkLogDir(given: string, backend: BackendName, callerCwd: string): st
   if (backend !== "local") {
     throw invalid(
       `--log-dir applies to local jobs, not the ${backend} backend`,
-      backend === "ssh"
-        ? "drop --log-dir; on SSH hosts set remote_job_dir in [hosts.NAME]"
-        : "drop --log-dir; on Slurm clusters set slurm_job_dir in [hosts.NAME]",
+      hint("log_dir_remote", { backend }),
     );
   }
   if (typeof given !== "string" || given.trim() === "" || /[\0\n]/.test(given)) {
-    throw invalid(`bad --log-dir ${JSON.stringify(given)}`, "pass a directory path, e.g. --log-dir ./logs");
+    throw invalid(`bad --log-dir ${JSON.stringify(given)}`, hint("log_dir_path"));
   }
   const dir = resolve(callerCwd, given);
   // Job directories are named by job ID: a log dir inside one would be removed with that job by gc.
@@ -324,23 +287,13 @@ function checkLocalDir(cwd: string): void {
   try {
     st = statSync(cwd);
   } catch {
-    throw invalid(`working directory ${cwd} does not exist`, {
-      cli: "create it or pass an existing --cwd",
-      mcp: "Create it, or pass an existing directory as cwd.",
-    });
+    throw invalid(`working directory ${cwd} does not exist`, hint("cwd_missing"));
   }
-  if (!st.isDirectory())
-    throw invalid(`working directory ${cwd} is not a directory`, {
-      cli: "pass a directory as --cwd",
-      mcp: "Pass a directory as cwd.",
-    });
+  if (!st.isDirectory()) throw invalid(`working directory ${cwd} is not a directory`, hint("cwd_not_dir"));
   try {
     // readable and searchable by us (the command runs as us)
     accessSync(cwd, constants.R_OK | constants.X_OK);
   } catch {
-    throw invalid(`working directory ${cwd} is not readable`, {
-      cli: "fix its permissions or pass another --cwd",
-      mcp: "Fix its permissions, or pass another directory as cwd.",
-    });
+    throw invalid(`working directory ${cwd} is not readable`, hint("cwd_unreadable"));
   }
 }

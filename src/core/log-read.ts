@@ -1,11 +1,11 @@
-// The logs use case (CLI `logs`, MCP get_job_logs): one query per stream answered by the backend's scan, then
+// The logs use case (both surfaces read logs through it): one query per stream answered by the backend's scan, then
 // cleaned, redacted and cut to one byte budget shared by the streams.
 import type { Stream } from "./backend.ts";
 import { invalid } from "./errors.ts";
-import type { JobService } from "./job-service.ts";
 import { compileLogPattern } from "./log-pattern.ts";
 import { type LogQuery, type LogScan, shapeLines, shownBytes, toPage } from "./log-scan.ts";
 import { Redactor } from "./redact.ts";
+import type { ServiceCore } from "./service-deps.ts";
 import type { LogsRequest, LogsResponse } from "./service-types.ts";
 import { splitBudget } from "./text.ts";
 
@@ -40,7 +40,7 @@ export function logQuery(req: LogsRequest, budget: number): LogQuery {
   };
 }
 
-export async function readLogs(svc: JobService, req: LogsRequest): Promise<LogsResponse> {
+export async function readLogs(svc: ServiceCore, req: LogsRequest): Promise<LogsResponse> {
   const budget = req.max_bytes ?? DEFAULT_LOG_BYTES;
   const q = logQuery(req, budget);
   const job = await svc.refresh(req.job_id);

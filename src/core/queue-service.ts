@@ -1,6 +1,6 @@
 // Named queues as use cases: the admission a launch needs, and the `queue list` view (target truth + history).
 import type { Backend, LaunchAdmission } from "./backend.ts";
-import { AwaitlessError } from "./errors.ts";
+import { AwaitlessError, hint } from "./errors.ts";
 import type { JobSpec } from "./job.ts";
 import type { JobStore } from "./job-store.ts";
 import { listQueueRows, meanRuntimeSeconds, requireQueue, targetOf } from "./queue-store.ts";
@@ -14,10 +14,7 @@ export function admissionFor(store: JobStore, spec: JobSpec, backend: Backend): 
     throw new AwaitlessError(
       "invalid_argument",
       `the ${spec.backend} backend cannot hold jobs in named queues or resource locks yet`,
-      {
-        cli: "drop --queue/--resource (and any [defaults]/[hosts] queue setting) for this backend, or run the job locally",
-        mcp: "Drop queue/resources (and any [defaults]/[hosts] queue setting in the config) for this backend, or run the job locally.",
-      },
+      hint("queue_unsupported"),
     );
   }
   const concurrency =

@@ -1,5 +1,5 @@
 // Named queues in the job database (migration 2): create (idempotent for the same concurrency), look up, list.
-import { AwaitlessError, invalid } from "./errors.ts";
+import { AwaitlessError, hint, invalid } from "./errors.ts";
 import { type JobStore, nowIso } from "./job-store.ts";
 import { QUEUE_NAME_RE } from "./queue-names.ts";
 
@@ -36,10 +36,10 @@ export function createQueue(
 ): { row: QueueRow; created: boolean } {
   checkQueueName(name);
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > MAX_CONCURRENCY) {
-    throw invalid(`bad concurrency ${JSON.stringify(concurrency)} for queue ${name}`, {
-      cli: `give --concurrency a whole number from 1 to ${MAX_CONCURRENCY}`,
-      mcp: `Give concurrency a whole number from 1 to ${MAX_CONCURRENCY}.`,
-    });
+    throw invalid(
+      `bad concurrency ${JSON.stringify(concurrency)} for queue ${name}`,
+      hint("queue_concurrency_range", { max: MAX_CONCURRENCY }),
+    );
   }
   return store.write(() => {
     const prior = getQueueIn(store, name, target);
@@ -48,10 +48,7 @@ export function createQueue(
         throw new AwaitlessError(
           "invalid_argument",
           `queue ${name} on ${target} already exists with concurrency ${prior.concurrency} (asked: ${concurrency})`,
-          {
-            cli: `use it as it is (--queue ${name}), or pick another name; concurrency ${prior.concurrency} stays`,
-            mcp: `Use it as it is (queue: "${name}"), or pick another name; concurrency ${prior.concurrency} stays.`,
-          },
+          hint("queue_use_existing", { name, concurrency: prior.concurrency }),
           { queue: name, target, concurrency: prior.concurrency },
         );
       }
@@ -75,15 +72,14 @@ function getQueueIn(store: JobStore, name: string, target: string): QueueRow | n
 export function requireQueue(store: JobStore, name: string, target: string): QueueRow {
   const row = getQueueIn(store, name, target);
   if (!row) {
-    const where = target === "local" ? "" : ` --host ${target}`;
     throw new AwaitlessError(
       "not_found",
       `there is no queue ${name} on ${target}`,
+      hint("queue_create_first", { name, target }),
       {
-        cli: `create it first: awaitless queue create ${name} --concurrency N${where}`,
-        mcp: `Create it first: call create_queue with {"name":"${name}","concurrency":N${target === "local" ? "" : `,"host":"${target}"`}}.`,
+        queue: name,
+        target,
       },
-      { queue: name, target },
     );
   }
   return row;

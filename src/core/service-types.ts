@@ -107,7 +107,7 @@ export function isDelivered(w: WaitResponse): w is DeliveredWait {
   return w.delivery_state === "delivered";
 }
 
-/** The fields a wait-like answer (wait, run, run_job) adds beside the result's; snapshot.sha256 covers none of them. */
+/** The fields a wait-like answer (a wait, a run) adds beside the result's; snapshot.sha256 covers none of them. */
 export const ENVELOPE_FIELDS = [
   "job_state",
   "wait_state",
@@ -122,6 +122,24 @@ export const ENVELOPE_FIELDS = [
   "idempotent_replay",
   "launch_resumed",
 ] as const;
+
+/** The fields a run adds after the wait's envelope. */
+const RUN_FIELDS: readonly string[] = ["delivery", "detach_reason", "idempotent_replay", "launch_resumed"];
+
+/**
+ * A pending answer with a surface's next step (each surface words it: the CLI a command, MCP a tool call), placed
+ * after the envelope and before a run's own fields, where every answer has carried it.
+ */
+export function withNext<T extends WaitResponse>(
+  w: T,
+  next: { next_action?: string; next_command?: string },
+): T {
+  const entries = Object.entries(w).filter(([k]) => k !== "next_action" && k !== "next_command");
+  const at = entries.findIndex(([k]) => RUN_FIELDS.includes(k));
+  const added = Object.entries(next).filter(([, v]) => v !== undefined);
+  entries.splice(at < 0 ? entries.length : at, 0, ...added);
+  return Object.fromEntries(entries) as T;
+}
 
 /** The terminal result inside a delivered answer: its fields without the envelope. */
 export function terminalResult(w: DeliveredWait): JobResult {
@@ -259,8 +277,8 @@ export interface QueueView {
 }
 
 export interface JobServiceApi {
-  /** Warnings about observations a full disk kept out of the store (each said once; optional for fakes). */
-  storeNotices?(): string[];
+  /** Warnings about observations a full disk kept out of the store (each said once). */
+  storeNotices(): string[];
   submit(req: LaunchRequest): Promise<SubmitResponse>;
   run(
     req: LaunchRequest,
@@ -279,9 +297,77 @@ export interface JobServiceApi {
   inspect(jobId: string): Promise<InspectResponse>;
   /** Resolves when the job reaches a terminal state (or the signal aborts). */
   onTerminal(jobId: string, signal: AbortSignal): Promise<JobState>;
-  /** Named queues (optional so test doubles need not implement them). */
-  createQueue?(name: string, concurrency: number, host?: string): Promise<QueueCreated>;
-  listQueues?(host?: string): Promise<QueueView[]>;
+  /** Named queues: create one, list them with what runs and waits. */
+  createQueue(name: string, concurrency: number, host?: string): Promise<QueueCreated>;
+  listQueues(host?: string): Promise<QueueView[]>;
+  /** The listing with how many jobs match in all (`20 of 30 shown`). */
+  listPage(req: ListRequest): Promise<{ jobs: JobStatus[]; total: number }>;
+  /** The newest job's ID (by creation), undefined when there is none. */
+  lastJobId(): string | undefined;
+  /** A full job ID, or a unique prefix of one (the CLI's job arguments, as git's); MCP takes full IDs only. */
+  resolveJobId(text: string): string;
+  /** The stored terminal result's bytes (replayed byte-identically); null while the job is active. */
+  resultJson(jobId: string): string | null;
+  /** Every new line of a job's streams as it comes (redacted), until the job ends or `signal` aborts. */
+  followLogs(
+    jobId: string,
+    stream: "stdout" | "stderr" | "both",
+    signal?: AbortSignal,
+  ): AsyncIterable<FollowEvent>;
+  /** Removes finished jobs (files, then rows) by age, count and store quota; active jobs are never touched. */
+  gc(o: GcOptions): Promise<GcResult>;
 }
+
+/** `gc`: what to remove. */
+export interface GcOptions {
+  olderThanSeconds: number | null;
+  keep: number | null;
+  maxBytes?: number | null;
+  dryRun: boolean;
+  /** Remove rows and local copies even when the host's copy cannot be removed. */
+  forgetUnreachable?: boolean;
+}
+
+/** What gc removed (or would remove), and the store's size against its quota when one applies. */
+/** What gc removed; with dryRun, `dry_run: true` and what it would remove instead (never `removed`). */
+export type GcResult = GcRemoved | GcDryRun;
+
+export interface GcQuota {
+  /** Bytes of every job directory on this machine after gc (with dryRun: what would remain). */
+  store_bytes?: number;
+  quota_bytes?: number;
+  /** Active jobs alone use more than the quota: gc cannot get under it. */
+  over_quota?: boolean;
+}
+
+export interface GcDryRun extends GcQuota {
+  dry_run: true;
+  would_remove: string[];
+}
+
+export interface GcRemoved extends GcQuota {
+  removed: string[];
+  /** Finished jobs whose files could not be removed (their host is unreachable): kept for the next gc. */
+  kept?: { job_id: string; reason: string }[];
+  /** With forgetUnreachable: jobs removed here although their host's copy could not be (it stays there). */
+  forgotten?: { job_id: string; host: string | null; reason: string }[];
+}
+
+/** One event of `followLogs`: new text of a stream, then how the follow ended. */
+export type FollowEvent =
+  | { kind: "text"; stream: "stdout" | "stderr"; text: string }
+  /** The job ended: every line was given; `result` is its terminal result. */
+  | {
+      kind: "ended";
+      job_id: string;
+      state: JobState;
+      exit_code: number | null;
+      signal: string | null;
+      reason: string | null;
+      finished_at: string | null;
+      result?: JobResult;
+    }
+  /** The follow was stopped (its signal aborted) while the job is still active; the job keeps running. */
+  | { kind: "stopped"; job_id: string; state: JobState };
 
 export type { AwaitlessError };

@@ -2,7 +2,7 @@
 // changed). A full disk or a spent quota (ENOSPC, EDQUOT, SQLITE_FULL) is recognised here and nowhere else.
 import { statfsSync } from "node:fs";
 import { dirname } from "node:path";
-import { AwaitlessError } from "./errors.ts";
+import { AwaitlessError, hint } from "./errors.ts";
 import { humanBytes } from "./text.ts";
 
 const NO_SPACE_RE = /SQLITE_FULL|database or disk is full|ENOSPC|EDQUOT|no space left|quota exceeded/i;
@@ -54,15 +54,7 @@ export function noSpaceError(
   return new AwaitlessError(
     "no_space",
     `no space left in ${where} (${free}; disk full or quota exceeded): could not write ${what} (${cause})`,
-    remote
-      ? {
-          cli: `free space on ${remote.host}: \`awaitless gc\` removes finished jobs there too, a smaller log_cap_bytes keeps new logs small, remote_job_dir in [hosts.${remote.host}] can name a larger file system; nothing was created`,
-          mcp: `Nothing was created. Tell the user that the disk or quota on ${remote.host} is full: removing finished jobs (Awaitless gc), a smaller log_cap_bytes, or a remote_job_dir on a larger file system in [hosts.${remote.host}] makes room; then call the tool again.`,
-        }
-      : {
-          cli: "free space: `awaitless gc` removes finished jobs, a smaller log_cap_bytes keeps new logs small, --log-dir DIR puts a job's logs on a larger file system; nothing was created",
-          mcp: "Nothing was created. Tell the user that this disk or quota is full: removing finished jobs (Awaitless gc), a smaller log_cap_bytes in the config, or a data directory on a larger file system makes room; then call the tool again.",
-        },
+    remote ? hint("free_space_remote", { host: remote.host }) : hint("free_space_local"),
     remote ? { directory: dir, host: remote.host } : { directory: dir },
     e,
   );

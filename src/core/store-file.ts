@@ -2,7 +2,7 @@
 // keeps in the same directory. An older store of ours at that name is moved once (when no process has it open).
 import { existsSync, linkSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
-import { openSqlite } from "./job-store.ts";
+import { openSqlite } from "./sqlite.ts";
 
 /** Our database file name in the data directory. */
 export const STORE_FILE = "store.db";

@@ -2,7 +2,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { AwaitlessError } from "../core/errors.ts";
 import type { JobResult, JobState } from "../core/job.ts";
-import { isDelivered, type WaitResponse } from "../core/service-types.ts";
+import { isDelivered, type WaitResponse, withNext } from "../core/service-types.ts";
 
 export const JOB_URI_PREFIX = "awaitless://jobs/";
 export const jobUri = (jobId: string): string => `${JOB_URI_PREFIX}${jobId}`;
@@ -73,13 +73,15 @@ export function nextDetachedAction(jobId: string, state: JobState): string {
 
 /** MCP surface of a wait-like response: next_action names the MCP call; the CLI's next_command is dropped. */
 export function mcpWait<T extends WaitResponse>(resp: T, quietSeconds?: number): T {
-  const out = { ...resp };
+  let out = { ...resp };
   delete out.next_command;
   if (out.delivery_state === "pending") {
-    out.next_action = out.host_unreachable
-      ? `The job's host cannot be reached now; job ${out.job_id} keeps its state (${out.job_state}) and may still ` +
-        `be running. Call wait_for_job with {"job_id":"${out.job_id}"} again once the host is reachable.`
-      : nextWaitAction(out.job_id, out.job_state, quietSeconds);
+    out = withNext(out, {
+      next_action: out.host_unreachable
+        ? `The job's host cannot be reached now; job ${out.job_id} keeps its state (${out.job_state}) and may still ` +
+          `be running. Call wait_for_job with {"job_id":"${out.job_id}"} again once the host is reachable.`
+        : nextWaitAction(out.job_id, out.job_state, quietSeconds),
+    });
     // A held call may end many times before the job does: each pending answer carries only a short tail, so
     // repeated waits do not re-send the whole budget (get_job_logs reads the whole log).
     for (const key of ["stdout_tail", "stderr_tail"] as const) {

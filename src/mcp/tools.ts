@@ -184,7 +184,7 @@ export function registerTools(mcp: McpServer, env: h.ToolEnv): Record<string, Re
       return (await env.finished?.annotate(result)) ?? result;
     } finally {
       // A full disk kept observations out of the store: the results above came from the jobs' records.
-      for (const notice of env.service.storeNotices?.() ?? []) {
+      for (const notice of env.service.storeNotices()) {
         process.stderr.write(`awaitless mcp: warning: ${notice}\n`);
       }
     }

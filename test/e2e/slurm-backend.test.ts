@@ -51,7 +51,7 @@ describe.skipIf(!up)("Slurm backend on the test cluster", () => {
     expect(w.exit_code).toBe(0);
     expect(w.stdout_tail).toContain("hello from slurm");
     expect(w.stderr_tail).toContain("to-stderr");
-    const history = rig.service.store.history(id).map((h) => h.to_state);
+    const history = rig.store.history(id).map((h) => h.to_state);
     expect(history[0]).toBe("queued");
     expect(history.at(-1)).toBe("succeeded");
     expect(

@@ -13,11 +13,12 @@ import {
 import { SlurmBackend } from "../../src/backends/slurm/slurm-backend.ts";
 import type { HostConfig } from "../../src/config/config.ts";
 import type { LogTail, Stream } from "../../src/core/backend.ts";
-import { AwaitlessError } from "../../src/core/errors.ts";
+import { AwaitlessError, useHintTable } from "../../src/core/errors.ts";
 import type { ArtifactEntry } from "../../src/core/job.ts";
 import { JobService } from "../../src/core/job-service.ts";
 import { JobStore } from "../../src/core/job-store.ts";
 import type { LogQuery, LogScan } from "../../src/core/log-scan.ts";
+import { HINTS } from "../../src/hints.ts";
 
 export const HOW_TO = "start it with `bash test/infra/slurm-up.sh` as root (docs/slurm.md), then rerun";
 
@@ -118,6 +119,8 @@ export class CountingRunner implements CommandRunner {
 
 export interface Rig {
   service: JobService;
+  /** The service's store (private to the service), for what a test checks or stages in it directly. */
+  store: JobStore;
   backend: SlurmBackend;
   runner: CountingRunner;
   root: string;
@@ -136,6 +139,9 @@ export interface RigOptions {
   /** The host name jobs are submitted to; default "localhost". */
   hostName?: string;
 }
+
+// The rig builds its service without context.ts, so it installs the hint wording itself.
+useHintTable(HINTS);
 
 export function makeRig(opts: RigOptions = {}): Rig {
   const root = opts.root ?? realpathSync(mkdtempSync(join(tmpdir(), "awl-slurm-backend-")));
@@ -176,6 +182,7 @@ export function makeRig(opts: RigOptions = {}): Rig {
   );
   return {
     service,
+    store,
     backend,
     runner,
     root,

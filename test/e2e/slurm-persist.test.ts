@@ -75,7 +75,7 @@ describe.skipIf(!up)("Slurm state that survives the process", () => {
       20_000,
     );
     // make Slurm forget the job: an ID neither squeue nor sacct knows
-    a.service.store.setBackendId(id, { ...bidOf(a, id), slurm_job_id: "60000000" });
+    a.store.setBackendId(id, { ...bidOf(a, id), slurm_job_id: "60000000" });
     const first = await a.service.refresh(id);
     expect(first.state).toBe("running");
     expect(first.status_message).toContain("waiting for accounting");

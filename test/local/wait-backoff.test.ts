@@ -5,20 +5,35 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createContext } from "../../src/context.ts";
+import { loadConfig } from "../../src/config/config.ts";
+import { createBackends, serviceSettings } from "../../src/context.ts";
 import type { Backend } from "../../src/core/backend.ts";
-import { QUIET_POLL_MAX_MS } from "../../src/core/job-service.ts";
+import { JobService, QUIET_POLL_MAX_MS } from "../../src/core/job-service.ts";
+import { JobStore } from "../../src/core/job-store.ts";
 
 const root = mkdtempSync(join(tmpdir(), "awl-wait-backoff-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 writeFileSync(join(root, "config.toml"), "[defaults]\npoll_interval_seconds = 0.05\n");
-const ctx = createContext({
+const env = {
   ...process.env,
   HOME: root,
   AWAITLESS_DATA_DIR: join(root, "data"),
   AWAITLESS_CONFIG: join(root, "config.toml"),
+};
+const config = loadConfig(env);
+const store = JobStore.open(config.dataDir);
+const backends = createBackends(config, env, store);
+const real = backends.local!;
+// The service's local backend is a spy over the real one while `slices` runs (the service keeps its backends private).
+let spy: Backend | null = null;
+const local = new Proxy(real, {
+  get(target, key) {
+    const on = spy ?? target;
+    const value = Reflect.get(on, key);
+    return typeof value === "function" ? value.bind(on) : value;
+  },
 });
-const service = ctx.service;
+const service = new JobService(store, { ...backends, local }, serviceSettings(config, env));
 
 /** Runs a wait of `ms` on a running job, recording each slice it asked the backend for. */
 async function slices(ms: number, events: boolean): Promise<number[]> {
@@ -27,19 +42,17 @@ async function slices(ms: number, events: boolean): Promise<number[]> {
   for (let i = 0; i < 200 && (await service.status(sub.job_id)).state !== "running"; i++) await Bun.sleep(50);
   expect((await service.status(sub.job_id)).state).toBe("running");
   const asked: number[] = [];
-  const real = service.backendFor({ backend: "local" });
-  const spy: Backend = Object.create(real);
-  spy.waitForChange = async (job, timeoutMs, signal, anyFile) => {
+  const watching: Backend = Object.create(real);
+  watching.waitForChange = async (job, timeoutMs, signal, anyFile) => {
     asked.push(timeoutMs);
     const armed = await real.waitForChange(job, timeoutMs, signal, anyFile);
     return events ? armed : undefined;
   };
-  const original = service.backendFor.bind(service);
-  service.backendFor = () => spy;
+  spy = watching;
   try {
     await service.wait(sub.job_id, { timeoutMs: ms });
   } finally {
-    service.backendFor = original;
+    spy = null;
     await service.cancel(sub.job_id, 0).catch(() => undefined);
   }
   return asked;

@@ -89,6 +89,8 @@ describe("hints stay on their own surface", () => {
       ["submit", "--slurm-option", "partition=a", "--", "true"],
       ["submit", "--backend", "slurm", "--host", "cluster", "--queue", "q2", "--", "true"],
       ["submit", "--"],
+      ["submit", "--log-dir", " ", "--", "true"],
+      ["submit", "--host", "gpu", "--log-dir", "logs", "--", "true"],
       ["submit", "--queue", "nosuch", "--", "true"],
       ["status", "nope"],
       ["status", MISSING],

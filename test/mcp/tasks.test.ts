@@ -1,9 +1,10 @@
-// The Tasks extension against a fake job service: the official ext-tasks requester, raw edge cases, schema validity.
+// The Tasks extension on the real service (local backend, temp data directory, gated jobs the test ends): the
+// official ext-tasks requester, raw edge cases, schema validity.
 import { afterEach, describe, expect, test } from "bun:test";
 import { createTaskSessionFromClient, resultFromTaskOutcome } from "@modelcontextprotocol/ext-tasks/client";
-import { FakeJobService } from "./fake-service.ts";
-import { structured, type TapTransport, textOf, v2Framing, waitFor } from "./harness.ts";
+import { structured, type TapTransport, textOf, v2Framing } from "./harness.ts";
 import { connectInProcess } from "./in-process.ts";
+import { type RealService, realService } from "./real-service.ts";
 import { tasksSchemaIssues } from "./tasks-schema.ts";
 
 type Conn = Awaited<ReturnType<typeof connectInProcess>>;
@@ -12,13 +13,14 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function setup(fake = new FakeJobService()) {
-  const conn = await connectInProcess(fake, "modern", { taskPollIntervalMs: 50 });
-  cleanups.push(async () => {
-    await conn.close();
-    fake.dispose();
-  });
-  return { fake, conn };
+/** A server on `shared` (a second client of the same data), else on a new real service removed after the test. */
+async function setup(shared?: RealService) {
+  const real = shared ?? realService();
+  if (!shared) cleanups.push(() => real.dispose());
+  const conn = await connectInProcess(real.service, "modern", { taskPollIntervalMs: 50 });
+  cleanups.push(() => conn.close());
+  const jobCount = async () => (await real.service.list({ limit: 10_000 })).length;
+  return { real, conn, jobCount };
 }
 
 function session(conn: Conn) {
@@ -89,13 +91,15 @@ describe("Tasks extension (2026-07-28)", () => {
   });
 
   test("the official requester settles a run_job task with the job result inlined", async () => {
-    const { conn, fake } = await setup();
+    const { conn, real, jobCount } = await setup();
+    const gate = real.gate();
     const execution = await session(conn).callTool("run_job", {
-      command: ["fake:exit", "0", "300"],
+      command: gate.command,
       client_request_id: "settle-1",
     });
     expect(execution.kind).toBe("task");
-    expect(fake.jobs.size).toBe(1);
+    expect(await jobCount()).toBe(1);
+    gate.end(0);
     const { outcome } = await execution.settle();
     expect(outcome.status).toBe("completed");
     const result = resultFromTaskOutcome(outcome) as unknown as {
@@ -115,42 +119,51 @@ describe("Tasks extension (2026-07-28)", () => {
   });
 
   test("a failed job completes the task with isError, a cancelled one cancels it", async () => {
-    const { conn, fake } = await setup();
+    const { conn, real } = await setup();
     const s = session(conn);
+    const failingGate = real.gate();
+    failingGate.end(2);
     const failing = await s.callTool("run_job", {
-      command: ["fake:exit", "2", "50"],
+      command: failingGate.command,
       client_request_id: "fail-1",
     });
     const failed = await failing.settle();
     expect(failed.outcome.status).toBe("completed");
     expect((resultFromTaskOutcome(failed.outcome) as { isError?: boolean }).isError).toBe(true);
-    const long = await s.callTool("run_job", { command: ["long"], client_request_id: "cancel-1" });
+    const longGate = real.gate();
+    const long = await s.callTool("run_job", { command: longGate.command, client_request_id: "cancel-1" });
     await long.cancel();
     const settled = await long.settle();
     expect(settled.outcome.status).toBe("cancelled");
-    expect([...fake.jobs.values()].find((j) => j.status.argv[0] === "long")?.status.state).toBe("cancelled");
+    const jobs = await real.service.list({ limit: 10 });
+    const longJob = jobs.find((j) => j.argv.join("\0") === longGate.command.join("\0"));
+    expect(longJob?.state).toBe("cancelled");
     expect(await expectTasksWireValid(conn.tap)).toContain("CancelTaskResult");
   });
 
   test("a run_job retry with the same client_request_id returns the same task", async () => {
-    const { conn, fake } = await setup();
-    const args = { name: "run_job", arguments: { command: ["long"], client_request_id: "same-1" } };
+    const { conn, real, jobCount } = await setup();
+    const args = {
+      name: "run_job",
+      arguments: { command: real.gate().command, client_request_id: "same-1" },
+    };
     const first = await raw(conn.tap, "tools/call", args);
     const second = await raw(conn.tap, "tools/call", args);
     expect(first.result?.resultType).toBe("task");
     expect(second.result?.taskId).toBe(first.result?.taskId as string);
-    expect(fake.jobs.size).toBe(1);
+    expect(await jobCount()).toBe(1);
     await expectTasksWireValid(conn.tap);
   });
 
   test("tasks/get while working says what the job is doing; tasks/update acknowledges", async () => {
-    const { conn, fake } = await setup();
+    const { conn, real } = await setup();
+    const gate = real.gate();
     const created = await raw(conn.tap, "tools/call", {
       name: "run_job",
-      arguments: { command: ["long"], client_request_id: "w-1" },
+      arguments: { command: gate.command, client_request_id: "w-1" },
     });
     const taskId = created.result?.taskId as string;
-    fake.write(taskId, "step 1\n");
+    await gate.write(taskId, "step 1\n");
     const got = await raw(conn.tap, "tasks/get", { taskId });
     expect(got.result).toMatchObject({
       taskId,
@@ -178,37 +191,40 @@ describe("Tasks extension (2026-07-28)", () => {
   });
 
   test("without the capability run_job holds and returns the result; run never becomes a task", async () => {
-    const { conn } = await setup();
+    const { conn, real } = await setup();
+    const quick = real.gate();
+    quick.end(0);
     const blocking = await conn.client.callTool({
       name: "run_job",
-      arguments: { command: ["fake:exit", "0", "100"], client_request_id: "plain-1" },
+      arguments: { command: quick.command, client_request_id: "plain-1" },
     });
     expect(structured<{ state: string }>(blocking).state).toBe("succeeded");
     const run = await raw(conn.tap, "tools/call", {
       name: "run",
-      arguments: { command: ["long-run"], inline_timeout_seconds: 0.1 },
+      arguments: { command: real.gate().command, inline_timeout_seconds: 0.1 },
     });
     expect(run.result?.resultType).toBe("complete");
     expect((run.result?.structuredContent as { delivery?: string } | undefined)?.delivery).toBe("detached");
   });
 
   test("a second client recovers a task the first client left behind", async () => {
-    const fake = new FakeJobService();
-    const first = await setup(fake);
+    const real = realService();
+    cleanups.push(() => real.dispose());
+    const first = await setup(real);
+    const gate = real.gate();
     const execution = await session(first.conn).callTool("run_job", {
-      command: ["long"],
+      command: gate.command,
       client_request_id: "recover-1",
     });
     if (execution.kind !== "task") throw new Error("expected a task");
     const reference = execution.serializeReference();
     await execution.detach();
     await first.conn.close();
-    const second = await setup(fake);
+    const second = await setup(real);
     const resumed = await session(second.conn).resumeTask(reference);
     const jobId = reference.taskId as string;
-    await waitFor(() => (fake.jobs.has(jobId) ? true : undefined));
-    fake.write(jobId, "done\n");
-    fake.finish(jobId, 0);
+    await gate.write(jobId, "done\n");
+    await gate.finish(jobId, 0);
     const { outcome } = await resumed.settle();
     expect(outcome.status).toBe("completed");
     expect(textOf(resultFromTaskOutcome(outcome))).toContain(`Job ${jobId} succeeded`);

@@ -1,24 +1,39 @@
-// The tool surface against a fake job service, through the official client, for both protocol generations.
+// The tool surface through the official client, for both protocol generations, on the real service (local
+// backend, temp data directory) with real commands; gated jobs print and end when the test releases them.
 import { afterEach, describe, expect, test } from "bun:test";
-import { tmpdir } from "node:os";
-import { FakeJobService } from "./fake-service.ts";
 import { type Era, structured, textOf, waitFor } from "./harness.ts";
 import { connectInProcess } from "./in-process.ts";
+import { type RealService, realService } from "./real-service.ts";
 
 type Conn = Awaited<ReturnType<typeof connectInProcess>>;
-const open: Array<{ conn: Conn; fake: FakeJobService }> = [];
+const open: Array<{ conn: Conn; real: RealService }> = [];
 
 async function setup(era: Era, overrides = {}) {
-  const fake = new FakeJobService();
-  const conn = await connectInProcess(fake, era, overrides);
-  open.push({ conn, fake });
-  return { fake, client: conn.client, conn };
+  const real = realService();
+  const conn = await connectInProcess(real.service, era, overrides);
+  open.push({ conn, real });
+  const { client } = conn;
+  /** Submits a gated job (its other arguments as given): the test releases its output and its end. */
+  const submit = async (args: Record<string, unknown> = {}) => {
+    const gate = real.gate();
+    const job = structured<{ job_id: string }>(
+      await client.callTool({ name: "submit_job", arguments: { command: gate.command, ...args } }),
+    );
+    return {
+      job_id: job.job_id,
+      gate,
+      write: (text: string) => gate.write(job.job_id, text),
+      finish: (code: number) => gate.finish(job.job_id, code),
+    };
+  };
+  const jobCount = async () => (await real.service.list({ limit: 10_000 })).length;
+  return { real, client, conn, submit, jobCount };
 }
 
 afterEach(async () => {
-  for (const { conn, fake } of open.splice(0)) {
+  for (const { conn, real } of open.splice(0)) {
     await conn.close();
-    fake.dispose();
+    await real.dispose();
   }
 });
 
@@ -53,7 +68,7 @@ for (const era of ["legacy", "modern"] as const) {
 
     test("run returns a quick command's result inline, without a resource link (the result is all there)", async () => {
       const { client } = await setup(era);
-      const result = await client.callTool({ name: "run", arguments: { command: ["fake:exit", "0", "5"] } });
+      const result = await client.callTool({ name: "run", arguments: { command: ["sh", "-c", "exit 0"] } });
       const body = structured<{ delivery: string; wait_state: string; state: string }>(result);
       expect(body.delivery).toBe("inline");
       expect(body.wait_state).toBe("complete");
@@ -65,26 +80,28 @@ for (const era of ["legacy", "modern"] as const) {
 
     test("a failed job comes back as isError with its exit code in words", async () => {
       const { client } = await setup(era);
-      const result = await client.callTool({ name: "run", arguments: { command: ["fake:exit", "3", "5"] } });
+      const result = await client.callTool({ name: "run", arguments: { command: ["sh", "-c", "exit 3"] } });
       expect(result.isError).toBe(true);
       expect(textOf(result)).toContain("failed with exit code 3");
     });
 
     test("run detaches after the inline window; wait_for_job collects the result", async () => {
-      const { client, fake } = await setup(era);
+      const { client, real } = await setup(era);
+      const gate = real.gate();
       const detached = await client.callTool({
         name: "run",
-        arguments: { command: ["make", "test"], inline_timeout_seconds: 0.2 },
+        arguments: { command: gate.command, inline_timeout_seconds: 0.2 },
       });
       const body = structured<{ delivery: string; job_id: string; next_action: string }>(detached);
       expect(body.delivery).toBe("detached");
       expect(body.next_action).toContain(`wait_for_job with {"job_id":"${body.job_id}"}`);
       // A detached answer links the job it has not delivered yet.
       expect(JSON.stringify(detached.content)).toContain(`awaitless://jobs/${body.job_id}`);
-      fake.write(body.job_id, "all 12 tests passed\n");
+      await gate.write(body.job_id, "all 12 tests passed\n");
       const waiting = client.callTool({ name: "wait_for_job", arguments: { job_id: body.job_id } });
-      await waitFor(() => (fake.calls.filter((c) => c === "wait").length >= 2 ? true : undefined));
-      fake.finish(body.job_id, 0);
+      // wait_for_job's wait has started (run waited inside the service): the job ends while it holds
+      await waitFor(() => (real.calls.includes("wait") ? true : undefined));
+      await gate.finish(body.job_id, 0);
       const done = structured<{ wait_state: string; stdout_tail: string }>(await waiting);
       expect(done.wait_state).toBe("complete");
       expect(done.stdout_tail).toContain("all 12 tests passed");
@@ -92,11 +109,9 @@ for (const era of ["legacy", "modern"] as const) {
     });
 
     test("a held wait sends progress and ends at the hold budget with client_timeout; the job keeps running", async () => {
-      const { client, fake } = await setup(era, { holdBudgetMs: 1_200, progressIntervalMs: 150 });
-      const submitted = structured<{ job_id: string }>(
-        await client.callTool({ name: "submit_job", arguments: { command: ["./train.sh"] } }),
-      );
-      fake.write(submitted.job_id, "epoch 1\n");
+      const { client, real, submit } = await setup(era, { holdBudgetMs: 1_200, progressIntervalMs: 150 });
+      const submitted = await submit();
+      await submitted.write("epoch 1\n");
       const messages: string[] = [];
       const result = await client.callTool(
         { name: "wait_for_job", arguments: { job_id: submitted.job_id } },
@@ -108,11 +123,11 @@ for (const era of ["legacy", "modern"] as const) {
       expect(body.next_action).toContain(`Call wait_for_job with {"job_id":"${submitted.job_id}"}`);
       expect(messages.length).toBeGreaterThanOrEqual(3);
       expect(messages.at(-1)).toMatch(/^running \S+, last output \S+ ago/);
-      expect(fake.jobs.get(submitted.job_id)?.status.state).toBe("running");
+      expect((await real.service.status(submitted.job_id)).state).toBe("running");
     });
 
     test("a bare sleep is refused with the way to wait instead", async () => {
-      const { client, fake } = await setup(era);
+      const { client, jobCount } = await setup(era);
       for (const command of [
         ["sleep", "30"],
         ["sh", "-c", "sleep 30"],
@@ -123,20 +138,15 @@ for (const era of ["legacy", "modern"] as const) {
         expect(textOf(result)).toContain("wait_for_job");
         expect(structured<{ error: { code: string } }>(result).error.code).toBe("invalid_argument");
       }
-      expect(fake.jobs.size).toBe(0);
+      expect(await jobCount()).toBe(0);
     });
 
     test("an identical active command is not launched twice unless allow_duplicate", async () => {
-      const { client, fake } = await setup(era);
-      const first = structured<{ job_id: string }>(
-        await client.callTool({
-          name: "submit_job",
-          arguments: { command: ["make", "test"], cwd: tmpdir() },
-        }),
-      );
+      const { client, real, submit, jobCount } = await setup(era);
+      const first = await submit({ cwd: real.root });
       const again = await client.callTool({
         name: "submit_job",
-        arguments: { command: ["make", "test"], cwd: tmpdir() },
+        arguments: { command: first.gate.command, cwd: real.root },
       });
       expect(again.isError).toBe(true);
       expect(structured<{ error: { code: string; job_id: string } }>(again).error).toMatchObject({
@@ -146,15 +156,15 @@ for (const era of ["legacy", "modern"] as const) {
       expect(textOf(again)).toContain(`wait_for_job with {"job_id":"${first.job_id}"}`);
       const forced = await client.callTool({
         name: "submit_job",
-        arguments: { command: ["make", "test"], cwd: tmpdir(), allow_duplicate: true },
+        arguments: { command: first.gate.command, cwd: real.root, allow_duplicate: true },
       });
       expect(forced.isError).toBeUndefined();
-      expect(fake.jobs.size).toBe(2);
+      expect(await jobCount()).toBe(2);
     });
 
     test("a client_request_id retry is an idempotent replay, not a duplicate", async () => {
-      const { client, fake } = await setup(era);
-      const args = { command: ["make", "test"], client_request_id: "tests-1" };
+      const { client, real, jobCount } = await setup(era);
+      const args = { command: real.gate().command, client_request_id: "tests-1" };
       const first = structured<{ job_id: string }>(
         await client.callTool({ name: "submit_job", arguments: args }),
       );
@@ -164,30 +174,26 @@ for (const era of ["legacy", "modern"] as const) {
         job_id: first.job_id,
         idempotent_replay: true,
       });
-      expect(fake.jobs.size).toBe(1);
+      expect(await jobCount()).toBe(1);
     });
 
     test("unknown job IDs point at list_jobs; empty lists and logs say so in words", async () => {
-      const { client } = await setup(era);
+      const { client, submit } = await setup(era);
       const unknown = await client.callTool({ name: "get_job_status", arguments: { job_id: "job_NOPE" } });
       expect(unknown.isError).toBe(true);
       expect(textOf(unknown)).toContain("list_jobs");
       const empty = await client.callTool({ name: "list_jobs", arguments: { state: "active" } });
       expect(textOf(empty)).toContain("No jobs match (state=active)");
       expect(structured(empty)).toEqual({ jobs: [], count: 0 });
-      const job = structured<{ job_id: string }>(
-        await client.callTool({ name: "submit_job", arguments: { command: ["quiet"] } }),
-      );
+      const job = await submit();
       const logs = await client.callTool({ name: "get_job_logs", arguments: { job_id: job.job_id } });
       expect(textOf(logs)).toContain("stdout: no output yet");
     });
 
     test("status, logs, cancel and list report the job", async () => {
-      const { client, fake } = await setup(era);
-      const job = structured<{ job_id: string }>(
-        await client.callTool({ name: "submit_job", arguments: { command: ["server"], name: "srv" } }),
-      );
-      fake.write(job.job_id, "listening on 8080\n");
+      const { client, submit } = await setup(era);
+      const job = await submit({ name: "srv" });
+      await job.write("listening on 8080\n");
       expect(
         textOf(await client.callTool({ name: "get_job_status", arguments: { job_id: job.job_id } })),
       ).toContain("running");
@@ -206,16 +212,10 @@ for (const era of ["legacy", "modern"] as const) {
     });
 
     test("wait_for_completions returns finished jobs and a cursor that advances", async () => {
-      const { client, fake } = await setup(era);
-      const ids: string[] = [];
-      for (const n of [1, 2]) {
-        ids.push(
-          structured<{ job_id: string }>(
-            await client.callTool({ name: "submit_job", arguments: { command: ["w", `${n}`] } }),
-          ).job_id,
-        );
-      }
-      fake.finish(ids[1]!, 0);
+      const { client, submit } = await setup(era);
+      const jobs = [await submit(), await submit()];
+      const ids = jobs.map((j) => j.job_id);
+      await jobs[1]!.finish(0);
       const first = structured<{
         completions: Array<{ job_id: string }>;
         next_cursor: string;
@@ -227,7 +227,7 @@ for (const era of ["legacy", "modern"] as const) {
         name: "wait_for_completions",
         arguments: { job_ids: ids, after_cursor: first.next_cursor },
       });
-      fake.finish(ids[0]!, 1);
+      await jobs[0]!.finish(1);
       const second = await pending;
       expect(
         structured<{ completions: Array<{ job_id: string }> }>(second).completions.map((c) => c.job_id),

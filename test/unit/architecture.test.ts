@@ -22,6 +22,51 @@ function importsOf(path: string): string[] {
 
 const all = files(SRC).map((p) => ({ file: relative(SRC, p), imports: importsOf(p) }));
 
+/** Every relative import, `import type` included (an erased import still ties the two modules' designs together). */
+function allImportsOf(path: string): string[] {
+  return [...readFileSync(path, "utf8").matchAll(IMPORT_RE)].map((m) => m[1] ?? m[2]!);
+}
+
+/** The import graph of src/: file → the src files it imports (relative imports of .ts files). */
+function importGraph(): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  for (const p of files(SRC)) {
+    const file = relative(SRC, p);
+    const targets = allImportsOf(p)
+      .filter((i) => i.startsWith(".") && i.endsWith(".ts"))
+      .map((i) => relative(SRC, join(p, "..", i)));
+    graph.set(file, [...new Set(targets)].sort());
+  }
+  return graph;
+}
+
+/** Each cycle of the graph once, as its path (a → b → … → a), found by depth-first search from every file in order. */
+export function cyclesOf(graph: Map<string, string[]>): string[] {
+  const found = new Set<string>();
+  const done = new Set<string>();
+  const path: string[] = [];
+  const onPath = new Set<string>();
+  const visit = (f: string) => {
+    if (onPath.has(f)) {
+      const loop = path.slice(path.indexOf(f));
+      // one name per cycle: rotated to start at its smallest file
+      const start = loop.indexOf([...loop].sort()[0]!);
+      const rotated = [...loop.slice(start), ...loop.slice(0, start)];
+      found.add([...rotated, rotated[0]].join(" → "));
+      return;
+    }
+    if (done.has(f)) return;
+    path.push(f);
+    onPath.add(f);
+    for (const t of graph.get(f) ?? []) visit(t);
+    onPath.delete(f);
+    path.pop();
+    done.add(f);
+  };
+  for (const f of [...graph.keys()].sort()) visit(f);
+  return [...found].sort();
+}
+
 describe("architecture", () => {
   test("core imports nothing from cli, mcp, backends, config or wrapper", () => {
     const bad = all
@@ -42,7 +87,7 @@ describe("architecture", () => {
   });
 
   const OWNERS: [RegExp, RegExp][] = [
-    [/^bun:sqlite$/, /^core\/job-store\.ts$/],
+    [/^bun:sqlite$/, /^core\/sqlite\.ts$/],
     [/^cac$/, /^cli\/cli\.ts$/],
     [/^ssh2$/, /^backends\/ssh\/ssh-session\.ts$/],
     [/^@modelcontextprotocol\//, /^mcp\//],
@@ -55,6 +100,36 @@ describe("architecture", () => {
       expect(users.filter((u) => !owner.test(u))).toEqual([]);
     });
   }
+
+  test("core words no hint for a surface: no {cli, mcp} pairs, no MCP tool names (src/hints.ts words actions)", () => {
+    const tools =
+      /\b(wait_for_job|get_job_logs|get_job_status|list_jobs|list_queues|create_queue|cancel_job|submit_job|run_job|wait_for_completions)\b/;
+    const bad = files(join(SRC, "core")).flatMap((p) =>
+      readFileSync(p, "utf8")
+        .split("\n")
+        .map((line, i) => ({ line: line.trim(), at: `${relative(SRC, p)}:${i + 1}` }))
+        .filter(({ line }) => !line.startsWith("//") && !line.startsWith("*") && !line.startsWith("/**"))
+        .filter(({ line }) => /^(cli|mcp):\s*["'`]/.test(line) || tools.test(line))
+        .map(({ at, line }) => `${at}: ${line}`),
+    );
+    expect(bad).toEqual([]);
+  });
+
+  test("src/ has no import cycles (import type included)", () => {
+    expect(cyclesOf(importGraph())).toEqual([]);
+  });
+
+  test("the cycle check finds a cycle and names its path", () => {
+    const g = new Map([
+      ["a.ts", ["b.ts"]],
+      ["b.ts", ["c.ts"]],
+      ["c.ts", ["a.ts", "d.ts"]],
+      ["d.ts", []],
+    ]);
+    expect(cyclesOf(g)).toEqual(["a.ts → b.ts → c.ts → a.ts"]);
+    g.set("d.ts", ["d.ts"]);
+    expect(cyclesOf(g)).toEqual(["a.ts → b.ts → c.ts → a.ts", "d.ts → d.ts"]);
+  });
 
   test("plain CLI paths never load the MCP SDK eagerly", () => {
     const eager = (file: string) =>

@@ -1,8 +1,11 @@
 // Where a job runs: the one resolution of backend and host shared by run, submit and every MCP launch tool.
 import { describe, expect, test } from "bun:test";
-import { AwaitlessError } from "../../src/core/errors.ts";
+import { AwaitlessError, useHintTable } from "../../src/core/errors.ts";
 import type { BackendName } from "../../src/core/job.ts";
 import { resolveTarget } from "../../src/core/launch-request.ts";
+import { HINTS } from "../../src/hints.ts";
+
+useHintTable(HINTS);
 
 const hostBackends = { cluster: "slurm", box: "ssh" } as const;
 
