@@ -61,8 +61,15 @@ export async function taggedSlurmJobs(jobId: string, since: Date): Promise<strin
   return [...new Set(ids)];
 }
 
+/** One field of `scontrol show job` (e.g. OverSubscribe, Licenses, MinMemoryCPU). */
+export async function scontrolField(id: string, field: string): Promise<string | undefined> {
+  const r = await run(["scontrol", "--oneliner", "show", "job", id]);
+  return new RegExp(`(?:^| )${field}=(\\S*)`).exec(r.stdout)?.[1];
+}
+
 export async function nodeState(node: string): Promise<string> {
-  return (await run(["sinfo", "-h", "-N", "-n", node, "-o", "%T"])).stdout.trim();
+  // one line per partition the node is in: the first says it
+  return (await run(["sinfo", "-h", "-N", "-n", node, "-o", "%T"])).stdout.trim().split("\n")[0] ?? "";
 }
 
 /** Puts the node back into service (a no-op when it is up) and waits until it takes jobs. */

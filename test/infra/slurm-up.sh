@@ -192,7 +192,7 @@ PreemptType=preempt/partition_prio
 PreemptMode=REQUEUE
 Licenses=awl_lic:2
 NodeName=$NODE NodeAddr=127.0.0.1 CPUs=$CPUS $TOPO RealMemory=$MEM State=UNKNOWN
-NodeName=$NODE2 NodeHostname=$NODE NodeAddr=127.0.0.1 Port=6828 CPUs=1 RealMemory=1024 State=UNKNOWN
+NodeName=$NODE2 NodeHostname=$NODE NodeAddr=127.0.0.1 Port=6828 CPUs=2 RealMemory=2048 State=UNKNOWN
 PartitionName=debug Nodes=$NODE Default=YES MaxTime=INFINITE State=UP PreemptMode=OFF
 PartitionName=awl-low Nodes=$NODE2 MaxTime=INFINITE State=UP PriorityTier=1 PreemptMode=REQUEUE DefMemPerCPU=256
 PartitionName=awl-high Nodes=$NODE2 MaxTime=INFINITE State=UP PriorityTier=2 PreemptMode=OFF DefMemPerCPU=256
