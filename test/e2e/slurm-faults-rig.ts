@@ -1,9 +1,11 @@
 // Fault rig for the real test cluster (test/infra/slurm-up.sh): the second node and its preemption partitions, the
 // controller's recorded PID, and a Sandbox configured for Slurm on this machine. Every fault is undone by the caller.
+
+import { test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT, Sandbox, until } from "../helpers/cli.ts";
-import { run } from "./slurm-harness.ts";
+import { run, slurmUp } from "./slurm-harness.ts";
 
 /** Where slurm-up.sh records its daemons' PIDs (the same default as the script). */
 export const SLURM_DIR =
@@ -28,6 +30,19 @@ export async function faultRigMissing(): Promise<string | undefined> {
   if (!/^PreemptType\s*=\s*preempt\/partition_prio/m.test(c.stdout))
     return "PreemptType is not preempt/partition_prio; rerun test/infra/slurm-up.sh as root";
   return undefined;
+}
+
+/** Slurm is up with the second node's partitions; otherwise skips with why, or fails under AWAITLESS_REQUIRE_ALL=1. */
+export async function faultRigUp(what: string): Promise<boolean> {
+  if (!(await slurmUp(what))) return false;
+  const missing = await faultRigMissing();
+  if (missing === undefined) return true;
+  if (process.env.AWAITLESS_REQUIRE_ALL === "1") {
+    test(`${what} can run (AWAITLESS_REQUIRE_ALL=1)`, () => {
+      throw new Error(`${what} cannot run: ${missing}`);
+    });
+  } else console.warn(`[skip] ${what}: ${missing}`);
+  return false;
 }
 
 /** A Sandbox whose config submits to Slurm on this machine with a short poll interval. */

@@ -2,15 +2,13 @@
 // mem_per_cpu, licenses and exclusive; a misspelt key refused before any sbatch; a GPU request Slurm refuses.
 import { afterAll, describe, expect, test } from "bun:test";
 import type { Sandbox } from "../helpers/cli.ts";
-import { faultRigMissing, LOW, scontrolField, slurmSandbox } from "./slurm-faults-rig.ts";
-import { run, slurmUp } from "./slurm-harness.ts";
+import { faultRigUp, LOW, scontrolField, slurmSandbox } from "./slurm-faults-rig.ts";
+import { run } from "./slurm-harness.ts";
 
-const up = await slurmUp("Slurm options e2e");
-const missing = up ? await faultRigMissing() : undefined;
-if (up && missing !== undefined) console.warn(`[skip] Slurm options e2e: ${missing}`);
+const up = await faultRigUp("Slurm options e2e");
 
-describe.skipIf(!up || missing !== undefined)("Slurm options on the test cluster", () => {
-  const s: Sandbox | null = up && missing === undefined ? slurmSandbox() : null;
+describe.skipIf(!up)("Slurm options on the test cluster", () => {
+  const s: Sandbox | null = up ? slurmSandbox() : null;
   const slurmIds: string[] = [];
   afterAll(async () => {
     if (slurmIds.length > 0) await run(["scancel", ...slurmIds]);
