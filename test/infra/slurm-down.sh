@@ -2,7 +2,7 @@
 # slurm-down.sh - stop the test cluster that slurm-up.sh started, only by the PIDs it recorded
 # in $AWAITLESS_SLURM_DIR/<name>.pid ("PID COMM"); a PID is signalled only while
 # /proc/PID/comm still equals COMM (never by name, no PID-reuse accidents).
-# Order: cancel jobs -> slurmd -> slurmctld -> slurmdbd -> mariadbd -> munged.
+# Order: cancel jobs -> slurmd, slurmd2 -> slurmctld -> slurmdbd -> mariadbd -> munged.
 # Packages, configs, users, the accounting DB and slurmctld state are kept, so the next
 # slurm-up.sh takes seconds.
 #   AWAITLESS_SLURM_DIR=${TMPDIR:-/tmp}/awaitless-slurm   where slurm-up.sh recorded its PIDs
@@ -52,14 +52,16 @@ if [ -z "${AWAITLESS_SLURM_KEEP_JOBS:-}" ] && alive slurmctld >/dev/null &&
   fi
 fi
 
-if alive slurmd >/dev/null; then
+if alive slurmd >/dev/null || alive slurmd2 >/dev/null; then
   stop slurmd 30
+  stop slurmd2 30
   # slurmd leaves its empty cgroup v1 trees behind; rmdir only removes cgroups without tasks
   for d in /sys/fs/cgroup/*/slurm_*; do
     [ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
   done
 else
   stop slurmd 30
+  stop slurmd2 30
 fi
 stop slurmctld 30
 stop slurmdbd 30

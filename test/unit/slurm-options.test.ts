@@ -25,24 +25,38 @@ const GOOD: Record<string, string[]> = {
   account: ["proj-42", "a.b_c"],
   constraint: ["a100", "a100&ib", "intel|amd", "[rack1*2&rack2*4]", "x,y", "gpu&[a|b]"],
   cpus_per_task: ["1", "64"],
+  exclusive: ["yes", "true", "user", "mcs", "no", "false"],
+  gpus: ["1", "8", "a100:2", "tesla_v100:1"],
+  gpus_per_node: ["4", "a100:4"],
+  gpus_per_task: ["1", "h100:1"],
   gres: ["gpu", "gpu:2", "gpu:a100:1", "gpu:a100:1,nvme:1"],
+  licenses: ["matlab", "matlab:2", "ansys@flex:1", "ansys@flex:1,comsol", "a.b_c-d:10"],
   mem: ["0", "500", "500M", "16G", "2T", "1024K"],
+  mem_per_cpu: ["0", "4000", "4G", "512M"],
   nodes: ["1", "2-4", "3-3"],
   ntasks: ["8"],
   partition: ["gpu", "gpu,cpu"],
   qos: ["high"],
+  reservation: ["maint", "root_5", "a,b"],
   time: ["90", "1:30", "01:30:00", "2-00", "2-12:30", "1-00:00:01"],
 };
 const BAD: Record<string, string[]> = {
   account: ["", "a b", "a;rm -rf ~", "$(id)", "x\ny"],
   constraint: ["", "&a", "a&", "a&&b", "[a", "a]", "[[a]]", "a b", "a;b", "a\n", "a*0", "`x`"],
   cpus_per_task: ["0", "-1", "1.5", "two", "1 "],
+  exclusive: ["", "1", "YES", "topo", "user,mcs", "yes\n", "--wrap=x"],
+  gpus: ["", "0", "a100:0", "a100:", ":2", "-1", "2 ", "a100:2:1", "gpu;id", "a100:2,v100:1"],
+  gpus_per_node: ["0", "x:0", "four"],
+  gpus_per_task: ["0", "1.5", "$(id)"],
   gres: ["", "gpu:", ":2", "gpu:2,", "gpu 2", "gpu:a100:1:2"],
+  licenses: ["", "matlab:0", "matlab:", ":2", "a,", ",a", "a b", "a@", "a@b@c", "a|b", "a;b"],
   mem: ["16GB", "16g", "-1", "1.5G", "16 G", "G", "16G\n"],
+  mem_per_cpu: ["4GB", "4g", "-1", "1.5G", "", "4G,"],
   nodes: ["0", "4-2", "1-", "-3", "1,2"],
   ntasks: ["0", "x"],
   partition: ["gpu,", ",gpu", "gpu cpu", "gpu|cpu"],
   qos: ["a,b", "a'b"],
+  reservation: ["", "a b", "a,", "a;b", "`x`"],
   time: ["0", "00:00", "1:60", "1:00:60", "1-24", "1-00:60", "1h", "1:2:3:4", "UNLIMITED", "-1", ""],
 };
 
@@ -74,6 +88,21 @@ describe("validateSlurmOptions", () => {
     expect(error.code).toBe("invalid_argument");
     expect(error.message).toContain('"wrap"');
     expect(error.hint).toContain("account, constraint, cpus_per_task");
+  });
+
+  test("a misspelt key gets the nearest allowed key", () => {
+    expect(rejection({ gpu: "2" }).message).toBe('Unknown slurm option "gpu" (did you mean `gpus`?).');
+    expect(rejection({ "mem-per-cpus": "4G" }).message).toContain("(did you mean `mem_per_cpu`?)");
+    expect(rejection({ reservaton: "x" }).message).toContain("(did you mean `reservation`?)");
+    expect(rejection({ license: "x" }).message).toContain("(did you mean `licenses`?)");
+    expect(rejection({ wrap: "x" }).message).not.toContain("did you mean");
+  });
+
+  test("mem and mem_per_cpu together are refused (sbatch takes one)", () => {
+    const error = rejection({ mem: "4G", "mem-per-cpu": "1G" });
+    expect(error.code).toBe("invalid_argument");
+    expect(error.message).toContain("mem and mem_per_cpu");
+    expect(error.hint).toBe("Give mem (per node) or mem_per_cpu (per CPU), not both.");
   });
 
   test("hyphenated keys normalise to underscores; integers become strings", () => {
@@ -111,6 +140,18 @@ describe("mergeSlurmOptions", () => {
       mem: "4G",
     });
   });
+  test("a per-job memory request replaces the host's default in either form", () => {
+    expect(mergeSlurmOptions({ mem: "4G", partition: "cpu" }, { mem_per_cpu: "2G" })).toEqual({
+      partition: "cpu",
+      mem_per_cpu: "2G",
+    });
+    expect(mergeSlurmOptions({ mem_per_cpu: "2G" }, { mem: "8G" })).toEqual({ mem: "8G" });
+    expect(mergeSlurmOptions({ mem_per_cpu: "2G" }, { gpus: "1" })).toEqual({ mem_per_cpu: "2G", gpus: "1" });
+  });
+  test("exclusive=no in a job overrides a host default exclusive=yes (no flag)", () => {
+    const merged = mergeSlurmOptions({ exclusive: "yes" }, { exclusive: "no" });
+    expect(slurmOptionArgs(merged)).toEqual([]);
+  });
   test("bad host defaults are reported as such", () => {
     expect(() => mergeSlurmOptions({ mem: "x" }, {})).toThrow(/host default slurm option mem/);
   });
@@ -124,6 +165,33 @@ describe("flags and times", () => {
       "--cpus-per-task=2",
       "--time=10",
     ]);
+  });
+  test("new flags: GPUs, memory per CPU, exclusive forms, reservation, licenses", () => {
+    expect(
+      slurmOptionArgs(
+        validateSlurmOptions({
+          gpus: "a100:2",
+          gpus_per_node: 2,
+          "gpus-per-task": "1",
+          mem_per_cpu: "4G",
+          reservation: "maint",
+          licenses: "matlab@flex:2,comsol",
+          exclusive: "yes",
+        }),
+      ),
+    ).toEqual([
+      "--exclusive",
+      "--gpus=a100:2",
+      "--gpus-per-node=2",
+      "--gpus-per-task=1",
+      "--licenses=matlab@flex:2,comsol",
+      "--mem-per-cpu=4G",
+      "--reservation=maint",
+    ]);
+    expect(slurmOptionArgs({ exclusive: "true" })).toEqual(["--exclusive"]);
+    expect(slurmOptionArgs({ exclusive: "user" })).toEqual(["--exclusive=user"]);
+    expect(slurmOptionArgs({ exclusive: "mcs" })).toEqual(["--exclusive=mcs"]);
+    expect(slurmOptionArgs({ exclusive: "false" })).toEqual([]);
   });
   test("slurmTimeToSeconds reads every accepted format", () => {
     expect(slurmTimeToSeconds("90")).toBe(5400);

@@ -43,7 +43,7 @@ describe("renderSbatchScript golden files", () => {
   test("minimal: tags, batch-shell logs, exec of the wrapper", () => {
     expectGolden("minimal.sbatch", renderSbatchScript(BASE));
   });
-  test("every allowlisted option, with a user job name", () => {
+  test("every allowlisted option but mem_per_cpu, with a user job name", () => {
     const script = renderSbatchScript({
       ...BASE,
       jobName: "train resnet/50 (v2)",
@@ -58,9 +58,25 @@ describe("renderSbatchScript golden files", () => {
         nodes: "1",
         ntasks: "1",
         qos: "high",
+        exclusive: "yes",
+        gpus: "a100:2",
+        gpus_per_node: "a100:2",
+        gpus_per_task: "1",
+        licenses: "matlab@flex:2,comsol",
+        reservation: "maint",
       },
     });
     expectGolden("all-options.sbatch", script);
+  });
+  test("memory per CPU and exclusive=user (the options the first golden cannot combine)", () => {
+    const script = renderSbatchScript({
+      ...BASE,
+      options: { mem_per_cpu: "4G", exclusive: "user", partition: "cpu" },
+    });
+    expectGolden("mem-per-cpu.sbatch", script);
+  });
+  test("exclusive=no renders no --exclusive line", () => {
+    expect(renderSbatchScript({ ...BASE, options: { exclusive: "no" } })).toBe(renderSbatchScript(BASE));
   });
 });
 

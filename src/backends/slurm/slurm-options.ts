@@ -1,16 +1,24 @@
 // Owns the Slurm resource allowlist: which keys a job may set, each value's format, and merging host defaults with per-job overrides.
 import { AwaitlessError } from "../../core/errors.ts";
+import { didYouMean } from "../../core/nearest-name.ts";
 
 export const SLURM_OPTION_KEYS = [
   "account",
   "constraint",
   "cpus_per_task",
+  "exclusive",
+  "gpus",
+  "gpus_per_node",
+  "gpus_per_task",
   "gres",
+  "licenses",
   "mem",
+  "mem_per_cpu",
   "nodes",
   "ntasks",
   "partition",
   "qos",
+  "reservation",
   "time",
 ] as const;
 export type SlurmOptionKey = (typeof SLURM_OPTION_KEYS)[number];
@@ -19,12 +27,26 @@ export type SlurmOptions = Partial<Record<SlurmOptionKey, string>>;
 
 const NAME = "[A-Za-z0-9._-]+";
 const COUNT = /^[1-9][0-9]{0,5}$/;
+const GPU_COUNT = /^([A-Za-z0-9._-]+:)?[1-9][0-9]{0,5}$/;
+const MEM = "^[0-9]+[KMGT]?$";
+/** Keys that ask for memory in mutually exclusive ways (sbatch refuses more than one). */
+const MEMORY_KEYS: readonly SlurmOptionKey[] = ["mem", "mem_per_cpu"];
+const EXCLUSIVE: Record<string, string | undefined> = {
+  yes: "--exclusive",
+  true: "--exclusive",
+  user: "--exclusive=user",
+  mcs: "--exclusive=mcs",
+  no: undefined,
+  false: undefined,
+};
 const TIME_FORMATS = "MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS (e.g. 90, 1:30:00, 2-00)";
 
 interface KeyRule {
   flag: string;
   accepts: string;
   check: (value: string) => boolean;
+  /** The sbatch argument for a valid value, or undefined for none; default `flag=value`. */
+  render?: (value: string) => string | undefined;
 }
 
 const RULES: Record<SlurmOptionKey, KeyRule> = {
@@ -44,15 +66,47 @@ const RULES: Record<SlurmOptionKey, KeyRule> = {
     accepts: "a positive integer (e.g. 4)",
     check: (v) => COUNT.test(v),
   },
+  exclusive: {
+    flag: "--exclusive",
+    accepts:
+      "yes (or true: no other job on the allocated nodes), user, mcs, or no (or false: no --exclusive, e.g. to override a host default)",
+    check: (v) => Object.hasOwn(EXCLUSIVE, v),
+    render: (v) => EXCLUSIVE[v],
+  },
+  gpus: {
+    flag: "--gpus",
+    accepts: "a GPU count for the job, optionally with a type: [type:]count (e.g. 2 or a100:2)",
+    check: (v) => GPU_COUNT.test(v),
+  },
+  gpus_per_node: {
+    flag: "--gpus-per-node",
+    accepts: "a GPU count per node, optionally with a type: [type:]count (e.g. 4 or a100:4)",
+    check: (v) => GPU_COUNT.test(v),
+  },
+  gpus_per_task: {
+    flag: "--gpus-per-task",
+    accepts: "a GPU count per task, optionally with a type: [type:]count (e.g. 1 or a100:1)",
+    check: (v) => GPU_COUNT.test(v),
+  },
   gres: {
     flag: "--gres",
     accepts: "a comma-separated list of name[:type][:count] (e.g. gpu:2 or gpu:a100:1)",
     check: matches(`^${NAME}(:${NAME})?(:[0-9]+)?(,${NAME}(:${NAME})?(:[0-9]+)?)*$`),
   },
+  licenses: {
+    flag: "--licenses",
+    accepts: "a comma-separated list of name[@server][:count] (e.g. matlab:2 or ansys@flex:1,comsol)",
+    check: matches(`^${NAME}(@${NAME})?(:[1-9][0-9]{0,5})?(,${NAME}(@${NAME})?(:[1-9][0-9]{0,5})?)*$`),
+  },
   mem: {
     flag: "--mem",
-    accepts: "an integer with an optional K, M, G or T suffix (e.g. 16G or 500M)",
-    check: matches("^[0-9]+[KMGT]?$"),
+    accepts: "memory per node: an integer with an optional K, M, G or T suffix (e.g. 16G or 500M)",
+    check: matches(MEM),
+  },
+  mem_per_cpu: {
+    flag: "--mem-per-cpu",
+    accepts: "memory per CPU: an integer with an optional K, M, G or T suffix (e.g. 4G or 500M)",
+    check: matches(MEM),
   },
   nodes: { flag: "--nodes", accepts: "a node count N or a range N-M (e.g. 2 or 1-4)", check: isNodeCount },
   ntasks: { flag: "--ntasks", accepts: "a positive integer (e.g. 8)", check: (v) => COUNT.test(v) },
@@ -65,6 +119,12 @@ const RULES: Record<SlurmOptionKey, KeyRule> = {
     flag: "--qos",
     accepts: "a QOS name of letters, digits, '.', '_', '-'",
     check: matches(`^${NAME}$`),
+  },
+  reservation: {
+    flag: "--reservation",
+    accepts:
+      "a reservation name of letters, digits, '.', '_', '-' (several separated by ',' need Slurm 23.02+)",
+    check: matches(`^${NAME}(,${NAME})*$`),
   },
   time: {
     flag: "--time",
@@ -164,7 +224,7 @@ export function validateSlurmOptions(raw: Record<string, unknown>, origin = "slu
     if (!isKey(key)) {
       throw new AwaitlessError(
         "invalid_argument",
-        `Unknown ${origin} ${show(rawKey)}.`,
+        `Unknown ${origin} ${show(rawKey)}${didYouMean(key, SLURM_OPTION_KEYS)}.`,
         `Allowed keys: ${SLURM_OPTION_KEYS.join(", ")} (e.g. cpus_per_task=4). Other sbatch flags cannot be set through Awaitless.`,
         { key: rawKey },
       );
@@ -189,16 +249,31 @@ export function validateSlurmOptions(raw: Record<string, unknown>, origin = "slu
     }
     out[key] = value;
   }
+  const memory = MEMORY_KEYS.filter((k) => out[k] !== undefined);
+  if (memory.length > 1) {
+    throw new AwaitlessError(
+      "invalid_argument",
+      `${origin}s ${memory.join(" and ")} are both given; sbatch accepts only one way to ask for memory.`,
+      "Give mem (per node) or mem_per_cpu (per CPU), not both.",
+      { keys: memory.join(",") },
+    );
+  }
   return out;
 }
 
-/** Host defaults overlaid by per-job overrides (override wins per key); both validated. */
+/**
+ * Host defaults overlaid by per-job overrides (override wins per key); both validated. A per-job memory request
+ * (mem or mem_per_cpu) replaces the host's default memory request in either form, since sbatch takes only one.
+ */
 export function mergeSlurmOptions(
   hostDefaults: Record<string, unknown>,
   overrides: Record<string, unknown>,
   hostOrigin = "host default slurm option",
 ): SlurmOptions {
-  return { ...validateSlurmOptions(hostDefaults, hostOrigin), ...validateSlurmOptions(overrides) };
+  const defaults = validateSlurmOptions(hostDefaults, hostOrigin);
+  const job = validateSlurmOptions(overrides);
+  if (MEMORY_KEYS.some((k) => job[k] !== undefined)) for (const k of MEMORY_KEYS) delete defaults[k];
+  return { ...defaults, ...job };
 }
 
 /** `--key=value` arguments in allowlist order (stable, so rendered scripts and fingerprints are reproducible). */
@@ -206,7 +281,10 @@ export function slurmOptionArgs(options: SlurmOptions): string[] {
   const args: string[] = [];
   for (const key of SLURM_OPTION_KEYS) {
     const value = options[key];
-    if (value !== undefined) args.push(`${RULES[key].flag}=${value}`);
+    if (value === undefined) continue;
+    const rule = RULES[key];
+    const arg = rule.render ? rule.render(value) : `${rule.flag}=${value}`;
+    if (arg !== undefined) args.push(arg);
   }
   return args;
 }
