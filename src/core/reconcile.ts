@@ -1,4 +1,5 @@
-// The crash-recovery rules in one place: what an observation of a job's wrapper means for its state. Pure.
+// Every reconcile rule in one place: what the wrapper's records, liveness and a scheduler's facts mean for a job's
+// state, for local, SSH and Slurm jobs alike. Pure.
 
 import type { Observation, QueuedInfo } from "./backend.ts";
 import { type Decision, err } from "./decision.ts";
