@@ -1,7 +1,9 @@
 // What every backend offers the job engine: launch, observe, cancel, read logs and artifacts, watch.
+
+import type { Decision } from "./decision.ts";
 import type { ArtifactEntry, BackendId, BackendName, Job } from "./job.ts";
 import type { LogQuery, LogScan } from "./log-scan.ts";
-import type { Decision } from "./reconcile.ts";
+import type { SchedulerFacts } from "./scheduler-facts.ts";
 
 export interface LaunchInput {
   job: Job;
@@ -83,10 +85,12 @@ export interface Observation {
   /** Set while the job's wrapper waits for its queue or resources (no `started` yet). */
   queued?: QueuedInfo;
   /**
-   * A scheduler's verdict (Slurm), for what the wrapper's files cannot say: queued with a pending reason, ends decided
-   * by the scheduler (time limit, out of memory, node failure), requeues. When set, it decides instead of the wrapper rules.
+   * What a scheduler (Slurm) says of the job, for what the wrapper's files cannot say: pending and why, its own ends
+   * (time limit, out of memory, node failure), requeues. Facts only: the reconcile rules weigh them with the records.
    */
-  scheduler?: Decision;
+  scheduler?: SchedulerFacts;
+  /** An outcome another program's own records settle (jobs Awaitless 0.8 still runs): taken as it is. */
+  recorded?: Decision;
 }
 
 export interface LogTail {

@@ -1,26 +1,24 @@
-// The crash-recovery rules in one place: what an observation of a job's wrapper means for its state. Pure.
+// Every reconcile rule in one place: what the wrapper's records, liveness and a scheduler's facts mean for a job's
+// state, for local, SSH and Slurm jobs alike. Pure.
 
 import type { Observation, QueuedInfo } from "./backend.ts";
-import type { ErrorInfo, Job, JobState, TerminalState } from "./job.ts";
+import { type Decision, err } from "./decision.ts";
+import type { Job } from "./job.ts";
 import { HEARTBEAT_SECONDS, LEGACY_HEARTBEAT_SECONDS, lostAfterSeconds } from "./liveness.ts";
+import type { SchedulerFacts } from "./scheduler-facts.ts";
+import {
+  batchFailed,
+  batchLaunchFailed,
+  cancelledByScheduler,
+  endBase,
+  failedByScheduler,
+  keep,
+  lostByScheduler,
+  submissionNotFound,
+  timedOutByScheduler,
+} from "./scheduler-outcomes.ts";
 
-export type Decision =
-  | { kind: "none" }
-  | { kind: "unreachable"; message: string }
-  | { kind: "active"; to: JobState; status_message: string | null; started_at?: string }
-  | {
-      kind: "terminal";
-      to: TerminalState;
-      exit_code: number | null;
-      signal: string | null;
-      reason: string | null;
-      finished_at: string;
-      started_at: string | null;
-      descendants_alive: boolean;
-      error: ErrorInfo | null;
-      /** The wrapper found the job directory's disk or quota full: output written then may be missing. */
-      no_space?: boolean;
-    };
+export { type Decision, err } from "./decision.ts";
 
 export interface ReconcileContext {
   nowMs: number;
@@ -33,8 +31,15 @@ export function decide(job: Job, obs: Observation, ctx: ReconcileContext): Decis
     return { kind: "none" };
   if (job.state === "timed_out" || job.state === "lost") return { kind: "none" };
 
-  // Rule 1b: a scheduler's verdict (Slurm: pending reasons, its own time limit, OOM, requeue) decides.
-  if (obs.scheduler) return obs.scheduler;
+  // Rule 1b: an outcome another program's records settle (Awaitless 0.8's store) is taken as it is.
+  if (obs.recorded) return obs.recorded;
+
+  // Rule 1c: what a scheduler says (Slurm: pending reasons, its own time limit, OOM, requeue) decides first, by the
+  // scheduler rules S1–S16 below; where they leave it to the wrapper's records, rules 2–7.
+  if (obs.scheduler) {
+    const d = schedulerRules(job, obs, obs.scheduler, ctx.nowMs);
+    if (d) return d;
+  }
 
   // Rule 2: the exit record is the truth about how the command ended, whoever reads it first.
   if (obs.exit) return fromExit(job, obs);
@@ -107,6 +112,129 @@ export function decide(job: Job, obs: Observation, ctx: ReconcileContext): Decis
     return { kind: "active", to: "running", status_message: null, started_at: obs.started.started_at };
   }
   return { kind: "none" };
+}
+
+// The scheduler rules: what a scheduler's facts mean with the wrapper's records; undefined leaves it to rules 2–7.
+function schedulerRules(job: Job, obs: Observation, s: SchedulerFacts, nowMs: number): Decision | undefined {
+  const x = obs.exit;
+  const name = s.words.name;
+  switch (s.phase) {
+    case "unconfirmed":
+      // Rule S1: a submission whose reply was lost is looked for by its tag; found nowhere once the launch grace and
+      // the accounting grace have passed since it was submitted, it is lost; until then it keeps its state.
+      if (
+        s.not_found &&
+        nowMs - (s.submitted_at_ms ?? nowMs) >= s.patience.launch_grace_ms + s.patience.accounting_grace_ms
+      )
+        return submissionNotFound(job, s, nowMs);
+      return keep(job, s.message);
+    case "pending":
+      // Rule S2: pending → queued, saying why; a job that already ran (requeued) keeps its state.
+      if (job.state === "queued" && x === null)
+        return { kind: "active", to: "queued", status_message: s.message };
+      return keep(job, s.message);
+    case "running":
+      if (x !== null) {
+        // Rule S3: the wrapper is done while the scheduler tears down: a plain exit waits up to exit_settle for the
+        // scheduler's final word (it learns of an OOM kill only when it ends the job), then the record decides (rule 2).
+        if (isPlainExit(x)) {
+          return awaitingScheduler(s, nowMs)
+            ? keep(job, `${s.message}; ${exitWords(x)}, waiting for ${name}'s final state`)
+            : undefined;
+        }
+        // Rule S4: an exit by a signal may be the scheduler's own (time limit, scancel, OOM kill): wait for its reason.
+        return keep(
+          job,
+          `${s.message}; the command ended by signal ${x.signal}, waiting for ${name}'s reason`,
+        );
+      }
+      // Rule S5: allocated, the wrapper not started yet → starting.
+      if (obs.started === null) {
+        const to = job.state === "queued" ? "starting" : job.state;
+        return { kind: "active", to, status_message: `${s.message}; the wrapper is starting the command` };
+      }
+      // Rule S6: running with the wrapper started: the wrapper rules (running, stalled, heartbeat_lost).
+      return undefined;
+    case "interrupted":
+      // Rule S7: stopped to run again (requeued, preempted, suspended) or in a state we do not know: keep the state.
+      return keep(job, s.message);
+    case "unknown": {
+      // Rule S8: out of the queue without a final accounting line (or listed nowhere): a plain exit record waits up
+      // to exit_settle for it, then decides (rule 2).
+      if (x !== null && isPlainExit(x)) {
+        return awaitingScheduler(s, nowMs)
+          ? keep(job, `${name} job ${s.job_id}: ${s.message}; ${exitWords(x)}, waiting for accounting`)
+          : undefined;
+      }
+      // Rule S9: otherwise wait out the accounting grace; then a record by a signal decides (rule 2), and without
+      // one the job is lost: its state unknown (listed, not final) or vanished (listed nowhere).
+      if (nowMs - (s.unsettled_since_ms ?? nowMs) < s.patience.accounting_grace_ms)
+        return keep(job, `${name} job ${s.job_id}: ${s.message}; waiting for accounting`);
+      if (x !== null) return undefined;
+      const reason = `${name.toLowerCase()}_${s.listed ? "state_unknown" : "job_vanished"}`;
+      return lostByScheduler(job, obs, s, nowMs, reason, s.words.hints.lost);
+    }
+    case "ended":
+      return schedulerEnd(job, obs, s, nowMs);
+  }
+}
+
+function schedulerEnd(job: Job, obs: Observation, s: SchedulerFacts, nowMs: number): Decision | undefined {
+  const x = obs.exit;
+  const end = s.end ?? "failed";
+  // Rule S10: completed or failed with an exit record: the record decides (exact code, its own timeout and cancel).
+  if ((end === "completed" || end === "failed") && x !== null) return undefined;
+  // Rule S11: the wrapper's own timeout or launch failure decides, whatever the scheduler's end.
+  if (x !== null && (x.reason === "timed_out" || x.reason === "launch_failed")) return undefined;
+  const base = endBase(job, obs, s, nowMs);
+  switch (end) {
+    case "completed":
+      // Rule S12: completed without an exit record says nothing about the command (the wrapper exits 0 after its
+      // record): wait out the accounting grace for the record (a shared file system may show it late), then lost.
+      if (nowMs - (s.unsettled_since_ms ?? nowMs) < s.patience.accounting_grace_ms)
+        return keep(job, `${s.message}; waiting for the wrapper's exit record`);
+      return lostByScheduler(
+        job,
+        obs,
+        s,
+        nowMs,
+        "exit_not_recorded",
+        "its output so far is in the tails; run it again if it must finish",
+        `${s.message}, but the wrapper recorded no exit status`,
+      );
+    case "cancelled":
+      // Rule S13: cancelled by the scheduler: cancelled (a cancel Awaitless did not ask for says so).
+      return cancelledByScheduler(job, base, s);
+    case "time_limit":
+    case "deadline":
+      // Rule S14: the scheduler's time limit or deadline → timed_out with that reason.
+      return timedOutByScheduler(base, s, end);
+    case "failed":
+      // Rule S15: failed before the wrapper started: launch_failed with the batch shell's stderr; after: the
+      // scheduler's exit code (no record to say better).
+      return obs.started === null && x === null ? batchLaunchFailed(base, s) : batchFailed(base, s);
+    default:
+      // Rule S16: out of memory, node or boot failure, final preemption, revocation → failed with that reason; the
+      // scheduler's word beats a plain exit (a shell whose child was OOM-killed may go on to exit 0).
+      return failedByScheduler(obs, base, s, end);
+  }
+}
+
+/** An exit record that says plainly how the command ended: its exit code, no signal from outside. */
+function isPlainExit(x: NonNullable<Observation["exit"]>): boolean {
+  return x.reason !== "exited" || x.signal === null;
+}
+
+/** True while a plain exit record still waits for the scheduler's final word (it could say out of memory). */
+function awaitingScheduler(s: SchedulerFacts, nowMs: number): boolean {
+  return nowMs - (s.exit_seen_since_ms ?? nowMs) < s.patience.exit_settle_ms;
+}
+
+function exitWords(x: NonNullable<Observation["exit"]>): string {
+  if (x.reason === "timed_out") return "the command hit its timeout";
+  if (x.reason === "cancelled") return "the command was cancelled";
+  if (x.reason === "launch_failed") return "the command could not be started";
+  return `the command exited with code ${x.exit_code ?? "unknown"}`;
 }
 
 /** The heartbeat's silence when it exceeds the lost-after threshold (from `started` when none was written yet). */
@@ -228,17 +356,4 @@ function lost(job: Job, obs: Observation, reason: string, detail: string): Decis
       detail,
     ),
   };
-}
-
-/** An ErrorInfo with `detail` only when there is one (optional fields are absent, never undefined). */
-export function err(
-  stage: string,
-  reason: string,
-  retryable: boolean,
-  suggestion: string,
-  detail?: string,
-): ErrorInfo {
-  return detail === undefined
-    ? { stage, reason, retryable, suggestion }
-    : { stage, reason, retryable, suggestion, detail };
 }

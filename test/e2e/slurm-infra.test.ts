@@ -140,7 +140,7 @@ describe.skipIf(unavailable !== undefined)("single-machine Slurm as a non-root u
     const jobId = "job_01E2ESLURMINFRA0000000000A";
     const id = await submit(jobId, 0);
     const status = await waitFor(id, (s) => s.kind === "terminal", 60_000);
-    expect(status).toMatchObject({ kind: "terminal", state: "succeeded" });
+    expect(status).toMatchObject({ kind: "terminal", end: "completed" });
     const jobDir = join(root, jobId);
     expect(readFileSync(join(jobDir, "wrapper.log"), "utf8")).toBe(
       `ran as ${SUBMITTER} in ${jobDir} for ${jobDir}\n`,
@@ -153,7 +153,7 @@ describe.skipIf(unavailable !== undefined)("single-machine Slurm as a non-root u
   test("exit 7 is failed with exit code 7", async () => {
     const id = await submit("job_01E2ESLURMINFRA0000000000B", 7);
     const status = await waitFor(id, (s) => s.kind === "terminal", 60_000);
-    expect(status).toMatchObject({ kind: "terminal", state: "failed", exit: { exitCode: 7 } });
+    expect(status).toMatchObject({ kind: "terminal", end: "failed", exit: { exitCode: 7 } });
   });
 
   test("a held job is queued with its reason, found by tag, and cancelled without starting", async () => {
@@ -166,7 +166,7 @@ describe.skipIf(unavailable !== undefined)("single-machine Slurm as a non-root u
     expect(findTaggedJobs(parseSqueue(byName.stdout), jobId)).toEqual([id]);
     expect((await run(asSubmitter(["scancel", id]))).code).toBe(0);
     const cancelled = await waitFor(id, (s) => s.kind === "terminal", 30_000);
-    expect(cancelled).toMatchObject({ kind: "terminal", state: "cancelled" });
+    expect(cancelled).toMatchObject({ kind: "terminal", end: "cancelled" });
     expect(() => readFileSync(join(root, jobId, "wrapper.log"))).toThrow();
   });
 });

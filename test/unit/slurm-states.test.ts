@@ -44,17 +44,16 @@ test("record.sh requests exactly the formats the parser expects", () => {
 });
 
 describe("sacct: recorded terminal outcomes (job line decides, steps parsed but ignored)", () => {
-  test("COMPLETED → succeeded, exit 0", () => {
+  test("COMPLETED → end completed, exit 0", () => {
     const s = terminal(mapSlurmRow(jobLine("sacct-completed.txt"), "sacct"));
-    expect(s).toMatchObject({ state: "succeeded", exit: { exitCode: 0, exact: true } });
+    expect(s).toMatchObject({ end: "completed", exit: { exitCode: 0, exact: true } });
     const steps = parseSacct(read("sacct-completed.txt")).filter((r) => r.step !== undefined);
     expect(steps.map((r) => r.step)).toEqual(["batch"]);
     expect(steps[0]?.slurmJobId).toBe(jobLine("sacct-completed.txt").slurmJobId);
   });
-  test("FAILED 7:0 → failed, exit 7 (sacct cannot rule out 135)", () => {
+  test("FAILED 7:0 → end failed, exit 7 (sacct cannot rule out 135)", () => {
     const s = terminal(mapSlurmRow(jobLine("sacct-failed-exit7.txt"), "sacct"));
-    expect(s).toMatchObject({ state: "failed", exit: { exitCode: 7, exact: false } });
-    expect(s.reason).toBeUndefined();
+    expect(s).toMatchObject({ end: "failed", exit: { exitCode: 7, exact: false } });
     expect(s.statusMessage).toContain("exit code 7 (or that plus 128)");
   });
   test("exit 200 shows as 72:0 in sacct; scontrol has the true 200", () => {
@@ -65,21 +64,21 @@ describe("sacct: recorded terminal outcomes (job line decides, steps parsed but 
     const exact = terminal(mapSlurmRow({ ...sc, name: "" }, "scontrol"));
     expect(exact.exit).toEqual({ exitCode: 200, exact: true });
   });
-  test("FAILED 0:9 → failed, KILL, exit 137", () => {
+  test("FAILED 0:9 → end failed, KILL, exit 137", () => {
     const s = terminal(mapSlurmRow(jobLine("sacct-failed-sigkill.txt"), "sacct"));
-    expect(s).toMatchObject({ state: "failed", exit: { exitCode: 137, signal: "KILL", exact: true } });
+    expect(s).toMatchObject({ end: "failed", exit: { exitCode: 137, signal: "KILL", exact: true } });
   });
-  test("OUT_OF_MEMORY 0:125 → failed, reason out_of_memory, no invented exit code", () => {
+  test("OUT_OF_MEMORY 0:125 → end out_of_memory, no invented exit code", () => {
     const s = terminal(mapSlurmRow(jobLine("sacct-out-of-memory.txt"), "sacct"));
-    expect(s).toMatchObject({ state: "failed", reason: "out_of_memory" });
+    expect(s).toMatchObject({ end: "out_of_memory" });
     expect(s.exit).toBeUndefined();
   });
-  test("CANCELLED by <uid> while running and while pending → cancelled", () => {
+  test("CANCELLED by <uid> while running and while pending → end cancelled", () => {
     for (const file of ["sacct-cancelled-running.txt", "sacct-cancelled-pending.txt"]) {
       const row = jobLine(file);
       expect(row).toMatchObject({ slurmState: "CANCELLED", cancelledByUid: "1001" });
       const s = terminal(mapSlurmRow(row, "sacct"));
-      expect(s.state).toBe("cancelled");
+      expect(s.end).toBe("cancelled");
       expect(s.statusMessage).toContain("by uid 1001");
       expect(s.exit).toBeUndefined();
     }
@@ -87,22 +86,21 @@ describe("sacct: recorded terminal outcomes (job line decides, steps parsed but 
     const neverRan = jobLine("sacct-cancelled-pending.txt");
     expect(neverRan.start).toBe(neverRan.end as string);
   });
-  test("TIMEOUT → timed_out, reason time_limit (the racy .batch CANCELLED line is ignored)", () => {
+  test("TIMEOUT → end time_limit (the racy .batch CANCELLED line is ignored)", () => {
     const s = observeSlurmJob({ sacct: jobLine("sacct-timeout.txt") });
-    expect(terminal(s)).toMatchObject({ state: "timed_out", reason: "time_limit" });
+    expect(terminal(s)).toMatchObject({ end: "time_limit" });
   });
   test("synthetic states a single VM cannot produce", () => {
     const rows = parseSacct(read("sacct-synthetic.txt"));
-    const expectTerminal = (tag: string, state: string, reason?: string) => {
+    const expectTerminal = (tag: string, end: string) => {
       const s = terminal(observeSlurmJob({ sacct: byTag(rows, tag) }));
-      expect(s.state).toBe(state as never);
-      expect(s.reason).toBe(reason as never);
+      expect(s.end).toBe(end as never);
     };
-    expectTerminal("SYNnodefail", "failed", "node_fail");
-    expectTerminal("SYNbootfail", "failed", "boot_fail");
-    expectTerminal("SYNdeadline", "timed_out", "deadline");
-    expectTerminal("SYNpreempted", "failed", "preempted");
-    expectTerminal("SYNarray", "succeeded");
+    expectTerminal("SYNnodefail", "node_fail");
+    expectTerminal("SYNbootfail", "boot_fail");
+    expectTerminal("SYNdeadline", "deadline");
+    expectTerminal("SYNpreempted", "preempted");
+    expectTerminal("SYNarray", "completed");
     expectTerminal("SYNhet", "failed");
     expect(byTag(rows, "SYNarray").slurmJobId).toBe("107_3");
     expect(byTag(rows, "SYNhet").slurmJobId).toBe("108+0");

@@ -1,11 +1,12 @@
 // wrapperView: a Slurm job's record texts go through the mapping local and SSH jobs use; an exit record of a command
-// that never ran (cancelled during the batch script's start-up) keeps exit_code null through the verdict.
+// that never ran (cancelled during the batch script's start-up) keeps exit_code null through the reconcile rules.
 import { describe, expect, test } from "bun:test";
 import { observationFromRecords } from "../../src/backends/observation.ts";
+import { slurmFacts } from "../../src/backends/slurm/slurm-facts.ts";
 import { wrapperView } from "../../src/backends/slurm/slurm-observe.ts";
 import { observeSlurmJob, parseSacct } from "../../src/backends/slurm/slurm-states.ts";
-import { slurmVerdict } from "../../src/backends/slurm/slurm-verdict.ts";
 import type { Job } from "../../src/core/job.ts";
+import { decide } from "../../src/core/reconcile.ts";
 import { parseExitRecord, parseStarted } from "../../src/wrapper/protocol.ts";
 
 // What wrapper.sh writes when the cancel file was there before the command started.
@@ -71,22 +72,26 @@ describe("the Slurm view of the wrapper's records", () => {
     }
   });
 
-  test("CANCELLED or COMPLETED in sacct with that record: the verdict keeps exit_code null", () => {
-    const exit = wrapperView({ started: null, exit: NEVER_RAN, heartbeat: null }).exit;
-    const cancelled = parseSacct(
+  test("CANCELLED or COMPLETED in sacct with that record: the rules keep exit_code null", () => {
+    const view = wrapperView({ started: null, exit: NEVER_RAN, heartbeat: null });
+    for (const line of [
       "9|CANCELLED by 0|0:0|None|2026-11-30T11:58:00|2026-11-30T11:59:00|2026-11-30T11:59:20|n|c",
-    )[0]!;
-    const v = slurmVerdict({
-      job: job(),
-      nowMs: Date.parse("2026-11-30T12:00:00Z"),
-      slurmJobId: "9",
-      status: observeSlurmJob({ sacct: cancelled }),
-      sacct: cancelled,
-      started: null,
-      exit,
-      accountingGraceMs: 30_000,
-      exitSettleMs: 30_000,
-    });
-    expect(v).toMatchObject({ kind: "terminal", to: "cancelled", exit_code: null, signal: null });
+      "9|COMPLETED|0:0|None|2026-11-30T11:58:00|2026-11-30T11:59:00|2026-11-30T11:59:20|n|c",
+    ]) {
+      const row = parseSacct(line)[0]!;
+      const scheduler = slurmFacts({
+        job: job(),
+        slurmJobId: "9",
+        status: observeSlurmJob({ sacct: row }),
+        sacct: row,
+        patience: { accountingGraceMs: 30_000, exitSettleMs: 30_000, launchGraceMs: 30_000 },
+      });
+      const d = decide(
+        job(),
+        { ...view, wrapperAlive: null, bootIdNow: null, scheduler },
+        { nowMs: Date.parse("2026-11-30T12:00:00Z"), launchGraceSeconds: 30 },
+      );
+      expect(d).toMatchObject({ kind: "terminal", to: "cancelled", exit_code: null, signal: null });
+    }
   });
 });

@@ -124,7 +124,7 @@ export class Awaitless08WatchBackend implements Backend {
       wrapperAlive: running,
       bootIdNow: null,
       heartbeat: null,
-      scheduler: verdict08(row, running, new Date().toISOString()),
+      recorded: verdict08(row, running, new Date().toISOString()),
     };
   }
 

@@ -17,11 +17,11 @@ import { SshHost } from "../ssh/ssh-host.ts";
 import { resolveHostSettings } from "../ssh/ssh-target.ts";
 import { type CommandRunner, LocalRunner } from "./runner.ts";
 import { renderSbatchScript } from "./sbatch-script.ts";
+import { DEFAULT_EXIT_SETTLE_MS } from "./slurm-facts.ts";
 import { isLocalLoginNode, SlurmHost, slurmHostSettings } from "./slurm-host.ts";
 import { type ObserveDeps, observeJob, type PersistedFields } from "./slurm-observe.ts";
 import { formatSlurmTime, mergeSlurmOptions, validateSlurmOptions } from "./slurm-options.ts";
 import { submitBatch } from "./slurm-submit.ts";
-import { DEFAULT_EXIT_SETTLE_MS } from "./slurm-verdict.ts";
 import { SshRunner } from "./ssh-runner.ts";
 
 export interface SlurmBackendOptions {
@@ -179,13 +179,13 @@ export class SlurmBackend implements Backend {
 
   async observe(job: Job): Promise<Observation> {
     const h = this.host(job.host);
-    const obs = await observeJob(h, job, this.deps, {
+    const { observation, ends } = await observeJob(h, job, this.deps, {
       launchGraceMs: this.opts.launchGraceSeconds * 1000,
       exitSettleMs: this.opts.exitSettleMs ?? DEFAULT_EXIT_SETTLE_MS,
       scancel: (id) => this.scancel(h, id, job),
     });
-    if (obs.scheduler?.kind === "terminal") this.written.delete(job.job_id);
-    return obs;
+    if (ends) this.written.delete(job.job_id);
+    return observation;
   }
 
   private async scancel(h: SlurmHost, slurmJobId: string, job: Job): Promise<void> {

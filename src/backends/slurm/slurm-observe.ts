@@ -1,16 +1,17 @@
 // Owns one observation of a Slurm job: the shared poll's squeue/sacct lines, the wrapper's records in the job
-// directory, scontrol for exact exit codes, find-by-tag for unconfirmed submissions; the verdict comes from slurm-verdict.
+// directory, scontrol for exact exit codes, find-by-tag for unconfirmed submissions; reported as facts (slurm-facts).
 import type { ExitInfo, HeartbeatInfo, Observation, StartedInfo } from "../../core/backend.ts";
 import type { Job } from "../../core/job.ts";
-import type { Decision } from "../../core/reconcile.ts";
+import { decide } from "../../core/reconcile.ts";
+import type { SchedulerFacts } from "../../core/scheduler-facts.ts";
 import { FILES, parseExitRecord, parseHeartbeat, parseStarted } from "../../wrapper/protocol.ts";
 import { observationFromRecords } from "../observation.ts";
 import { SBATCH_STDERR_FILE } from "./sbatch-script.ts";
+import { type Patience, slurmFacts, unconfirmedFacts } from "./slurm-facts.ts";
 import type { SlurmHost } from "./slurm-host.ts";
 import { parseScontrolJob, scontrolShowJobArgs } from "./slurm-queries.ts";
 import { observeSlurmJob, parseSlurmExitCode, type SlurmExit } from "./slurm-states.ts";
 import { findByTag } from "./slurm-submit.ts";
-import { slurmVerdict } from "./slurm-verdict.ts";
 
 /**
  * Per-process memory shared by observations. What a new process must not rebuild from scratch (an adopted ID, the
@@ -84,19 +85,23 @@ async function readWrapper(h: SlurmHost, dir: string): Promise<WrapperView> {
   return wrapperView({ started, exit, heartbeat });
 }
 
-function observation(w: WrapperView, extra: { unreachable?: string; scheduler?: Decision }): Observation {
+function observation(
+  w: WrapperView,
+  extra: { unreachable?: string; scheduler?: SchedulerFacts },
+): Observation {
   // wrapperAlive/bootIdNow: unknowable from the login node (the wrapper runs on a compute node); Slurm says instead
   return { ...w, wrapperAlive: null, bootIdNow: null, ...extra };
 }
 
 const NONE: WrapperView = { started: null, exit: null, heartbeat: null };
 
+/** The observation, and whether the reconcile rules end the job with it (this process then stops following it). */
 export async function observeJob(
   h: SlurmHost,
   job: Job,
   deps: ObserveDeps,
   ctx: ObserveContext,
-): Promise<Observation> {
+): Promise<{ observation: Observation; ends: boolean }> {
   const bid = (job.backend_id ?? {}) as {
     slurm_job_id?: string;
     remote_dir?: string;
@@ -105,16 +110,24 @@ export async function observeJob(
   };
   const dir = bid.remote_dir;
   const sinceMs = Date.parse(bid.submitted_at ?? job.created_at);
+  const patience: Patience = {
+    accountingGraceMs: h.settings.accountingGraceMs,
+    exitSettleMs: ctx.exitSettleMs,
+    launchGraceMs: ctx.launchGraceMs,
+  };
   let id = bid.slurm_job_id ?? deps.adopted.get(job.job_id);
   if (id === undefined) {
-    const found = await lookUp(h, job, deps, sinceMs, ctx.launchGraceMs);
-    if (typeof found === "object") return observation(NONE, found);
+    const found = await lookUp(h, job, deps, sinceMs, patience);
+    if (typeof found === "object") return settle(job, ctx, observation(NONE, found));
     id = found;
   }
   const snap = await h.poller.view(id, sinceMs);
   const wrapper = dir ? await readWrapper(h, dir).catch(() => NONE) : NONE;
   if (snap.error !== undefined) {
-    return observation(wrapper, { unreachable: `Slurm on ${h.name} did not answer: ${snap.error}` });
+    return {
+      observation: observation(wrapper, { unreachable: `Slurm on ${h.name} did not answer: ${snap.error}` }),
+      ends: false,
+    };
   }
   const entry = snap.rows.get(id) ?? {};
   const status = observeSlurmJob(entry);
@@ -130,7 +143,10 @@ export async function observeJob(
     job,
     id,
     bid.unsettled_since,
-    status.kind === "unsettled" || status.kind === "missing",
+    // a COMPLETED job without an exit record waits for it as for accounting (the record may show late)
+    status.kind === "unsettled" ||
+      status.kind === "missing" ||
+      (status.kind === "terminal" && status.end === "completed" && wrapper.exit === null),
     deps,
   );
   if (wrapper.exit !== null && !deps.exitSeen.has(id)) deps.exitSeen.set(id, Date.now());
@@ -147,27 +163,34 @@ export async function observeJob(
       ? ((await h.runner.readFile(`${dir}/${SBATCH_STDERR_FILE}`, 4096).catch(() => null)) ?? undefined)
       : undefined;
   const unsettledSinceMs = deps.unsettledSince.get(id);
-  const scheduler = slurmVerdict({
+  const scheduler = slurmFacts({
     job,
-    nowMs: Date.now(),
     slurmJobId: id,
     status,
     ...(entry.sacct ? { sacct: entry.sacct } : {}),
-    started: wrapper.started,
-    exit: wrapper.exit,
     ...(scontrolExit ? { scontrolExit } : {}),
     ...(unsettledSinceMs !== undefined ? { unsettledSinceMs } : {}),
-    accountingGraceMs: h.settings.accountingGraceMs,
     ...(exitSeenSinceMs !== undefined ? { exitSeenSinceMs } : {}),
-    exitSettleMs: ctx.exitSettleMs,
     ...(batchStderr !== undefined ? { batchStderr } : {}),
+    patience,
   });
-  if (scheduler?.kind === "terminal" || (scheduler === undefined && wrapper.exit !== null)) {
+  const r = settle(job, ctx, observation(wrapper, { scheduler }));
+  if (r.ends) {
     h.poller.forget(id);
     deps.exitSeen.delete(id);
     deps.unsettledSince.delete(id);
   }
-  return observation(wrapper, scheduler ? { scheduler } : {});
+  return r;
+}
+
+/** Whether the rules end the job with this observation (the same rules the service applies next). */
+function settle(
+  job: Job,
+  ctx: ObserveContext,
+  obs: Observation,
+): { observation: Observation; ends: boolean } {
+  const d = decide(job, obs, { nowMs: Date.now(), launchGraceSeconds: ctx.launchGraceMs / 1000 });
+  return { observation: obs, ends: d.kind === "terminal" };
 }
 
 /** The Slurm ID of a job whose submission is unconfirmed, found by tag; or what to report while it is not found. */
@@ -176,18 +199,14 @@ async function lookUp(
   job: Job,
   deps: ObserveDeps,
   sinceMs: number,
-  launchGraceMs: number,
-): Promise<string | { unreachable?: string; scheduler?: Decision }> {
+  patience: Patience,
+): Promise<string | { unreachable?: string; scheduler?: SchedulerFacts }> {
   const last = deps.lookups.get(job.job_id) ?? 0;
-  const ageMs = Date.now() - sinceMs;
-  const waiting = {
-    scheduler: {
-      kind: "active" as const,
-      to: job.state,
-      status_message: `submission to Slurm on ${h.name} not confirmed yet; looking for the job tagged awaitless:${job.job_id}`,
-    },
-  };
-  if (Date.now() - last < h.poller.currentIntervalMs) return waiting;
+  const looking = `submission to Slurm on ${h.name} not confirmed yet; looking for the job tagged awaitless:${job.job_id}`;
+  const facts = (notFound: boolean) => ({
+    scheduler: unconfirmedFacts(job, looking, notFound, sinceMs, patience),
+  });
+  if (Date.now() - last < h.poller.currentIntervalMs) return facts(false);
   deps.lookups.set(job.job_id, Date.now());
   let ids: string[];
   try {
@@ -206,31 +225,8 @@ async function lookUp(
     deps.persist?.(job, { slurm_job_id: ids[0], adopted: true });
     return ids[0];
   }
-  // sbatch may still be on its way (or accounting lagging): give it the launch grace plus the accounting grace
-  if (ageMs < launchGraceMs + h.settings.accountingGraceMs) return waiting;
-  const never = job.backend_id === null;
-  const reason = never ? "launch_interrupted" : "submission_not_found";
-  return {
-    scheduler: {
-      kind: "terminal",
-      to: "lost",
-      exit_code: null,
-      signal: null,
-      reason,
-      finished_at: new Date().toISOString(),
-      started_at: null,
-      descendants_alive: false,
-      error: {
-        stage: "lost",
-        reason,
-        retryable: true,
-        suggestion: "submit the command again (a new client_request_id): Slurm has no job with its tag",
-        detail: never
-          ? "the client that created the job died before sbatch answered, and no Slurm job carries its tag"
-          : `sbatch's reply was lost (${String((job.backend_id as { submit_unconfirmed?: string }).submit_unconfirmed ?? "")}) and no Slurm job carries the tag`,
-      },
-    },
-  };
+  // sbatch may still be on its way (or accounting lagging): the rules give it the launch and accounting graces
+  return facts(true);
 }
 
 /**

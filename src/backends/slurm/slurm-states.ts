@@ -1,5 +1,6 @@
-// Owns the meaning of Slurm's words: exit codes and the mapping of squeue/sacct job lines to our job states.
-import type { TerminalState } from "../../core/job.ts";
+// Owns the meaning of Slurm's words: exit codes and the mapping of squeue/sacct job lines to scheduler facts (phase,
+// end reason, exit as reported); what they mean for a job is for src/core/reconcile.ts.
+import type { SchedulerEnd } from "../../core/scheduler-facts.ts";
 import type { SlurmRow } from "./slurm-queries.ts";
 
 export * from "./slurm-queries.ts";
@@ -34,12 +35,12 @@ export function parseSlurmExitCode(
   return { exitCode: code, exact: source === "scontrol" || code === 0 };
 }
 
-// ---------------------------------------------------------------- mapping to our states
+// ---------------------------------------------------------------- mapping to facts
 export type SlurmStatus =
   | { kind: "active"; state: "queued" | "running"; statusMessage: string }
   /** Slurm stopped the job but will run it again (requeue, preemption, suspension): keep the current active state. */
   | { kind: "interrupted"; statusMessage: string }
-  | { kind: "terminal"; state: TerminalState; statusMessage: string; reason?: string; exit?: SlurmExit }
+  | { kind: "terminal"; end: SchedulerEnd; statusMessage: string; exit?: SlurmExit }
   /** squeue no longer lists the job but sacct is not final yet (accounting lag): wait up to slurm_accounting_grace. */
   | { kind: "unsettled"; statusMessage: string }
   /** Neither squeue nor sacct knows the job. */
@@ -68,16 +69,16 @@ const INTERRUPTED = new Set([
   "RESV_DEL_HOLD",
 ]);
 const REQUEUED = new Set(["REQUEUED", "PREEMPTED", "REQUEUE_HOLD", "REQUEUE_FED"]);
-const TERMINAL: Record<string, { state: TerminalState; reason?: string; what: string }> = {
-  COMPLETED: { state: "succeeded", what: "completed" },
-  FAILED: { state: "failed", what: "failed" },
-  CANCELLED: { state: "cancelled", what: "was cancelled" },
-  TIMEOUT: { state: "timed_out", reason: "time_limit", what: "reached its time limit" },
-  DEADLINE: { state: "timed_out", reason: "deadline", what: "reached its deadline" },
-  OUT_OF_MEMORY: { state: "failed", reason: "out_of_memory", what: "ran out of memory" },
-  NODE_FAIL: { state: "failed", reason: "node_fail", what: "lost its node (NODE_FAIL)" },
-  BOOT_FAIL: { state: "failed", reason: "boot_fail", what: "could not boot its node (BOOT_FAIL)" },
-  REVOKED: { state: "failed", reason: "revoked", what: "was revoked (it runs on another federated cluster)" },
+const TERMINAL: Record<string, { end: SchedulerEnd; what: string }> = {
+  COMPLETED: { end: "completed", what: "completed" },
+  FAILED: { end: "failed", what: "failed" },
+  CANCELLED: { end: "cancelled", what: "was cancelled" },
+  TIMEOUT: { end: "time_limit", what: "reached its time limit" },
+  DEADLINE: { end: "deadline", what: "reached its deadline" },
+  OUT_OF_MEMORY: { end: "out_of_memory", what: "ran out of memory" },
+  NODE_FAIL: { end: "node_fail", what: "lost its node (NODE_FAIL)" },
+  BOOT_FAIL: { end: "boot_fail", what: "could not boot its node (BOOT_FAIL)" },
+  REVOKED: { end: "revoked", what: "was revoked (it runs on another federated cluster)" },
 };
 
 /** Maps one job (allocation) line. PREEMPTED maps to interrupted here; observeSlurmJob decides when it is final. */
@@ -119,10 +120,9 @@ export function mapSlurmRow(row: SlurmRow, source: "squeue" | "sacct" | "scontro
         : `, exit code ${exit.exitCode}${exit.exact ? "" : " (or that plus 128)"}`;
   return {
     kind: "terminal",
-    state: t.state,
+    end: t.end,
     statusMessage: `${label} ${t.what}${by}${code}`,
-    ...(t.reason === undefined ? {} : { reason: t.reason }),
-    ...(exit === undefined || (exit.exitCode === 0 && t.state !== "succeeded") ? {} : { exit }),
+    ...(exit === undefined || (exit.exitCode === 0 && t.end !== "completed") ? {} : { exit }),
   };
 }
 
@@ -154,8 +154,7 @@ export function observeSlurmJob(rows: { squeue?: SlurmRow; sacct?: SlurmRow }): 
     if (sacct.slurmState === "PREEMPTED") {
       return {
         kind: "terminal",
-        state: "failed",
-        reason: "preempted",
+        end: "preempted",
         statusMessage: `Slurm job ${sacct.slurmJobId} was preempted and will not run again`,
       };
     }

@@ -1,0 +1,35 @@
+// What the reconcile rules decide about a job (src/core/reconcile.ts), and the ErrorInfo they word. Pure.
+import type { ErrorInfo, JobState, TerminalState } from "./job.ts";
+
+export type Decision =
+  | { kind: "none" }
+  | { kind: "unreachable"; message: string }
+  | { kind: "active"; to: JobState; status_message: string | null; started_at?: string }
+  | {
+      kind: "terminal";
+      to: TerminalState;
+      exit_code: number | null;
+      signal: string | null;
+      reason: string | null;
+      finished_at: string;
+      started_at: string | null;
+      descendants_alive: boolean;
+      error: ErrorInfo | null;
+      /** The wrapper found the job directory's disk or quota full: output written then may be missing. */
+      no_space?: boolean;
+    };
+
+export type TerminalDecision = Extract<Decision, { kind: "terminal" }>;
+
+/** An ErrorInfo with `detail` only when there is one (optional fields are absent, never undefined). */
+export function err(
+  stage: string,
+  reason: string,
+  retryable: boolean,
+  suggestion: string,
+  detail?: string,
+): ErrorInfo {
+  return detail === undefined
+    ? { stage, reason, retryable, suggestion }
+    : { stage, reason, retryable, suggestion, detail };
+}
