@@ -29,7 +29,10 @@ export function createContext(env: Record<string, string | undefined>, configFla
       ssh: new SshBackend({ hosts: config.hosts, queueLock }),
       slurm: new SlurmBackend({
         hosts: config.hosts,
-        pollIntervalMs: d.poll_interval_seconds * 1000,
+        pollIntervalMs: d.slurm_poll_interval_seconds * 1000,
+        minPollIntervalMs: d.slurm_min_poll_interval_seconds * 1000,
+        // one poller per cluster per machine: this process shares each round with the others on this store
+        rounds: store.rounds,
         launchGraceSeconds: d.launch_grace_seconds,
         // adopted Slurm IDs and the accounting-grace start must survive this process (a new client continues them)
         persistBackendId: (jobId, backendId) => store.setBackendId(jobId, backendId),

@@ -20,14 +20,20 @@ import { renderSbatchScript } from "./sbatch-script.ts";
 import { isLocalLoginNode, SlurmHost, slurmHostSettings } from "./slurm-host.ts";
 import { type ObserveDeps, observeJob, type PersistedFields } from "./slurm-observe.ts";
 import { formatSlurmTime, mergeSlurmOptions, validateSlurmOptions } from "./slurm-options.ts";
+import { roundsKey, slurmPacing } from "./slurm-pacing.ts";
+import type { SharedRounds } from "./slurm-poller.ts";
 import { submitBatch } from "./slurm-submit.ts";
 import { DEFAULT_EXIT_SETTLE_MS } from "./slurm-verdict.ts";
 import { SshRunner } from "./ssh-runner.ts";
 
 export interface SlurmBackendOptions {
   hosts: Record<string, HostConfig>;
-  /** One squeue + one sacct per cluster per this interval (grows with backoff). */
+  /** One squeue + one sacct per cluster per this interval (grows with backoff); [hosts.NAME] may set its own. */
   pollIntervalMs: number;
+  /** The floor no round goes below; [hosts.NAME] may set its own. Default: pollIntervalMs. */
+  minPollIntervalMs?: number;
+  /** The store's shared rounds: the processes of this machine poll each cluster once per interval between them. */
+  rounds?: SharedRounds;
   /** How long a job with no confirmed submission may stay unresolved (plus slurm_accounting_grace). */
   launchGraceSeconds: number;
   tickSeconds?: number;
@@ -103,11 +109,16 @@ export class SlurmBackend implements Backend {
       });
     let h = this.hosts.get(name);
     if (!h) {
-      h = new SlurmHost(
-        slurmHostSettings(name, this.opts.hosts),
-        this.runnerFor(name),
-        this.opts.pollIntervalMs,
-      );
+      const pacing = slurmPacing(name, this.opts.hosts, {
+        intervalMs: this.opts.pollIntervalMs,
+        floorMs: this.opts.minPollIntervalMs ?? this.opts.pollIntervalMs,
+      });
+      h = new SlurmHost(slurmHostSettings(name, this.opts.hosts), this.runnerFor(name), {
+        intervalMs: pacing.intervalMs,
+        minIntervalMs: pacing.floorMs,
+        maxIntervalMs: pacing.maxIntervalMs,
+        ...(this.opts.rounds ? { shared: { rounds: this.opts.rounds, key: roundsKey(name) } } : {}),
+      });
       this.hosts.set(name, h);
     }
     return h;

@@ -1,59 +1,105 @@
-// Owns scheduler-friendly polling of one cluster: one squeue + one sacct per interval for every job this process
-// watches, shared by all observers and waiters, with backoff when the scheduler errs or is slow.
+// Owns scheduler-friendly polling of one cluster: one squeue + one sacct per interval for every job the processes of
+// this machine watch. With the store's shared rounds, the process holding a round's lease polls for the union of all
+// processes' jobs and writes the snapshot; the others read it. No round starts sooner than the floor after the last.
+import type { Interest, SchedulerRound } from "../../core/scheduler-rounds.ts";
 import type { CommandRunner } from "./runner.ts";
-import { parseSacct, parseSqueue, type SlurmRow, sacctArgs, squeueArgs } from "./slurm-queries.ts";
+import { type PollSnapshot, parseSnapshotText, runRound, snapshotText } from "./slurm-round.ts";
 
-export interface PollEntry {
-  squeue?: SlurmRow;
-  sacct?: SlurmRow;
-}
+export type { PollEntry, PollSnapshot } from "./slurm-round.ts";
 
-export interface PollSnapshot {
-  /** When the poll started (ms since epoch). */
-  atMs: number;
-  /** The Slurm job IDs the poll asked about. */
-  ids: Set<string>;
-  rows: Map<string, PollEntry>;
-  /** Set when squeue or sacct failed: rows are then empty. */
-  error?: string;
+/** The store's shared rounds (JobStore.rounds), as the poller uses them. */
+export interface SharedRounds {
+  round(key: string): SchedulerRound | null;
+  registerInterest(key: string, owner: string, items: readonly Interest[], untilMs: number): void;
+  dropInterest(key: string, owner: string, items: readonly string[]): void;
+  claimRound(
+    key: string,
+    owner: string,
+    opts: {
+      nowMs: number;
+      leaseMs: number;
+      seenAtMs: number | null;
+      mine: readonly Interest[];
+      mineUntilMs: number;
+    },
+  ): Interest[] | null;
+  publishRound(
+    key: string,
+    owner: string,
+    round: { atMs: number; nextAtMs: number; snapshot: string },
+  ): boolean;
 }
 
 export interface PollerOptions {
+  /** The regular interval between rounds. */
   intervalMs: number;
-  /** Backoff ceiling. */
+  /** The floor: no round starts sooner than this after the last one (default: intervalMs). */
+  minIntervalMs?: number;
+  /** Backoff ceiling (default: the larger of 60 s and 4 intervals). */
   maxIntervalMs?: number;
   /** Per-call timeout. */
   callTimeoutMs?: number;
-  /** A job no observer asked about for this long is dropped from polls. */
+  /** A job no observer asked about for this long is dropped from rounds. */
   interestMs?: number;
+  /** Rounds shared with the other processes of this machine through the store, under `key` (the cluster). */
+  shared?: { rounds: SharedRounds; key: string };
 }
+
+/** How often a process waiting on another's round looks for its snapshot. */
+const RECHECK_MS = 250;
 
 interface Tracked {
   sinceMs: number;
   interestMs: number;
+  /** Until when the store holds this process's interest in the job (shared rounds). */
+  sharedUntilMs: number;
 }
+
+interface Waiter {
+  id: string;
+  /** A job no snapshot covers yet: the next round may start as soon as the floor allows. */
+  urgent: boolean;
+  /** Only a round that started after this time answers the waiter. */
+  afterAtMs: number;
+  resolve: (s: PollSnapshot) => void;
+}
+
+let owners = 0;
 
 export class SlurmPoller {
   private readonly tracked = new Map<string, Tracked>();
+  private readonly waiters = new Set<Waiter>();
   private last: PollSnapshot | null = null;
-  private inflight: Promise<PollSnapshot> | null = null;
-  private next: { promise: Promise<PollSnapshot>; resolve: (s: PollSnapshot) => void; dueMs: number } | null =
-    null;
   private timer: ReturnType<typeof setTimeout> | null = null;
-  private lastStartMs = 0;
-  private intervalMs: number;
-  private readonly listeners = new Set<(s: PollSnapshot) => void>();
+  private timerAtMs = Number.POSITIVE_INFINITY;
+  private ticking = false;
+  private readonly intervalMs: number;
+  private readonly floorMs: number;
+  private readonly maxIntervalMs: number;
+  private readonly callTimeoutMs: number;
+  /** This poller's name in the store's leases and interests. */
+  readonly owner = `${process.pid}.${Date.now().toString(36)}.${++owners}`;
 
   constructor(
     private readonly runner: CommandRunner,
     private readonly opts: PollerOptions,
   ) {
-    this.intervalMs = opts.intervalMs;
+    this.floorMs = Math.max(0, opts.minIntervalMs ?? opts.intervalMs);
+    this.intervalMs = Math.max(opts.intervalMs, this.floorMs);
+    this.maxIntervalMs = Math.max(
+      this.intervalMs,
+      opts.maxIntervalMs ?? Math.max(60_000, 4 * this.intervalMs),
+    );
+    this.callTimeoutMs = opts.callTimeoutMs ?? 30_000;
   }
 
   /** The current interval (grows with backoff). */
   get currentIntervalMs(): number {
-    return this.intervalMs;
+    return this.last ? Math.max(this.intervalMs, this.last.nextAtMs - this.last.atMs) : this.intervalMs;
+  }
+
+  private get keepMs(): number {
+    return this.opts.interestMs ?? Math.max(60_000, 10 * this.intervalMs);
   }
 
   private touch(id: string, sinceMs: number): boolean {
@@ -63,91 +109,217 @@ export class SlurmPoller {
       t.sinceMs = Math.min(t.sinceMs, sinceMs);
       return false;
     }
-    this.tracked.set(id, { sinceMs, interestMs: Date.now() });
+    this.tracked.set(id, { sinceMs, interestMs: Date.now(), sharedUntilMs: 0 });
     return true;
   }
 
   /** Stops polling a job (it reached a terminal state). */
   forget(id: string): void {
-    this.tracked.delete(id);
+    if (!this.tracked.delete(id)) return;
+    const s = this.opts.shared;
+    if (s) this.storeCall(() => s.rounds.dropInterest(s.key, this.owner, [id]));
   }
 
   /**
-   * The latest view of a job: the last poll's when it asked about the job within the current interval; otherwise the
-   * next poll's. A job never polled before is polled promptly (batched with others asking in the same tick).
+   * The latest view of a job: the last round's while it is fresh (its interval has not ended) and asked about the job;
+   * otherwise the next round's. A job no round asked about yet is polled as soon as the floor allows (batched with
+   * the others asking meanwhile, in this process and the others sharing the store).
    */
-  async view(id: string, sinceMs: number): Promise<PollSnapshot> {
-    const fresh = this.touch(id, sinceMs);
+  view(id: string, sinceMs: number): Promise<PollSnapshot> {
+    this.touch(id, sinceMs);
+    this.adoptShared();
     const last = this.last;
-    if (!fresh && last?.ids.has(id) && Date.now() - last.atMs < this.intervalMs) return last;
-    const inflight = this.inflight;
-    if (inflight) {
-      const s = await inflight;
-      if (s.ids.has(id)) return s;
-    }
-    return this.schedule(fresh || !this.last?.ids.has(id));
+    const covered = last?.ids.has(id) === true;
+    // a job new to this process may already be in a fresh round another process ran
+    if (covered && last !== null && Date.now() < last.nextAtMs) return Promise.resolve(last);
+    return new Promise((resolve) => {
+      this.waiters.add({ id, urgent: !covered, afterAtMs: covered ? (last?.atMs ?? -1) : -1, resolve });
+      this.schedule();
+    });
   }
 
-  /** Resolves after the next poll that includes this job completes, or after timeoutMs, or on abort. */
+  /** Resolves after the next round that includes this job completes, or after timeoutMs, or on abort. */
   waitForPoll(id: string, sinceMs: number, timeoutMs: number, signal?: AbortSignal): Promise<void> {
     this.touch(id, sinceMs);
     return new Promise<void>((resolve) => {
+      const w: Waiter = { id, urgent: false, afterAtMs: this.last?.atMs ?? -1, resolve: () => done() };
       const done = () => {
         clearTimeout(t);
-        this.listeners.delete(onPoll);
+        this.waiters.delete(w);
         signal?.removeEventListener("abort", done);
         resolve();
-      };
-      const onPoll = (s: PollSnapshot) => {
-        if (s.ids.has(id) || s.error !== undefined) done();
       };
       const t = setTimeout(done, Math.max(0, timeoutMs));
       if (signal?.aborted) return done();
       signal?.addEventListener("abort", done, { once: true });
-      this.listeners.add(onPoll);
-      void this.schedule(false);
+      this.waiters.add(w);
+      this.schedule();
     });
   }
 
-  /** The next poll: at the interval's end, or as soon as the one in flight is done when `urgent`. */
-  private schedule(urgent: boolean): Promise<PollSnapshot> {
-    const now = Date.now();
-    const due = urgent ? now : Math.max(now, this.lastStartMs + this.intervalMs);
-    if (this.next && this.next.dueMs <= due) return this.next.promise;
-    if (!this.next) {
-      let resolve!: (s: PollSnapshot) => void;
-      const promise = new Promise<PollSnapshot>((r) => {
-        resolve = r;
-      });
-      this.next = { promise, resolve, dueMs: due };
-    }
-    this.next.dueMs = due;
+  /** Stops the timer and withdraws this process's interests from the store. */
+  close(): void {
     if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.fire(), Math.max(0, due - now));
-    return this.next.promise;
+    this.timer = null;
+    const s = this.opts.shared;
+    if (s && this.tracked.size > 0) {
+      const ids = [...this.tracked.keys()];
+      this.storeCall(() => s.rounds.dropInterest(s.key, this.owner, ids));
+    }
+    this.tracked.clear();
   }
 
-  private async fire(): Promise<void> {
+  /** When the next round may start for the waiters there are (Infinity: none). */
+  private dueMs(): number {
+    if (this.waiters.size === 0) return Number.POSITIVE_INFINITY;
+    const last = this.last;
+    if (last === null) return Date.now();
+    const urgent = [...this.waiters].some((w) => w.urgent);
+    // after an error, the backoff holds for new jobs too; otherwise a new job waits at most the floor
+    if (!urgent || last.error !== undefined) return last.nextAtMs;
+    return Math.min(last.nextAtMs, last.atMs + this.floorMs);
+  }
+
+  private schedule(atMs = this.dueMs()): void {
+    if (!Number.isFinite(atMs) || this.ticking) return;
+    if (this.timer && this.timerAtMs <= atMs) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timerAtMs = atMs;
+    this.timer = setTimeout(() => void this.tick(), Math.max(0, atMs - Date.now()));
+  }
+
+  private deliver(s: PollSnapshot): void {
+    if (this.last === null || s.atMs > this.last.atMs) this.last = s;
+    for (const w of [...this.waiters]) {
+      if (s.atMs > w.afterAtMs && (s.ids.has(w.id) || s.error !== undefined)) {
+        this.waiters.delete(w);
+        w.resolve(s);
+      }
+    }
+  }
+
+  private async tick(): Promise<void> {
     this.timer = null;
-    if (this.inflight) await this.inflight.catch(() => undefined);
-    const next = this.next;
-    if (!next) return;
-    this.next = null;
-    const p = this.poll();
-    this.inflight = p;
-    const snapshot = await p;
-    this.inflight = null;
-    next.resolve(snapshot);
-    for (const l of [...this.listeners]) l(snapshot);
+    this.timerAtMs = Number.POSITIVE_INFINITY;
+    this.ticking = true;
+    let recheckAtMs: number | undefined;
+    try {
+      this.adoptShared();
+      if (Date.now() < this.dueMs()) return;
+      const shared = this.opts.shared;
+      if (shared === undefined) {
+        const { ids, sinceMs } = this.activeIds();
+        this.deliver(await runRound(this.runner, ids, sinceMs, this.pacing, this.currentIntervalMs));
+        return;
+      }
+      const claimed = this.claim(shared);
+      if (claimed === "someone") {
+        // another process runs this round: read its snapshot shortly
+        recheckAtMs = Date.now() + RECHECK_MS;
+        return;
+      }
+      const ids = claimed === "store down" ? this.activeIds().ids : claimed.map((i) => i.item);
+      const sinceMs =
+        claimed === "store down"
+          ? this.activeIds().sinceMs
+          : Math.min(Date.now(), ...claimed.map((i) => i.sinceMs));
+      const snap = await runRound(this.runner, ids, sinceMs, this.pacing, this.currentIntervalMs);
+      if (claimed !== "store down") {
+        this.storeCall(() =>
+          shared.rounds.publishRound(shared.key, this.owner, {
+            atMs: snap.atMs,
+            nextAtMs: snap.nextAtMs,
+            snapshot: snapshotText(snap),
+          }),
+        );
+      }
+      this.deliver(snap);
+    } finally {
+      this.ticking = false;
+      this.schedule(recheckAtMs === undefined ? this.dueMs() : Math.min(recheckAtMs, this.dueMs()));
+    }
+  }
+
+  private get pacing() {
+    return {
+      intervalMs: this.intervalMs,
+      maxIntervalMs: this.maxIntervalMs,
+      callTimeoutMs: this.callTimeoutMs,
+    };
+  }
+
+  /** Takes the round's lease with this process's interests: the union to ask about, or why not. */
+  private claim(shared: { rounds: SharedRounds; key: string }): Interest[] | "someone" | "store down" {
+    const now = Date.now();
+    const mine = this.activeIds().ids.map((id) => ({
+      item: id,
+      sinceMs: this.tracked.get(id)?.sinceMs ?? now,
+    }));
+    const untilMs = now + this.keepMs;
+    const got = this.storeCall(() =>
+      shared.rounds.claimRound(shared.key, this.owner, {
+        nowMs: now,
+        // both calls run side by side under one timeout: a holder that died is replaced once this has passed
+        leaseMs: this.callTimeoutMs + 5000,
+        seenAtMs: this.last?.atMs ?? null,
+        mine,
+        mineUntilMs: untilMs,
+      }),
+    );
+    if (got === undefined) return "store down";
+    for (const id of mine) {
+      const t = this.tracked.get(id.item);
+      if (t) t.sharedUntilMs = untilMs;
+    }
+    if (got === null) {
+      this.adoptShared();
+      return "someone";
+    }
+    return got;
+  }
+
+  /**
+   * Reads the store's latest round and delivers it when it is newer than ours; registers the jobs this process
+   * watches that the store does not hold yet (or soon no longer), so the next round, whoever runs it, covers them.
+   */
+  private adoptShared(): void {
+    const s = this.opts.shared;
+    if (s === undefined) return;
+    const now = Date.now();
+    const due = [...this.tracked]
+      .filter(([, t]) => t.sharedUntilMs < now + this.keepMs / 2 && now - t.interestMs <= this.keepMs)
+      .map(([id, t]) => ({ item: id, sinceMs: t.sinceMs }));
+    if (due.length > 0) {
+      const untilMs = now + this.keepMs;
+      if (this.storeCall(() => s.rounds.registerInterest(s.key, this.owner, due, untilMs)) !== undefined) {
+        for (const d of due) {
+          const t = this.tracked.get(d.item);
+          if (t) t.sharedUntilMs = untilMs;
+        }
+      }
+    }
+    const r = this.storeCall(() => s.rounds.round(s.key));
+    if (!r || r.atMs === null || r.nextAtMs === null || r.snapshot === null) return;
+    if (this.last !== null && r.atMs <= this.last.atMs) return;
+    const snap = parseSnapshotText(r.snapshot, r.atMs, r.nextAtMs);
+    if (snap) this.deliver(snap);
+  }
+
+  /** A store call; undefined when the store fails (this process then polls on its own rather than not at all). */
+  private storeCall<T>(fn: () => T): T | undefined {
+    try {
+      return fn();
+    } catch {
+      return undefined;
+    }
   }
 
   private activeIds(): { ids: string[]; sinceMs: number } {
-    const keepMs = this.opts.interestMs ?? Math.max(60_000, 10 * this.opts.intervalMs);
     const now = Date.now();
     let sinceMs = now;
     const ids: string[] = [];
     for (const [id, t] of this.tracked) {
-      if (now - t.interestMs > keepMs) {
+      if (now - t.interestMs > this.keepMs) {
         this.tracked.delete(id);
         continue;
       }
@@ -156,55 +328,5 @@ export class SlurmPoller {
     }
     ids.sort((a, b) => Number.parseInt(a, 10) - Number.parseInt(b, 10));
     return { ids, sinceMs };
-  }
-
-  private async poll(): Promise<PollSnapshot> {
-    const startMs = Date.now();
-    this.lastStartMs = startMs;
-    const { ids, sinceMs } = this.activeIds();
-    const snapshot: PollSnapshot = { atMs: startMs, ids: new Set(ids), rows: new Map() };
-    if (ids.length === 0) return snapshot;
-    const timeoutMs = this.opts.callTimeoutMs ?? 30_000;
-    try {
-      const [q, a] = await Promise.all([
-        this.runner.exec(squeueArgs(ids), { timeoutMs }),
-        this.runner.exec(sacctArgs(ids, new Date(sinceMs)), { timeoutMs }),
-      ]);
-      for (const [what, r] of [
-        ["squeue", q],
-        ["sacct", a],
-      ] as const) {
-        if (r.code !== 0) {
-          throw new Error(
-            `${what} failed on ${this.runner.label} (exit ${r.code}): ${r.stderr.trim().slice(0, 300)}`,
-          );
-        }
-      }
-      for (const row of parseSqueue(q.stdout)) {
-        if (row.step === undefined && snapshot.ids.has(row.slurmJobId)) {
-          snapshot.rows.set(row.slurmJobId, { squeue: row });
-        }
-      }
-      for (const row of parseSacct(a.stdout)) {
-        if (row.step !== undefined || !snapshot.ids.has(row.slurmJobId)) continue;
-        const entry = snapshot.rows.get(row.slurmJobId) ?? {};
-        // a requeued job has several allocation lines: the last one is the current attempt
-        entry.sacct = row;
-        snapshot.rows.set(row.slurmJobId, entry);
-      }
-      const tookMs = Date.now() - startMs;
-      const max = this.opts.maxIntervalMs ?? 60_000;
-      // slow scheduler: poll less often, in proportion to how long it took to answer
-      this.intervalMs =
-        tookMs > this.opts.intervalMs / 2
-          ? Math.min(max, Math.max(this.intervalMs, 2 * tookMs))
-          : this.opts.intervalMs;
-    } catch (e) {
-      snapshot.error = (e as Error).message;
-      snapshot.rows.clear();
-      this.intervalMs = Math.min(this.opts.maxIntervalMs ?? 60_000, this.intervalMs * 2);
-    }
-    this.last = snapshot;
-    return snapshot;
   }
 }
