@@ -181,6 +181,12 @@ export async function doctor(
       continue;
     }
     const slurm = await import("../backends/slurm/doctor.ts");
+    if (ctx && slurm.isSlurmHost(name, hosts, ctx.config.defaults)) {
+      const rounds = ctx.service.store.rounds;
+      checks.push(
+        slurm.slurmPacingCheck(name, hosts, ctx.config.defaults, (k) => rounds.watchers(k, Date.now())),
+      );
+    }
     // a Slurm cluster whose login node is this machine is not reached over SSH: check its clients here
     if (slurm.isLocalSlurmHost(name, hosts)) {
       checks.push(...(await slurm.slurmLocalDoctorChecks(name)));

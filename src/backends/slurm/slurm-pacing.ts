@@ -52,10 +52,13 @@ export function pacingDetail(p: SlurmPacing, watchers?: number): string {
   const now =
     watchers === undefined
       ? ""
-      : `; ${watchers} process${watchers === 1 ? "" : "es"} on this machine watch${watchers === 1 ? "es" : ""} jobs there now`;
+      : watchers === 0
+        ? "; no process on this machine watches jobs there now"
+        : `; ${watchers} process${watchers === 1 ? "" : "es"} on this machine watch${watchers === 1 ? "es" : ""} jobs there now`;
+  const peak = c.atMost > c.steady ? ` (at most ${c.atMost} while new jobs arrive)` : "";
   return (
     `one squeue + one sacct every ${s(p.intervalMs)} (floor ${s(p.floorMs)}) for all jobs, shared by every process ` +
-    `on this machine: ~${c.steady} calls/min while jobs are active (at most ${c.atMost} while new jobs arrive; ` +
-    `backoff up to ${s(p.maxIntervalMs)} when Slurm errs or is slow; none while idle)${now}`
+    `on this machine: ~${c.steady} calls/min while jobs are active${peak}, none while idle; ` +
+    `backoff up to ${s(p.maxIntervalMs)} when Slurm errs or answers slowly${now}`
   );
 }
