@@ -179,7 +179,7 @@ if (existsSync(BIN) && !multiOnly) {
     baselineMedian: median(bare),
   });
   rmSync(home, { recursive: true, force: true });
-} else console.error(`${BIN} is missing: the submit row needs \`bun run build\` first`);
+} else if (!multiOnly) console.error(`${BIN} is missing: the submit row needs \`bun run build\` first`);
 
 // 4. The same 50 jobs watched by 5 MCP servers and 3 CLIs at once (real processes on one store).
 let multiNote = "";

@@ -69,6 +69,8 @@ export class SlurmBackend implements Backend {
   /** The backend_id last persisted per job, so two writes in one observation merge instead of clobbering. */
   /** The backend_id fields this process persisted per active job, so successive writes merge instead of clobbering. */
   private readonly written = new Map<string, SlurmBackendId>();
+  /** Jobs this process submitted that no round has answered for yet. */
+  private readonly launched = new Set<string>();
 
   constructor(private readonly opts: SlurmBackendOptions) {
     const persist = opts.persistBackendId;
@@ -177,6 +179,7 @@ export class SlurmBackend implements Backend {
     if (out.slurmJobId !== undefined) id.slurm_job_id = out.slurmJobId;
     if (out.adopted) id.adopted = true;
     if (out.unconfirmed !== undefined) id.submit_unconfirmed = out.unconfirmed;
+    if (out.slurmJobId !== undefined) this.launched.add(job.job_id);
     return id;
   }
 
@@ -190,6 +193,8 @@ export class SlurmBackend implements Backend {
 
   async observe(job: Job): Promise<Observation> {
     const h = this.host(job.host);
+    const early = this.justSubmitted(h, job);
+    if (early) return early;
     const obs = await observeJob(h, job, this.deps, {
       launchGraceMs: this.opts.launchGraceSeconds * 1000,
       exitSettleMs: this.opts.exitSettleMs ?? DEFAULT_EXIT_SETTLE_MS,
@@ -197,6 +202,33 @@ export class SlurmBackend implements Backend {
     });
     if (obs.scheduler?.kind === "terminal") this.written.delete(job.job_id);
     return obs;
+  }
+
+  /**
+   * A job this process just submitted, while the floor keeps the next round away: sbatch's acceptance is all there is
+   * to say, so a launch answers at once instead of waiting for the floor (the job is registered for the next round).
+   */
+  private justSubmitted(h: SlurmHost, job: Job): Observation | undefined {
+    if (!this.launched.has(job.job_id)) return undefined;
+    const bid = (job.backend_id ?? {}) as SlurmBackendId;
+    const id = bid.slurm_job_id;
+    const since = Date.parse(bid.submitted_at ?? job.created_at);
+    if (id === undefined || job.state !== "queued" || h.poller.answerableNow(id, since)) {
+      this.launched.delete(job.job_id);
+      return undefined;
+    }
+    return {
+      started: null,
+      exit: null,
+      heartbeat: null,
+      wrapperAlive: null,
+      bootIdNow: null,
+      scheduler: {
+        kind: "active",
+        to: job.state,
+        status_message: `submitted to Slurm on ${h.name} as job ${id}; its state comes with the next scheduler round (at most ${Math.ceil(h.poller.currentIntervalMs / 1000)}s)`,
+      },
+    };
   }
 
   private async scancel(h: SlurmHost, slurmJobId: string, job: Job): Promise<void> {

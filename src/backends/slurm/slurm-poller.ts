@@ -102,15 +102,14 @@ export class SlurmPoller {
     return this.opts.interestMs ?? Math.max(60_000, 10 * this.intervalMs);
   }
 
-  private touch(id: string, sinceMs: number): boolean {
+  private touch(id: string, sinceMs: number): void {
     const t = this.tracked.get(id);
     if (t) {
       t.interestMs = Date.now();
       t.sinceMs = Math.min(t.sinceMs, sinceMs);
-      return false;
+      return;
     }
     this.tracked.set(id, { sinceMs, interestMs: Date.now(), sharedUntilMs: 0 });
-    return true;
   }
 
   /** Stops polling a job (it reached a terminal state). */
@@ -136,6 +135,20 @@ export class SlurmPoller {
       this.waiters.add({ id, urgent: !covered, afterAtMs: covered ? (last?.atMs ?? -1) : -1, resolve });
       this.schedule();
     });
+  }
+
+  /**
+   * True when view() would answer without waiting for the floor or a backoff: a fresh round covers the job, or a round
+   * may start now. Registers the job either way, so the next round, whichever process runs it, covers it.
+   */
+  answerableNow(id: string, sinceMs: number): boolean {
+    this.touch(id, sinceMs);
+    this.adoptShared();
+    const last = this.last;
+    const now = Date.now();
+    if (last === null) return true;
+    if (last.ids.has(id) && now < last.nextAtMs) return true;
+    return now >= this.allowedAtMs(true);
   }
 
   /** Resolves after the next round that includes this job completes, or after timeoutMs, or on abort. */
@@ -172,9 +185,13 @@ export class SlurmPoller {
   /** When the next round may start for the waiters there are (Infinity: none). */
   private dueMs(): number {
     if (this.waiters.size === 0) return Number.POSITIVE_INFINITY;
+    return this.allowedAtMs([...this.waiters].some((w) => w.urgent));
+  }
+
+  /** The earliest start of the next round: the last one's due time, or for a job no round covers, the floor. */
+  private allowedAtMs(urgent: boolean): number {
     const last = this.last;
     if (last === null) return Date.now();
-    const urgent = [...this.waiters].some((w) => w.urgent);
     // after an error, the backoff holds for new jobs too; otherwise a new job waits at most the floor
     if (!urgent || last.error !== undefined) return last.nextAtMs;
     return Math.min(last.nextAtMs, last.atMs + this.floorMs);
