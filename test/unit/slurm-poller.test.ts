@@ -262,7 +262,11 @@ describe("scheduler etiquette", () => {
     const run = new FakeScheduler();
     const p = poller(open(tempDir()), run, 5000, 400);
     try {
+      expect(p.answerableNow("501", Date.now())).toBe(true); // no round yet: one may start now
       await p.view("501", Date.now());
+      // the floor keeps a round for a new job away (a launch answers without waiting for it)
+      expect(p.answerableNow("502", Date.now())).toBe(false);
+      expect(p.answerableNow("501", Date.now())).toBe(true);
       await p.view("502", Date.now());
       expect(run.rounds()).toBe(2);
       expect(run.calls[2]!.atMs - run.calls[0]!.atMs).toBeGreaterThanOrEqual(400);
