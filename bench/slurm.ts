@@ -203,5 +203,8 @@ for (const r of rows) {
 }
 console.log(
   `\n${new Date().toISOString()} · ${navigator.hardwareConcurrency} CPUs · Bun ${Bun.version} · Slurm test cluster (1 node) · ` +
-    `${WINDOWS}×${WINDOW_MS / 1000} s windows, n=${N_LATENCY} latency, n=${N_SUBMIT} submits${quick ? " (quick)" : ""}${multiNote}`,
+    (multiOnly
+      ? ""
+      : `${WINDOWS}×${WINDOW_MS / 1000} s windows, n=${N_LATENCY} latency, n=${N_SUBMIT} submits`) +
+    `${quick ? " (quick)" : ""}${multiNote}`,
 );
