@@ -21,7 +21,7 @@ import { isLocalLoginNode, SlurmHost, slurmHostSettings } from "./slurm-host.ts"
 import { type ObserveDeps, observeJob, type PersistedFields } from "./slurm-observe.ts";
 import { formatSlurmTime, mergeSlurmOptions, validateSlurmOptions } from "./slurm-options.ts";
 import { roundsKey, slurmPacing } from "./slurm-pacing.ts";
-import type { SharedRounds } from "./slurm-poller.ts";
+import type { SharedRounds } from "./slurm-shared-rounds.ts";
 import { submitBatch } from "./slurm-submit.ts";
 import { DEFAULT_EXIT_SETTLE_MS } from "./slurm-verdict.ts";
 import { SshRunner } from "./ssh-runner.ts";

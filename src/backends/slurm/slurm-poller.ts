@@ -1,34 +1,12 @@
 // Owns scheduler-friendly polling of one cluster: one squeue + one sacct per interval for every job the processes of
 // this machine watch. With the store's shared rounds, the process holding a round's lease polls for the union of all
 // processes' jobs and writes the snapshot; the others read it. No round starts sooner than the floor after the last.
-import type { Interest, SchedulerRound } from "../../core/scheduler-rounds.ts";
 import type { CommandRunner } from "./runner.ts";
-import { type PollSnapshot, parseSnapshotText, runRound, snapshotText } from "./slurm-round.ts";
+import { type PollSnapshot, runRound } from "./slurm-round.ts";
+import { SharedRoundLink, type SharedRounds } from "./slurm-shared-rounds.ts";
 
 export type { PollEntry, PollSnapshot } from "./slurm-round.ts";
-
-/** The store's shared rounds (JobStore.rounds), as the poller uses them. */
-export interface SharedRounds {
-  round(key: string): SchedulerRound | null;
-  registerInterest(key: string, owner: string, items: readonly Interest[], untilMs: number): void;
-  dropInterest(key: string, owner: string, items: readonly string[]): void;
-  claimRound(
-    key: string,
-    owner: string,
-    opts: {
-      nowMs: number;
-      leaseMs: number;
-      seenAtMs: number | null;
-      mine: readonly Interest[];
-      mineUntilMs: number;
-    },
-  ): Interest[] | null;
-  publishRound(
-    key: string,
-    owner: string,
-    round: { atMs: number; nextAtMs: number; snapshot: string },
-  ): boolean;
-}
+export type { SharedRounds } from "./slurm-shared-rounds.ts";
 
 export interface PollerOptions {
   /** The regular interval between rounds. */
@@ -64,8 +42,6 @@ interface Waiter {
   resolve: (s: PollSnapshot) => void;
 }
 
-let owners = 0;
-
 export class SlurmPoller {
   private readonly tracked = new Map<string, Tracked>();
   private readonly waiters = new Set<Waiter>();
@@ -77,8 +53,7 @@ export class SlurmPoller {
   private readonly floorMs: number;
   private readonly maxIntervalMs: number;
   private readonly callTimeoutMs: number;
-  /** This poller's name in the store's leases and interests. */
-  readonly owner = `${process.pid}.${Date.now().toString(36)}.${++owners}`;
+  private readonly link: SharedRoundLink | undefined;
 
   constructor(
     private readonly runner: CommandRunner,
@@ -91,6 +66,7 @@ export class SlurmPoller {
       opts.maxIntervalMs ?? Math.max(60_000, 4 * this.intervalMs),
     );
     this.callTimeoutMs = opts.callTimeoutMs ?? 30_000;
+    this.link = opts.shared ? new SharedRoundLink(opts.shared.rounds, opts.shared.key) : undefined;
   }
 
   /** The current interval (grows with backoff). */
@@ -114,9 +90,7 @@ export class SlurmPoller {
 
   /** Stops polling a job (it reached a terminal state). */
   forget(id: string): void {
-    if (!this.tracked.delete(id)) return;
-    const s = this.opts.shared;
-    if (s) this.storeCall(() => s.rounds.dropInterest(s.key, this.owner, [id]));
+    if (this.tracked.delete(id)) this.link?.drop([id]);
   }
 
   /**
@@ -174,11 +148,7 @@ export class SlurmPoller {
   close(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    const s = this.opts.shared;
-    if (s && this.tracked.size > 0) {
-      const ids = [...this.tracked.keys()];
-      this.storeCall(() => s.rounds.dropInterest(s.key, this.owner, ids));
-    }
+    if (this.tracked.size > 0) this.link?.drop([...this.tracked.keys()]);
     this.tracked.clear();
   }
 
@@ -223,33 +193,24 @@ export class SlurmPoller {
     try {
       this.adoptShared();
       if (Date.now() < this.dueMs()) return;
-      const shared = this.opts.shared;
-      if (shared === undefined) {
+      const link = this.link;
+      if (link === undefined) {
         const { ids, sinceMs } = this.activeIds();
         this.deliver(await runRound(this.runner, ids, sinceMs, this.pacing, this.currentIntervalMs));
         return;
       }
-      const claimed = this.claim(shared);
+      const claimed = this.claim(link);
       if (claimed === "someone") {
         // another process runs this round: read its snapshot shortly
         recheckAtMs = Date.now() + RECHECK_MS;
         return;
       }
-      const ids = claimed === "store down" ? this.activeIds().ids : claimed.map((i) => i.item);
+      const own = this.activeIds();
+      const ids = claimed === "store down" ? own.ids : claimed.map((i) => i.item);
       const sinceMs =
-        claimed === "store down"
-          ? this.activeIds().sinceMs
-          : Math.min(Date.now(), ...claimed.map((i) => i.sinceMs));
+        claimed === "store down" ? own.sinceMs : Math.min(Date.now(), ...claimed.map((i) => i.sinceMs));
       const snap = await runRound(this.runner, ids, sinceMs, this.pacing, this.currentIntervalMs);
-      if (claimed !== "store down") {
-        this.storeCall(() =>
-          shared.rounds.publishRound(shared.key, this.owner, {
-            atMs: snap.atMs,
-            nextAtMs: snap.nextAtMs,
-            snapshot: snapshotText(snap),
-          }),
-        );
-      }
+      if (claimed !== "store down") link.publish(snap);
       this.deliver(snap);
     } finally {
       this.ticking = false;
@@ -266,32 +227,21 @@ export class SlurmPoller {
   }
 
   /** Takes the round's lease with this process's interests: the union to ask about, or why not. */
-  private claim(shared: { rounds: SharedRounds; key: string }): Interest[] | "someone" | "store down" {
+  private claim(link: SharedRoundLink): ReturnType<SharedRoundLink["claim"]> {
     const now = Date.now();
     const mine = this.activeIds().ids.map((id) => ({
       item: id,
       sinceMs: this.tracked.get(id)?.sinceMs ?? now,
     }));
     const untilMs = now + this.keepMs;
-    const got = this.storeCall(() =>
-      shared.rounds.claimRound(shared.key, this.owner, {
-        nowMs: now,
-        // both calls run side by side under one timeout: a holder that died is replaced once this has passed
-        leaseMs: this.callTimeoutMs + 5000,
-        seenAtMs: this.last?.atMs ?? null,
-        mine,
-        mineUntilMs: untilMs,
-      }),
-    );
-    if (got === undefined) return "store down";
+    // both calls run side by side under one timeout: a holder that died is replaced once its lease has passed
+    const got = link.claim(mine, untilMs, this.last?.atMs ?? null, this.callTimeoutMs + 5000);
+    if (got === "store down") return got;
     for (const id of mine) {
       const t = this.tracked.get(id.item);
       if (t) t.sharedUntilMs = untilMs;
     }
-    if (got === null) {
-      this.adoptShared();
-      return "someone";
-    }
+    if (got === "someone") this.adoptShared();
     return got;
   }
 
@@ -300,35 +250,21 @@ export class SlurmPoller {
    * watches that the store does not hold yet (or soon no longer), so the next round, whoever runs it, covers them.
    */
   private adoptShared(): void {
-    const s = this.opts.shared;
-    if (s === undefined) return;
+    const link = this.link;
+    if (link === undefined) return;
     const now = Date.now();
     const due = [...this.tracked]
       .filter(([, t]) => t.sharedUntilMs < now + this.keepMs / 2 && now - t.interestMs <= this.keepMs)
       .map(([id, t]) => ({ item: id, sinceMs: t.sinceMs }));
-    if (due.length > 0) {
-      const untilMs = now + this.keepMs;
-      if (this.storeCall(() => s.rounds.registerInterest(s.key, this.owner, due, untilMs)) !== undefined) {
-        for (const d of due) {
-          const t = this.tracked.get(d.item);
-          if (t) t.sharedUntilMs = untilMs;
-        }
+    const untilMs = now + this.keepMs;
+    if (due.length > 0 && link.register(due, untilMs)) {
+      for (const d of due) {
+        const t = this.tracked.get(d.item);
+        if (t) t.sharedUntilMs = untilMs;
       }
     }
-    const r = this.storeCall(() => s.rounds.round(s.key));
-    if (!r || r.atMs === null || r.nextAtMs === null || r.snapshot === null) return;
-    if (this.last !== null && r.atMs <= this.last.atMs) return;
-    const snap = parseSnapshotText(r.snapshot, r.atMs, r.nextAtMs);
+    const snap = link.latest(this.last?.atMs ?? null);
     if (snap) this.deliver(snap);
-  }
-
-  /** A store call; undefined when the store fails (this process then polls on its own rather than not at all). */
-  private storeCall<T>(fn: () => T): T | undefined {
-    try {
-      return fn();
-    } catch {
-      return undefined;
-    }
   }
 
   private activeIds(): { ids: string[]; sinceMs: number } {
