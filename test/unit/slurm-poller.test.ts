@@ -7,7 +7,9 @@ import { join } from "node:path";
 import type { CommandRunner, ExecOptions, RunResult } from "../../src/backends/slurm/runner.ts";
 import { callsPerMinute, slurmPacing } from "../../src/backends/slurm/slurm-pacing.ts";
 import { SlurmPoller } from "../../src/backends/slurm/slurm-poller.ts";
+import { submitBatch } from "../../src/backends/slurm/slurm-submit.ts";
 import { loadConfig } from "../../src/config/config.ts";
+import { AwaitlessError } from "../../src/core/errors.ts";
 import { JobStore } from "../../src/core/job-store.ts";
 
 const dirs: string[] = [];
@@ -39,6 +41,8 @@ class FakeScheduler implements CommandRunner {
 
   async exec(argv: readonly string[], _opts: ExecOptions): Promise<RunResult> {
     const program = argv[0] ?? "";
+    if (program === "sbatch")
+      throw new AwaitlessError("connection_failed", "the connection dropped", "retry");
     const jobs = argv.find((a) => a.startsWith("--jobs=")) ?? "--jobs=";
     const ids = [...new Set(jobs.slice("--jobs=".length).split(",").filter(Boolean))];
     this.calls.push({ program, ids, atMs: Date.now() });
@@ -277,6 +281,27 @@ describe("scheduler etiquette", () => {
     } finally {
       p.close();
     }
+  });
+
+  test("after a lost sbatch reply, the looks for the job by its tag keep the floor between them", async () => {
+    const run = new FakeScheduler();
+    const out = await submitBatch(
+      run,
+      "#!/bin/sh\ntrue\n",
+      { jobId: "job_01TEST" },
+      {
+        timeoutMs: 1000,
+        adoptWindowMs: 1000,
+        since: new Date(),
+        minPauseMs: 400,
+      },
+    );
+    expect(out.adopted).toBe(false);
+    expect(out.unconfirmed).toContain("the connection dropped");
+    const looks = run.calls.filter((c) => c.program === "squeue");
+    expect(looks.length).toBeGreaterThanOrEqual(2);
+    for (let i = 1; i < looks.length; i++)
+      expect(looks[i]!.atMs - looks[i - 1]!.atMs).toBeGreaterThanOrEqual(400);
   });
 
   test("errors double the interval up to the ceiling; an answer restores it", async () => {

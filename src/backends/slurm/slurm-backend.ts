@@ -172,6 +172,7 @@ export class SlurmBackend implements Backend {
       {
         timeoutMs: h.settings.callTimeoutMs,
         adoptWindowMs: this.opts.adoptWindowMs ?? 10_000,
+        minPauseMs: h.poller.floorMs,
         since: submittedAt,
       },
     );

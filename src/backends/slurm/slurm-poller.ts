@@ -50,7 +50,8 @@ export class SlurmPoller {
   private timerAtMs = Number.POSITIVE_INFINITY;
   private ticking = false;
   private readonly intervalMs: number;
-  private readonly floorMs: number;
+  /** No round starts sooner than this after the last one (the floor). */
+  readonly floorMs: number;
   private readonly maxIntervalMs: number;
   private readonly callTimeoutMs: number;
   private readonly link: SharedRoundLink | undefined;
