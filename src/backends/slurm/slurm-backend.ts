@@ -227,7 +227,7 @@ export class SlurmBackend implements Backend {
       scheduler: {
         kind: "active",
         to: job.state,
-        status_message: `submitted to Slurm on ${h.name} as job ${id}; its state comes with the next scheduler round (at most ${Math.ceil(h.poller.currentIntervalMs / 1000)}s)`,
+        status_message: `submitted to Slurm on ${h.name} as job ${id}; its state comes with the next scheduler round`,
       },
     };
   }

@@ -130,7 +130,9 @@ export class SlurmPoller {
   waitForPoll(id: string, sinceMs: number, timeoutMs: number, signal?: AbortSignal): Promise<void> {
     this.touch(id, sinceMs);
     return new Promise<void>((resolve) => {
-      const w: Waiter = { id, urgent: false, afterAtMs: this.last?.atMs ?? -1, resolve: () => done() };
+      // a job no round has covered yet (just submitted) gets its first round as soon as the floor allows
+      const urgent = this.last?.ids.has(id) !== true;
+      const w: Waiter = { id, urgent, afterAtMs: this.last?.atMs ?? -1, resolve: () => done() };
       const done = () => {
         clearTimeout(t);
         this.waiters.delete(w);
