@@ -99,6 +99,7 @@ describe.skipIf(!up)("Slurm through the binary", () => {
     const doc = await s.runAsync(["doctor", "--json", "--host", "localhost"]);
     const mine = doc.json.checks.filter((c: { check: string }) => c.check.startsWith("localhost: "));
     expect(mine.map((c: { check: string; ok: boolean }) => [c.check, c.ok])).toEqual([
+      ["localhost: scheduler calls", true],
       ["localhost: slurm clients", true],
       ["localhost: slurm controller", true],
     ]);
