@@ -180,7 +180,14 @@ export async function multiProcessRows(quick: boolean): Promise<{ rows: MultiRow
       note: `multi-process rows: default intervals (15 s, floor 5 s), one ${windowMs / 1000} s window each after ${warmMs / 1000} s warm-up`,
     };
   } finally {
-    if (slurmIds.length > 0) await run(["scancel", ...slurmIds]);
+    // the jobs sleep for 15 min: a scancel refused (the controller restarting) is retried, and said if it stays so
+    for (let i = 0; i < 5 && slurmIds.length > 0; i++) {
+      const r = await run(["scancel", ...slurmIds]).catch((e: Error) => ({ code: -1, stderr: e.message }));
+      if (r.code === 0) break;
+      if (i === 4)
+        console.error(`scancel ${slurmIds.join(" ")} failed: ${r.stderr.trim()}; cancel them by hand`);
+      else await sleep(3000);
+    }
     box.remove();
   }
 }
