@@ -1,17 +1,20 @@
 // Benchmarks of the Slurm backend on the test cluster (bash test/infra/slurm-up.sh, as root): scheduler calls per
-// minute with 50 active jobs, completion-observed latency, submit latency. Medians and ratios against baselines
-// measured in the same run, printed as bench/run.ts does.
-// Usage: bun bench/slurm.ts [--quick]   (needs dist/awaitless for the submit row: bun run build)
+// minute with 50 active jobs (one process; 5 MCP servers + 3 CLIs sharing the store: bench/slurm-multi.ts),
+// completion-observed latency, submit latency. Medians and ratios against baselines measured in the same run,
+// printed as bench/run.ts does.
+// Usage: bun bench/slurm.ts [--quick] [--multi-only]   (needs dist/awaitless for the submit and multi-process rows)
 import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { SlurmBackendId } from "../src/backends/slurm/slurm-backend.ts";
 import { CountingRunner, makeRig, type Rig, run } from "../test/e2e/slurm-harness.ts";
+import { multiProcessRows } from "./slurm-multi.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const BIN = join(ROOT, "dist", "awaitless");
 const quick = process.argv.includes("--quick");
-const POLL_MS = 2000; // defaults.poll_interval_seconds
+const POLL_MS = 2000; // a short slurm_poll_interval_seconds (the default is 15 s): more rounds per window
+const multiOnly = process.argv.includes("--multi-only");
 const ACTIVE = 50;
 const WINDOWS = quick ? 2 : 3;
 const WINDOW_MS = quick ? 10_000 : 30_000;
@@ -58,7 +61,7 @@ const submitTo = async (rig: Rig, argv: string[]) =>
   ).job_id;
 
 // 1. Scheduler calls per minute while 50 jobs are active (2 run on this 2-CPU node, the rest pend).
-{
+if (!multiOnly) {
   const rig = makeRig({ pollIntervalMs: POLL_MS });
   const ids: string[] = [];
   for (let i = 0; i < ACTIVE; i++) ids.push(await submitTo(rig, ["sleep", "900"]));
@@ -101,7 +104,7 @@ const submitTo = async (rig: Rig, argv: string[]) =>
 }
 
 // 2. From the command's exit (the wrapper's exit record) to the job being observed terminal.
-{
+if (!multiOnly) {
   const rig = makeRig({ pollIntervalMs: POLL_MS });
   const exitMtime = (id: string) => statSync(join(bid(rig, id).remote_dir!, "exit")).mtimeMs;
   const ours: number[] = [];
@@ -135,7 +138,7 @@ const submitTo = async (rig: Rig, argv: string[]) =>
 }
 
 // 3. Submit latency through the binary: `awaitless submit --backend slurm` against a bare `sbatch --parsable`.
-if (existsSync(BIN)) {
+if (existsSync(BIN) && !multiOnly) {
   const home = mkdtempSync(join(tmpdir(), "awl-bench-slurm-"));
   const config = join(home, "config.toml");
   writeFileSync(config, `[hosts.localhost]\nslurm_job_dir = "${join(home, "cluster")}"\n`);
@@ -176,7 +179,15 @@ if (existsSync(BIN)) {
     baselineMedian: median(bare),
   });
   rmSync(home, { recursive: true, force: true });
-} else console.error(`${BIN} is missing: the submit row needs \`bun run build\` first`);
+} else if (!multiOnly) console.error(`${BIN} is missing: the submit row needs \`bun run build\` first`);
+
+// 4. The same 50 jobs watched by 5 MCP servers and 3 CLIs at once (real processes on one store).
+let multiNote = "";
+if (existsSync(BIN)) {
+  const multi = await multiProcessRows(quick);
+  rows.push(...multi.rows);
+  multiNote = ` · ${multi.note}`;
+}
 
 const header = ["measurement", "median", "baseline", "baseline median", "ratio"];
 console.log(`| ${header.join(" | ")} |\n|${header.map(() => "---").join("|")}|`);
@@ -192,5 +203,8 @@ for (const r of rows) {
 }
 console.log(
   `\n${new Date().toISOString()} · ${navigator.hardwareConcurrency} CPUs · Bun ${Bun.version} · Slurm test cluster (1 node) · ` +
-    `${WINDOWS}×${WINDOW_MS / 1000} s windows, n=${N_LATENCY} latency, n=${N_SUBMIT} submits${quick ? " (quick)" : ""}`,
+    (multiOnly
+      ? ""
+      : `${WINDOWS}×${WINDOW_MS / 1000} s windows, n=${N_LATENCY} latency, n=${N_SUBMIT} submits`) +
+    `${quick ? " (quick)" : ""}${multiNote}`,
 );

@@ -33,6 +33,8 @@ export interface StoreHousekeeping {
   meta(key: string): string | undefined;
   setMeta(key: string, value: string): void;
   claimAutoGc(intervalSeconds: number): boolean;
+  /** How many processes watch jobs under a shared scheduler round's key now (doctor's scheduler-calls row). */
+  schedulerWatchers(key: string, nowMs: number): number;
 }
 
 /** What a CLI command or the MCP server works with. */
@@ -65,7 +67,10 @@ export function createBackends(
     ssh: new SshBackend({ hosts: config.hosts, queueLock }),
     slurm: new SlurmBackend({
       hosts: config.hosts,
-      pollIntervalMs: d.poll_interval_seconds * 1000,
+      pollIntervalMs: d.slurm_poll_interval_seconds * 1000,
+      minPollIntervalMs: d.slurm_min_poll_interval_seconds * 1000,
+      // one poller per cluster per machine: this process shares each round with the others on this store
+      rounds: store.rounds,
       launchGraceSeconds: d.launch_grace_seconds,
       // adopted Slurm IDs and the accounting-grace start must survive this process (a new client continues them)
       persistBackendId: (jobId, backendId) => store.setBackendId(jobId, backendId),
@@ -116,6 +121,7 @@ export function createContext(env: Record<string, string | undefined>, configFla
     meta: (key) => store.meta(key),
     setMeta: (key, value) => store.setMeta(key, value),
     claimAutoGc: (seconds) => store.claimAutoGc(seconds),
+    schedulerWatchers: (key, nowMs) => store.rounds.watchers(key, nowMs),
   };
   // loaded on demand, as the command is: no other command reads 0.8 stores
   const import08 = async (source: string) => {

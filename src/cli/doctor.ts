@@ -182,6 +182,14 @@ export async function doctor(
       continue;
     }
     const slurm = await import("../backends/slurm/doctor.ts");
+    if (ctx && slurm.isSlurmHost(name, hosts, ctx.config.defaults)) {
+      const store = ctx.store;
+      checks.push(
+        slurm.slurmPacingCheck(name, hosts, ctx.config.defaults, (k) =>
+          store.schedulerWatchers(k, Date.now()),
+        ),
+      );
+    }
     // a Slurm cluster whose login node is this machine is not reached over SSH: check its clients here
     if (slurm.isLocalSlurmHost(name, hosts)) {
       checks.push(...(await slurm.slurmLocalDoctorChecks(name)));

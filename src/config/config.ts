@@ -11,6 +11,8 @@ import { RENAMED_DEFAULTS, readLegacyKeys } from "./config-legacy.ts";
 const seconds = (max: number) => v.pipe(v.number(), v.minValue(0), v.maxValue(max));
 const positiveInt = (max: number) => v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(max));
 
+const pollSeconds = v.pipe(v.number(), v.minValue(0.1), v.maxValue(3600));
+
 const DefaultsSchema = v.strictObject({
   /** The data directory (absolute or ~/…); AWAITLESS_DATA_DIR wins over it. */
   data_dir: v.optional(
@@ -28,6 +30,10 @@ const DefaultsSchema = v.strictObject({
   log_tail_lines: v.optional(positiveInt(1_000_000)),
   /** Seconds between liveness checks while waiting (fallback to file-system events). */
   poll_interval_seconds: v.optional(v.pipe(v.number(), v.minValue(0.05), v.maxValue(3600))),
+  /** Slurm: seconds between scheduler rounds (one squeue + one sacct for every job of a cluster on this machine). */
+  slurm_poll_interval_seconds: v.optional(pollSeconds),
+  /** Slurm: the floor no scheduler round goes below (a new job's first round, every wait, status and hold included). */
+  slurm_min_poll_interval_seconds: v.optional(pollSeconds),
   /** Seconds between SIGTERM and SIGKILL on cancel and timeout. */
   grace_period_seconds: v.optional(seconds(3600)),
   /** Bytes kept on disk per log stream (head + rolling tail); 0 = unlimited. */
@@ -70,6 +76,8 @@ const HostSchema = v.strictObject({
   queue: v.optional(v.string()),
   slurm_job_dir: v.optional(v.string()),
   slurm_accounting_grace: v.optional(seconds(86_400)),
+  slurm_poll_interval_seconds: v.optional(pollSeconds),
+  slurm_min_poll_interval_seconds: v.optional(pollSeconds),
   slurm: v.optional(v.record(v.string(), v.union([v.string(), v.number()]))),
 });
 
@@ -88,6 +96,8 @@ export interface Defaults {
   max_return_bytes: number;
   log_tail_lines: number;
   poll_interval_seconds: number;
+  slurm_poll_interval_seconds: number;
+  slurm_min_poll_interval_seconds: number;
   grace_period_seconds: number;
   log_cap_bytes: number;
   launch_grace_seconds: number;
@@ -110,6 +120,10 @@ export const DEFAULTS: Defaults = {
   max_return_bytes: 16_384,
   log_tail_lines: 50,
   poll_interval_seconds: 2,
+  // one round per 15 s per cluster for the whole machine (8 calls/min) keeps a finished job's result at most ~15 s
+  // late while completion is observed by polling; the floor lets a new job's first round come within 5 s
+  slurm_poll_interval_seconds: 15,
+  slurm_min_poll_interval_seconds: 5,
   grace_period_seconds: 10,
   log_cap_bytes: 64 * 1024 * 1024,
   launch_grace_seconds: 30,
@@ -183,6 +197,7 @@ export function loadConfig(
   }
   const read = text === null ? null : readConfigText(text, path);
   const { data_dir, ...defaults } = read?.config.defaults ?? {};
+  if (read) checkSlurmFloors(read.config, path);
   return {
     path: text === null ? null : path,
     dataDir: env.AWAITLESS_DATA_DIR || !data_dir ? dataDir(env) : expandHome(data_dir, env.HOME || homedir()),
@@ -191,6 +206,36 @@ export function loadConfig(
     legacyNotes: read?.notes ?? [],
     legacyProfiles: read?.profiles ?? {},
   };
+}
+
+/**
+ * An interval set below the floor that governs it is refused, never raised silently: in [hosts.NAME] against the
+ * host's floor (its own, else [defaults]'s, else the default); in [defaults] against [defaults]'s floor. A host's own
+ * floor above an interval from [defaults] raises it for that host (the floor is the cluster's rule).
+ */
+function checkSlurmFloors(config: v.InferOutput<typeof ConfigSchema>, path: string): void {
+  const d = config.defaults ?? {};
+  const defaultFloor = d.slurm_min_poll_interval_seconds ?? DEFAULTS.slurm_min_poll_interval_seconds;
+  const tables: [string, number | undefined, number, string][] = [
+    ["[defaults]", d.slurm_poll_interval_seconds, defaultFloor, "[defaults]"],
+    ...Object.entries(config.hosts ?? {}).map(
+      ([name, h]) =>
+        [
+          `[hosts.${name}]`,
+          h.slurm_poll_interval_seconds,
+          h.slurm_min_poll_interval_seconds ?? defaultFloor,
+          h.slurm_min_poll_interval_seconds === undefined ? "[defaults]" : `[hosts.${name}]`,
+        ] as [string, number | undefined, number, string],
+    ),
+  ];
+  for (const [table, interval, floor, floorFrom] of tables) {
+    if (interval === undefined || interval >= floor) continue;
+    throw new AwaitlessError(
+      "config_invalid",
+      `${path}: ${table} slurm_poll_interval_seconds = ${interval} is below the floor slurm_min_poll_interval_seconds = ${floor}${floorFrom === table ? "" : ` (${floorFrom === "[defaults]" && d.slurm_min_poll_interval_seconds === undefined ? "the default" : `from ${floorFrom}`})`}`,
+      `set slurm_poll_interval_seconds to ${floor} or more, or lower slurm_min_poll_interval_seconds in ${floorFrom} (the floor spares the cluster's scheduler: ask its admins first)`,
+    );
+  }
 }
 
 function expandHome(path: string, home: string): string {

@@ -6,6 +6,7 @@ import { AwaitlessError, hint } from "./errors.ts";
 import { type BackendId, isTerminal, type JobState, type StateChange } from "./job.ts";
 import type { LaunchOwner } from "./launch-owner.ts";
 import { canTransition } from "./lifecycle.ts";
+import { SchedulerRounds } from "./scheduler-rounds.ts";
 import { constants, Database, type SQLQueryBindings } from "./sqlite.ts";
 import { freeSpace, isBusy, isNoSpace, storeError } from "./store-errors.ts";
 import { LEGACY_FILE, locateStore, STORE_FILE } from "./store-file.ts";
@@ -84,10 +85,17 @@ export class JobStore {
   readonly path: string;
   /** Set when a write found the disk full and took the reserve's room (the service tells the user once). */
   reserveUsed = false;
+  /** Scheduler rounds shared by this machine's processes (one poller per cluster). */
+  readonly rounds: SchedulerRounds;
 
   private constructor(db: Database, path: string) {
     this.db = db;
     this.path = path;
+    this.rounds = new SchedulerRounds(
+      db,
+      (fn) => this.write(fn),
+      (fn) => this.read(fn),
+    );
   }
 
   /** Opens (creating if needed) the store in `dataDir`; the directory is 0700 and the database 0600. */

@@ -65,6 +65,24 @@ export const MIGRATIONS: string[] = [
   "ALTER TABLE jobs ADD COLUMN launcher_json TEXT;",
   // 5: how long a job has been waited on, summed over every wait that ended (the wait answer's waited_seconds).
   "ALTER TABLE jobs ADD COLUMN waited_ms INTEGER NOT NULL DEFAULT 0;",
+  // 6: scheduler rounds shared by the processes of this machine (core/scheduler-rounds.ts): per key (a cluster),
+  // the lease of the process running the round and the last round's snapshot; the items each process watches.
+  `CREATE TABLE scheduler_rounds (
+     key TEXT PRIMARY KEY,
+     holder TEXT,
+     lease_until_ms INTEGER NOT NULL DEFAULT 0,
+     at_ms INTEGER,
+     next_at_ms INTEGER,
+     snapshot_json TEXT
+   );
+   CREATE TABLE scheduler_interest (
+     key TEXT NOT NULL,
+     item TEXT NOT NULL,
+     owner TEXT NOT NULL,
+     since_ms INTEGER NOT NULL,
+     until_ms INTEGER NOT NULL,
+     PRIMARY KEY (key, item, owner)
+   );`,
 ];
 
 /** The schema version a fresh or migrated database ends at (PRAGMA user_version). */

@@ -67,7 +67,7 @@ describe.skipIf(!up)("cancel on the test cluster", () => {
     const sb = new Sandbox();
     try {
       sb.writeConfig(
-        `[defaults]\npoll_interval_seconds = 0.5\n[hosts.localhost]\nslurm_job_dir = "${join(sb.root, "cluster")}"\n`,
+        `[defaults]\npoll_interval_seconds = 0.5\nslurm_poll_interval_seconds = 0.5\nslurm_min_poll_interval_seconds = 0.5\n[hosts.localhost]\nslurm_job_dir = "${join(sb.root, "cluster")}"\n`,
       );
       const id = sb.submit(termCounter('"$AWAITLESS_JOB_DIR"'), [
         "--backend",

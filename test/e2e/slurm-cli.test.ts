@@ -17,7 +17,7 @@ describe.skipIf(!up)("Slurm through the binary", () => {
   test("client killed mid-wait; a new process recovers the exact outcome", async () => {
     const s = sb!;
     s.writeConfig(
-      `[defaults]\npoll_interval_seconds = 0.5\n[hosts.localhost]\nslurm_job_dir = "${join(s.root, "cluster")}"\nslurm_accounting_grace = 20\n`,
+      `[defaults]\npoll_interval_seconds = 0.5\nslurm_poll_interval_seconds = 0.5\nslurm_min_poll_interval_seconds = 0.5\n[hosts.localhost]\nslurm_job_dir = "${join(s.root, "cluster")}"\nslurm_accounting_grace = 20\n`,
     );
     const marker = join(s.work, "go");
     const id = s.submit(
@@ -49,7 +49,7 @@ describe.skipIf(!up)("Slurm through the binary", () => {
   test("a client killed after reservation: the retry with the same key submits it once", async () => {
     const s = sb!;
     s.writeConfig(
-      `[defaults]\npoll_interval_seconds = 0.5\n[hosts.localhost]\nslurm_job_dir = "${join(s.root, "cluster")}"\nslurm_accounting_grace = 20\n`,
+      `[defaults]\npoll_interval_seconds = 0.5\nslurm_poll_interval_seconds = 0.5\nslurm_min_poll_interval_seconds = 0.5\n[hosts.localhost]\nslurm_job_dir = "${join(s.root, "cluster")}"\nslurm_accounting_grace = 20\n`,
     );
     const marker = join(s.work, "slurm-resume");
     const args = [
@@ -85,7 +85,7 @@ describe.skipIf(!up)("Slurm through the binary", () => {
   test("--host of a [hosts.NAME] backend = slurm host, without --backend, submits to Slurm", async () => {
     const s = sb!;
     s.writeConfig(
-      `[defaults]\nbackend = "local"\npoll_interval_seconds = 0.5\n[hosts.localhost]\nbackend = "slurm"\nslurm_job_dir = "${join(s.root, "cluster")}"\nslurm_accounting_grace = 20\n`,
+      `[defaults]\nbackend = "local"\npoll_interval_seconds = 0.5\nslurm_poll_interval_seconds = 0.5\nslurm_min_poll_interval_seconds = 0.5\n[hosts.localhost]\nbackend = "slurm"\nslurm_job_dir = "${join(s.root, "cluster")}"\nslurm_accounting_grace = 20\n`,
     );
     const id = s.submit(["sh", "-c", "echo on-slurm"], ["--host", "localhost", "--slurm-option", "mem=32M"]);
     const slurmJobId = String(s.status(id).backend_id.slurm_job_id);
@@ -99,6 +99,7 @@ describe.skipIf(!up)("Slurm through the binary", () => {
     const doc = await s.runAsync(["doctor", "--json", "--host", "localhost"]);
     const mine = doc.json.checks.filter((c: { check: string }) => c.check.startsWith("localhost: "));
     expect(mine.map((c: { check: string; ok: boolean }) => [c.check, c.ok])).toEqual([
+      ["localhost: scheduler calls", true],
       ["localhost: slurm clients", true],
       ["localhost: slurm controller", true],
     ]);

@@ -129,6 +129,8 @@ export interface Rig {
 
 export interface RigOptions {
   pollIntervalMs?: number;
+  /** The scheduler floor; default pollIntervalMs. */
+  minPollIntervalMs?: number;
   host?: Partial<HostConfig>;
   /** Reuse another rig's directories and store (a second process on the same data); it removes them. */
   root?: string;
@@ -157,6 +159,9 @@ export function makeRig(opts: RigOptions = {}): Rig {
   const backend = new SlurmBackend({
     hosts,
     pollIntervalMs,
+    minPollIntervalMs: opts.minPollIntervalMs ?? pollIntervalMs,
+    // rigs on one root share scheduler rounds, as processes on one store do
+    rounds: store.rounds,
     launchGraceSeconds: 30,
     runnerFor: () => runner,
     persistBackendId: (jobId, backendId) => store.setBackendId(jobId, backendId),

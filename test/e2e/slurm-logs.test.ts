@@ -59,7 +59,7 @@ describe.skipIf(!up)("Slurm job logs on a local login node", () => {
   test("--grep reaches the start of a 1 MiB+ log; --lines pages it", async () => {
     const s = sb as Sandbox;
     s.writeConfig(
-      `[defaults]\npoll_interval_seconds = 0.5\n[hosts.localhost]\nslurm_job_dir = "${join(s.root, "cluster")}"\nslurm_accounting_grace = 20\n`,
+      `[defaults]\npoll_interval_seconds = 0.5\nslurm_poll_interval_seconds = 0.5\nslurm_min_poll_interval_seconds = 0.5\n[hosts.localhost]\nslurm_job_dir = "${join(s.root, "cluster")}"\nslurm_accounting_grace = 20\n`,
     );
     await check(s, "localhost", submitted);
   }, 120_000);
@@ -77,7 +77,7 @@ describe.skipIf(!sshUp)("Slurm job logs over SSH", () => {
   });
   test("the scan runs on the login node: --grep reaches the start of a 1 MiB+ log; --lines pages it", async () => {
     w.sb.writeConfig(
-      `[defaults]\npoll_interval_seconds = 0.5\n[hosts.${w.alias.dash}]\nslurm_accounting_grace = 20\n`,
+      `[defaults]\npoll_interval_seconds = 0.5\nslurm_poll_interval_seconds = 0.5\nslurm_min_poll_interval_seconds = 0.5\n[hosts.${w.alias.dash}]\nslurm_accounting_grace = 20\n`,
     );
     await check(w.sb, w.alias.dash, submitted);
   }, 120_000);

@@ -35,7 +35,7 @@ describe.skipIf(!up)("MCP run_job on Slurm through the ext-tasks requester", () 
     const b = box!;
     writeFileSync(
       b.env.AWAITLESS_CONFIG!,
-      `[defaults]\npoll_interval_seconds = 0.5\n[hosts.localhost]\nslurm_job_dir = "${path.join(b.root, "cluster")}"\nslurm_accounting_grace = 20\n`,
+      `[defaults]\npoll_interval_seconds = 0.5\nslurm_poll_interval_seconds = 0.5\nslurm_min_poll_interval_seconds = 0.5\n[hosts.localhost]\nslurm_job_dir = "${path.join(b.root, "cluster")}"\nslurm_accounting_grace = 20\n`,
     );
     const conn = await connectStdio("modern", b.env, b.root, "slurm-mcp-e2e");
     cleanups.push(conn.close);

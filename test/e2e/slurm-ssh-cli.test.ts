@@ -20,7 +20,7 @@ describe.skipIf(!up)("Slurm over SSH through the binary", () => {
   beforeAll(async () => {
     w = await sshWorld();
     w.sb.writeConfig(
-      `[defaults]\npoll_interval_seconds = 0.5\n[hosts.${w.alias.dash}]\nslurm_accounting_grace = 20\n`,
+      `[defaults]\npoll_interval_seconds = 0.5\nslurm_poll_interval_seconds = 0.5\nslurm_min_poll_interval_seconds = 0.5\n[hosts.${w.alias.dash}]\nslurm_accounting_grace = 20\n`,
     );
     gate = mkdtempSync(join(tmpdir(), "awl-slurm-gate-"));
     chmodSync(gate, 0o755);

@@ -35,7 +35,7 @@ describe.skipIf(!up)("slurm_job_dir", () => {
   afterAll(() => sb?.cleanup());
   const useRoot = (dir: string) =>
     sb!.writeConfig(
-      `[defaults]\npoll_interval_seconds = 0.5\n[hosts.localhost]\nslurm_job_dir = "${dir}"\nslurm_accounting_grace = 20\n`,
+      `[defaults]\npoll_interval_seconds = 0.5\nslurm_poll_interval_seconds = 0.5\nslurm_min_poll_interval_seconds = 0.5\n[hosts.localhost]\nslurm_job_dir = "${dir}"\nslurm_accounting_grace = 20\n`,
     );
   const slurm = ["--backend", "slurm", "--host", "localhost", "--slurm-option", "mem=32M"];
 

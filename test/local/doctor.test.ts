@@ -27,6 +27,29 @@ describe("doctor", () => {
     expect(old.stderr.split("\n").filter((l) => l.startsWith("note:"))).toHaveLength(1);
   });
 
+  test("--host of a Slurm cluster shows the scheduler calls per minute its interval and floor allow", () => {
+    const file = join(sb.root, "slurm.toml");
+    Bun.write(
+      file,
+      '[defaults]\nslurm_poll_interval_seconds = 20\n[hosts.cl]\nbackend = "slurm"\ntransport = "local"\nslurm_min_poll_interval_seconds = 10\n[hosts.big]\nbackend = "slurm"\ntransport = "local"\nslurm_min_poll_interval_seconds = 60\n',
+    );
+    const cl = rows(sb.run(["doctor", "--json", "--config", file, "--host", "cl"]).json);
+    expect(cl.find((c) => c.check === "cl: scheduler calls")?.detail).toContain(
+      "every 20s (floor 10s) for all jobs, shared by every process on this machine: ~6 calls/min while jobs are active (at most 12 while new jobs arrive)",
+    );
+    // a host's floor above the inherited interval raises it
+    const big = rows(sb.run(["doctor", "--json", "--config", file, "--host", "big"]).json);
+    expect(big.find((c) => c.check === "big: scheduler calls")?.detail).toContain("every 60s (floor 60s)");
+    expect(big.find((c) => c.check === "big: scheduler calls")?.detail).toContain("~2 calls/min");
+    // an interval set below its floor is refused with what to change
+    Bun.write(file, '[hosts.cl]\nbackend = "slurm"\nslurm_poll_interval_seconds = 1\n');
+    const bad = sb.run(["doctor", "--json", "--config", file, "--host", "cl"]);
+    expect(bad.code).toBe(2);
+    expect(rows(bad.json).find((c) => c.check === "config")?.detail).toContain(
+      "[hosts.cl] slurm_poll_interval_seconds = 1 is below the floor slurm_min_poll_interval_seconds = 5 (the default)",
+    );
+  });
+
   test("a broken config is one failed row (not repeated as the store's), and exits 2", () => {
     const file = join(sb.root, "broken.toml");
     Bun.write(file, "[defaults]\ngrace_period_secs = 3\n");

@@ -1,9 +1,10 @@
 // `doctor --host NAME` for a Slurm cluster whose login node is this machine (no SSH): Slurm's clients are installed
 // and the controller answers. Each check names its host ("cl: slurm clients").
 import { userInfo } from "node:os";
-import type { HostConfig } from "../../config/config.ts";
+import type { Defaults, HostConfig } from "../../config/config.ts";
 import { LocalRunner } from "./runner.ts";
 import { isLocalLoginNode } from "./slurm-host.ts";
+import { pacingDetail, roundsKey, slurmPacing } from "./slurm-pacing.ts";
 
 export interface SlurmDoctorCheck {
   check: string;
@@ -17,6 +18,30 @@ const CLIENTS = ["sbatch", "squeue", "sacct", "scancel"] as const;
 /** A Slurm host ([hosts.NAME] backend = "slurm") that runs Slurm's commands here instead of over SSH. */
 export function isLocalSlurmHost(name: string, hosts: Record<string, HostConfig>): boolean {
   return hosts[name]?.backend === "slurm" && isLocalLoginNode(name, hosts);
+}
+
+/** A host whose jobs run on Slurm: its own backend, else [defaults] backend for a host that names none. */
+export function isSlurmHost(name: string, hosts: Record<string, HostConfig>, defaults: Defaults): boolean {
+  const own = hosts[name]?.backend;
+  return own === "slurm" || (own === undefined && defaults.backend === "slurm");
+}
+
+/** The scheduler calls a cluster costs from this machine (doctor --host), and how many processes share them now. */
+export function slurmPacingCheck(
+  name: string,
+  hosts: Record<string, HostConfig>,
+  defaults: Defaults,
+  watchers?: (key: string) => number,
+): SlurmDoctorCheck {
+  const pacing = slurmPacing(name, hosts, {
+    intervalMs: defaults.slurm_poll_interval_seconds * 1000,
+    floorMs: defaults.slurm_min_poll_interval_seconds * 1000,
+  });
+  return {
+    check: `${name}: scheduler calls`,
+    ok: true,
+    detail: pacingDetail(pacing, watchers?.(roundsKey(name))),
+  };
 }
 
 export async function slurmLocalDoctorChecks(name: string): Promise<SlurmDoctorCheck[]> {

@@ -17,17 +17,23 @@ import { SshHost } from "../ssh/ssh-host.ts";
 import { resolveHostSettings } from "../ssh/ssh-target.ts";
 import { type CommandRunner, LocalRunner } from "./runner.ts";
 import { renderSbatchScript } from "./sbatch-script.ts";
-import { DEFAULT_EXIT_SETTLE_MS } from "./slurm-facts.ts";
+import { DEFAULT_EXIT_SETTLE_MS, slurmFacts } from "./slurm-facts.ts";
 import { isLocalLoginNode, SlurmHost, slurmHostSettings } from "./slurm-host.ts";
 import { type ObserveDeps, observeJob, type PersistedFields } from "./slurm-observe.ts";
 import { formatSlurmTime, mergeSlurmOptions, validateSlurmOptions } from "./slurm-options.ts";
+import { roundsKey, slurmPacing } from "./slurm-pacing.ts";
+import type { SharedRounds } from "./slurm-shared-rounds.ts";
 import { submitBatch } from "./slurm-submit.ts";
 import { SshRunner } from "./ssh-runner.ts";
 
 export interface SlurmBackendOptions {
   hosts: Record<string, HostConfig>;
-  /** One squeue + one sacct per cluster per this interval (grows with backoff). */
+  /** One squeue + one sacct per cluster per this interval (grows with backoff); [hosts.NAME] may set its own. */
   pollIntervalMs: number;
+  /** The floor no round goes below; [hosts.NAME] may set its own. Default: pollIntervalMs. */
+  minPollIntervalMs?: number;
+  /** The store's shared rounds: the processes of this machine poll each cluster once per interval between them. */
+  rounds?: SharedRounds;
   /** How long a job with no confirmed submission may stay unresolved (plus slurm_accounting_grace). */
   launchGraceSeconds: number;
   tickSeconds?: number;
@@ -63,6 +69,8 @@ export class SlurmBackend implements Backend {
   /** The backend_id last persisted per job, so two writes in one observation merge instead of clobbering. */
   /** The backend_id fields this process persisted per active job, so successive writes merge instead of clobbering. */
   private readonly written = new Map<string, SlurmBackendId>();
+  /** Jobs this process submitted that no round has answered for yet. */
+  private readonly launched = new Set<string>();
 
   constructor(private readonly opts: SlurmBackendOptions) {
     const persist = opts.persistBackendId;
@@ -103,11 +111,16 @@ export class SlurmBackend implements Backend {
       });
     let h = this.hosts.get(name);
     if (!h) {
-      h = new SlurmHost(
-        slurmHostSettings(name, this.opts.hosts),
-        this.runnerFor(name),
-        this.opts.pollIntervalMs,
-      );
+      const pacing = slurmPacing(name, this.opts.hosts, {
+        intervalMs: this.opts.pollIntervalMs,
+        floorMs: this.opts.minPollIntervalMs ?? this.opts.pollIntervalMs,
+      });
+      h = new SlurmHost(slurmHostSettings(name, this.opts.hosts), this.runnerFor(name), {
+        intervalMs: pacing.intervalMs,
+        minIntervalMs: pacing.floorMs,
+        maxIntervalMs: pacing.maxIntervalMs,
+        ...(this.opts.rounds ? { shared: { rounds: this.opts.rounds, key: roundsKey(name) } } : {}),
+      });
       this.hosts.set(name, h);
     }
     return h;
@@ -159,6 +172,7 @@ export class SlurmBackend implements Backend {
       {
         timeoutMs: h.settings.callTimeoutMs,
         adoptWindowMs: this.opts.adoptWindowMs ?? 10_000,
+        minPauseMs: h.poller.floorMs,
         since: submittedAt,
       },
     );
@@ -166,6 +180,7 @@ export class SlurmBackend implements Backend {
     if (out.slurmJobId !== undefined) id.slurm_job_id = out.slurmJobId;
     if (out.adopted) id.adopted = true;
     if (out.unconfirmed !== undefined) id.submit_unconfirmed = out.unconfirmed;
+    if (out.slurmJobId !== undefined) this.launched.add(job.job_id);
     return id;
   }
 
@@ -179,6 +194,8 @@ export class SlurmBackend implements Backend {
 
   async observe(job: Job): Promise<Observation> {
     const h = this.host(job.host);
+    const early = this.justSubmitted(h, job);
+    if (early) return early;
     const { observation, ends } = await observeJob(h, job, this.deps, {
       launchGraceMs: this.opts.launchGraceSeconds * 1000,
       exitSettleMs: this.opts.exitSettleMs ?? DEFAULT_EXIT_SETTLE_MS,
@@ -186,6 +203,42 @@ export class SlurmBackend implements Backend {
     });
     if (ends) this.written.delete(job.job_id);
     return observation;
+  }
+
+  /**
+   * A job this process just submitted, while the floor keeps the next round away: sbatch's acceptance is all there is
+   * to say, so a launch answers at once instead of waiting for the floor (the job is registered for the next round).
+   */
+  private justSubmitted(h: SlurmHost, job: Job): Observation | undefined {
+    if (!this.launched.has(job.job_id)) return undefined;
+    const bid = (job.backend_id ?? {}) as SlurmBackendId;
+    const id = bid.slurm_job_id;
+    const since = Date.parse(bid.submitted_at ?? job.created_at);
+    if (id === undefined || job.state !== "queued" || h.poller.answerableNow(id, since)) {
+      this.launched.delete(job.job_id);
+      return undefined;
+    }
+    return {
+      started: null,
+      exit: null,
+      heartbeat: null,
+      wrapperAlive: null,
+      bootIdNow: null,
+      scheduler: slurmFacts({
+        job,
+        slurmJobId: id,
+        status: {
+          kind: "active",
+          state: "queued",
+          statusMessage: `submitted to Slurm on ${h.name} as job ${id}; its state comes with the next scheduler round`,
+        },
+        patience: {
+          accountingGraceMs: h.settings.accountingGraceMs,
+          exitSettleMs: this.opts.exitSettleMs ?? DEFAULT_EXIT_SETTLE_MS,
+          launchGraceMs: this.opts.launchGraceSeconds * 1000,
+        },
+      }),
+    };
   }
 
   private async scancel(h: SlurmHost, slurmJobId: string, job: Job): Promise<void> {

@@ -7,7 +7,7 @@ import { WRAPPER_TEXT } from "../../wrapper/protocol.ts";
 import { PREPARE } from "../ssh/remote-scripts.ts";
 import { keyValues, WRAPPER_FILE } from "../ssh/ssh-host.ts";
 import type { CommandRunner } from "./runner.ts";
-import { SlurmPoller } from "./slurm-poller.ts";
+import { type PollerOptions, SlurmPoller } from "./slurm-poller.ts";
 
 export const DEFAULT_ACCOUNTING_GRACE_SECONDS = 120;
 export const DEFAULT_SLURM_CALL_TIMEOUT_MS = 30_000;
@@ -61,12 +61,9 @@ export class SlurmHost {
   constructor(
     readonly settings: SlurmHostSettings,
     readonly runner: CommandRunner,
-    pollIntervalMs: number,
+    poller: PollerOptions,
   ) {
-    this.poller = new SlurmPoller(runner, {
-      intervalMs: pollIntervalMs,
-      callTimeoutMs: settings.callTimeoutMs,
-    });
+    this.poller = new SlurmPoller(runner, { callTimeoutMs: settings.callTimeoutMs, ...poller });
   }
 
   get name(): string {
@@ -132,6 +129,7 @@ export class SlurmHost {
   }
 
   close(): void {
+    this.poller.close();
     this.runner.close();
   }
 }

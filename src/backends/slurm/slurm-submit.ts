@@ -71,7 +71,8 @@ export async function submitBatch(
   runner: CommandRunner,
   script: string,
   tag: TagRef,
-  opts: { timeoutMs: number; adoptWindowMs: number; since: Date },
+  /** minPauseMs: the scheduler floor between two looks (slurm_min_poll_interval_seconds). */
+  opts: { timeoutMs: number; adoptWindowMs: number; since: Date; minPauseMs?: number },
 ): Promise<SubmitOutcome> {
   let why: string;
   try {
@@ -97,7 +98,8 @@ export async function submitBatch(
     why = `the sbatch reply was lost: ${e.message}`;
   }
   const deadline = Date.now() + opts.adoptWindowMs;
-  let pauseMs = 250;
+  const floorMs = opts.minPauseMs ?? 0;
+  let pauseMs = Math.max(floorMs, 250);
   for (;;) {
     try {
       const ids = await findByTag(runner, tag, opts.since, opts.timeoutMs);
@@ -107,6 +109,6 @@ export async function submitBatch(
     }
     if (Date.now() + pauseMs > deadline) return { adopted: false, unconfirmed: why };
     await delay(pauseMs);
-    pauseMs = Math.min(2000, pauseMs * 2);
+    pauseMs = Math.max(floorMs, Math.min(2000, pauseMs * 2));
   }
 }
