@@ -13,11 +13,11 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { jobSpecText } from "../../src/backends/job-spec.ts";
-import { script } from "../../src/backends/ssh/remote-scripts.ts";
 import { parseObserveReport, toObservation } from "../../src/backends/ssh/ssh-observe.ts";
-import { parseQueueSnapshot, QUEUE_SNAPSHOT, queueDirOfJob } from "../../src/backends/ssh/ssh-queue.ts";
+import { parseQueueSnapshot, queueDirOfJob } from "../../src/backends/ssh/ssh-queue.ts";
 import type { LaunchInput } from "../../src/core/backend.ts";
 import type { Job } from "../../src/core/job.ts";
+import { QUEUE_SNAPSHOT, script } from "../../src/wrapper/host-scripts.ts";
 import { CANCEL_TEXT, renderSpec } from "../../src/wrapper/protocol.ts";
 
 const tmp = mkdtempSync(join(tmpdir(), "awl-ssh-queue-"));
@@ -78,7 +78,7 @@ describe.each(shells)("remote queue scripts under %s", (name, shell) => {
   );
 
   test("the snapshot lists live entries only, waiting ones in ticket order", () => {
-    const r = runScript(shell, QUEUE_SNAPSHOT, [root]);
+    const r = runScript(shell, QUEUE_SNAPSHOT, ["-r", root]);
     expect(r.code).toBe(0);
     const snap = parseQueueSnapshot(r.out);
     expect(snap.running.sort((a, b) => a.job_id.localeCompare(b.job_id))).toEqual([
@@ -92,7 +92,7 @@ describe.each(shells)("remote queue scripts under %s", (name, shell) => {
   });
 
   test("a root without queues is an empty snapshot", () => {
-    const r = runScript(shell, QUEUE_SNAPSHOT, [join(tmp, `${name}-none`)]);
+    const r = runScript(shell, QUEUE_SNAPSHOT, ["-r", join(tmp, `${name}-none`)]);
     expect(r.code).toBe(0);
     expect(parseQueueSnapshot(r.out)).toEqual({ running: [], waiting: [] });
   });

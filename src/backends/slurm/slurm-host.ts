@@ -3,9 +3,9 @@
 import { isAbsolute, resolve } from "node:path";
 import type { HostConfig } from "../../config/config.ts";
 import { AwaitlessError } from "../../core/errors.ts";
+import { keyValues, PREPARE } from "../../wrapper/host-scripts.ts";
 import { WRAPPER_TEXT } from "../../wrapper/protocol.ts";
-import { PREPARE } from "../ssh/remote-scripts.ts";
-import { keyValues, WRAPPER_FILE } from "../ssh/ssh-host.ts";
+import { WRAPPER_FILE } from "../ssh/ssh-host.ts";
 import type { CommandRunner } from "./runner.ts";
 import { SlurmPoller } from "./slurm-poller.ts";
 

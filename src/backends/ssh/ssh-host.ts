@@ -1,9 +1,9 @@
 // One SSH host as this process sees it: the single shared connection (made on demand, replaced when it dies),
 // the prepared remote job root with the wrapper uploaded once per version, scripts run over it, batched observes.
 import { AwaitlessError } from "../../core/errors.ts";
+import { keyValues, OBSERVE, PREPARE, REMOTE_SHELL_COMMAND, script } from "../../wrapper/host-scripts.ts";
 import { WRAPPER_SHA256, WRAPPER_TEXT } from "../../wrapper/protocol.ts";
 import { OpensshTransport } from "./openssh-transport.ts";
-import { OBSERVE, PREPARE, REMOTE_SHELL_COMMAND, script } from "./remote-scripts.ts";
 import { type ObserveReport, parseObserveReport } from "./ssh-observe.ts";
 import { SshSession } from "./ssh-session.ts";
 import type { SshHostSettings } from "./ssh-target.ts";
@@ -19,15 +19,6 @@ export interface PreparedRoot {
 
 /** How long a batched observe report may answer for other jobs of the same host. */
 const SNAPSHOT_TTL_MS = 300;
-
-export function keyValues(text: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const line of text.split("\n")) {
-    const eq = line.indexOf("=");
-    if (eq > 0) out[line.slice(0, eq)] = line.slice(eq + 1);
-  }
-  return out;
-}
 
 export class SshHost {
   private sessionP: Promise<SshTransport> | null = null;
@@ -69,7 +60,7 @@ export class SshHost {
     p?.then((s) => s.destroy()).catch(() => undefined);
   }
 
-  /** Runs one of remote-scripts' programs with `sh -s`. */
+  /** Runs one of the host programs (wrapper/host-scripts.ts) with `sh -s`. */
   async run(
     body: string,
     args: readonly string[],

@@ -1,6 +1,6 @@
 // The one long-lived watch channel per host: a remote loop reports changes of the watched jobs' lifecycle files
 // (and output sizes for followers); waiters resolve on the next change of their job. No per-job polling.
-import { REMOTE_SHELL_COMMAND, script, WATCH } from "./remote-scripts.ts";
+import { REMOTE_SHELL_COMMAND, script, WATCH } from "../../wrapper/host-scripts.ts";
 import type { SshHost } from "./ssh-host.ts";
 import type { StreamHandle } from "./ssh-transport.ts";
 
