@@ -1,13 +1,13 @@
 // One SSH host as this process sees it: the single shared connection (made on demand, replaced when it dies),
 // the prepared remote job root with the wrapper uploaded once per version, scripts run over it, batched observes.
 import { AwaitlessError } from "../../core/errors.ts";
+import { OpensshTransport } from "../../ssh/openssh-transport.ts";
+import { SshSession } from "../../ssh/ssh-session.ts";
+import type { ExecResult, SshTransport } from "../../ssh/ssh-transport.ts";
 import { keyValues, OBSERVE, PREPARE, REMOTE_SHELL_COMMAND, script } from "../../wrapper/host-scripts.ts";
 import { WRAPPER_SHA256, WRAPPER_TEXT } from "../../wrapper/protocol.ts";
-import { OpensshTransport } from "./openssh-transport.ts";
 import { type ObserveReport, parseObserveReport } from "./ssh-observe.ts";
-import { SshSession } from "./ssh-session.ts";
 import type { SshHostSettings } from "./ssh-target.ts";
-import type { ExecResult, SshTransport } from "./ssh-transport.ts";
 
 export const WRAPPER_FILE = `wrapper-${WRAPPER_SHA256.slice(0, 16)}.sh`;
 
