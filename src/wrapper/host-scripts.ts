@@ -2,6 +2,7 @@
 // the wrapper, and the parsers of their generic outputs. Each is fed to `sh -s` on stdin (so a login shell only
 // ever sees `sh -s`, and nothing secret appears in a process list); arguments travel in a quoted `set --` line.
 // Each .sh file's header documents its arguments and its output; the output is parsed here or beside its caller.
+import type { QueueSnapshot } from "../core/backend.ts";
 import artifactFiles from "./host/artifact-files.sh" with { type: "text" };
 import artifacts from "./host/artifacts.sh" with { type: "text" };
 import artifactsBatch from "./host/artifacts-batch.sh" with { type: "text" };
@@ -14,6 +15,7 @@ import queueSnapshot from "./host/queue-snapshot.sh" with { type: "text" };
 import readLog from "./host/read-log.sh" with { type: "text" };
 import remove from "./host/remove.sh" with { type: "text" };
 import watch from "./host/watch.sh" with { type: "text" };
+import { parseKeyValue } from "./records.ts";
 import { assemble, hostProgram } from "./shell-text.ts";
 import { shellQuote } from "./spec-render.ts";
 
@@ -77,11 +79,25 @@ export function launchScript(specText: string): string {
 }
 
 /** The `key=value` lines of prepare.sh, launch.sh and job-dir-present.sh (other lines are ignored). */
-export function keyValues(text: string): Record<string, string> {
-  const out: Record<string, string> = {};
+export const keyValues = parseKeyValue;
+
+/** Parses queue-snapshot.sh's lines (its header documents them); waiting jobs in ticket (FIFO) order. */
+export function parseQueueSnapshot(text: string): QueueSnapshot {
+  const snap: QueueSnapshot = { running: [], waiting: [] };
   for (const line of text.split("\n")) {
-    const eq = line.indexOf("=");
-    if (eq > 0) out[line.slice(0, eq)] = line.slice(eq + 1);
+    const m = /^([RW]) (\S+) ?(\S*)$/.exec(line);
+    if (!m) continue;
+    const queue = m[3] === "" ? null : m[3]!;
+    if (m[1] === "R") {
+      snap.running.push({ job_id: m[2]!, queue });
+      continue;
+    }
+    const name = m[2]!;
+    const dot = name.indexOf(".");
+    const ticket = Number(name.slice(0, dot));
+    if (dot > 0 && Number.isSafeInteger(ticket))
+      snap.waiting.push({ job_id: name.slice(dot + 1), queue, ticket });
   }
-  return out;
+  snap.waiting.sort((a, b) => a.ticket - b.ticket);
+  return snap;
 }

@@ -10,7 +10,10 @@ import { authFailure, planAuth } from "../../src/ssh/ssh-auth.ts";
 import { decideHostKey, fingerprint, hostKeyAlgorithms } from "../../src/ssh/ssh-host-key.ts";
 import { heredocDelimiter, launchScript } from "../../src/wrapper/host-scripts.ts";
 
-const job = (backend_id: Job["backend_id"] = null) => ({ backend_id }) as Job;
+const job = (backend_id: Job["backend_id"] = null) => ({
+  ...(typeof backend_id?.wrapper_pid === "number" ? { wrapperPid: backend_id.wrapper_pid } : {}),
+  ...(typeof backend_id?.proc_start === "string" ? { procStart: backend_id.proc_start } : {}),
+});
 
 describe("observe report", () => {
   const text = [

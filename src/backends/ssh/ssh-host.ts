@@ -6,6 +6,7 @@ import { SshSession } from "../../ssh/ssh-session.ts";
 import type { ExecResult, SshTransport } from "../../ssh/ssh-transport.ts";
 import { keyValues, OBSERVE, PREPARE, REMOTE_SHELL_COMMAND, script } from "../../wrapper/host-scripts.ts";
 import { WRAPPER_SHA256, WRAPPER_TEXT } from "../../wrapper/protocol.ts";
+import { onceUntilFailure } from "../host/job-host.ts";
 import { type ObserveReport, parseObserveReport } from "./ssh-observe.ts";
 import type { SshHostSettings } from "./ssh-target.ts";
 
@@ -22,7 +23,6 @@ const SNAPSHOT_TTL_MS = 300;
 
 export class SshHost {
   private sessionP: Promise<SshTransport> | null = null;
-  private preparedP: Promise<PreparedRoot> | null = null;
   private wrapperUploaded = false;
   private pending: { dir: string; resolve: (r: ObserveReport) => void; reject: (e: unknown) => void }[] = [];
   private flushScheduled = false;
@@ -71,13 +71,7 @@ export class SshHost {
   }
 
   /** Creates the remote root (0700) and uploads the wrapper if this version is not there yet. */
-  prepare(): Promise<PreparedRoot> {
-    this.preparedP ??= this.doPrepare().catch((e) => {
-      this.preparedP = null;
-      throw e;
-    });
-    return this.preparedP;
-  }
+  readonly prepare: () => Promise<PreparedRoot> = onceUntilFailure(() => this.doPrepare());
 
   private async doPrepare(): Promise<PreparedRoot> {
     const r = await this.run(PREPARE, [this.settings.remoteJobDir, WRAPPER_FILE]);
