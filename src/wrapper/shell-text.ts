@@ -33,9 +33,27 @@ export function assemble(text: string): string {
  * blank lines (they document the file; here they would only cost bytes per round trip).
  */
 export function hostProgram(text: string): string {
-  return assemble(text)
+  const lines = assemble(text)
     .split("\n")
-    .filter((line) => !/^\s*#/.test(line) && line.trim() !== "")
-    .join("\n")
-    .concat("\n");
+    .filter((line) => !/^\s*#/.test(line) && line.trim() !== "");
+  return `${withoutUnusedReaders(lines).join("\n")}\n`;
+}
+
+/** Drops the prelude's `awl_*` functions the program never calls (they would cost bytes on every round trip). */
+function withoutUnusedReaders(lines: string[]): string[] {
+  for (;;) {
+    const defs = new Map<string, [number, number]>();
+    for (let i = 0; i < lines.length; i++) {
+      const m = /^(awl_\w+)\(\) \{$/.exec(lines[i] as string);
+      if (!m) continue;
+      const end = lines.indexOf("}", i);
+      if (end > i) defs.set(m[1] as string, [i, end]);
+    }
+    const unused = [...defs].find(([name, [from, to]]) =>
+      lines.every((line, i) => (i >= from && i <= to) || !new RegExp(`\\b${name}\\b`).test(line)),
+    );
+    if (!unused) return lines;
+    const [from, to] = unused[1];
+    lines = [...lines.slice(0, from), ...lines.slice(to + 1)];
+  }
 }
