@@ -1,4 +1,5 @@
-// Parses the remote OBSERVE report (many job dirs in one round trip) and turns one job's part into an Observation.
+// Parses observe.sh's report (src/wrapper/host/observe.sh documents it: many job dirs in one round trip) and turns
+// one job's part into an Observation.
 import type { Observation } from "../../core/backend.ts";
 import { parseExitRecord, parseHeartbeat, parseQueued, parseStarted } from "../../wrapper/protocol.ts";
 import type { WrapperIdentity } from "../host/job-host.ts";

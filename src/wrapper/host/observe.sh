@@ -1,5 +1,5 @@
 # Host program `observe`: Args: a jobs directory to scan ('' for none), then job dirs.
-# Output (parsed by parseObserveReport, src/wrapper/host-reports.ts; the markers are OBSERVE_MARKERS there):
+# Output (parsed by parseObserveReport, src/backends/ssh/ssh-observe.ts; test/unit/host-programs.test.ts runs both):
 #   boot=BOOT_ID
 # then for each asked dir, and each scanned dir without an exit record:
 #   @@job DIR

@@ -1,6 +1,6 @@
 # Host program `queue-snapshot`: Arg: the queue directory (wrapper.sh "Queue admission"), or with `-r` before it
 # a remote_job_dir whose queues/ it is.
-# Output (parsed by parseQueueSnapshot, src/wrapper/host-reports.ts): one line per live entry, `R JOB_ID QUEUE`
+# Output (parsed by parseQueueSnapshot, src/wrapper/host-scripts.ts): one line per live entry, `R JOB_ID QUEUE`
 # (admitted) and `W TICKET.JOB_ID QUEUE` (waiting; QUEUE empty for resource locks only). An entry is live while its
 # wrapper is (pid, process start time, same boot ID) or, once admitted, while its command's process group is, judged
 # by the same functions the wrappers use (prelude.sh); dead ones are left for the wrappers to remove.
