@@ -1,11 +1,12 @@
 // One job's spec.sh text (the `# secret_env:` line + renderSpec of Job + LaunchInput) and its 0600 local copy.
-import { lstatSync, mkdirSync } from "node:fs";
+import { lstatSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { LaunchInput } from "../core/backend.ts";
 import { AwaitlessError } from "../core/errors.ts";
 import type { Job } from "../core/job.ts";
 import { renderSpec } from "../wrapper/protocol.ts";
 import { replaceFile } from "../wrapper/safe-files.ts";
+import { parseSpecSecrets } from "./local/spec-secrets.ts";
 
 export interface JobSpecOptions {
   tickSeconds: number;
@@ -76,4 +77,14 @@ export function isMissing(path: string): boolean {
 /** Every backend's launch writes the local spec.sh before anything else: without it, nothing was launched. */
 export function localSpecMissing(jobDir: string): boolean {
   return isMissing(join(jobDir, "spec.sh"));
+}
+
+/** The job's secret_env values, read back from its local spec.sh (0600), which every launch writes first. */
+export function localSecretValues(job: Job): Record<string, string> {
+  if (job.spec.secret_env.length === 0) return {};
+  try {
+    return parseSpecSecrets(readFileSync(join(job.job_dir, "spec.sh"), "utf8"), job.spec.secret_env);
+  } catch {
+    return {};
+  }
 }

@@ -21,6 +21,8 @@
 #    `stopping` (the group's TERM went out earlier; the KILL watcher is left), `refused` or `none`, then a sentence.
 # Exit status: 0, or 3 when the request cannot be written (the message is on stderr).
 
+# awaitless:include prelude.sh
+
 d=$1 g=$2 q=${3-}
 [ -d "$d" ] || {
   echo "none no job directory"
@@ -77,26 +79,12 @@ case $pgid in '') ;; *[!0-9]* | 0 | 1 | 0*) say refused "started names process g
 case $w in *[!0-9]* | 0 | 1 | 0*) w='' ;; esac
 case $m in *[!0-9]* | 0 | 1 | 0*) m='' ;; esac
 
-# proc_stat PID: sets st, ppid, pg and start from fields 3, 4, 5 and 22 of /proc/PID/stat (after the command name).
-proc_stat() {
-  { read -r l <"/proc/$1/stat"; } 2>/dev/null || return 1
-  set -f
-  # shellcheck disable=SC2086
-  set -- ${l##*") "}
-  set +f
-  st=$1 ppid=$2 pg=$3 start=''
-  [ $# -lt 20 ] || {
-    shift 19
-    start=$1
-  }
-}
-
 # wrapper_alive: the wrapper runs, is no zombie, and (start time known) is the process that started the job.
 wrapper_alive() {
   [ -n "$w" ] && kill -0 "$w" 2>/dev/null || return 1
   [ -r /proc/self/stat ] || return 0
-  proc_stat "$w" || return 1
-  [ "$st" != Z ] && { [ -z "$ws" ] || [ -z "$start" ] || [ "$start" = "$ws" ]; }
+  awl_proc_stat "$w" || return 1
+  [ "$awl_st" != Z ] && { [ -z "$ws" ] || [ -z "$awl_start" ] || [ "$awl_start" = "$ws" ]; }
 }
 
 # catches_usr2 PID: PID has a handler for USR2, i.e. the monitor has set its trap (USR2 is signal 12 on Linux:
@@ -122,11 +110,11 @@ leader_is_command() {
   why="started records no pid_start"
   [ -n "$ps" ] || return 1
   why="process $pid is gone"
-  proc_stat "$pid" && [ "$st" != Z ] || return 1
-  why="process $pid started at $start, the command at $ps"
-  [ "$start" = "$ps" ] || return 1
-  why="process $pid is in group $pg, not $pgid"
-  [ -z "$pgid" ] || { [ "$pid" = "$pgid" ] && [ "$pg" = "$pgid" ]; }
+  awl_proc_stat "$pid" && [ "$awl_st" != Z ] || return 1
+  why="process $pid started at $awl_start, the command at $ps"
+  [ "$awl_start" = "$ps" ] || return 1
+  why="process $pid is in group $awl_pg, not $pgid"
+  [ -z "$pgid" ] || { [ "$pid" = "$pgid" ] && [ "$awl_pg" = "$pgid" ]; }
 }
 
 signal_group() {
@@ -136,7 +124,7 @@ signal_group() {
 if wrapper_alive; then
   # Only the wrapper's child with its trap set is woken; otherwise (no /proc, a reused pid, a monitor starting up)
   # the next tick acts instead.
-  if [ -n "$m" ] && proc_stat "$m" && [ "$ppid" = "$w" ] && catches_usr2 "$m" 2>/dev/null; then
+  if [ -n "$m" ] && awl_proc_stat "$m" && [ "$awl_ppid" = "$w" ] && catches_usr2 "$m" 2>/dev/null; then
     kill -USR2 "$m" 2>/dev/null
   fi
   say signalled "the wrapper stops the command"

@@ -16,6 +16,7 @@ import {
 } from "./records.ts";
 import { replaceFile } from "./safe-files.ts";
 import { sha256Hex } from "./sha256.ts";
+import { assemble } from "./shell-text.ts";
 import wrapperText from "./wrapper.sh" with { type: "text" };
 
 export { type LogPlan, type LogSizes, type LogStream, logFileNames, planLog } from "./log-layout.ts";
@@ -32,15 +33,15 @@ export {
   shellQuote,
 } from "./spec-render.ts";
 
-/** The wrapper script, embedded in the binary. Run it as `sh wrapper.sh JOB_DIR`. */
-export const WRAPPER_TEXT: string = wrapperText;
+/** The wrapper script (wrapper.sh with the prelude spliced in), embedded in the binary. Run it as `sh wrapper.sh JOB_DIR`. */
+export const WRAPPER_TEXT: string = assemble(wrapperText);
 
 /**
  * The client's half of cancel (cancel.sh), run on the job's machine as `sh -c TEXT awaitless-cancel JOB_DIR GRACE
  * [QUEUE_DIR]`: writes the cancel file, takes a waiting job out of line, wakes the wrapper's monitor (the only one
  * that signals), or stops the group itself with one TERM when the wrapper is gone.
  */
-export const CANCEL_TEXT: string = cancelText;
+export const CANCEL_TEXT: string = assemble(cancelText);
 
 /** Hex SHA-256 of WRAPPER_TEXT: remote copies are named after it so each version is uploaded once. */
 export const WRAPPER_SHA256: string = sha256Hex(WRAPPER_TEXT);

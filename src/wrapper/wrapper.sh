@@ -133,6 +133,7 @@ awl_sizes() {
 
 # awl_size FILE: sets awl_sz to its size in bytes.
 awl_size() {
+  # shellcheck disable=SC2046 # the listing's fields, split
   set -- $(LC_ALL=C BLOCK_SIZE=1 LS_BLOCK_SIZE=1 ls -ln "$1" 2>/dev/null)
   awl_sz=${5:-0}
 }
@@ -209,43 +210,17 @@ awl_read_started() {
   [ -n "$pid" ]
 }
 
-# awl_group_alive: is any live (non-zombie) process left in the command's process group? Zombies are skipped
-# because an init that never reaps (some containers) would otherwise make a dead group look alive forever.
-awl_group_alive() {
-  if [ -z "$pgid" ]; then
-    [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null
-    return
-  fi
-  kill -0 -"$pgid" 2>/dev/null || return 1
-  [ -r /proc/self/stat ] || return 0
-  for awl_f in /proc/[0-9]*/stat; do
-    { read -r awl_l <"$awl_f"; } 2>/dev/null || continue
-    set -- ${awl_l##*") "}
-    [ "$3" = "$pgid" ] && [ "$1" != Z ] && return 0
-  done
-  return 1
-}
-
-# awl_stat_field22 LINE: sets awl_proc_start to field 22 (starttime) of a /proc/PID/stat line, which is the 20th
-# field after the ") " that closes the command name (the name itself may hold spaces).
-awl_stat_field22() {
-  set -- ${1##*") "}
-  awl_proc_start=''
-  [ $# -ge 20 ] || return 0
-  shift 19
-  awl_proc_start=$1
-}
+# The shared readers: awl_stat_line, awl_proc_stat, awl_read_boot_id, awl_pid_alive, awl_group_alive, awl_q_read,
+# awl_q_entry_alive (src/wrapper/prelude.sh, spliced in here when the wrapper is embedded).
+# awaitless:include prelude.sh
 
 # awl_signal_group SIG: signal the whole group (or the command alone when it has no group of its own), unless the
 # group's leader is alive with another start time than the command's (pid_start): a pid reused, or a forged record.
 awl_signal_group() {
   if [ -n "$pid_start" ] && { read -r awl_l <"/proc/$pid/stat"; } 2>/dev/null; then
-    awl_ws=$awl_proc_start
-    awl_stat_field22 "$awl_l"
-    awl_x=$awl_proc_start
-    awl_proc_start=$awl_ws
-    if [ "$awl_x" != "$pid_start" ]; then
-      awl_log "process $pid started at $awl_x, the command at $pid_start; not signalling it"
+    awl_stat_line "$awl_l"
+    if [ "$awl_start" != "$pid_start" ]; then
+      awl_log "process $pid started at $awl_start, the command at $pid_start; not signalling it"
       return 1
     fi
   fi
@@ -304,6 +279,7 @@ awl_nap() {
 # tell without a fork (`checked` is touched before each check; a write in the same mtime granule, one second for
 # busybox's test, counts as a change). Only then may a check skip its `ls`.
 awl_quiet() {
+  # shellcheck disable=SC3013 # -nt: dash, bash and busybox sh all have it
   [ "$awl_force" = 0 ] && [ checked -nt stdout ] && [ checked -nt stderr ] &&
     { [ ! -e progress ] || [ checked -nt progress ]; }
 }
@@ -395,8 +371,8 @@ awl_monitor() {
       fi
     fi
     if [ "$kstate" = term ]; then
-      if ! awl_group_alive; then
-        kstate=done
+      if ! awl_group_alive "$pid" "$pgid"; then
+        kstate='done'
       elif [ "$now" -ge "$kdeadline" ]; then
         awl_log "grace period over: sending KILL to process group ${pgid:-(none) pid $pid}"
         awl_signal_group KILL
@@ -434,7 +410,7 @@ awl_monitor() {
 awl_reap_wait() {
   awl_now
   awl_until=$((awl_t + 2))
-  while awl_group_alive; do
+  while awl_group_alive "$pid" "$pgid"; do
     sleep 0.05 2>/dev/null || sleep 1
     awl_now
     [ "$awl_t" -lt "$awl_until" ] || break
@@ -545,52 +521,6 @@ awl_number() {
 # concurrency held resources ticket since [admitted_at]. A client cancels a waiting job by writing `cancel`, then
 # removing waiting/T.JOB_ID; a wrapper whose entry vanished, or that sees `cancel` before admission, never starts.
 
-# awl_q_pid_alive PID START: is PID alive, not a zombie, and (START known) still the process that started then?
-awl_q_pid_alive() {
-  [ -n "$1" ] || return 1
-  awl_qs=$2
-  if [ -r /proc/self/stat ]; then
-    { read -r awl_l <"/proc/$1/stat"; } 2>/dev/null || return 1
-    set -- ${awl_l##*") "}
-    [ "$1" != Z ] && [ "$1" != X ] || return 1
-    [ -n "$awl_qs" ] && [ $# -ge 20 ] || return 0
-    shift 19
-    [ "$1" = "$awl_qs" ]
-    return
-  fi
-  kill -0 "$1" 2>/dev/null
-}
-
-# awl_q_read FILE: sets e_* from a queue entry; fails when the entry is gone or incomplete.
-awl_q_read() {
-  e_queue='' e_res='' e_wpid='' e_wstart='' e_boot='' e_pid='' e_pgid=''
-  { while IFS='=' read -r awl_k awl_v; do
-    case $awl_k in
-    queue) e_queue=$awl_v ;;
-    resources) e_res=$awl_v ;;
-    wrapper_pid) e_wpid=$awl_v ;;
-    proc_start) e_wstart=$awl_v ;;
-    boot_id) e_boot=$awl_v ;;
-    pid) e_pid=$awl_v ;;
-    pgid) e_pgid=$awl_v ;;
-    esac
-  done <"$1"; } 2>/dev/null || return 1
-  [ -n "$e_wpid" ]
-}
-
-# awl_q_entry_alive: is the entry read last owned by a live wrapper, or by a command group still running?
-# A different boot ID means the machine rebooted since: the entry is dead whatever its pids say.
-awl_q_entry_alive() {
-  [ -z "$e_boot" ] || [ -z "$awl_boot_id" ] || [ "$e_boot" = "$awl_boot_id" ] || return 1
-  awl_q_pid_alive "$e_wpid" "$e_wstart" && return 0
-  [ -n "$e_pid$e_pgid" ] || return 1
-  pid=$e_pid pgid=$e_pgid
-  awl_group_alive
-  awl_r=$?
-  pid='' pgid=''
-  return $awl_r
-}
-
 # awl_q_shares: does the entry read last need one of this job's resources?
 awl_q_shares() {
   [ -n "$AWL_RESOURCES" ] && [ -n "$e_res" ] || return 1
@@ -679,6 +609,7 @@ awl_q_scan() {
       rm -f "$awl_e"
       continue
     fi
+    # shellcheck disable=SC2015 # either test failing means: not ahead of us
     [ -n "$awl_q_ticket" ] && [ "$awl_n" -lt "$awl_q_ticket" ] || continue
     if { [ -n "$AWL_QUEUE" ] && [ "$e_queue" = "$AWL_QUEUE" ]; } || awl_q_shares; then
       awl_q_ahead=$((awl_q_ahead + 1))
@@ -697,6 +628,7 @@ awl_q_enqueue() {
   awl_q_ticket=$((awl_qt + 1))
   awl_put "$awl_q_root/ticket" "$awl_q_ticket" || awl_launch_failed "cannot write '$awl_q_root/ticket'"
   awl_q_entry=$awl_q_root/waiting/$awl_q_ticket.$AWL_JOB_ID
+  # shellcheck disable=SC2015 # a failed printf or mv alike: launch failed
   printf '%s\n' "ticket=$awl_q_ticket" "queue=$AWL_QUEUE" "concurrency=$AWL_QUEUE_CONCURRENCY" \
     "resources=$AWL_RESOURCES" "wrapper_pid=$awl_wrapper_pid" "proc_start=$awl_proc_start" \
     "boot_id=$awl_boot_id" >"$awl_q_root/tmp/$AWL_JOB_ID" &&
@@ -709,6 +641,7 @@ awl_q_report() {
   awl_q_now="position=$((awl_q_ahead + 1)) ahead=$awl_q_ahead running=$awl_q_run held=$awl_q_held $*"
   [ "$awl_q_now" != "$awl_q_said" ] || return 0
   awl_q_said=$awl_q_now
+  # shellcheck disable=SC2086 # awl_q_now is key=value words
   awl_put queued "queue=$AWL_QUEUE" "concurrency=$AWL_QUEUE_CONCURRENCY" "resources=$AWL_RESOURCES" \
     "ticket=$awl_q_ticket" "since=$awl_q_since" $awl_q_now
 }
@@ -732,7 +665,7 @@ awl_q_setup() {
   if [ ! -f "$awl_q_root/lock.mode" ]; then
     awl_m=${AWL_QUEUE_LOCK:-auto}
     if [ "$awl_m" = auto ]; then
-      awl_m=mkdir
+      awl_m='mkdir'
       command -v flock >/dev/null 2>&1 && awl_m=flock
     fi
     printf '%s\n' "$awl_m" >"$awl_q_root/tmp/lock.mode.$$" &&
@@ -829,9 +762,11 @@ awl_reserve_exit ||
   awl_launch_failed "no space for the job's records in '$awl_dir'; free space (awaitless gc) or use a larger file system"
 : >>stdout
 : >>stderr
+# shellcheck source=/dev/null # spec.sh is the job's, written by the client
 if ! [ -r spec.sh ] || ! (. ./spec.sh) >/dev/null 2>&1; then
   awl_launch_failed "'$awl_dir/spec.sh' is missing or is not valid sh; render it with renderSpec()"
 fi
+# shellcheck source=/dev/null
 . ./spec.sh
 awl_number AWL_TIMEOUT 0
 awl_number AWL_GRACE 10
@@ -852,13 +787,9 @@ awl_rotate_at=$((awl_tailcap / 2))
 
 
 awl_wrapper_pid=$$
-awl_boot_id=''
-[ -r /proc/sys/kernel/random/boot_id ] && read -r awl_boot_id </proc/sys/kernel/random/boot_id
+awl_read_boot_id
 awl_proc_start=''
-if [ -r "/proc/$$/stat" ]; then
-  read -r awl_l <"/proc/$$/stat"
-  awl_stat_field22 "$awl_l"
-fi
+awl_proc_stat "$$" && awl_proc_start=$awl_start
 
 # Under Slurm the wrapper outlives scancel's TERM (see "Cancel"); one that lands before the command starts means
 # it never starts.
@@ -880,10 +811,12 @@ awl_setsid=$(command -v setsid 2>/dev/null)
 awl_now
 awl_started_at=$awl_t
 awl_up_ok=0
+# shellcheck disable=SC2034 # awl_x: the rest of the line
 { read -r awl_u awl_x </proc/uptime; } 2>/dev/null && case $awl_u in *.[0-9][0-9]) awl_up_ok=1 ;; esac
 awl_clock
 awl_started_cs=$awl_cs
 
+# shellcheck disable=SC2153 # AWL_CWD comes from spec.sh
 case $AWL_CWD in
 /*) awl_cwd=$AWL_CWD ;;
 *) awl_cwd=$awl_start_dir/$AWL_CWD ;;
@@ -918,10 +851,8 @@ fi
     read -r awl_l </proc/self/stat
     awl_pid=${awl_l%% *}
     # This process becomes the command (setsid and exec keep the pid): its start time tells it from a reused pid.
-    awl_ws=$awl_proc_start
-    awl_stat_field22 "$awl_l"
-    awl_cmd_start=$awl_proc_start
-    awl_proc_start=$awl_ws
+    awl_stat_line "$awl_l"
+    awl_cmd_start=$awl_start
   else
     awl_pid=$(exec sh -c 'echo "$PPID"')
   fi
@@ -965,7 +896,7 @@ fi
 pid='' pgid='' pid_start=''
 awl_read_started
 awl_desc=0
-awl_group_alive && awl_desc=1
+awl_group_alive "$pid" "$pgid" && awl_desc=1
 awl_reason=exited
 if [ -f timed_out ]; then
   awl_reason=timed_out

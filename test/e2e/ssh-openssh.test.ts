@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { appendFileSync, chownSync, lstatSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { defaultControlDir } from "../../src/backends/ssh/control-dir.ts";
+import { defaultControlDir } from "../../src/ssh/control-dir.ts";
 import { killQuietly, pidAlive, until } from "../helpers/cli.ts";
 import { gateOnAvailability, sshdAvailable } from "../helpers/sshd.ts";
 import { remoteScripts, type SshWorld, sshWorld } from "./ssh-fixture.ts";

@@ -10,8 +10,8 @@ import {
   formatFingerprintCommand,
   type HostKeyCheck,
   hostKeyFromBlob,
-} from "../../src/backends/ssh/known-hosts.ts";
-import { fingerprint } from "../../src/backends/ssh/ssh-host-key.ts";
+} from "../../src/ssh/known-hosts.ts";
+import { fingerprint } from "../../src/ssh/ssh-host-key.ts";
 import {
   descendantPids,
   gateOnAvailability,

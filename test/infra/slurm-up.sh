@@ -19,6 +19,7 @@
 #   AWAITLESS_SLURM_CGROUP=auto                            auto|yes|no (auto: probe cgroup v1 memory)
 #   AWAITLESS_SLURM_DB_PASS=awaitless-slurmdb              MariaDB password of the 'slurm' user
 #   AWAITLESS_SLURM_NO_INSTALL=1                           never call apt-get
+# shellcheck disable=SC2015 # `put_file … && CHANGED=1 || true`: the `|| true` is meant for both
 set -Eeuo pipefail
 
 DIR=${AWAITLESS_SLURM_DIR:-${TMPDIR:-/tmp}/awaitless-slurm}

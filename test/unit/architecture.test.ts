@@ -81,15 +81,25 @@ describe("architecture", () => {
 
   test("backends never import the CLI or the MCP server", () => {
     const bad = all
-      .filter((f) => f.file.startsWith("backends/") || f.file.startsWith("wrapper/"))
+      .filter((f) => /^(backends|wrapper|ssh)\//.test(f.file))
       .flatMap((f) => f.imports.filter((i) => /\/(cli|mcp)\//.test(i)).map((i) => `${f.file} → ${i}`));
+    expect(bad).toEqual([]);
+  });
+
+  test("the SSH client library (ssh/) knows no backend, job directory or surface", () => {
+    const bad = all
+      .filter((f) => f.file.startsWith("ssh/"))
+      .flatMap((f) =>
+        f.imports.filter((i) => /^\.\.\/(backends|wrapper|cli|mcp)\//.test(i)).map((i) => `${f.file} → ${i}`),
+      );
+    expect(all.some((f) => f.file === "ssh/ssh-session.ts")).toBe(true);
     expect(bad).toEqual([]);
   });
 
   const OWNERS: [RegExp, RegExp][] = [
     [/^bun:sqlite$/, /^core\/sqlite\.ts$/],
     [/^cac$/, /^cli\/cli\.ts$/],
-    [/^ssh2$/, /^backends\/ssh\/ssh-session\.ts$/],
+    [/^ssh2$/, /^ssh\/ssh-session\.ts$/],
     [/^@modelcontextprotocol\//, /^mcp\//],
     [/^valibot$/, /^(config|mcp)\//],
     [/^@valibot\/to-json-schema$/, /^mcp\/json-schema\.ts$/],

@@ -14,8 +14,8 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { defaultControlDir, MAX_CONTROL_DIR_BYTES } from "../../src/backends/ssh/control-dir.ts";
 import { AwaitlessError } from "../../src/core/errors.ts";
+import { defaultControlDir, MAX_CONTROL_DIR_BYTES } from "../../src/ssh/control-dir.ts";
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), "awl-cdir-")));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

@@ -13,7 +13,7 @@ import {
   knownHostName,
   knownKeyTypes,
   parseKnownHosts,
-} from "../../src/backends/ssh/known-hosts.ts";
+} from "../../src/ssh/known-hosts.ts";
 import { gateOnAvailability } from "../helpers/sshd.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "awl-knownhosts-"));

@@ -6,12 +6,12 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { scanLocalLog } from "../../src/backends/local/local-logs.ts";
-import { script } from "../../src/backends/ssh/remote-scripts.ts";
 import { scanRemoteLog } from "../../src/backends/ssh/ssh-logs.ts";
 import type { AwaitlessError } from "../../src/core/errors.ts";
 import { compileLogPattern } from "../../src/core/log-pattern.ts";
 import { gapMarker, type LogQuery, type LogScan, shapeLines, toPage } from "../../src/core/log-scan.ts";
 import { Redactor } from "../../src/core/redact.ts";
+import { script } from "../../src/wrapper/host-scripts.ts";
 import { busyboxAppletDir } from "../helpers/busybox.ts";
 
 const tmp = mkdtempSync(join(tmpdir(), "awl-log-scan-"));

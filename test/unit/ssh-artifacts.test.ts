@@ -6,7 +6,6 @@ import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, utimesSync, wr
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { collectLocalArtifacts } from "../../src/backends/local/artifacts-local.ts";
-import { ARTIFACT_FILES, ARTIFACTS, script } from "../../src/backends/ssh/remote-scripts.ts";
 import {
   collectRemoteArtifacts,
   compareWalkOrder,
@@ -20,6 +19,7 @@ import {
 } from "../../src/backends/ssh/ssh-artifacts.ts";
 import { globStaticPrefix } from "../../src/core/artifacts.ts";
 import type { ArtifactEntry } from "../../src/core/job.ts";
+import { ARTIFACT_FILES, ARTIFACTS, script } from "../../src/wrapper/host-scripts.ts";
 import { busyboxAppletDir } from "../helpers/busybox.ts";
 
 const tmp = mkdtempSync(join(tmpdir(), "awl-ssh-artifacts-"));

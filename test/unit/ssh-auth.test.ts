@@ -10,7 +10,7 @@ import {
   planAuth,
   publicKeyFromOpensshKeyFile,
   publicKeyFromPubFile,
-} from "../../src/backends/ssh/ssh-auth.ts";
+} from "../../src/ssh/ssh-auth.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "awl-auth-io-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -5,8 +5,8 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
-import { localSshContext, type ResolvedSshHost, resolveSshHost } from "../../src/backends/ssh/ssh-config.ts";
-import { expandPath } from "../../src/backends/ssh/ssh-config-expand.ts";
+import { localSshContext, type ResolvedSshHost, resolveSshHost } from "../../src/ssh/ssh-config.ts";
+import { expandPath } from "../../src/ssh/ssh-config-expand.ts";
 import { gateOnAvailability } from "../helpers/sshd.ts";
 
 const FIXTURES = join(import.meta.dir, "..", "fixtures", "ssh", "config");

@@ -1,9 +1,9 @@
 // resolveSshHost over in-memory files: defaults, file order, refusals with file and line, and expansion errors.
 
 import { describe, expect, test } from "bun:test";
-import { type ResolveSshHostOptions, resolveSshHost } from "../../src/backends/ssh/ssh-config.ts";
-import { matchGlob, splitConfigLine } from "../../src/backends/ssh/ssh-config-syntax.ts";
 import { AwaitlessError } from "../../src/core/errors.ts";
+import { type ResolveSshHostOptions, resolveSshHost } from "../../src/ssh/ssh-config.ts";
+import { matchGlob, splitConfigLine } from "../../src/ssh/ssh-config-syntax.ts";
 
 const HOME = "/home/alice";
 // `${NAME}` as written in ssh_config.

@@ -13,11 +13,11 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { jobSpecText } from "../../src/backends/job-spec.ts";
-import { script } from "../../src/backends/ssh/remote-scripts.ts";
 import { parseObserveReport, toObservation } from "../../src/backends/ssh/ssh-observe.ts";
-import { parseQueueSnapshot, QUEUE_SNAPSHOT, queueDirOfJob } from "../../src/backends/ssh/ssh-queue.ts";
+import { queueDirOfJob } from "../../src/backends/ssh/ssh-queue.ts";
 import type { LaunchInput } from "../../src/core/backend.ts";
 import type { Job } from "../../src/core/job.ts";
+import { parseQueueSnapshot, QUEUE_SNAPSHOT, script } from "../../src/wrapper/host-scripts.ts";
 import { CANCEL_TEXT, renderSpec } from "../../src/wrapper/protocol.ts";
 
 const tmp = mkdtempSync(join(tmpdir(), "awl-ssh-queue-"));
@@ -78,7 +78,7 @@ describe.each(shells)("remote queue scripts under %s", (name, shell) => {
   );
 
   test("the snapshot lists live entries only, waiting ones in ticket order", () => {
-    const r = runScript(shell, QUEUE_SNAPSHOT, [root]);
+    const r = runScript(shell, QUEUE_SNAPSHOT, ["-r", root]);
     expect(r.code).toBe(0);
     const snap = parseQueueSnapshot(r.out);
     expect(snap.running.sort((a, b) => a.job_id.localeCompare(b.job_id))).toEqual([
@@ -92,7 +92,7 @@ describe.each(shells)("remote queue scripts under %s", (name, shell) => {
   });
 
   test("a root without queues is an empty snapshot", () => {
-    const r = runScript(shell, QUEUE_SNAPSHOT, [join(tmp, `${name}-none`)]);
+    const r = runScript(shell, QUEUE_SNAPSHOT, ["-r", join(tmp, `${name}-none`)]);
     expect(r.code).toBe(0);
     expect(parseQueueSnapshot(r.out)).toEqual({ running: [], waiting: [] });
   });
@@ -128,11 +128,7 @@ describe("snapshot parsing and observations", () => {
 
   test("a waiting job's queued record becomes Observation.queued", () => {
     const r = report(`\n@@file queued\n${queued}`);
-    const o = toObservation(
-      { backend_id: { wrapper_pid: 5 } } as unknown as Job,
-      r.jobs.get("/r/jobs/job_Q"),
-      "B",
-    );
+    const o = toObservation({ wrapperPid: 5 }, r.jobs.get("/r/jobs/job_Q"), "B");
     expect(o.queued).toEqual({
       queue: "gpu",
       position: 2,
@@ -148,11 +144,11 @@ describe("snapshot parsing and observations", () => {
   test("once started there is no queued; a never-started cancel has exit_code null", () => {
     const started = "protocol=1\nwrapper_pid=5\npid=6\npgid=6\nboot_id=B\nproc_start=\nstarted_at=101\n";
     const a = report(`\n@@file started\n${started}\n@@file queued\n${queued}admitted_at=101\n`);
-    const job = { backend_id: { wrapper_pid: 5 } } as unknown as Job;
-    expect(toObservation(job, a.jobs.get("/r/jobs/job_Q"), "B").queued).toBeUndefined();
+    const known = { wrapperPid: 5 };
+    expect(toObservation(known, a.jobs.get("/r/jobs/job_Q"), "B").queued).toBeUndefined();
     const exit = "exit_code=\nsignal=\nreason=cancelled\nfinished_at=102\ndescendants_alive=0\n";
     const b = report(`\n@@file exit\n${exit}`);
-    expect(toObservation(job, b.jobs.get("/r/jobs/job_Q"), "B").exit?.exit_code).toBeNull();
+    expect(toObservation(known, b.jobs.get("/r/jobs/job_Q"), "B").exit?.exit_code).toBeNull();
   });
 });
 

@@ -3,14 +3,17 @@ import { describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { checkHostKey } from "../../src/backends/ssh/known-hosts.ts";
-import { heredocDelimiter, launchScript } from "../../src/backends/ssh/remote-scripts.ts";
-import { authFailure, planAuth } from "../../src/backends/ssh/ssh-auth.ts";
-import { decideHostKey, fingerprint, hostKeyAlgorithms } from "../../src/backends/ssh/ssh-host-key.ts";
 import { parseObserveReport, toObservation } from "../../src/backends/ssh/ssh-observe.ts";
 import type { Job } from "../../src/core/job.ts";
+import { checkHostKey } from "../../src/ssh/known-hosts.ts";
+import { authFailure, planAuth } from "../../src/ssh/ssh-auth.ts";
+import { decideHostKey, fingerprint, hostKeyAlgorithms } from "../../src/ssh/ssh-host-key.ts";
+import { heredocDelimiter, launchScript } from "../../src/wrapper/host-scripts.ts";
 
-const job = (backend_id: Job["backend_id"] = null) => ({ backend_id }) as Job;
+const job = (backend_id: Job["backend_id"] = null) => ({
+  ...(typeof backend_id?.wrapper_pid === "number" ? { wrapperPid: backend_id.wrapper_pid } : {}),
+  ...(typeof backend_id?.proc_start === "string" ? { procStart: backend_id.proc_start } : {}),
+});
 
 describe("observe report", () => {
   const text = [

@@ -192,10 +192,14 @@ describe("planLog", () => {
 });
 
 describe("embedded wrapper", () => {
-  test("WRAPPER_TEXT is wrapper.sh and WRAPPER_SHA256 its SHA-256", () => {
+  test("WRAPPER_TEXT is wrapper.sh with prelude.sh spliced in, and WRAPPER_SHA256 its SHA-256", () => {
     const onDisk = readFileSync(join(import.meta.dir, "../../src/wrapper/wrapper.sh"), "utf8");
-    expect(WRAPPER_TEXT).toBe(onDisk);
-    expect(WRAPPER_SHA256).toBe(new Bun.CryptoHasher("sha256").update(onDisk).digest("hex"));
+    const prelude = readFileSync(join(import.meta.dir, "../../src/wrapper/prelude.sh"), "utf8");
+    const [before, after] = onDisk.split("# awaitless:include prelude.sh\n");
+    expect(after).toBeDefined();
+    expect(WRAPPER_TEXT).toBe(`${before}${prelude.replace("# shellcheck shell=sh\n", "")}${after}`);
+    expect(WRAPPER_TEXT).not.toContain("awaitless:include");
+    expect(WRAPPER_SHA256).toBe(new Bun.CryptoHasher("sha256").update(WRAPPER_TEXT).digest("hex"));
   });
 
   test("sha256Hex matches a reference across block boundaries", () => {

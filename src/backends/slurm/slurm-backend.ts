@@ -2,8 +2,7 @@
 
 // (one of each per cluster per poll interval) and the wrapper's records decide the state. job.job_dir stays the
 // LOCAL job dir (a 0600 copy of spec.sh, for redaction); backend_id.remote_dir names the cluster one.
-import { readFileSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { rmSync } from "node:fs";
 import type { HostConfig } from "../../config/config.ts";
 import type { Backend, LaunchInput, LogTail, Observation, Stream } from "../../core/backend.ts";
 import { AwaitlessError } from "../../core/errors.ts";
@@ -11,8 +10,7 @@ import type { ArtifactEntry, BackendId, Job } from "../../core/job.ts";
 import { HEARTBEAT_SECONDS } from "../../core/liveness.ts";
 import { emptyScan, type LogQuery, type LogScan } from "../../core/log-scan.ts";
 import { writeCancelRequest } from "../../wrapper/protocol.ts";
-import { jobSpecText, localSpecMissing, writeLocalSpec } from "../job-spec.ts";
-import { parseSpecSecrets } from "../local/spec-secrets.ts";
+import { jobSpecText, localSecretValues, localSpecMissing, writeLocalSpec } from "../job-spec.ts";
 import { SshHost } from "../ssh/ssh-host.ts";
 import { resolveHostSettings } from "../ssh/ssh-target.ts";
 import { type CommandRunner, LocalRunner } from "./runner.ts";
@@ -311,12 +309,7 @@ export class SlurmBackend implements Backend {
   }
 
   async secretValues(job: Job): Promise<Record<string, string>> {
-    if (job.spec.secret_env.length === 0) return {};
-    try {
-      return parseSpecSecrets(readFileSync(join(job.job_dir, "spec.sh"), "utf8"), job.spec.secret_env);
-    } catch {
-      return {};
-    }
+    return localSecretValues(job);
   }
 
   /** Resolves after the cluster's next poll that includes this job (shared by every waiter), or on timeout/abort. */

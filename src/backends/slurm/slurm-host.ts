@@ -3,9 +3,10 @@
 import { isAbsolute, resolve } from "node:path";
 import type { HostConfig } from "../../config/config.ts";
 import { AwaitlessError } from "../../core/errors.ts";
+import { keyValues, PREPARE } from "../../wrapper/host-scripts.ts";
 import { WRAPPER_TEXT } from "../../wrapper/protocol.ts";
-import { PREPARE } from "../ssh/remote-scripts.ts";
-import { keyValues, WRAPPER_FILE } from "../ssh/ssh-host.ts";
+import { onceUntilFailure } from "../host/job-host.ts";
+import { WRAPPER_FILE } from "../ssh/ssh-host.ts";
 import type { CommandRunner } from "./runner.ts";
 import { type PollerOptions, SlurmPoller } from "./slurm-poller.ts";
 
@@ -56,7 +57,6 @@ export function isLocalLoginNode(name: string, hosts: Record<string, HostConfig>
 
 export class SlurmHost {
   readonly poller: SlurmPoller;
-  private preparedP: Promise<PreparedRoot> | null = null;
 
   constructor(
     readonly settings: SlurmHostSettings,
@@ -74,13 +74,7 @@ export class SlurmHost {
    * Refuses a slurm_job_dir another user could control, creates <slurm_job_dir>/{jobs,bin} (0700) and installs the
    * wrapper there, checking it once per process (a changed one is replaced).
    */
-  prepare(): Promise<PreparedRoot> {
-    this.preparedP ??= this.doPrepare().catch((e) => {
-      this.preparedP = null;
-      throw e;
-    });
-    return this.preparedP;
-  }
+  readonly prepare: () => Promise<PreparedRoot> = onceUntilFailure(() => this.doPrepare());
 
   private async doPrepare(): Promise<PreparedRoot> {
     const home = await this.runner.homeDir();

@@ -2,8 +2,8 @@
 import type { LogTail, Stream } from "../../core/backend.ts";
 import type { ArtifactEntry } from "../../core/job.ts";
 import type { LogQuery, LogScan } from "../../core/log-scan.ts";
+import { REMOVE } from "../../wrapper/host-scripts.ts";
 import { shellQuote } from "../../wrapper/protocol.ts";
-import { REMOVE } from "../ssh/remote-scripts.ts";
 import { collectRemoteArtifacts } from "../ssh/ssh-artifacts.ts";
 import type { SshHost } from "../ssh/ssh-host.ts";
 import { readRemoteTail, scanRemoteLog } from "../ssh/ssh-logs.ts";

@@ -3,7 +3,7 @@
 import { lookup } from "node:dns/promises";
 import type { HostConfig } from "../../config/config.ts";
 import { AwaitlessError } from "../../core/errors.ts";
-import { masterPid, resolveOpenssh } from "./openssh-command.ts";
+import { masterPid, resolveOpenssh } from "../../ssh/openssh-command.ts";
 import { SshHost } from "./ssh-host.ts";
 import { resolveHostSettings, type SshHostSettings } from "./ssh-target.ts";
 

@@ -20,7 +20,7 @@ import {
 import { sha256Hex } from "../../core/canonical-json.ts";
 import type { ArtifactEntry } from "../../core/job.ts";
 import type { Redactor } from "../../core/redact.ts";
-import { ARTIFACT_FILES, ARTIFACTS } from "./remote-scripts.ts";
+import { ARTIFACT_FILES, ARTIFACTS } from "../../wrapper/host-scripts.ts";
 import type { SshHost } from "./ssh-host.ts";
 
 /** What the collector needs from a host: run one remote script (tests run them with a local sh). */

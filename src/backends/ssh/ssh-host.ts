@@ -1,13 +1,14 @@
 // One SSH host as this process sees it: the single shared connection (made on demand, replaced when it dies),
 // the prepared remote job root with the wrapper uploaded once per version, scripts run over it, batched observes.
 import { AwaitlessError } from "../../core/errors.ts";
+import { OpensshTransport } from "../../ssh/openssh-transport.ts";
+import { SshSession } from "../../ssh/ssh-session.ts";
+import type { ExecResult, SshTransport } from "../../ssh/ssh-transport.ts";
+import { keyValues, OBSERVE, PREPARE, REMOTE_SHELL_COMMAND, script } from "../../wrapper/host-scripts.ts";
 import { WRAPPER_SHA256, WRAPPER_TEXT } from "../../wrapper/protocol.ts";
-import { OpensshTransport } from "./openssh-transport.ts";
-import { OBSERVE, PREPARE, REMOTE_SHELL_COMMAND, script } from "./remote-scripts.ts";
+import { onceUntilFailure } from "../host/job-host.ts";
 import { type ObserveReport, parseObserveReport } from "./ssh-observe.ts";
-import { SshSession } from "./ssh-session.ts";
 import type { SshHostSettings } from "./ssh-target.ts";
-import type { ExecResult, SshTransport } from "./ssh-transport.ts";
 
 export const WRAPPER_FILE = `wrapper-${WRAPPER_SHA256.slice(0, 16)}.sh`;
 
@@ -20,18 +21,8 @@ export interface PreparedRoot {
 /** How long a batched observe report may answer for other jobs of the same host. */
 const SNAPSHOT_TTL_MS = 300;
 
-export function keyValues(text: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const line of text.split("\n")) {
-    const eq = line.indexOf("=");
-    if (eq > 0) out[line.slice(0, eq)] = line.slice(eq + 1);
-  }
-  return out;
-}
-
 export class SshHost {
   private sessionP: Promise<SshTransport> | null = null;
-  private preparedP: Promise<PreparedRoot> | null = null;
   private wrapperUploaded = false;
   private pending: { dir: string; resolve: (r: ObserveReport) => void; reject: (e: unknown) => void }[] = [];
   private flushScheduled = false;
@@ -69,7 +60,7 @@ export class SshHost {
     p?.then((s) => s.destroy()).catch(() => undefined);
   }
 
-  /** Runs one of remote-scripts' programs with `sh -s`. */
+  /** Runs one of the host programs (wrapper/host-scripts.ts) with `sh -s`. */
   async run(
     body: string,
     args: readonly string[],
@@ -80,13 +71,7 @@ export class SshHost {
   }
 
   /** Creates the remote root (0700) and uploads the wrapper if this version is not there yet. */
-  prepare(): Promise<PreparedRoot> {
-    this.preparedP ??= this.doPrepare().catch((e) => {
-      this.preparedP = null;
-      throw e;
-    });
-    return this.preparedP;
-  }
+  readonly prepare: () => Promise<PreparedRoot> = onceUntilFailure(() => this.doPrepare());
 
   private async doPrepare(): Promise<PreparedRoot> {
     const r = await this.run(PREPARE, [this.settings.remoteJobDir, WRAPPER_FILE]);

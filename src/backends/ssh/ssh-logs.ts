@@ -2,9 +2,9 @@
 import type { LogTail, Stream } from "../../core/backend.ts";
 import { AwaitlessError } from "../../core/errors.ts";
 import { type LogQuery, type LogScan, lineKeepBytes } from "../../core/log-scan.ts";
+import { LOG_SCAN, READ_LOG } from "../../wrapper/host-scripts.ts";
 import { planLog } from "../../wrapper/protocol.ts";
-import { LOG_SCAN, parseLogScan } from "./remote-log-scan.ts";
-import { READ_LOG } from "./remote-scripts.ts";
+import { parseLogScan } from "./remote-log-scan.ts";
 import type { SshHost } from "./ssh-host.ts";
 
 interface RawLog {

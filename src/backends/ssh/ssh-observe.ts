@@ -1,7 +1,8 @@
-// Parses the remote OBSERVE report (many job dirs in one round trip) and turns one job's part into an Observation.
+// Parses observe.sh's report (src/wrapper/host/observe.sh documents it: many job dirs in one round trip) and turns
+// one job's part into an Observation.
 import type { Observation } from "../../core/backend.ts";
-import type { Job } from "../../core/job.ts";
 import { parseExitRecord, parseHeartbeat, parseQueued, parseStarted } from "../../wrapper/protocol.ts";
+import type { WrapperIdentity } from "../host/job-host.ts";
 import { observationFromRecords } from "../observation.ts";
 
 export interface RemoteJobReport {
@@ -48,10 +49,8 @@ export function parseObserveReport(text: string): ObserveReport {
   return { bootId: boot === "" ? null : boot, jobs };
 }
 
-const _iso = (epochSeconds: number) => new Date(epochSeconds * 1000).toISOString();
-
 export function toObservation(
-  job: Job,
+  known: WrapperIdentity,
   report: RemoteJobReport | undefined,
   bootIdNow: string | null,
 ): Observation {
@@ -62,21 +61,9 @@ export function toObservation(
   let wrapperAlive: boolean | null = report?.alive ?? null;
   if (wrapperAlive === true) {
     // A live pid whose start time differs from the wrapper's is a reused pid: the wrapper is gone.
-    const expected = started?.procStart ?? (job.backend_id?.proc_start as string | undefined);
+    const expected = started?.procStart ?? known.procStart;
     if (expected && report?.procStart && expected !== report.procStart) wrapperAlive = false;
   }
-  if (report?.missing && job.backend_id?.wrapper_pid) wrapperAlive = false;
+  if (report?.missing && known.wrapperPid) wrapperAlive = false;
   return observationFromRecords({ started, exit, heartbeat: hb, queued }, { wrapperAlive, bootIdNow });
-}
-
-/** An observation that says only "cannot reach the host now" (the job keeps its state). */
-export function unreachableObservation(message: string): Observation {
-  return {
-    started: null,
-    exit: null,
-    wrapperAlive: null,
-    bootIdNow: null,
-    heartbeat: null,
-    unreachable: message,
-  };
 }

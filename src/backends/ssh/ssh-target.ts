@@ -3,15 +3,15 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { HostConfig } from "../../config/config.ts";
 import { AwaitlessError } from "../../core/errors.ts";
-import { DEFAULT_PERSIST_SECONDS, type OpensshTarget } from "./openssh-command.ts";
-import { agentSocketFor } from "./ssh-auth.ts";
+import { DEFAULT_PERSIST_SECONDS, type OpensshTarget } from "../../ssh/openssh-command.ts";
+import { agentSocketFor } from "../../ssh/ssh-auth.ts";
 import {
   localSshContext,
   type ResolvedSshHost,
   type ResolveSshHostOptions,
   resolveSshHost,
-} from "./ssh-config.ts";
-import type { SessionTarget } from "./ssh-session.ts";
+} from "../../ssh/ssh-config.ts";
+import type { SessionTarget } from "../../ssh/ssh-session.ts";
 
 interface CommonSettings {
   name: string;

@@ -1,8 +1,9 @@
 // The one long-lived watch channel per host: a remote loop reports changes of the watched jobs' lifecycle files
 // (and output sizes for followers); waiters resolve on the next change of their job. No per-job polling.
-import { REMOTE_SHELL_COMMAND, script, WATCH } from "./remote-scripts.ts";
+
+import type { StreamHandle } from "../../ssh/ssh-transport.ts";
+import { REMOTE_SHELL_COMMAND, script, WATCH } from "../../wrapper/host-scripts.ts";
 import type { SshHost } from "./ssh-host.ts";
-import type { StreamHandle } from "./ssh-transport.ts";
 
 /** Remote check period (seconds, decimal): completion is seen within about this plus one round trip. */
 export const WATCH_INTERVAL = "0.25";

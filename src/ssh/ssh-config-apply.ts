@@ -1,7 +1,7 @@
 // Folds the active ssh_config lines into settings with OpenSSH precedence: the first obtained value wins,
 // IdentityFile accumulates, ProxyJump and ProxyCommand share one slot; refuses what we cannot honour.
 
-import type { JumpHost } from "./ssh-config.ts";
+import type { JumpHost } from "./ssh-config-syntax.ts";
 import {
   type ConfigLine,
   type ConfigLocation,

@@ -10,7 +10,7 @@ import type {
   ParsedKey,
   SFTPWrapper,
 } from "ssh2";
-import { AwaitlessError } from "../../core/errors.ts";
+import { AwaitlessError } from "../core/errors.ts";
 import { type AuthPlan, allowedAgentKeys, authFailure, type ParsedKeyResult, planAuth } from "./ssh-auth.ts";
 import { decideHostKey, type HostKeyPolicy, hostKeyAlgorithms } from "./ssh-host-key.ts";
 import { CloseSignal, type ExecResult, type SshTransport, type StreamHandle } from "./ssh-transport.ts";

@@ -1,7 +1,7 @@
 // ssh_config lexical rules as OpenSSH applies them: splitting a line into keyword and arguments,
 // `Host` pattern matching, and the value syntaxes (times, ports, yes/no) of the keywords we read.
 
-import { AwaitlessError } from "../../core/errors.ts";
+import { AwaitlessError } from "../core/errors.ts";
 
 /** Where a config line came from, for error messages. */
 export interface ConfigLocation {
@@ -170,4 +170,11 @@ export function parseStrictHostKeyChecking(value: string, at: ConfigLocation): S
     `StrictHostKeyChecking "${value}" is not supported`,
     "Write one of yes, no, ask, accept-new (awaitless never prompts: ask behaves like yes).",
   );
+}
+
+/** The single ProxyJump hop; `host` is itself an alias to resolve, `user`/`port` override what it resolves to. */
+export interface JumpHost {
+  host: string;
+  user?: string;
+  port?: number;
 }

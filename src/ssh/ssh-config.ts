@@ -14,7 +14,10 @@ import {
   type ReadContext,
   readConfigFileFromDisk,
 } from "./ssh-config-read.ts";
-import type { StrictHostKeyChecking } from "./ssh-config-syntax.ts";
+import type { JumpHost, StrictHostKeyChecking } from "./ssh-config-syntax.ts";
+
+export type { JumpHost };
+
 import { type ConfigLocation, configError } from "./ssh-config-syntax.ts";
 
 export type { GlobPaths, ReadConfigFile } from "./ssh-config-read.ts";
@@ -22,13 +25,6 @@ export type { StrictHostKeyChecking } from "./ssh-config-syntax.ts";
 
 /** Which ssh-agent to use: the one in $SSH_AUTH_SOCK (OpenSSH's default), none, or a given socket. */
 export type IdentityAgent = { kind: "env" } | { kind: "none" } | { kind: "socket"; path: string };
-
-/** The single ProxyJump hop; `host` is itself an alias to resolve, `user`/`port` override what it resolves to. */
-export interface JumpHost {
-  host: string;
-  user?: string;
-  port?: number;
-}
 
 export interface ResolvedSshHost {
   /** The name asked for (%n). */

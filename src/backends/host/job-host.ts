@@ -1,0 +1,61 @@
+// The machine that holds job directories, as the wrapper backend sees it: this machine (LocalHost) or an SSH host
+// (SshJobHost). Every method takes a job directory as that machine names it; what a job means stays in the backend.
+import type { LeftoverStop, LogTail, Observation, QueueSnapshot, Stream } from "../../core/backend.ts";
+import type { ArtifactEntry, BackendId } from "../../core/job.ts";
+import type { LogQuery, LogScan } from "../../core/log-scan.ts";
+
+/** The job root made ready on a host: its jobs/ holds one directory per job, its queue directory the admissions. */
+export interface HostRoot {
+  /** Absolute, physical path of the root's jobs/ directory. */
+  jobsDir: string;
+  /** The queue directory the host's wrappers share (wrapper.sh "Queue admission"). */
+  queueDir: string;
+}
+
+/** What the backend knew of the wrapper before this look (its launch's answer). */
+export interface WrapperIdentity {
+  wrapperPid?: number;
+  procStart?: string;
+}
+
+export interface JobHost {
+  readonly name: string;
+  /** Creates the job root (0700, trusted) and installs the wrapper once per version. */
+  prepare(): Promise<HostRoot>;
+  /**
+   * Creates `dir` with spec.sh (0600) and the exit record's reservation, then starts the wrapper on it detached (its
+   * own session); what is recorded to find it again (pid, process start time, boot ID…).
+   */
+  start(dir: string, specText: string): Promise<BackendId>;
+  /** The wrapper's records and liveness now; `unreachable` set when the host cannot be asked. */
+  observe(dir: string, known: WrapperIdentity): Promise<Observation>;
+  /** cancel.sh on the host: records the request, takes a waiting job out of line (`queueDir`), wakes or stops. */
+  cancel(dir: string, graceSeconds: number, queueDir: string | null): Promise<LeftoverStop>;
+  readTail(dir: string, stream: Stream, maxBytes: number): Promise<LogTail>;
+  scanLog(dir: string, stream: Stream, query: LogQuery): Promise<LogScan>;
+  collectArtifacts(
+    cwd: string,
+    declared: readonly string[],
+    maxInlineBytes: number,
+  ): Promise<ArtifactEntry[]>;
+  /** Resolves on the next change of `dir` (see Backend.waitForChange); true when watched by events. */
+  waitForChange(dir: string, timeoutMs: number, signal?: AbortSignal, anyFile?: boolean): Promise<boolean>;
+  queueSnapshot(): Promise<QueueSnapshot>;
+  /** True only when certain that nothing a launch writes before starting a wrapper is at `dir`. */
+  neverStarted(dir: string): Promise<boolean>;
+  /** Removes a finished job's directory. */
+  remove(dir: string): Promise<void>;
+  close?(): void;
+}
+
+/** `make`, run once and its promise shared; a failure is not kept (the next call tries again). */
+export function onceUntilFailure<T>(make: () => Promise<T>): () => Promise<T> {
+  let p: Promise<T> | null = null;
+  return () => {
+    p ??= make().catch((e) => {
+      p = null;
+      throw e;
+    });
+    return p;
+  };
+}

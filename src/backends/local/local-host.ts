@@ -1,0 +1,308 @@
+// This machine as a JobHost: launches the wrapper detached (own session), reads its files, watches with inotify.
+
+import { spawn } from "node:child_process";
+import {
+  closeSync,
+  existsSync,
+  type FSWatcher,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  watch,
+  writeFileSync,
+} from "node:fs";
+import { dirname, join } from "node:path";
+import type { LeftoverStop, LogTail, Observation, QueueSnapshot, Stream } from "../../core/backend.ts";
+import { parseCancelOutcome } from "../../core/backend.ts";
+import { AwaitlessError } from "../../core/errors.ts";
+import type { ArtifactEntry, BackendId } from "../../core/job.ts";
+import type { LogQuery, LogScan } from "../../core/log-scan.ts";
+import { freeSpace, isNoSpace, noSpaceError } from "../../core/store-errors.ts";
+import { assertTrustedDir, makeOwnDir } from "../../core/trusted-dir.ts";
+import { parseQueueSnapshot, QUEUE_SNAPSHOT, script } from "../../wrapper/host-scripts.ts";
+import {
+  CANCEL_TEXT,
+  EXIT_RESERVATION,
+  FILES,
+  readExitRecord,
+  readHeartbeat,
+  readQueued,
+  readStarted,
+  WRAPPER_SHA256,
+  WRAPPER_TEXT,
+} from "../../wrapper/protocol.ts";
+import { openAppend, replaceFile } from "../../wrapper/safe-files.ts";
+import { sha256Hex } from "../../wrapper/sha256.ts";
+import type { HostRoot, JobHost, WrapperIdentity } from "../host/job-host.ts";
+import { isMissing, writeLocalSpec } from "../job-spec.ts";
+import { observationFromRecords } from "../observation.ts";
+import { collectLocalArtifacts } from "./artifacts-local.ts";
+import { readLocalTail, scanLocalLog } from "./local-logs.ts";
+import { localQueueDir } from "./local-queue.ts";
+import { isProcessAlive, localBootId, processStartTime } from "./proc.ts";
+
+export interface LocalHostOptions {
+  dataDir: string;
+  /** The POSIX shell that runs the wrapper and the host programs. */
+  shell: string;
+}
+
+/** Below this much free space a launch is refused before it writes anything (its records need a few blocks). */
+const LAUNCH_HEADROOM_BYTES = 64 * 1024;
+
+/** File names the waiters care about: the lifecycle, not the output. */
+const LIFECYCLE_FILES = new Set(["started", "exit", "cancel", "queued"]);
+
+/** A record's time with the file's millisecond mtime when it agrees with the record's whole seconds. */
+function fileSha256(path: string): string | null {
+  try {
+    return sha256Hex(readFileSync(path));
+  } catch {
+    return null;
+  }
+}
+
+function fileTime(path: string, epochSeconds: number): string {
+  try {
+    const ms = statSync(path).mtimeMs;
+    if (Math.abs(ms / 1000 - epochSeconds) < 2) return new Date(ms).toISOString();
+  } catch {
+    // fall back to the record's own time
+  }
+  return new Date(epochSeconds * 1000).toISOString();
+}
+
+export class LocalHost implements JobHost {
+  readonly name = "this machine";
+  private binChecked = false;
+
+  constructor(private readonly opts: LocalHostOptions) {}
+
+  /** Nothing to make before a launch (start checks and creates what it writes). */
+  async prepare(): Promise<HostRoot> {
+    return { jobsDir: join(this.opts.dataDir, "jobs"), queueDir: localQueueDir(this.opts.dataDir) };
+  }
+
+  /**
+   * The wrapper in bin/, named by its content hash, installed (written then renamed) when missing and verified
+   * against its SHA-256 before every launch: a changed file is replaced, never run.
+   */
+  private ensureWrapper(): string {
+    const dir = join(this.opts.dataDir, "bin");
+    const path = join(dir, `wrapper-${WRAPPER_SHA256.slice(0, 16)}.sh`);
+    if (!this.binChecked) {
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      assertTrustedDir(dir, "the data directory's bin/", "launch_failed");
+      this.binChecked = true;
+    }
+    if (fileSha256(path) !== WRAPPER_SHA256) {
+      const tmp = `${path}.${process.pid}.tmp`;
+      rmSync(tmp, { force: true });
+      writeFileSync(tmp, WRAPPER_TEXT, { mode: 0o600, flag: "wx" });
+      renameSync(tmp, path);
+    }
+    return path;
+  }
+
+  /** `dir` is job.job_dir: its parent (jobs/ or --log-dir) must be trusted. */
+  async start(dir: string, text: string): Promise<BackendId> {
+    const parent = dirname(dir);
+    const room = freeSpace(parent);
+    if (room !== null && room.free < LAUNCH_HEADROOM_BYTES) {
+      throw noSpaceError(parent, `the job directory ${dir}`, "less than 64 KiB free");
+    }
+    const logDir = parent !== join(this.opts.dataDir, "jobs");
+    let wrapper: string;
+    try {
+      wrapper = this.ensureWrapper();
+      // The parent (jobs/ or --log-dir) is trusted, so the job directory made in it cannot be swapped under us.
+      mkdirSync(parent, { recursive: true, mode: 0o700 });
+      assertTrustedDir(parent, logDir ? "--log-dir" : "the data directory's jobs/", "launch_failed");
+      makeOwnDir(dir);
+      writeLocalSpec(dir, text);
+      replaceFile(join(dir, EXIT_RESERVATION.name), EXIT_RESERVATION.text, 0o600);
+    } catch (e) {
+      if (isNoSpace(e)) throw noSpaceError(parent, `the job directory ${dir}`, e);
+      if (e instanceof AwaitlessError) throw e;
+      throw new AwaitlessError(
+        "launch_failed",
+        `could not prepare the job directory ${dir}: ${(e as Error).message}`,
+        "check free disk space and permissions of the data directory",
+      );
+    }
+    let log: number;
+    try {
+      log = openAppend(join(dir, "wrapper.log"), 0o600);
+    } catch (e) {
+      throw new AwaitlessError(
+        "launch_failed",
+        `could not open ${join(dir, "wrapper.log")}: ${(e as Error).message}`,
+        "remove whatever is at that path (a symlink is never written through), then launch again",
+      );
+    }
+    try {
+      // detached: the wrapper gets its own session, so it outlives this process and its terminal.
+      const child = spawn(this.opts.shell, [wrapper, dir], {
+        detached: true,
+        stdio: ["ignore", log, log],
+        cwd: "/",
+        env: process.env,
+      });
+      const pid = await new Promise<number>((resolve, reject) => {
+        child.once("spawn", () => resolve(child.pid!));
+        child.once("error", reject);
+      });
+      child.unref();
+      const start = processStartTime(pid);
+      return { wrapper_pid: pid, ...(start ? { proc_start: start } : {}) };
+    } catch (e) {
+      throw new AwaitlessError(
+        "launch_failed",
+        `could not start the job wrapper with ${this.opts.shell}: ${(e as Error).message}`,
+        "check that a POSIX shell exists at that path (AWAITLESS_SHELL overrides it)",
+      );
+    } finally {
+      closeSync(log);
+    }
+  }
+
+  /** The launch opens wrapper.log before it spawns the wrapper: without it, no wrapper of this job ever started. */
+  async neverStarted(dir: string): Promise<boolean> {
+    return isMissing(join(dir, FILES.wrapperLog));
+  }
+
+  async observe(dir: string, known: WrapperIdentity): Promise<Observation> {
+    const exit = readExitRecord(dir);
+    const started = readStarted(dir);
+    const hb = readHeartbeat(dir);
+    const queued = started ? null : readQueued(dir);
+    let wrapperAlive: boolean | null = null;
+    const pid = started?.wrapperPid ?? known.wrapperPid;
+    if (pid) {
+      const expectStart = started?.procStart ?? known.procStart;
+      wrapperAlive = isProcessAlive(pid, expectStart ?? null);
+    }
+    // The wrapper may have written its exit record and exited between the two reads above.
+    const x = exit ?? (wrapperAlive === false ? readExitRecord(dir) : null);
+    return observationFromRecords(
+      { started, exit: x, heartbeat: hb, queued },
+      {
+        wrapperAlive,
+        bootIdNow: localBootId(),
+        startedAt: (s) => fileTime(join(dir, FILES.started), s),
+        finishedAt: (s) => fileTime(join(dir, FILES.exit), s),
+      },
+    );
+  }
+
+  async cancel(dir: string, graceSeconds: number, queueDir: string | null): Promise<LeftoverStop> {
+    const r = await runDetached(this.opts.shell, [
+      "-c",
+      CANCEL_TEXT,
+      "awaitless-cancel",
+      dir,
+      String(graceSeconds),
+      queueDir ?? "",
+    ]);
+    if (r.code !== 0) {
+      throw new AwaitlessError(
+        "internal",
+        `could not record the cancel request of the job in ${dir}: ${r.stderr.trim() || `exit ${r.code}`}`,
+        "check free disk space and permissions of the data directory, then cancel again",
+      );
+    }
+    return parseCancelOutcome(r.stdout);
+  }
+
+  /** queue-snapshot.sh, as on SSH hosts: entries judged live by the wrappers' own readers. */
+  async queueSnapshot(): Promise<QueueSnapshot> {
+    const r = await runDetached(
+      this.opts.shell,
+      ["-s"],
+      script(QUEUE_SNAPSHOT, [localQueueDir(this.opts.dataDir)]),
+    );
+    if (r.code !== 0) {
+      throw new AwaitlessError(
+        "internal",
+        `could not list the queues: ${r.stderr.trim() || `exit ${r.code}`}`,
+        "check the data directory's permissions",
+      );
+    }
+    return parseQueueSnapshot(r.stdout);
+  }
+
+  async readTail(dir: string, stream: Stream, maxBytes: number): Promise<LogTail> {
+    return readLocalTail(dir, stream, maxBytes);
+  }
+
+  async scanLog(dir: string, stream: Stream, query: LogQuery): Promise<LogScan> {
+    return scanLocalLog(dir, stream, query);
+  }
+
+  async collectArtifacts(
+    cwd: string,
+    declared: readonly string[],
+    maxInlineBytes: number,
+  ): Promise<ArtifactEntry[]> {
+    return collectLocalArtifacts(cwd, declared, { maxInlineBytes });
+  }
+
+  waitForChange(dir: string, timeoutMs: number, signal?: AbortSignal, anyFile = false): Promise<boolean> {
+    return new Promise<boolean>((resolve) => {
+      let watcher: FSWatcher | null = null;
+      let armed = false;
+      const done = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", done);
+        watcher?.close();
+        resolve(armed);
+      };
+      const timer = setTimeout(done, Math.max(0, timeoutMs));
+      if (signal?.aborted) return done();
+      signal?.addEventListener("abort", done, { once: true });
+      try {
+        watcher = watch(dir, { persistent: true }, (_event, name) => {
+          if (anyFile || (name !== null && LIFECYCLE_FILES.has(String(name)))) done();
+        });
+        watcher.on("error", () => undefined);
+        armed = true;
+      } catch {
+        // No directory yet (launch in progress) or no inotify: the timer is the fallback.
+      }
+      // A file that appeared just before the watch started would be missed: check once after arming.
+      if (!anyFile && existsSync(join(dir, "exit"))) done();
+    });
+  }
+
+  async remove(dir: string): Promise<void> {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Runs a shell in its own session (cancel.sh's KILL watcher, when the wrapper is gone, must outlive this process). */
+function runDetached(
+  shell: string,
+  args: string[],
+  stdin?: string,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    let stdout = "";
+    let stderr = "";
+    const child = spawn(shell, args, {
+      detached: true,
+      stdio: [stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
+      cwd: "/",
+    });
+    child.stdout?.on("data", (b: Buffer) => {
+      stdout += b.toString();
+    });
+    child.stderr?.on("data", (b: Buffer) => {
+      stderr += b.toString();
+    });
+    child.once("error", (e) => resolve({ code: -1, stdout, stderr: e.message }));
+    child.once("close", (code) => resolve({ code: code ?? -1, stdout, stderr }));
+    if (stdin !== undefined) child.stdin?.end(stdin);
+  });
+}

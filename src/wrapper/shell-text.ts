@@ -1,0 +1,59 @@
+// The shell programs as they run: each .sh file of src/wrapper with its `# awaitless:include NAME` lines replaced by
+// that fragment (prelude.sh, host/lib-*.sh), so the /proc, boot and queue-entry readers exist once.
+import artifactRow from "./host/lib-artifact-row.sh" with { type: "text" };
+import freeSpace from "./host/lib-free-space.sh" with { type: "text" };
+import root from "./host/lib-root.sh" with { type: "text" };
+import sha256 from "./host/lib-sha256.sh" with { type: "text" };
+import trust from "./host/lib-trust.sh" with { type: "text" };
+import prelude from "./prelude.sh" with { type: "text" };
+
+/** The fragments a program may include, by the name its include line gives. */
+export const FRAGMENTS: Readonly<Record<string, string>> = {
+  "prelude.sh": prelude,
+  "lib-artifact-row.sh": artifactRow,
+  "lib-free-space.sh": freeSpace,
+  "lib-root.sh": root,
+  "lib-sha256.sh": sha256,
+  "lib-trust.sh": trust,
+};
+
+export const INCLUDE_RE = /^# awaitless:include (\S+)\n/gm;
+
+/** `text` with every include line replaced by its fragment (minus the fragment's `# shellcheck shell=` line). */
+export function assemble(text: string): string {
+  return text.replace(INCLUDE_RE, (_line, name: string) => {
+    const fragment = FRAGMENTS[name];
+    if (fragment === undefined) throw new Error(`unknown shell fragment ${name}`);
+    return assemble(fragment.replace(/^# shellcheck shell=\w+\n/m, ""));
+  });
+}
+
+/**
+ * A host program as sent on every call (`sh -s` over SSH): assembled, without its comment lines and indentation-only
+ * blank lines (they document the file; here they would only cost bytes per round trip).
+ */
+export function hostProgram(text: string): string {
+  const lines = assemble(text)
+    .split("\n")
+    .filter((line) => !/^\s*#/.test(line) && line.trim() !== "");
+  return `${withoutUnusedReaders(lines).join("\n")}\n`;
+}
+
+/** Drops the prelude's `awl_*` functions the program never calls (they would cost bytes on every round trip). */
+function withoutUnusedReaders(lines: string[]): string[] {
+  for (;;) {
+    const defs = new Map<string, [number, number]>();
+    for (let i = 0; i < lines.length; i++) {
+      const m = /^(awl_\w+)\(\) \{$/.exec(lines[i] as string);
+      if (!m) continue;
+      const end = lines.indexOf("}", i);
+      if (end > i) defs.set(m[1] as string, [i, end]);
+    }
+    const unused = [...defs].find(([name, [from, to]]) =>
+      lines.every((line, i) => (i >= from && i <= to) || !new RegExp(`\\b${name}\\b`).test(line)),
+    );
+    if (!unused) return lines;
+    const [from, to] = unused[1];
+    lines = [...lines.slice(0, from), ...lines.slice(to + 1)];
+  }
+}
