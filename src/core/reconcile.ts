@@ -126,6 +126,7 @@ export function heartbeatSilence(
 
 /** "queued behind 2 jobs in queue gpu (1 of 1 running)", "next in line; waiting for gpu=0", "admitted; starting". */
 export function queuedMessage(q: QueuedInfo): string {
+  if (q.after) return afterMessage(q.after);
   if (q.admitted) return "admitted; starting";
   const inQueue = q.queue ? ` in queue ${q.queue} (${q.running} of ${q.concurrency} running)` : "";
   if (q.ahead > 0) return `queued behind ${q.ahead} job${q.ahead === 1 ? "" : "s"}${inQueue}`;
@@ -155,6 +156,7 @@ function exitDecision(job: Job, obs: Observation): Decision {
     started_at,
     descendants_alive: x.descendants_alive,
   };
+  if (x.reason === "dependency_failed") return dependencyFailed(base, x.dependency ?? null);
   if (x.reason === "cancelled" || (job.cancel_requested_at && x.signal && x.exit_code !== 0)) {
     return {
       ...base,
@@ -241,4 +243,44 @@ export function err(
   return detail === undefined
     ? { stage, reason, retryable, suggestion }
     : { stage, reason, retryable, suggestion, detail };
+}
+
+/** "waiting for job_X to succeed": the first parent condition a held job still waits for (JOB_ID:ON). */
+export function afterMessage(after: string): string {
+  const at = after.lastIndexOf(":");
+  const id = at > 0 ? after.slice(0, at) : after;
+  const on = at > 0 ? after.slice(at + 1) : "ok";
+  const what = on === "any" ? "to end" : on === "failed" ? "to fail" : "to succeed";
+  return `waiting for ${id} ${what}`;
+}
+
+/** A dependency that could no longer hold: the job ends cancelled and its command never ran. */
+export function dependencyFailed(
+  base: {
+    exit_code: number | null;
+    signal: string | null;
+    finished_at: string;
+    started_at: string | null;
+    descendants_alive: boolean;
+  },
+  dependency: string | null,
+): Decision {
+  const at = dependency ? dependency.lastIndexOf(":") : -1;
+  const id = dependency && at > 0 ? dependency.slice(0, at) : dependency;
+  const on = dependency && at > 0 ? dependency.slice(at + 1) : null;
+  const what = on === "failed" ? "succeeded" : "did not succeed";
+  return {
+    ...base,
+    kind: "terminal",
+    to: "cancelled",
+    exit_code: null,
+    reason: "dependency_failed",
+    error: err(
+      "dependency_failed",
+      id ? `${id} ${what}, so this job (after ${dependency}) never ran` : "a dependency can no longer hold",
+      false,
+      "fix the parent job and submit both again",
+      dependency ? `after ${dependency}` : undefined,
+    ),
+  };
 }

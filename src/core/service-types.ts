@@ -19,6 +19,8 @@ export interface LaunchRequest {
   artifacts?: string[];
   slurm_options?: Record<string, string>;
   name?: string;
+  /** Parents, each "JOB_ID[:ok|any|failed]": the job is held until each ended so (src/core/dependencies.ts). */
+  after?: string[];
   /** Local backend: keep this job's files (logs, records, spec) in LOG_DIR/<job_id>. */
   log_dir?: string;
   client_request_id?: string;

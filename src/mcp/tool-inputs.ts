@@ -64,6 +64,13 @@ export const launchEntries = {
       v.description('Locks such as ["gpu=0"] held while it runs.'),
     ),
   ),
+  after: v.optional(
+    v.pipe(
+      v.array(v.string('each after entry must be a string "JOB_ID" or "JOB_ID:ok|any|failed"')),
+      v.maxLength(64, "after takes at most 64 parents"),
+      v.description('Start after ["job_…:ok|any|failed"] end (same target).'),
+    ),
+  ),
   client_request_id: v.optional(v.pipe(v.string(), v.description("Retry key: same key, same job."))),
   slurm_options: v.optional(v.pipe(stringMap("slurm_options"), v.description("Allowlisted sbatch options."))),
   allow_duplicate: v.optional(v.pipe(v.boolean(), v.description("Run even if the same is active."))),
