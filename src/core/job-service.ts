@@ -17,9 +17,9 @@ import { type ValidatedLaunch, validateLaunch } from "./launch-request.ts";
 import { readLogs } from "./log-read.ts";
 import { admissionFor, listQueues } from "./queue-service.ts";
 import { createQueue, targetOf } from "./queue-store.ts";
-import { decide } from "./reconcile.ts";
+import { decide, dependencyFailed } from "./reconcile.ts";
 import { Redactor, shapeRedactor } from "./redact.ts";
-import { buildResult, launchFailedResult, readTails } from "./result-builder.ts";
+import { buildResult, dependencyFailedResult, launchFailedResult, readTails } from "./result-builder.ts";
 import type {
   CancelResponse,
   CompletionsResponse,
@@ -216,6 +216,8 @@ export class JobService implements JobServiceApi {
         job: await this.toStatus(job),
       };
     }
+    // Slurm is never asked to start a job whose dependency already failed (its afterok on an ended parent fails).
+    if (after?.failed && v.spec.backend === "slurm") return this.endDependencyFailed(res.job, after.failed);
     const launched = await this.launchReserved(res.job, v, backend, { admission, after }, false);
     return { ...launched!, idempotent_replay: false };
   }
@@ -238,6 +240,36 @@ export class JobService implements JobServiceApi {
       if (p) parents.push(same ? await this.refresh(d.job_id) : p);
     }
     return planDependencies(v.spec, parents);
+  }
+
+  private async endDependencyFailed(job: StoredJob, dependency: string): Promise<SubmitResponse> {
+    const d = dependencyFailed(
+      { exit_code: null, signal: null, finished_at: nowIso(), started_at: null, descendants_alive: false },
+      dependency,
+    );
+    if (d.kind !== "terminal" || !d.error) throw new Error("dependencyFailed gives a terminal decision");
+    const built = dependencyFailedResult(job, d.error);
+    this.store.transition(job.job_id, "cancelled", {
+      historyReason: "dependency_failed",
+      terminal: {
+        exit_code: null,
+        signal: null,
+        reason: "dependency_failed",
+        finished_at: built.result.finished_at,
+        stdout_bytes: 0,
+        stderr_bytes: 0,
+        result_json: built.json,
+        result_sha256: built.sha256,
+      },
+    });
+    const ended = this.getJob(job.job_id);
+    return {
+      job_id: job.job_id,
+      state: ended.state,
+      backend: ended.backend,
+      idempotent_replay: false,
+      job: await this.toStatus(ended),
+    };
   }
 
   private async replayOf(jobId: string): Promise<SubmitResponse> {

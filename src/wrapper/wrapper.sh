@@ -515,7 +515,11 @@ dependency=$awl_a_failed}"
   [ -z "$awl_q_slot" ] || rm -f "$awl_q_slot"
   [ -z "$awl_q_entry" ] || rm -f "$awl_q_entry"
   awl_after_wake
-  exit 0
+  # Under Slurm the batch script's status is what afterok/afternotok dependencies see: 0 only for a command that
+  # succeeded (or a job cancelled, which Slurm records as CANCELLED itself).
+  [ "$AWL_SCHEDULER" = slurm ] || exit 0
+  case $2/$1 in exited/0 | cancelled/*) exit 0 ;; esac
+  exit 1
 }
 
 awl_launch_failed() {

@@ -17,6 +17,7 @@ import { SshHost } from "../ssh/ssh-host.ts";
 import { resolveHostSettings } from "../ssh/ssh-target.ts";
 import { type CommandRunner, LocalRunner } from "./runner.ts";
 import { renderSbatchScript } from "./sbatch-script.ts";
+import { slurmDependency } from "./slurm-dependency.ts";
 import { isLocalLoginNode, SlurmHost, slurmHostSettings } from "./slurm-host.ts";
 import { type ObserveDeps, observeJob, type PersistedFields } from "./slurm-observe.ts";
 import { formatSlurmTime, mergeSlurmOptions, validateSlurmOptions } from "./slurm-options.ts";
@@ -141,6 +142,7 @@ export class SlurmBackend implements Backend {
       slurmJobDir: dir,
       wrapperPath: prepared.wrapperPath,
       options,
+      ...(slurmDependency(input.after) ? { dependency: slurmDependency(input.after)! } : {}),
     });
     const text = jobSpecText(job, input, {
       cwd,

@@ -1,11 +1,13 @@
 // Owns one observation of a Slurm job: the shared poll's squeue/sacct lines, the wrapper's records in the job
 // directory, scontrol for exact exit codes, find-by-tag for unconfirmed submissions; the verdict comes from slurm-verdict.
+
 import type { ExitInfo, HeartbeatInfo, Observation, StartedInfo } from "../../core/backend.ts";
 import type { Job } from "../../core/job.ts";
 import type { Decision } from "../../core/reconcile.ts";
 import { FILES, parseExitRecord, parseHeartbeat, parseStarted } from "../../wrapper/protocol.ts";
 import { observationFromRecords } from "../observation.ts";
 import { SBATCH_STDERR_FILE } from "./sbatch-script.ts";
+import { neverSatisfied } from "./slurm-dependency.ts";
 import type { SlurmHost } from "./slurm-host.ts";
 import { parseScontrolJob, scontrolShowJobArgs } from "./slurm-queries.ts";
 import { observeSlurmJob, parseSlurmExitCode, type SlurmExit } from "./slurm-states.ts";
@@ -118,6 +120,16 @@ export async function observeJob(
   }
   const entry = snap.rows.get(id) ?? {};
   const status = observeSlurmJob(entry);
+  // Slurm can never start it (a parent ended so that its --dependency cannot hold): end it and take it off the queue.
+  if (
+    entry.squeue?.slurmState === "PENDING" &&
+    entry.squeue.reason === "DependencyNeverSatisfied" &&
+    wrapper.started === null
+  ) {
+    if (!deps.scancelled.has(id)) await ctx.scancel(id).catch(() => undefined);
+    h.poller.forget(id);
+    return observation(wrapper, { scheduler: neverSatisfied(job, Date.now()) });
+  }
   // a cancel recorded while the submission was unconfirmed reaches the job once it is found
   if (
     job.cancel_requested_at &&
