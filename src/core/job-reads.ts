@@ -82,6 +82,7 @@ export async function inspectJob(svc: JobService, jobId: string): Promise<Inspec
     },
     history: svc.store.history(jobId),
     job_dir: job.job_dir,
+    ...dependentsField(svc.store.dependentsOf(jobId)),
     ...(result ? { result } : {}),
   };
 }
@@ -207,4 +208,8 @@ export function directoryBytes(dir: string): number {
     }
   }
   return total;
+}
+
+function dependentsField(rows: { job_id: string; on: string }[]): { dependents?: string[] } {
+  return rows.length === 0 ? {} : { dependents: rows.map((r) => `${r.job_id}:${r.on}`) };
 }

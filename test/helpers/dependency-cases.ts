@@ -63,6 +63,8 @@ export function dependencyCases(target: () => DependencyTarget): void {
     const c = await child(n, [p]);
     const s = await held(c, `waiting for ${p} to succeed`);
     expect(s.started_at ?? null).toBeNull();
+    expect(s.after).toEqual([`${p}:ok`]);
+    expect((await t().cli(["inspect", "--json", p])).json.dependents).toEqual([`${c}:ok`]);
     expect(existsSync(marker(n))).toBe(false);
     const listed = (await t().cli(["list", "--json", "--state", "active"])).json.jobs;
     expect(listed.find((j: { job_id: string }) => j.job_id === c)?.state).toBe("queued");
