@@ -30,7 +30,7 @@
 #                  with noclobber first (see "Cancel").
 #   STREAM.head STREAM.prev STREAM.dropped   log cap (AWL_LOG_CAP > 0): see "Log cap" below.
 #   exit           key=value: exit_code signal reason finished_at descendants_alive stdout_dropped stderr_dropped
-#                  stdout_bytes stderr_bytes [no_space=1], then a line of spaces that pads it to 512 bytes. Written atomically
+#                  stdout_bytes stderr_bytes [no_space=1] [dependency=ID:ON], then a line of spaces that pads it to 512 bytes. Written atomically
 #                  (exit.tmp -> mv); the last file written.
 #   exit.tmp       the exit record's reservation: 511 spaces and a newline, written at start-up before anything else
 #                  (the launcher may have written it already). At the end the record is written over those bytes
@@ -48,7 +48,8 @@
 #   126 with reason=launch_failed: JOB_DIR/spec.sh or AWL_CWD unusable, or no space for `started` (wrapper.log).
 #   127: command not found (recorded as reason=exited, like a shell would). Empty with reason=cancelled: the
 #   cancel file existed before the command started (or before its queue admitted it), so it never ran.
-# reason: exited | timed_out | cancelled | launch_failed.
+# reason: exited | timed_out | cancelled | launch_failed | dependency_failed (then dependency=ID:ON; see
+#   "Dependencies" below).
 # descendants_alive=1: processes of the command's process group outlived it (left running on a normal exit;
 #   killed on timeout and cancel, TERM then KILL after the grace period).
 #
