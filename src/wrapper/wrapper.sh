@@ -872,6 +872,7 @@ awl_a_outcome() {
 awl_a_each() {
   awl_a_i=1
   while [ "$awl_a_i" -le "$AWL_AFTER_N" ]; do
+    awl_a_id='' awl_a_on='' awl_a_dir=''
     eval "awl_a_id=\${AWL_AFTER_${awl_a_i}_ID-} awl_a_on=\${AWL_AFTER_${awl_a_i}_ON-} awl_a_dir=\${AWL_AFTER_${awl_a_i}_DIR-}"
     case $awl_a_dir in '' | /*) ;; *) awl_a_dir=$awl_start_dir/$awl_a_dir ;; esac
     "$1"
@@ -958,7 +959,7 @@ awl_after_hold() {
 
 # awl_after_wake (in awl_finish, after the exit record): USR1 to every live held dependent of this job.
 awl_after_wake() {
-  [ -d dependents ] && [ ! -h dependents ] || return 0
+  if [ ! -d dependents ] || [ -h dependents ]; then return 0; fi
   for awl_a_f in dependents/*; do
     [ -f "$awl_a_f" ] && [ ! -h "$awl_a_f" ] || continue
     awl_a_pid='' awl_a_ps=''
