@@ -2,7 +2,7 @@
 // sbatch --dependency (afterok/afterany/afternotok on its Slurm ID); a parent that already ended is resolved by us
 // (TheoChem-VU/TCMU#362: afterok on an ended parent fails in Slurm), so an impossible condition is never submitted;
 // DependencyNeverSatisfied ends the child cancelled/dependency_failed and scancels it; a held child can be
-// cancelled. Parents are held in Slurm (scontrol hold), so no test needs a free node.
+// cancelled; chains that run (the batch script's status makes afterok mean succeeded).
 import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { Sandbox, until } from "../helpers/cli.ts";
@@ -70,6 +70,27 @@ describe.skipIf(!up)("Slurm dependencies through the binary", () => {
     await until("Slurm to drop the child", async () => !/JobState=PENDING/.test(await showJob(sid)), 30_000);
     expect(w.json.started_at).toBeNull();
   }, 150_000);
+
+  test("chains that run: afterok after a success; after exit 3, afterok → dependency_failed and afternotok runs", async () => {
+    const ok = s().submit(["sh", "-c", "exit 0"], flags);
+    slurmIdOf(ok);
+    const next = s().submit(["sh", "-c", "echo next ran"], [...flags, "--after", ok]);
+    slurmIdOf(next);
+    const bad = s().submit(["sh", "-c", "exit 3"], flags);
+    slurmIdOf(bad);
+    const never = s().submit(["sh", "-c", "echo never"], [...flags, "--after", bad]);
+    slurmIdOf(never);
+    const rescue = s().submit(["sh", "-c", "echo rescue ran"], [...flags, "--after", `${bad}:failed`]);
+    slurmIdOf(rescue);
+    const wait = async (id: string) => (await s().runAsync(["wait", "--json", "--timeout", "120s", id])).json;
+    const a = await wait(next);
+    expect([a.job_state, a.stdout_tail]).toEqual(["succeeded", "next ran\n"]);
+    const b = await wait(never);
+    expect([b.job_state, b.reason, b.stdout_tail]).toEqual(["cancelled", "dependency_failed", ""]);
+    const c = await wait(rescue);
+    expect([c.job_state, c.stdout_tail]).toEqual(["succeeded", "rescue ran\n"]);
+    expect((await wait(bad)).exit_code).toBe(3);
+  }, 200_000);
 
   test("a parent that already ended is resolved by us: ok → dependency_failed with no sbatch; any → no --dependency", async () => {
     const p = await heldParent();
