@@ -148,4 +148,28 @@ export const HINTS: HintTable = {
     cli: "pass a directory path, e.g. --log-dir ./logs",
     mcp: "Pass a directory path.",
   }),
+  after_fewer_parents: (a) => ({
+    cli: "chain fewer parents per job (a parent's own --after carries the rest)",
+    mcp: `Give at most ${a.max} entries in after.`,
+  }),
+  after_parent_once: () => ({
+    cli: "give each parent once with the condition you mean",
+    mcp: "Give each parent once in after, with the condition you mean.",
+  }),
+  after_form: () => ({
+    cli: "write --after JOB_ID[:ok|:any|:failed], e.g. --after job_01JD…:ok (ok is the default)",
+    mcp: 'Give after as job IDs with an optional condition, e.g. ["job_01JD…", "job_01JE…:any"] (ok, any or failed; ok when left out).',
+  }),
+  after_parent_unknown: () => ({
+    cli: "check the ID with `awaitless list`; a dependency names a job of this store",
+    mcp: "Check the job ID (list_jobs shows recent jobs); after names jobs this server knows.",
+  }),
+  after_same_target: (a) => ({
+    cli: `run this job where ${a.job_id} runs (same --host and --backend), or wait for the parent first (awaitless wait ${a.job_id}) and then submit`,
+    mcp: `Run this job where ${a.job_id} runs (same host and backend), or call wait_for_job on the parent first and then submit.`,
+  }),
+  after_parent_launching: (a) => ({
+    cli: `retry in a moment (awaitless status ${a.job_id} shows when it is launched)`,
+    mcp: "Retry in a moment, once the parent job is launched.",
+  }),
 };

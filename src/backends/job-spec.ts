@@ -45,6 +45,8 @@ export function jobSpecText(job: Job, input: LaunchInput, opts: JobSpecOptions):
     heartbeatSeconds: opts.heartbeatSeconds,
     logCapBytes: input.logCapBytes,
     ...(opts.scheduler ? { scheduler: opts.scheduler } : {}),
+    // Slurm waits for its parents itself (sbatch --dependency); a wrapper waits on local and SSH targets.
+    ...(input.after && opts.scheduler !== "slurm" ? { after: input.after } : {}),
     ...(input.admission && opts.admissionDir !== undefined
       ? {
           admission: {

@@ -40,6 +40,7 @@ export function observationFromRecords(r: WrapperRecords, facts: ObservationFact
           finished_at: (facts.finishedAt ?? iso)(exit.finishedAtEpochSeconds),
           descendants_alive: exit.descendantsAlive,
           ...(exit.noSpace ? { no_space: true } : {}),
+          ...(exit.dependency ? { dependency: exit.dependency } : {}),
         }
       : null,
     wrapperAlive: facts.wrapperAlive,

@@ -20,6 +20,10 @@ const LAUNCH_OPTIONS: [string, string][] = [
   ["--name <name>", "a label for the job"],
   ["--queue <name>", "named FIFO queue (create it first: awaitless queue create NAME --concurrency N)"],
   ["--resource <NAME=VALUE>", "resource lock, e.g. gpu=0: waits until no other job holds it (repeatable)"],
+  [
+    "--after <JOB[:ok|:any|:failed]>",
+    "start after JOB succeeded (ok, default), ended (any) or failed, on the same target (repeatable)",
+  ],
   ["--client-request-id <id>", "idempotency key: a retry with the same key never launches twice"],
   [
     "--log-dir <dir>",

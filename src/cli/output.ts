@@ -97,6 +97,7 @@ export function renderStatus(s: JobStatus, style: Style): string {
     ["backend", s.host ? `${s.backend} on ${s.host}` : s.backend],
   ];
   if (s.name) rows.push(["name", s.name]);
+  if (s.after) rows.push(["after", s.after.join(", ")]);
   rows.push(["created", `${s.created_at} (${ago(s.created_at)})`]);
   if (s.elapsed_seconds === undefined) rows.push(["ran for", "never started"]);
   else

@@ -100,6 +100,7 @@ export interface RawLaunchOptions {
   name?: string;
   queue?: string;
   resource?: unknown;
+  after?: unknown;
   clientRequestId?: string;
   logDir?: unknown;
   slurmOption?: unknown;
@@ -132,6 +133,8 @@ export function launchRequest(argv: string[], o: RawLaunchOptions): LaunchReques
   if (o.queue !== undefined) req.queue = String(o.queue);
   const resources = asList(o.resource);
   if (resources.length) req.resources = resources;
+  const after = asList(o.after);
+  if (after.length) req.after = after;
   if (o.clientRequestId !== undefined) req.client_request_id = String(o.clientRequestId);
   if (o.logDir !== undefined) {
     // cac turns a repeated flag into an array, and a bare `--log-dir` into true.

@@ -1,6 +1,6 @@
 // What every backend offers the job engine: launch, observe, cancel, read logs and artifacts, watch.
-
 import type { Decision } from "./decision.ts";
+import type { DependencyPlan } from "./dependencies.ts";
 import type { ArtifactEntry, BackendId, BackendName, Job } from "./job.ts";
 import type { LogQuery, LogScan } from "./log-scan.ts";
 import type { SchedulerFacts } from "./scheduler-facts.ts";
@@ -13,6 +13,8 @@ export interface LaunchInput {
   logCapBytes: number;
   /** Wait on the target for a queue slot and/or resource locks before starting (backends with supportsAdmission). */
   admission?: LaunchAdmission;
+  /** Parents to wait for on the target, or a condition already impossible (src/core/dependencies.ts). */
+  after?: DependencyPlan;
 }
 
 /** Queue admission of one launch; the backend adds its target's queue directory. */
@@ -35,6 +37,8 @@ export interface QueuedInfo {
   resources: string[];
   /** Admitted: the command is about to start. */
   admitted: boolean;
+  /** Held for a dependency: the first parent condition still awaited (JOB_ID:ok|any|failed). */
+  after?: string;
 }
 
 /** The target's queue directory now: admitted and waiting jobs (waiting in FIFO order). */
@@ -55,7 +59,9 @@ export interface ExitInfo {
   /** null when the command never started (cancelled before it, e.g. while queued). */
   exit_code: number | null;
   signal: string | null;
-  reason: "exited" | "timed_out" | "cancelled" | "launch_failed";
+  reason: "exited" | "timed_out" | "cancelled" | "launch_failed" | "dependency_failed";
+  /** reason dependency_failed: the parent condition (JOB_ID:ok|any|failed) that could no longer hold. */
+  dependency?: string;
   finished_at: string;
   descendants_alive: boolean;
   /** The disk or quota of the job's directory was full at some point: output may be missing. */

@@ -76,7 +76,13 @@ export type HintAction =
   | "cwd_not_dir"
   | "cwd_unreadable"
   | "log_dir_remote"
-  | "log_dir_path";
+  | "log_dir_path"
+  | "after_fewer_parents"
+  | "after_parent_once"
+  | "after_form"
+  | "after_parent_unknown"
+  | "after_same_target"
+  | "after_parent_launching";
 
 export interface ActionHint {
   action: HintAction;

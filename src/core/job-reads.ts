@@ -90,6 +90,7 @@ export async function inspectJob(svc: ServiceCore, jobId: string): Promise<Inspe
     },
     history: svc.store.history(jobId),
     job_dir: job.job_dir,
+    ...dependentsField(svc.store.dependentsOf(jobId)),
     ...(result ? { result } : {}),
   };
 }
@@ -180,4 +181,8 @@ export function directoryBytes(dir: string): number {
     }
   }
   return total;
+}
+
+function dependentsField(rows: { job_id: string; on: string }[]): { dependents?: string[] } {
+  return rows.length === 0 ? {} : { dependents: rows.map((r) => `${r.job_id}:${r.on}`) };
 }

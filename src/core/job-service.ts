@@ -2,7 +2,9 @@
 // Every read reconciles what it needs first (no daemon): observe the wrapper, apply the rules in reconcile.ts.
 import { dirname, join } from "node:path";
 import { type Backend, isLeftoverStop, type LaunchInput } from "./backend.ts";
+import { canonicalJson, sha256Hex } from "./canonical-json.ts";
 import { completions as completionsFeed } from "./completions.ts";
+import { type DependencyPlan, planDependencies } from "./dependencies.ts";
 import { AwaitlessError, hint, invalid } from "./errors.ts";
 import { isJobId, JOB_ID_08_RE, newJobId } from "./ids.ts";
 import { isTerminal, type Job, type JobResult, type JobState } from "./job.ts";
@@ -16,9 +18,9 @@ import { followLogs } from "./log-follow.ts";
 import { readLogs } from "./log-read.ts";
 import { admissionFor, listQueues } from "./queue-service.ts";
 import { createQueue, targetOf } from "./queue-store.ts";
-import { decide } from "./reconcile.ts";
+import { decide, dependencyFailed } from "./reconcile.ts";
 import { Redactor, shapeRedactor } from "./redact.ts";
-import { buildResult, launchFailedResult, readTails } from "./result-builder.ts";
+import { buildResult, dependencyFailedResult, launchFailedResult, readTails } from "./result-builder.ts";
 import type { ServiceCore, ServiceSettings } from "./service-deps.ts";
 import type {
   CancelResponse,
@@ -142,12 +144,13 @@ export class JobService implements JobServiceApi {
     const backend = this.backendFor(v.spec);
     // A queued job waits on its target for a slot: it is `queued` until its command starts.
     const admission = admissionFor(this.store, v.spec, backend);
+    const after = await this.dependencyPlan(v);
     const jobId = newJobId();
     const res = this.store.reserve(
       {
         job_id: jobId,
         // a Slurm job waits on the scheduler first (queued), then its allocation starts the wrapper (starting)
-        state: v.spec.backend === "slurm" || admission ? "queued" : "starting",
+        state: v.spec.backend === "slurm" || admission || after?.waits.length ? "queued" : "starting",
         spec: v.spec,
         fingerprint: v.fingerprint,
         client_request_id: v.clientRequestId,
@@ -185,7 +188,13 @@ export class JobService implements JobServiceApi {
         (await launchAbandoned(job, backend, owners)) &&
         this.store.claimLaunch(job.job_id, job.launcher, owners.self())
       ) {
-        const launched = await this.launchReserved(this.store.get(job.job_id)!, v, backend, admission, true);
+        const launched = await this.launchReserved(
+          this.store.get(job.job_id)!,
+          v,
+          backend,
+          { admission, after },
+          true,
+        );
         if (launched) return { ...launched, idempotent_replay: true, launch_resumed: true };
         return this.replayOf(job.job_id);
       }
@@ -197,8 +206,60 @@ export class JobService implements JobServiceApi {
         job: await this.toStatus(job),
       };
     }
-    const launched = await this.launchReserved(res.job, v, backend, admission, false);
+    // Slurm is never asked to start a job whose dependency already failed (its afterok on an ended parent fails).
+    if (after?.failed && v.spec.backend === "slurm") return this.endDependencyFailed(res.job, after.failed);
+    const launched = await this.launchReserved(res.job, v, backend, { admission, after }, false);
     return { ...launched!, idempotent_replay: false };
+  }
+
+  /**
+   * The launch's dependencies: prefixes resolved to full IDs (the spec and its fingerprint then name them), each
+   * parent refreshed and checked for the same target; undefined when the job has none.
+   */
+  private async dependencyPlan(v: ValidatedLaunch): Promise<DependencyPlan | undefined> {
+    const deps = v.spec.after;
+    if (!deps || deps.length === 0) return undefined;
+    const resolved = deps.map((d) => ({ ...d, job_id: resolveJobIdPrefix(this.store, d.job_id) }));
+    v.spec = { ...v.spec, after: resolved };
+    v.fingerprint = sha256Hex(canonicalJson(v.spec));
+    const parents: StoredJob[] = [];
+    for (const d of resolved) {
+      const p = this.store.get(d.job_id);
+      // Only a parent on this job's target is looked at; planDependencies refuses the others.
+      const same = p && p.backend === v.spec.backend && p.host === v.spec.host;
+      if (p) parents.push(same ? await this.refresh(d.job_id) : p);
+    }
+    return planDependencies(v.spec, parents);
+  }
+
+  private async endDependencyFailed(job: StoredJob, dependency: string): Promise<SubmitResponse> {
+    const d = dependencyFailed(
+      { exit_code: null, signal: null, finished_at: nowIso(), started_at: null, descendants_alive: false },
+      dependency,
+    );
+    if (d.kind !== "terminal" || !d.error) throw new Error("dependencyFailed gives a terminal decision");
+    const built = dependencyFailedResult(job, d.error);
+    this.store.transition(job.job_id, "cancelled", {
+      historyReason: "dependency_failed",
+      terminal: {
+        exit_code: null,
+        signal: null,
+        reason: "dependency_failed",
+        finished_at: built.result.finished_at,
+        stdout_bytes: 0,
+        stderr_bytes: 0,
+        result_json: built.json,
+        result_sha256: built.sha256,
+      },
+    });
+    const ended = this.getJob(job.job_id);
+    return {
+      job_id: job.job_id,
+      state: ended.state,
+      backend: ended.backend,
+      idempotent_replay: false,
+      job: await this.toStatus(ended),
+    };
   }
 
   private async replayOf(jobId: string): Promise<SubmitResponse> {
@@ -221,7 +282,7 @@ export class JobService implements JobServiceApi {
     job: StoredJob,
     v: ValidatedLaunch,
     backend: Backend,
-    admission: LaunchInput["admission"],
+    holds: { admission: LaunchInput["admission"]; after: LaunchInput["after"] },
     resumed: boolean,
   ): Promise<Omit<SubmitResponse, "idempotent_replay"> | null> {
     const s = this.settings;
@@ -233,7 +294,8 @@ export class JobService implements JobServiceApi {
         secretValues: v.secretValues,
         graceSeconds: s.graceSeconds,
         logCapBytes: s.logCapBytes,
-        ...(admission ? { admission } : {}),
+        ...(holds.admission ? { admission: holds.admission } : {}),
+        ...(holds.after ? { after: holds.after } : {}),
       });
       launched = true;
       if (process.env.AWAITLESS_TEST_CRASH_AFTER_LAUNCH === "1") process.exit(98);
@@ -325,7 +387,10 @@ export class JobService implements JobServiceApi {
 
   /** Is this job waiting in line for its queue or resources? */
   private isWaitingInLine(job: StoredJob): boolean {
-    return job.state === "queued" && (job.spec.queue !== null || job.spec.resources !== undefined);
+    return (
+      job.state === "queued" &&
+      (job.spec.queue !== null || job.spec.resources !== undefined || job.spec.after !== undefined)
+    );
   }
 
   async createQueue(name: string, concurrency: number, host?: string): Promise<QueueCreated> {

@@ -28,6 +28,7 @@ export function jobStatus(job: StoredJob, redactor: Redactor = shapeRedactor): J
     last_output_at: null,
     client_request_id: job.client_request_id,
     backend_id: job.backend_id,
+    ...(job.spec.after ? { after: job.spec.after.map((d) => `${d.job_id}:${d.on}`) } : {}),
   };
 }
 

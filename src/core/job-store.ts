@@ -280,6 +280,11 @@ export class JobStore {
       this.db
         .query("INSERT INTO state_history (job_id, from_state, to_state, at, reason) VALUES (?,?,?,?,?)")
         .run(job.job_id, null, job.state, job.created_at, "created");
+      for (const d of job.spec.after ?? []) {
+        this.db
+          .query("INSERT INTO job_dependencies (job_id, parent_id, condition) VALUES (?,?,?)")
+          .run(job.job_id, d.job_id, d.on);
+      }
       return { kind: "created", job: this.get(job.job_id)! };
     });
   }
@@ -594,6 +599,13 @@ export class JobStore {
     );
   }
 
+  /** Jobs that depend on `parentId` (--after), each with its condition, oldest first. */
+  dependentsOf(parentId: string): { job_id: string; on: string }[] {
+    return this.db
+      .query('SELECT job_id, condition AS "on" FROM job_dependencies WHERE parent_id = ? ORDER BY job_id')
+      .all(parentId) as { job_id: string; on: string }[];
+  }
+
   /** Deletes terminal jobs' rows (history too; completion events stay so cursors remain monotonic). */
   deleteTerminal(jobIds: string[]): number {
     return this.write(() => {
@@ -602,6 +614,7 @@ export class JobStore {
         const res = this.db.query(`DELETE FROM jobs WHERE job_id = ? AND state NOT IN ${ACTIVE_SQL}`).run(id);
         if (res.changes > 0) {
           this.db.query("DELETE FROM state_history WHERE job_id = ?").run(id);
+          this.db.query("DELETE FROM job_dependencies WHERE job_id = ?").run(id);
           n++;
         }
       }
@@ -615,7 +628,10 @@ export class JobStore {
       const res = this.db
         .query(`DELETE FROM jobs WHERE job_id = ? AND state IN ${ACTIVE_SQL} AND backend_id_json IS NULL`)
         .run(jobId);
-      if (res.changes > 0) this.db.query("DELETE FROM state_history WHERE job_id = ?").run(jobId);
+      if (res.changes > 0) {
+        this.db.query("DELETE FROM state_history WHERE job_id = ?").run(jobId);
+        this.db.query("DELETE FROM job_dependencies WHERE job_id = ?").run(jobId);
+      }
       return res.changes > 0;
     });
   }

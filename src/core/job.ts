@@ -20,6 +20,15 @@ export interface LaunchOwner {
   at: string;
 }
 
+/** A dependency's condition on its parent's end: ok = succeeded, failed = any other end, any = ended. */
+export type AfterCondition = "ok" | "any" | "failed";
+
+/** One parent of a job (`--after JOB:ON`, src/core/dependencies.ts). */
+export interface Dependency {
+  job_id: string;
+  on: AfterCondition;
+}
+
 /** Everything that affects a launch. Secret values are never part of it: only their names. */
 export interface JobSpec {
   argv: string[];
@@ -38,6 +47,8 @@ export interface JobSpec {
   name: string | null;
   /** Local jobs: the job's files live in LOG_DIR/<job_id> instead of the data directory; absent when not given. */
   log_dir?: string;
+  /** Parents that must end (as each says) before the command starts, on the same target; absent when none. */
+  after?: Dependency[];
 }
 
 /** Backend identity, known once the wrapper started (local: pids and boot ID). */

@@ -2,6 +2,7 @@
 import { accessSync, constants, lstatSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { canonicalJson, sha256Hex } from "./canonical-json.ts";
+import { parseAfter } from "./dependencies.ts";
 import { hint, invalid } from "./errors.ts";
 import { CLIENT_REQUEST_ID_RE } from "./ids.ts";
 import type { BackendName, JobSpec } from "./job.ts";
@@ -122,6 +123,7 @@ export function validateLaunch(
   const slurmOptions = defaults.checkBackendOptions
     ? defaults.checkBackendOptions(backend, rawSlurm)
     : rawSlurm;
+  const after = parseAfter(req.after);
   const logDir = req.log_dir === undefined ? null : checkLogDir(req.log_dir, backend, defaults.cwd);
   const clientRequestId = req.client_request_id ?? null;
   if (clientRequestId !== null && !CLIENT_REQUEST_ID_RE.test(clientRequestId)) {
@@ -145,6 +147,7 @@ export function validateLaunch(
     slurm_options: slurmOptions,
     name,
     ...(logDir ? { log_dir: logDir } : {}),
+    ...(after.length > 0 ? { after } : {}),
   };
   return {
     spec,

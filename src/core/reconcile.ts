@@ -129,6 +129,19 @@ function schedulerRules(job: Job, obs: Observation, s: SchedulerFacts, nowMs: nu
         return submissionNotFound(job, s, nowMs);
       return keep(job, s.message);
     case "pending":
+      // Rule S2a: the scheduler can never start it (a parent ended so that its dependency cannot hold) and the
+      // wrapper never started: cancelled, reason dependency_failed; the command never ran.
+      if (s.dependency_never_satisfied && obs.started === null && x === null)
+        return dependencyFailed(
+          {
+            exit_code: null,
+            signal: null,
+            finished_at: new Date(nowMs).toISOString(),
+            started_at: null,
+            descendants_alive: false,
+          },
+          (job.spec.after ?? []).map((d) => `${d.job_id}:${d.on}`).join(", ") || null,
+        );
       // Rule S2: pending → queued, saying why; a job that already ran (requeued) keeps its state.
       if (job.state === "queued" && x === null)
         return { kind: "active", to: "queued", status_message: s.message };
@@ -254,6 +267,7 @@ export function heartbeatSilence(
 
 /** "queued behind 2 jobs in queue gpu (1 of 1 running)", "next in line; waiting for gpu=0", "admitted; starting". */
 export function queuedMessage(q: QueuedInfo): string {
+  if (q.after) return afterMessage(q.after);
   if (q.admitted) return "admitted; starting";
   const inQueue = q.queue ? ` in queue ${q.queue} (${q.running} of ${q.concurrency} running)` : "";
   if (q.ahead > 0) return `queued behind ${q.ahead} job${q.ahead === 1 ? "" : "s"}${inQueue}`;
@@ -283,6 +297,7 @@ function exitDecision(job: Job, obs: Observation): Decision {
     started_at,
     descendants_alive: x.descendants_alive,
   };
+  if (x.reason === "dependency_failed") return dependencyFailed(base, x.dependency ?? null);
   if (x.reason === "cancelled" || (job.cancel_requested_at && x.signal && x.exit_code !== 0)) {
     return {
       ...base,
@@ -354,6 +369,46 @@ function lost(job: Job, obs: Observation, reason: string, detail: string): Decis
         ? "submit the command again (a new client_request_id) — it never ran"
         : "its output so far is in the tails; run it again if it must finish",
       detail,
+    ),
+  };
+}
+
+/** "waiting for job_X to succeed": the first parent condition a held job still waits for (JOB_ID:ON). */
+export function afterMessage(after: string): string {
+  const at = after.lastIndexOf(":");
+  const id = at > 0 ? after.slice(0, at) : after;
+  const on = at > 0 ? after.slice(at + 1) : "ok";
+  const what = on === "any" ? "to end" : on === "failed" ? "to fail" : "to succeed";
+  return `waiting for ${id} ${what}`;
+}
+
+/** A dependency that could no longer hold: the job ends cancelled and its command never ran. */
+export function dependencyFailed(
+  base: {
+    exit_code: number | null;
+    signal: string | null;
+    finished_at: string;
+    started_at: string | null;
+    descendants_alive: boolean;
+  },
+  dependency: string | null,
+): Decision {
+  const at = dependency ? dependency.lastIndexOf(":") : -1;
+  const id = dependency && at > 0 ? dependency.slice(0, at) : dependency;
+  const on = dependency && at > 0 ? dependency.slice(at + 1) : null;
+  const what = on === "failed" ? "succeeded" : "did not succeed";
+  return {
+    ...base,
+    kind: "terminal",
+    to: "cancelled",
+    exit_code: null,
+    reason: "dependency_failed",
+    error: err(
+      "dependency_failed",
+      id ? `${id} ${what}, so this job (after ${dependency}) never ran` : "a dependency can no longer hold",
+      false,
+      "fix the parent job and submit both again",
+      dependency ? `after ${dependency}` : undefined,
     ),
   };
 }

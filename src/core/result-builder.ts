@@ -4,7 +4,7 @@ import { parsedResults, redactJsonStrings } from "./artifacts.ts";
 import type { Backend, LogTail } from "./backend.ts";
 import { canonicalJson, sha256Hex } from "./canonical-json.ts";
 import { failureDigest } from "./digest.ts";
-import type { ArtifactEntry, Job, JobResult } from "./job.ts";
+import type { ArtifactEntry, ErrorInfo, Job, JobResult } from "./job.ts";
 import { type Decision, NO_SPACE_DETAIL } from "./reconcile.ts";
 import { REDACTION_MARGIN_BYTES, Redactor } from "./redact.ts";
 import { cleanText, decodeUtf8, splitBudget, tailText, utf8Length } from "./text.ts";
@@ -165,6 +165,17 @@ export function launchFailedResult(job: Job, message: string, suggestion: string
     artifacts: [],
     parsed_results: {},
     error: { stage: "launch_failed", reason: "launch_failed", retryable: true, suggestion, detail: message },
+  });
+}
+
+/** A job whose dependency was already impossible at submit (never launched): cancelled, reason dependency_failed. */
+export function dependencyFailedResult(job: Job, error: ErrorInfo): BuiltResult {
+  return seal({
+    ...launchFailedResult(job, error.reason, error.suggestion).result,
+    state: "cancelled",
+    reason: "dependency_failed",
+    digest: [error.reason],
+    error,
   });
 }
 

@@ -57,6 +57,8 @@ export interface SchedulerFacts {
   exit?: SchedulerExit;
   /** phase `unknown`: the accounting lists the job without a final state (false: no one lists it). */
   listed?: boolean;
+  /** phase `pending`: the scheduler says the job's dependencies can never be satisfied (a parent ended so). */
+  dependency_never_satisfied?: boolean;
   /** phase `unconfirmed`: the tag search ran now and no job carries the tag. */
   not_found?: boolean;
   /** When the scheduler started and ended the job (ISO), when it says. */

@@ -19,6 +19,8 @@ export interface LaunchRequest {
   artifacts?: string[];
   slurm_options?: Record<string, string>;
   name?: string;
+  /** Parents, each "JOB_ID[:ok|any|failed]": the job is held until each ended so (src/core/dependencies.ts). */
+  after?: string[];
   /** Local backend: keep this job's files (logs, records, spec) in LOG_DIR/<job_id>. */
   log_dir?: string;
   client_request_id?: string;
@@ -51,6 +53,8 @@ export interface JobStatus {
   last_output_at: string | null;
   client_request_id: string | null;
   backend_id: Record<string, unknown> | null;
+  /** Its dependencies (--after), each JOB_ID:ok|any|failed; absent when none. */
+  after?: string[];
   /** Set when the job's host could not be reached just now: the state shown is the last known one. */
   host_unreachable?: string;
 }
@@ -230,6 +234,8 @@ export interface InspectResponse {
   spec: Record<string, unknown>;
   history: StateChange[];
   job_dir: string;
+  /** Jobs that wait for (or waited for) this one (--after), each JOB_ID:ok|any|failed; absent when none. */
+  dependents?: string[];
   result?: JobResult;
 }
 

@@ -83,6 +83,14 @@ export const MIGRATIONS: string[] = [
      until_ms INTEGER NOT NULL,
      PRIMARY KEY (key, item, owner)
    );`,
+  // 7: job dependencies (--after): one row per child and parent, so a parent's dependents are one indexed read.
+  `CREATE TABLE job_dependencies (
+     job_id TEXT NOT NULL,
+     parent_id TEXT NOT NULL,
+     condition TEXT NOT NULL CHECK (condition IN ('ok', 'any', 'failed')),
+     PRIMARY KEY (job_id, parent_id)
+   );
+   CREATE INDEX job_dependencies_parent ON job_dependencies(parent_id, job_id);`,
 ];
 
 /** The schema version a fresh or migrated database ends at (PRAGMA user_version). */

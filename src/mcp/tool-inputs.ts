@@ -41,39 +41,45 @@ export const launchEntries = {
   ),
   cwd: v.optional(v.pipe(v.string(), v.description("Working directory."))),
   env: v.optional(v.pipe(stringMap("env"), v.description("Extra environment variables."))),
-  secret_env: v.optional(v.pipe(v.array(v.string()), v.description("Env names to pass (redacted)."))),
+  secret_env: v.optional(v.pipe(v.array(v.string()), v.description("Env names passed, redacted."))),
   backend: v.optional(
     v.pipe(
       v.picklist(["local", "ssh", "slurm"], "backend must be local, ssh or slurm"),
-      v.description("Default: the host's, else ssh/local."),
+      v.description("Default: host's, else ssh/local."),
     ),
   ),
-  host: v.optional(v.pipe(v.string(), v.description("ssh/slurm host (ssh alias ok)."))),
+  host: v.optional(v.pipe(v.string(), v.description("ssh/slurm host or ssh alias."))),
   timeout_seconds: v.optional(
-    v.pipe(positive("timeout_seconds"), v.description("Runtime limit, then killed (timed_out).")),
+    v.pipe(positive("timeout_seconds"), v.description("Runtime limit (timed_out).")),
   ),
   stall_timeout_seconds: v.optional(
-    v.pipe(positive("stall_timeout_seconds"), v.description("Silence before it is stalled.")),
+    v.pipe(positive("stall_timeout_seconds"), v.description("Quiet before stalled.")),
   ),
   artifacts: v.optional(v.pipe(v.array(v.string()), v.description("Paths/globs to report."))),
   name: v.optional(v.pipe(v.string(), v.description("Job label."))),
-  queue: v.optional(v.pipe(v.string(), v.description("A create_queue queue to wait in."))),
+  queue: v.optional(v.pipe(v.string(), v.description("A create_queue queue."))),
   resources: v.optional(
     v.pipe(
       v.array(v.string("each resource must be a NAME=VALUE string")),
-      v.description('Locks such as ["gpu=0"] held while it runs.'),
+      v.description('Locks, e.g. ["gpu=0"].'),
+    ),
+  ),
+  after: v.optional(
+    v.pipe(
+      v.array(v.string('each after entry must be a string "JOB_ID" or "JOB_ID:ok|any|failed"')),
+      v.description("IDs[:ok|any|failed]"),
     ),
   ),
   client_request_id: v.optional(v.pipe(v.string(), v.description("Retry key: same key, same job."))),
-  slurm_options: v.optional(v.pipe(stringMap("slurm_options"), v.description("Allowlisted sbatch options."))),
-  allow_duplicate: v.optional(v.pipe(v.boolean(), v.description("Run even if the same is active."))),
+  slurm_options: v.optional(v.pipe(stringMap("slurm_options"), v.description("Allowed sbatch options."))),
+  allow_duplicate: v.optional(v.pipe(v.boolean(), v.description("Run even if already active."))),
 };
 
 export const submitInput = v.object(launchEntries);
 export const runInput = v.object({
   ...launchEntries,
   inline_timeout_seconds: v.optional(
-    v.pipe(positive("inline_timeout_seconds"), v.description("Wait before detaching (10 s).")),
+    v.pipe(positive("inline_timeout_seconds"), v.description("Wait before detach (10 s).")),
   ),
 });
 export const runJobInput = v.object({

@@ -5,7 +5,8 @@
 # Usage: sh -c "$(cat cancel.sh)" awaitless-cancel JOB_DIR GRACE [QUEUE_DIR]
 #
 # 1. Records the request: JOB_DIR/cancel holds GRACE (cancel.tmp, then rename); then a waiting job is taken out of
-#    line (QUEUE_DIR/waiting/*.JOB_ID). A wrapper that has not started the command never starts it.
+#    line (QUEUE_DIR/waiting/*.JOB_ID). A wrapper that has not started the command never starts it; one holding for
+#    its dependencies is woken with USR2 to see the request now.
 # 2. The wrapper alive: wakes its monitor (USR2 to started's monitor_pid, once /proc shows it is the wrapper's child
 #    and handles USR2), which sends the one TERM and the KILL after the grace. Nothing else is signalled from here.
 # 3. The wrapper gone (killed) and the command's group still there: stops the group itself, with one TERM. The
@@ -61,7 +62,30 @@ put "$d/cancel" "$g" || {
 }
 [ -z "$q" ] || rm -f "$q/waiting/"*".${d##*/}"
 [ -f "$d/exit" ] && say none "the job has ended"
-[ -r "$d/started" ] || say none "the command has not started"
+# A wrapper holding for its dependencies (its `queued` record names after= and the wrapper) is woken with USR2, only
+# once /proc shows that process started when the record says and handles USR2 (its trap set).
+held_wake() {
+  hw='' hs='' ha=''
+  { while IFS='=' read -r k v; do
+    case $k in
+    after) ha=$v ;;
+    wrapper_pid) hw=$v ;;
+    proc_start) hs=$v ;;
+    esac
+  done <"$d/queued"; } 2>/dev/null
+  [ -n "$ha" ] && [ -n "$hs" ] || return 0
+  case $hw in '' | *[!0-9]* | 0 | 1 | 0*) return 0 ;; esac
+  awl_pid_alive "$hw" "$hs" && [ -n "$awl_start" ] || return 0
+  while read -r k v; do
+    [ "$k" = SigCgt: ] || continue
+    [ $((0x$v & 2048)) -eq 0 ] || kill -USR2 "$hw" 2>/dev/null
+    return 0
+  done <"/proc/$hw/status"
+}
+if [ ! -r "$d/started" ]; then
+  [ ! -f "$d/queued" ] || held_wake
+  say none "the command has not started"
+fi
 w='' ws='' m='' pid='' pgid='' ps=''
 while IFS='=' read -r k v; do
   case $k in

@@ -21,6 +21,8 @@ export interface QueuedRecord {
   sinceEpochSeconds: number;
   /** Set once admitted: the command starts right after. */
   admittedAtEpochSeconds?: number;
+  /** Held for a dependency (wrapper.sh "Dependencies"): the first parent condition still awaited, JOB_ID:ON. */
+  after?: string;
 }
 
 function int(value: string | undefined): number | undefined {
@@ -30,6 +32,11 @@ function int(value: string | undefined): number | undefined {
 /** Parses a `queued` file; null when incomplete (it is written atomically, so only a foreign file is). */
 export function parseQueued(text: string): QueuedRecord | null {
   const r = parseKeyValue(text);
+  const since0 = int(r.since);
+  if (r.after && since0 !== undefined) {
+    const none = { queue: "", concurrency: 1, resources: [], ticket: 0, position: 1, ahead: 0, running: 0 };
+    return { ...none, held: false, sinceEpochSeconds: since0, after: r.after };
+  }
   const ticket = int(r.ticket);
   const position = int(r.position);
   const ahead = int(r.ahead);

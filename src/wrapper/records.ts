@@ -30,7 +30,13 @@ export interface HeartbeatRecord {
   intervalSeconds?: number;
 }
 
-export const EXIT_REASONS = ["exited", "timed_out", "cancelled", "launch_failed"] as const;
+export const EXIT_REASONS = [
+  "exited",
+  "timed_out",
+  "cancelled",
+  "launch_failed",
+  "dependency_failed",
+] as const;
 export type ExitReason = (typeof EXIT_REASONS)[number];
 
 /** The last file the wrapper writes. */
@@ -48,6 +54,8 @@ export interface ExitRecord {
   /** Every byte written to the stream, dropped ones included. */
   stdoutBytes?: number;
   stderrBytes?: number;
+  /** reason=dependency_failed: the parent condition (JOB_ID:ok|any|failed) that could no longer hold. */
+  dependency?: string;
   /** A write of the wrapper's found the disk or quota full while the job ran (`no_space=1`). */
   noSpace?: boolean;
 }
@@ -156,6 +164,8 @@ export function parseExitRecord(text: string): ExitRecord | null {
   if (signal !== undefined) record.signal = signal;
   const stdoutBytes = integer(kv.stdout_bytes);
   if (stdoutBytes !== undefined) record.stdoutBytes = stdoutBytes;
+  const dependency = nonEmpty(kv.dependency);
+  if (dependency !== undefined) record.dependency = dependency;
   const stderrBytes = integer(kv.stderr_bytes);
   if (stderrBytes !== undefined) record.stderrBytes = stderrBytes;
   if (kv.no_space === "1") record.noSpace = true;

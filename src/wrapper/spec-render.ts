@@ -28,8 +28,17 @@ export interface SpecInput {
   logCapBytes?: number;
   /** Wait for a turn before starting (named queue and/or resource locks); absent = start at once. */
   admission?: SpecAdmission;
+  /** Hold until parents ended (wrapper.sh "Dependencies"); absent = no dependencies. */
+  after?: SpecAfter;
   /** The wrapper runs as a Slurm batch script: Slurm's TERM is the cancel (wrapper.sh "Cancel"). */
   scheduler?: "slurm";
+}
+
+/** Dependencies (wrapper.sh "Dependencies"): parents' job directories on this machine, or a condition that failed. */
+export interface SpecAfter {
+  waits: readonly { job_id: string; on: "ok" | "any" | "failed"; dir: string }[];
+  /** JOB_ID:ON found impossible by the client: the job ends dependency_failed at once. */
+  failed: string | null;
 }
 
 /** Queue admission settings (wrapper.sh "Queue admission"). */
@@ -137,6 +146,7 @@ export function renderSpec(input: SpecInput): string {
   return [
     "# Awaitless job spec (protocol 1), rendered by renderSpec(); sourced by wrapper.sh. Do not edit.",
     ...admissionLines(input.admission),
+    ...afterLines(input.after),
     `AWL_JOB_ID=${shellQuote(input.jobId)}`,
     `AWL_CWD=${shellQuote(input.cwd)}`,
     `AWL_TIMEOUT=${timeoutSeconds}`,
@@ -153,6 +163,31 @@ export function renderSpec(input: SpecInput): string {
     "}",
     "",
   ].join("\n");
+}
+
+function afterLines(a: SpecAfter | undefined): string[] {
+  if (a === undefined) return [];
+  const lines = [`AWL_AFTER_N=${a.waits.length}`];
+  if (a.failed !== null) {
+    checkText("after.failed", a.failed);
+    lines.push(`AWL_AFTER_FAILED=${shellQuote(a.failed)}`);
+  }
+  for (const [i, w] of a.waits.entries()) {
+    if (!/^job_[0-9A-Za-z]+$/.test(w.job_id) || !["ok", "any", "failed"].includes(w.on) || w.dir === "") {
+      invalid(
+        `dependency ${JSON.stringify(w)} is not valid`,
+        "Pass a job ID, ok|any|failed and its job directory.",
+      );
+    }
+    checkText(`after[${i}].dir`, w.dir);
+    const n = i + 1;
+    lines.push(
+      `AWL_AFTER_${n}_ID=${w.job_id}`,
+      `AWL_AFTER_${n}_ON=${w.on}`,
+      `AWL_AFTER_${n}_DIR=${shellQuote(w.dir)}`,
+    );
+  }
+  return lines;
 }
 
 function admissionLines(a: SpecAdmission | undefined): string[] {

@@ -30,7 +30,7 @@
 #                  with noclobber first (see "Cancel").
 #   STREAM.head STREAM.prev STREAM.dropped   log cap (AWL_LOG_CAP > 0): see "Log cap" below.
 #   exit           key=value: exit_code signal reason finished_at descendants_alive stdout_dropped stderr_dropped
-#                  stdout_bytes stderr_bytes [no_space=1], then a line of spaces that pads it to 512 bytes. Written atomically
+#                  stdout_bytes stderr_bytes [no_space=1] [dependency=ID:ON], then a line of spaces that pads it to 512 bytes. Written atomically
 #                  (exit.tmp -> mv); the last file written.
 #   exit.tmp       the exit record's reservation: 511 spaces and a newline, written at start-up before anything else
 #                  (the launcher may have written it already). At the end the record is written over those bytes
@@ -48,7 +48,8 @@
 #   126 with reason=launch_failed: JOB_DIR/spec.sh or AWL_CWD unusable, or no space for `started` (wrapper.log).
 #   127: command not found (recorded as reason=exited, like a shell would). Empty with reason=cancelled: the
 #   cancel file existed before the command started (or before its queue admitted it), so it never ran.
-# reason: exited | timed_out | cancelled | launch_failed.
+# reason: exited | timed_out | cancelled | launch_failed | dependency_failed (then dependency=ID:ON; see
+#   "Dependencies" below).
 # descendants_alive=1: processes of the command's process group outlived it (left running on a normal exit;
 #   killed on timeout and cancel, TERM then KILL after the grace period).
 #
@@ -484,12 +485,18 @@ descendants_alive=${awl_desc:-0}
 stdout_dropped=${o_drop:-0}
 stderr_dropped=${e_drop:-0}
 stdout_bytes=$((${o_drop:-0} + sz_outp + sz_out))
-stderr_bytes=$((${e_drop:-0} + sz_errp + sz_err))$awl_nospace"
+stderr_bytes=$((${e_drop:-0} + sz_errp + sz_err))$awl_nospace${awl_a_failed:+
+dependency=$awl_a_failed}"
   # The queue slot (or place in line) is freed after the exit record, so a job's files never show more
   # commands running than its queue admits; a wrapper that dies in between has its slot reclaimed.
   [ -z "$awl_q_slot" ] || rm -f "$awl_q_slot"
   [ -z "$awl_q_entry" ] || rm -f "$awl_q_entry"
-  exit 0
+  awl_after_wake
+  # Under Slurm the batch script's status is what afterok/afternotok dependencies see: 0 only for a command that
+  # succeeded (or a job cancelled, which Slurm records as CANCELLED itself).
+  [ "$AWL_SCHEDULER" = slurm ] || exit 0
+  case $2/$1 in exited/0 | cancelled/*) exit 0 ;; esac
+  exit 1
 }
 
 awl_launch_failed() {
@@ -737,6 +744,176 @@ awl_q_mark_running() {
     mv -f "$awl_q_root/tmp/$AWL_JOB_ID" "$awl_q_slot"
 }
 
+# --- Dependencies ----------------------------------------------------------------------------------------------
+# When spec.sh names parents (AWL_AFTER_N=N, then for i in 1..N: AWL_AFTER_i_ID, AWL_AFTER_i_ON = ok | any | failed,
+# AWL_AFTER_i_DIR = the parent's job directory on this machine), the wrapper holds here, before queue admission,
+# until every condition holds; then it goes on as any job. A parent has ended when its exit record exists (it
+# succeeded when that says reason=exited exit_code=0), or when the wrapper its `started` or `queued` record names
+# is gone without one (killed, or a reboot since): that counts as not succeeded. `ok` needs success, `failed` any
+# other end, `any` an end. A condition that can no longer hold ends the job at once, before anything runs: exit
+# record reason=dependency_failed, dependency=ID:ON (the first such parent), exit_code empty. Its own dependents
+# are woken by that record like any other, so a failure propagates down a chain.
+#   queued                 while holding: after=ID:ON (the first parent still awaited) since wrapper_pid proc_start
+#                          boot_id (the record a queue wait rewrites later; readers tell the two by `after`).
+#   PARENT_DIR/dependents/CHILD_ID   the held wrapper's wake address (wrapper_pid proc_start), written through
+#                          PARENT_DIR/dependents/.CHILD_ID.tmp; removed when the hold ends. A parent's wrapper sends
+#                          USR1 to each live one right after writing its own exit record, so a held job costs one
+#                          sleeping process: between wakes it only looks again after a backoff (AWL_TICK doubling to
+#                          60 s) that catches a parent whose wrapper was killed. A client's cancel wakes it with USR2.
+# AWL_AFTER_FAILED=ID:ON: the client found that condition impossible at submit; the job ends at once, as above.
+
+# awl_a_outcome DIR: sets awl_a_out to ok | failed (the parent ended so) or '' (it has not ended).
+# shellcheck disable=SC2317 # called through awl_a_each "$1"
+awl_a_outcome() {
+  awl_a_out=''
+  if [ ! -d "$1" ]; then
+    awl_a_out=failed
+    return 0
+  fi
+  if [ ! -f "$1/exit" ]; then
+    for awl_a_r in started queued; do
+      [ -f "$1/$awl_a_r" ] || continue
+      awl_a_pid='' awl_a_ps='' awl_a_boot=''
+      { while IFS='=' read -r awl_k awl_v; do
+        case $awl_k in
+        wrapper_pid) awl_a_pid=$awl_v ;;
+        proc_start) awl_a_ps=$awl_v ;;
+        boot_id) awl_a_boot=$awl_v ;;
+        esac
+      done <"$1/$awl_a_r"; } 2>/dev/null
+      case $awl_a_pid in '' | *[!0-9]* | 0 | 1) continue ;; esac
+      if { [ -n "$awl_a_boot" ] && [ -n "$awl_boot_id" ] && [ "$awl_a_boot" != "$awl_boot_id" ]; } ||
+        ! awl_pid_alive "$awl_a_pid" "$awl_a_ps"; then
+        # The wrapper may have written its record and exited since the first look.
+        [ -f "$1/exit" ] || awl_a_out=failed
+      fi
+      break
+    done
+    [ -f "$1/exit" ] || return 0
+  fi
+  awl_a_rc='' awl_a_rs=''
+  { while IFS='=' read -r awl_k awl_v; do
+    case $awl_k in
+    exit_code) awl_a_rc=$awl_v ;;
+    reason) awl_a_rs=$awl_v ;;
+    esac
+  done <"$1/exit"; } 2>/dev/null
+  awl_a_out=failed
+  [ "$awl_a_rs/$awl_a_rc" != exited/0 ] || awl_a_out=ok
+}
+
+# awl_a_each CMD: runs CMD for each parent with awl_a_id, awl_a_on and awl_a_dir set.
+awl_a_each() {
+  awl_a_i=1
+  while [ "$awl_a_i" -le "$AWL_AFTER_N" ]; do
+    awl_a_id='' awl_a_on='' awl_a_dir=''
+    eval "awl_a_id=\${AWL_AFTER_${awl_a_i}_ID-} awl_a_on=\${AWL_AFTER_${awl_a_i}_ON-} awl_a_dir=\${AWL_AFTER_${awl_a_i}_DIR-}"
+    case $awl_a_dir in '' | /*) ;; *) awl_a_dir=$awl_start_dir/$awl_a_dir ;; esac
+    "$1"
+    awl_a_i=$((awl_a_i + 1))
+  done
+}
+
+# shellcheck disable=SC2317 # called through awl_a_each "$1"
+awl_a_register() {
+  awl_a_d=$awl_a_dir/dependents
+  [ -d "$awl_a_dir" ] || return 0
+  mkdir -p "$awl_a_d" 2>/dev/null
+  if [ -h "$awl_a_d" ] || [ ! -d "$awl_a_d" ]; then
+    awl_log "dependencies: cannot use $awl_a_d; looking at $awl_a_id without being woken"
+    return 0
+  fi
+  rm -f "$awl_a_d/.$AWL_JOB_ID.tmp"
+  { (set -C && printf '%s\n' "wrapper_pid=$awl_wrapper_pid" "proc_start=$awl_proc_start" >"$awl_a_d/.$AWL_JOB_ID.tmp") &&
+    mv -f "$awl_a_d/.$AWL_JOB_ID.tmp" "$awl_a_d/$AWL_JOB_ID"; } 2>/dev/null ||
+    awl_log "dependencies: cannot write $awl_a_d/$AWL_JOB_ID; looking at $awl_a_id without being woken"
+}
+
+# shellcheck disable=SC2317 # called through awl_a_each "$1"
+awl_a_unregister() { [ -z "$awl_a_dir" ] || rm -f "$awl_a_dir/dependents/$AWL_JOB_ID" 2>/dev/null; }
+
+# shellcheck disable=SC2317 # called through awl_a_each "$1"
+awl_a_check() {
+  awl_a_outcome "$awl_a_dir"
+  case $awl_a_on/$awl_a_out in
+  */) [ -n "$awl_a_wait" ] || awl_a_wait=$awl_a_id:$awl_a_on ;;
+  ok/failed | failed/ok) [ -n "$awl_a_failed" ] || awl_a_failed=$awl_a_id:$awl_a_on ;;
+  esac
+}
+
+# awl_a_end: leave every parent's wake list; a condition that can no longer hold ends the job (it never runs).
+awl_a_end() {
+  awl_a_each awl_a_unregister
+  trap : USR1 USR2
+  [ -n "$awl_a_failed" ] || return 0
+  awl_log "dependency $awl_a_failed can no longer hold; the command never ran"
+  awl_finish '' dependency_failed
+}
+
+# awl_after_hold: wait on this machine until every parent's condition holds (see "Dependencies" above).
+awl_after_hold() {
+  awl_a_failed=${AWL_AFTER_FAILED-}
+  [ -z "$awl_a_failed" ] || awl_a_end
+  [ "$AWL_AFTER_N" -gt 0 ] || return 0
+  awl_now
+  awl_a_since=$awl_t awl_a_said='' awl_a_wake=0 awl_nap_pid='' awl_a_nap=$AWL_TICK
+  # Set before the wake addresses exist: an untrapped USR1 would end this wrapper.
+  trap 'awl_a_wake=1; [ -z "$awl_nap_pid" ] || kill "$awl_nap_pid" 2>/dev/null' USR1 USR2
+  awl_a_each awl_a_register
+  while :; do
+    if [ -f cancel ]; then
+      awl_a_failed=''
+      awl_a_each awl_a_unregister
+      awl_log "cancel requested while waiting for dependencies; the command never ran"
+      awl_finish '' cancelled
+    fi
+    awl_a_wake=0 awl_a_wait=''
+    awl_a_each awl_a_check
+    [ -z "$awl_a_failed" ] || awl_a_end
+    [ -n "$awl_a_wait" ] || break
+    if [ "$awl_a_wait" != "$awl_a_said" ]; then
+      awl_a_said=$awl_a_wait
+      awl_put queued "after=$awl_a_wait" "since=$awl_a_since" "wrapper_pid=$awl_wrapper_pid" \
+        "proc_start=$awl_proc_start" "boot_id=$awl_boot_id" ||
+        awl_log "dependencies: could not write the queued record"
+    fi
+    sleep "$awl_a_nap" &
+    awl_nap_pid=$!
+    if [ "$awl_a_wake" = 1 ] || ! wait "$awl_nap_pid"; then
+      kill "$awl_nap_pid" 2>/dev/null
+      wait "$awl_nap_pid" 2>/dev/null
+    fi
+    awl_nap_pid=''
+    if [ "$awl_a_wake" = 1 ]; then
+      awl_a_nap=$AWL_TICK
+    elif [ "$awl_a_nap" -lt 60 ]; then
+      awl_a_nap=$((awl_a_nap * 2))
+      [ "$awl_a_nap" -le 60 ] || awl_a_nap=60
+    fi
+  done
+  awl_a_end
+}
+
+# awl_after_wake (in awl_finish, after the exit record): USR1 to every live held dependent of this job.
+awl_after_wake() {
+  if [ ! -d dependents ] || [ -h dependents ]; then return 0; fi
+  for awl_a_f in dependents/*; do
+    if [ ! -f "$awl_a_f" ] || [ -h "$awl_a_f" ]; then continue; fi
+    awl_a_pid='' awl_a_ps=''
+    { while IFS='=' read -r awl_k awl_v; do
+      case $awl_k in
+      wrapper_pid) awl_a_pid=$awl_v ;;
+      proc_start) awl_a_ps=$awl_v ;;
+      esac
+    done <"$awl_a_f"; } 2>/dev/null
+    case $awl_a_pid in '' | *[!0-9]* | 0 | 1) continue ;; esac
+    # Only a process started when the record says: a reused pid is not woken (USR1 would end it).
+    [ -n "$awl_a_ps" ] || [ ! -r /proc/self/stat ] || continue
+    awl_pid_alive "$awl_a_pid" "$awl_a_ps" && kill -USR1 "$awl_a_pid" 2>/dev/null
+  done
+  return 0
+}
+
 # --- main -------------------------------------------------------------------------------------------------
 awl_start_dir=$PWD
 case ${1-} in
@@ -751,12 +928,12 @@ cd "$awl_dir" || {
   awl_log "cannot enter job directory '$awl_dir'; create it (0700) with spec.sh inside"
   exit 2
 }
-awl_cap=0 awl_q_slot='' awl_q_entry='' awl_q_root='' awl_ext_term=0 awl_bad_started=''
+awl_cap=0 awl_q_slot='' awl_q_entry='' awl_q_root='' awl_ext_term=0 awl_bad_started='' awl_a_failed='' awl_a_dir=''
 # Files here are untrusted: a symlink under a name the wrapper writes would have it write elsewhere.
 for awl_f in stdout stderr progress exit.tmp exit started heartbeat no_space monitor.stop; do
   [ ! -h "$awl_f" ] || { rm -f "$awl_f" && awl_log "removed the symlink $awl_dir/$awl_f; the wrapper writes it"; }
 done
-AWL_QUEUE='' AWL_RESOURCES='' AWL_QUEUE_DIR='' AWL_QUEUE_LOCK='' AWL_SCHEDULER=''
+AWL_QUEUE='' AWL_RESOURCES='' AWL_QUEUE_DIR='' AWL_QUEUE_LOCK='' AWL_SCHEDULER='' AWL_AFTER_N=0 AWL_AFTER_FAILED=''
 # First the exit record's room, so that output filling the disk later cannot take it; no room: nothing starts.
 awl_reserve_exit ||
   awl_launch_failed "no space for the job's records in '$awl_dir'; free space (awaitless gc) or use a larger file system"
@@ -775,6 +952,7 @@ awl_number AWL_HEARTBEAT 30
 awl_number AWL_CHECK_MAX 15
 awl_number AWL_LOG_CAP 0
 awl_number AWL_QUEUE_CONCURRENCY 1
+awl_number AWL_AFTER_N 0
 [ "$AWL_QUEUE_CONCURRENCY" -gt 0 ] || awl_launch_failed "AWL_QUEUE_CONCURRENCY=0 in spec.sh; a queue admits at least 1 job"
 [ "$AWL_TICK" -gt 0 ] || AWL_TICK=1
 [ "$AWL_HEARTBEAT" -gt 0 ] || AWL_HEARTBEAT=1
@@ -798,6 +976,8 @@ if [ -f cancel ] || [ "$awl_ext_term" = 1 ]; then
   awl_log "cancel requested before the command started; it never ran"
   awl_finish '' cancelled
 fi
+# Dependencies: hold on this machine until the parents' conditions hold (see "Dependencies" above).
+[ "$AWL_AFTER_N$AWL_AFTER_FAILED" = 0 ] || awl_after_hold
 # Queue admission: wait on this machine for the job's turn (see "Queue admission" above). The runtime timeout
 # counts from the end of this wait.
 if [ -n "$AWL_QUEUE$AWL_RESOURCES" ]; then

@@ -18,5 +18,6 @@ export function toQueuedInfo(r: QueuedRecord): QueuedInfo {
     held: r.held,
     resources: r.resources,
     admitted: r.admittedAtEpochSeconds !== undefined,
+    ...(r.after ? { after: r.after } : {}),
   };
 }

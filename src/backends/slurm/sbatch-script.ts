@@ -19,6 +19,8 @@ export interface SbatchScriptInput {
   wrapperPath: string;
   /** Merged, validated resources (host defaults + per-job overrides). */
   options: SlurmOptions;
+  /** sbatch --dependency for parents on the same cluster (slurmDependency in src/backends/slurm/slurm-dependency.ts). */
+  dependency?: string;
 }
 
 const JOB_ID = /^job_[0-9A-Za-z]{1,64}$/;
@@ -55,6 +57,22 @@ function checkPath(label: string, value: string, hint: string): string {
 }
 
 /** Renders the batch script; throws invalid_argument for a bad job ID, path or option. */
+/** A --dependency value we built: TYPE:ID[:ID…] joined by commas (all must hold), TYPE afterok|afterany|afternotok. */
+function checkDependency(dep: string): string {
+  if (
+    !/^(afterok|afterany|afternotok)(:[0-9]+(_[0-9]+)?)+(,(afterok|afterany|afternotok)(:[0-9]+(_[0-9]+)?)+)*$/.test(
+      dep,
+    )
+  ) {
+    throw new AwaitlessError(
+      "invalid_argument",
+      `Cannot render the Slurm dependency ${JSON.stringify(dep)}.`,
+      "Dependencies name Slurm job IDs of the same cluster; this is a bug in the caller.",
+    );
+  }
+  return dep;
+}
+
 export function renderSbatchScript(input: SbatchScriptInput): string {
   if (!JOB_ID.test(input.jobId)) {
     throw new AwaitlessError(
@@ -83,6 +101,7 @@ export function renderSbatchScript(input: SbatchScriptInput): string {
     // a requeued job runs again: keep the first attempt's batch output
     "--open-mode=append",
     ...slurmOptionArgs(options),
+    ...(input.dependency ? [`--dependency=${checkDependency(input.dependency)}`] : []),
   ];
   return [
     "#!/bin/sh",

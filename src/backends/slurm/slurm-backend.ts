@@ -15,6 +15,7 @@ import { SshHost } from "../ssh/ssh-host.ts";
 import { resolveHostSettings } from "../ssh/ssh-target.ts";
 import { type CommandRunner, LocalRunner } from "./runner.ts";
 import { renderSbatchScript } from "./sbatch-script.ts";
+import { slurmDependency } from "./slurm-dependency.ts";
 import { DEFAULT_EXIT_SETTLE_MS, slurmFacts } from "./slurm-facts.ts";
 import { isLocalLoginNode, SlurmHost, slurmHostSettings } from "./slurm-host.ts";
 import { type ObserveDeps, observeJob, type PersistedFields } from "./slurm-observe.ts";
@@ -152,6 +153,7 @@ export class SlurmBackend implements Backend {
       slurmJobDir: dir,
       wrapperPath: prepared.wrapperPath,
       options,
+      ...(slurmDependency(input.after) ? { dependency: slurmDependency(input.after)! } : {}),
     });
     const text = jobSpecText(job, input, {
       cwd,

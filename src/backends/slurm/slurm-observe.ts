@@ -131,6 +131,20 @@ export async function observeJob(
   }
   const entry = snap.rows.get(id) ?? {};
   const status = observeSlurmJob(entry);
+  // Slurm can never start it (a parent ended so that its --dependency cannot hold): end it and take it off the queue.
+  if (
+    entry.squeue?.slurmState === "PENDING" &&
+    entry.squeue.reason === "DependencyNeverSatisfied" &&
+    wrapper.started === null
+  ) {
+    if (!deps.scancelled.has(id)) await ctx.scancel(id).catch(() => undefined);
+    h.poller.forget(id);
+    const facts = slurmFacts({ job, slurmJobId: id, status, patience });
+    return {
+      observation: observation(wrapper, { scheduler: { ...facts, dependency_never_satisfied: true } }),
+      ends: true,
+    };
+  }
   // a cancel recorded while the submission was unconfirmed reaches the job once it is found
   if (
     job.cancel_requested_at &&

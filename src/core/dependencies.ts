@@ -1,0 +1,117 @@
+// Job dependencies (`--after JOB[:ok|:any|:failed]`, MCP `after`): their syntax, the same-target rule, and what a
+// parent's state means for a child at submit. The wait itself happens on the target (wrapper.sh "Dependencies").
+import { AwaitlessError, hint, invalid } from "./errors.ts";
+import type { AfterCondition, Dependency, Job, JobSpec, JobState } from "./job.ts";
+import { isTerminal } from "./job.ts";
+
+/** A parent still active at submit: the target waits for it, in its job directory there. */
+export interface DependencyWait extends Dependency {
+  /** The parent's job directory on the target (local: job_dir; SSH: its remote directory). */
+  dir: string;
+  /** Slurm: the parent's scheduler job ID, for a native --dependency. */
+  scheduler_id?: string;
+}
+
+/** What the launch must do about a job's dependencies. */
+export interface DependencyPlan {
+  /** Parents still active: the job is held until each condition holds. */
+  waits: DependencyWait[];
+  /** The first condition that can no longer hold (JOB_ID:ON): the job ends dependency_failed and never runs. */
+  failed: string | null;
+}
+
+const MAX_PARENTS = 64;
+const AFTER_RE = /^(job_[0-9A-Za-z]+)(?::(ok|any|failed))?$/;
+
+/** The syntax of `after` entries: "JOB_ID[:ok|any|failed]" (default ok); at most 64, each parent once. */
+export function parseAfter(given: unknown): Dependency[] {
+  if (given === undefined) return [];
+  if (!Array.isArray(given)) throw badAfter(JSON.stringify(given));
+  if (given.length > MAX_PARENTS) {
+    throw invalid(
+      `${given.length} dependencies given; at most ${MAX_PARENTS}`,
+      hint("after_fewer_parents", { max: MAX_PARENTS }),
+    );
+  }
+  const out: Dependency[] = [];
+  for (const entry of given) {
+    const m = typeof entry === "string" ? AFTER_RE.exec(entry) : null;
+    if (!m) throw badAfter(typeof entry === "string" ? entry : JSON.stringify(entry));
+    const dep: Dependency = { job_id: m[1]!, on: (m[2] ?? "ok") as AfterCondition };
+    const same = out.find((d) => d.job_id === dep.job_id);
+    if (same && same.on !== dep.on) {
+      throw invalid(
+        `job ${dep.job_id} is given twice as a dependency, as :${same.on} and :${dep.on}`,
+        hint("after_parent_once"),
+      );
+    }
+    if (!same) out.push(dep);
+  }
+  return out;
+}
+
+function badAfter(text: string): AwaitlessError {
+  return invalid(`bad dependency ${text}`, hint("after_form"));
+}
+
+/** Does a parent that ended in `state` satisfy `on`? */
+export function conditionHolds(on: AfterCondition, state: JobState): boolean {
+  if (on === "any") return true;
+  return on === "ok" ? state === "succeeded" : state !== "succeeded";
+}
+
+function targetName(j: { backend: string; host: string | null }): string {
+  return j.host === null ? "this machine (local)" : `${j.host} (${j.backend})`;
+}
+
+/**
+ * Checks each parent against the child's spec (it exists, runs on the same target) and plans the launch from
+ * the parents' states now: ended parents are decided here (condition met: nothing to wait for; impossible:
+ * `failed`), active ones are waited for on the target. `parents` are the refreshed parent jobs.
+ */
+export function planDependencies(spec: JobSpec, parents: Job[]): DependencyPlan {
+  const plan: DependencyPlan = { waits: [], failed: null };
+  for (const dep of spec.after ?? []) {
+    const parent = parents.find((p) => p.job_id === dep.job_id);
+    if (!parent) {
+      throw new AwaitlessError(
+        "not_found",
+        `no job ${dep.job_id} to depend on`,
+        hint("after_parent_unknown"),
+      );
+    }
+    if (parent.backend !== spec.backend || parent.host !== spec.host) {
+      throw invalid(
+        `job ${parent.job_id} runs on ${targetName(parent)}, this job on ${targetName(spec)}: a dependency must be on the same target`,
+        hint("after_same_target", { job_id: parent.job_id }),
+        { job_id: parent.job_id },
+      );
+    }
+    if (isTerminal(parent.state)) {
+      if (!conditionHolds(dep.on, parent.state) && plan.failed === null)
+        plan.failed = `${dep.job_id}:${dep.on}`;
+      continue;
+    }
+    const dir = parent.backend === "ssh" ? parent.backend_id?.remote_dir : parent.job_dir;
+    const schedulerId = parent.backend_id?.slurm_job_id;
+    if (typeof dir !== "string" || (parent.backend === "slurm" && schedulerId === undefined)) {
+      throw new AwaitlessError(
+        "launch_failed",
+        `job ${parent.job_id} is ${parent.state} and not launched yet; there is nothing to wait on`,
+        hint("after_parent_launching", { job_id: parent.job_id }),
+      );
+    }
+    plan.waits.push({
+      ...dep,
+      dir,
+      ...(schedulerId !== undefined ? { scheduler_id: String(schedulerId) } : {}),
+    });
+  }
+  return plan;
+}
+
+/** "after job_X:ok, job_Y:any" for status lines; empty when the job has no dependencies. */
+export function afterText(spec: JobSpec): string {
+  const deps = spec.after ?? [];
+  return deps.length === 0 ? "" : `after ${deps.map((d) => `${d.job_id}:${d.on}`).join(", ")}`;
+}
