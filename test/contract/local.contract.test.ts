@@ -17,5 +17,5 @@ backendContract(
       },
     };
   },
-  true,
+  { available: true, queues: true },
 );

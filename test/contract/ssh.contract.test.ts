@@ -20,5 +20,5 @@ backendContract(
       close: () => w.close(),
     };
   },
-  available,
+  { available, queues: true },
 );
