@@ -18,6 +18,8 @@ export interface Target {
   jobMs: number;
   /** The job's directory as this machine sees it (every backend under test writes it on this machine). */
   jobDir(id: string): string;
+  /** SSH only: kills the sshd processes serving this backend's connections now; returns how many. */
+  dropConnections?: () => number;
   close(): Promise<void>;
 }
 
