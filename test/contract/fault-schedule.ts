@@ -39,6 +39,7 @@ interface Run {
   rand: () => number;
   markers: string;
   summary: Summary;
+  t0: number;
   fault(name: string): void;
   violate(what: string): void;
 }
@@ -48,6 +49,11 @@ const between = (rand: () => number, lo: number, hi: number) => Math.round(lo + 
 
 /** Waits a random moment before a fault: the delay chooses where the fault lands, it waits for nothing. */
 const moment = (ms: number) => Bun.sleep(ms);
+
+const trace = process.env.AWAITLESS_FAULT_TRACE === "1";
+function step(r: Run, what: string): void {
+  if (trace) console.error(`[fault ${r.seed} ${r.backend} +${Date.now() - r.t0} ms] ${what}`);
+}
 
 /** Submits with an idempotency key, maybe killing the first client mid-submit; the retry must find the same job. */
 async function submitThroughFaults(r: Run, argv: string[]): Promise<string> {
@@ -132,13 +138,19 @@ async function schedule(r: Run): Promise<void> {
   const exit = pick(r.rand, [0, 3]);
   const work = kind === "complete" ? `sleep ${between(r.rand, 2, 15) / 10}` : "sleep 300";
   const script = `echo start >> ${marker}; ${work}; echo end >> ${marker}; echo out-${r.seed}; exit ${exit}`;
+  step(r, `${kind}: submit`);
   const id = await submitThroughFaults(r, ["sh", "-c", script]);
+  step(r, `submitted ${id}`);
   let pgid = 0;
   if (kind === "cancel") await cancelThroughFaults(r, id);
   if (kind === "wrapper") pgid = await killWrapper(r, id);
   await waitThroughFaults(r, id, between(r.rand, 0, 2));
 
-  const first: CliResult = await r.t.sb.runAsync(["wait", "--json", id]);
+  step(r, "final wait");
+  // bounded: a job that never ends is a violation with its seed, not a hung suite
+  const bound = ["--timeout", `${Math.ceil((2 * r.t.jobMs) / 1000)}s`];
+  const first: CliResult = await r.t.sb.runAsync(["wait", "--json", ...bound, id]);
+  step(r, `ended ${first.json?.state}`);
   if (pgid > 0) for (const p of groupMembers(pgid)) killQuietly(p);
   const state = first.json?.state as string | undefined;
   const starts = lines(marker).filter((l) => l === "start").length;
@@ -155,7 +167,9 @@ async function schedule(r: Run): Promise<void> {
       first.json.exit_code !== exit ||
       !String(first.json.stdout_tail).includes(`out-${r.seed}`)
     )
-      r.violate(`a job that ran to completion (exit ${exit}) reads ${state} exit ${first.json?.exit_code}`);
+      r.violate(
+        `a job that ran to completion (exit ${exit}) reads ${state} exit ${first.json?.exit_code}, stdout tail ${JSON.stringify(first.json?.stdout_tail)}`,
+      );
   }
   if (kind === "cancel" && state !== "cancelled") r.violate(`a cancelled job reads ${state}`);
   if (kind === "complete" && ends !== 1) r.violate(`a job left to complete ended ${ends} times`);
@@ -164,7 +178,8 @@ async function schedule(r: Run): Promise<void> {
 
   // more faults after the end must change nothing: same state, the same bytes on every replay
   await waitThroughFaults(r, id, between(r.rand, 1, 2));
-  const second = await r.t.sb.runAsync(["wait", "--json", id]);
+  const second = await r.t.sb.runAsync(["wait", "--json", ...bound, id]);
+  step(r, "replayed");
   if (second.stdout !== first.stdout) r.violate("a replayed result differs from the first");
   const after = r.t.sb.status(id).state;
   if (after !== state) r.violate(`terminal state moved ${state} → ${after}`);
@@ -193,7 +208,9 @@ export async function runFaultSchedules(
         rand,
         markers,
         summary,
+        t0: Date.now(),
         fault(name) {
+          step(r, name);
           summary.faults++;
           summary.byFault[name] = (summary.byFault[name] ?? 0) + 1;
         },
