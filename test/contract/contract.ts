@@ -115,6 +115,7 @@ export function backendContract(name: string, setup: () => Promise<Target>, opts
         expect(b.code).toBe(3);
         expect(b.json).toMatchObject({ state: "failed", exit_code: 3, reason: "nonzero_exit", signal: null });
         expect(b.json.error.stage).toBe("runtime_failed");
+        expect(b.json.error.suggestion.length).toBeGreaterThan(0);
         expect(b.json.digest.join("\n")).toContain("Error: broken thing");
         const c = await waitFor(t, max);
         expect(c.code).toBe(3);
@@ -327,6 +328,11 @@ export function backendContract(name: string, setup: () => Promise<Target>, opts
         const inspect = t.sb.run(["inspect", "--json", id]).json;
         expect(inspect.result.snapshot.sha256).toBe(a.json.snapshot.sha256);
         expect(a.stdout.startsWith(JSON.stringify(inspect.result).slice(0, -1))).toBe(true);
+        expect(a.json).toMatchObject({
+          ...inspect.result,
+          job_state: "succeeded",
+          delivery_state: "delivered",
+        });
       },
       60_000,
     );

@@ -1,5 +1,5 @@
 // How the contract and the fault schedule reach each backend: local jobs, SSH jobs on a private sshd as the dash
-// test user, Slurm jobs on the real test cluster (this machine is its login node).
+// or busybox test user, Slurm jobs on the real test cluster (this machine is its login node).
 import { join } from "node:path";
 import { run, slurmUp } from "../e2e/slurm-harness.ts";
 import { sessionPids, sshWorld } from "../e2e/ssh-fixture.ts";
@@ -25,9 +25,10 @@ export async function localTarget(): Promise<Target> {
 export const sshAvailable = (what: string) =>
   gateOnAvailability(`${what} (private OpenSSH server)`, sshdAvailable());
 
-export async function sshTarget(): Promise<Target> {
+/** SSH jobs as the test user whose login shell is dash or busybox sh. */
+export async function sshTarget(kind: "dash" | "busybox" = "dash"): Promise<Target> {
   const w = await sshWorld();
-  const host = w.alias.dash;
+  const host = w.alias[kind];
   return {
     sb: w.sb,
     flags: ["--backend", "ssh", "--host", host],
@@ -35,7 +36,7 @@ export async function sshTarget(): Promise<Target> {
     jobMs: 20_000,
     jobDir: (id) => w.sb.status(id).backend_id.remote_dir as string,
     dropConnections() {
-      const serving = sessionPids(w.sshd, w.sshd.users.dash);
+      const serving = sessionPids(w.sshd, w.sshd.users[kind]);
       for (const p of serving) killQuietly(p);
       return serving.length;
     },
