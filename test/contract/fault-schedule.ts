@@ -57,8 +57,18 @@ function step(r: Run, what: string): void {
 
 /** Submits with an idempotency key, maybe killing the first client mid-submit; the retry must find the same job. */
 async function submitThroughFaults(r: Run, argv: string[]): Promise<string> {
-  const key = `fault-${r.seed}`;
-  const args = ["submit", "--json", ...r.t.flags, "--name", key, "--client-request-id", key, "--", ...argv];
+  const key = `fault-key-${r.seed}`;
+  const args = [
+    "submit",
+    "--json",
+    ...r.t.flags,
+    "--name",
+    `fault-${r.seed}`,
+    "--client-request-id",
+    key,
+    "--",
+    ...argv,
+  ];
   const how = pick(r.rand, ["none", "kill", "crash-after-reserve"] as const);
   if (how === "kill") {
     const p = r.t.sb.spawn(args);
