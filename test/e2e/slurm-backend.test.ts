@@ -75,14 +75,6 @@ describe.skipIf(!up)("Slurm backend on the test cluster", () => {
     expect(b.exit_code).toBe(200);
   }, 30_000);
 
-  test("signal death → failed, signal KILL, exit 137", async () => {
-    const id = await submit(["sh", "-c", "kill -KILL $$"], { slurm_options: { mem: "32M" } });
-    const w = await waitDone(id);
-    expect(w.job_state).toBe("failed");
-    expect(w.signal).toBe("KILL");
-    expect(w.exit_code).toBe(137);
-  }, 30_000);
-
   test("held job shows its pending reason; cancel while pending never starts it; cancel while running", async () => {
     // fill the node's free CPU so the next job pends, then hold it
     const blocker = await submit(["sleep", "300"], { slurm_options: { mem: "32M" } });

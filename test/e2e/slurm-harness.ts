@@ -20,6 +20,8 @@ import { JobStore } from "../../src/core/job-store.ts";
 import type { LogQuery, LogScan } from "../../src/core/log-scan.ts";
 import { HINTS } from "../../src/hints.ts";
 
+export { until } from "../helpers/until.ts";
+
 export const HOW_TO = "start it with `bash test/infra/slurm-up.sh` as root (docs/slurm.md), then rerun";
 
 export async function run(argv: string[]): Promise<RunResult> {
@@ -196,21 +198,6 @@ export function makeRig(opts: RigOptions = {}): Rig {
       if (opts.root === undefined) rmSync(root, { recursive: true, force: true });
     },
   };
-}
-
-/** Waits for a condition with a deadline (no fixed sleeps). */
-export async function until<T>(
-  what: string,
-  probeFn: () => Promise<T | undefined>,
-  timeoutMs: number,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probeFn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 /** sacct's allocation lines for a job ID: State and ExitCode. */

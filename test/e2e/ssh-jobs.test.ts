@@ -1,19 +1,12 @@
 // SSH backend end to end through the compiled binary against a private OpenSSH sshd, for a dash and a busybox
-// login shell: results and artifacts, hostile argv/env, cancel, timeout, lost, client death and dropped connections.
+// login shell: results and remote artifacts, hostile argv/env, client death and dropped connections (cancel, timeout, lost
+// and the rest every backend shares are in test/contract/).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { killQuietly, pidAlive, Sandbox, until } from "../helpers/cli.ts";
+import { killQuietly, Sandbox, until } from "../helpers/cli.ts";
 import { gateOnAvailability, sshdAvailable } from "../helpers/sshd.ts";
-import { cleanupIn, termCounter, termsIn } from "../helpers/term-counter.ts";
-import {
-  groupMembers,
-  remoteFile,
-  remoteScripts,
-  type SshWorld,
-  sessionPids,
-  sshWorld,
-} from "./ssh-fixture.ts";
+import { remoteScripts, type SshWorld, sessionPids, sshWorld } from "./ssh-fixture.ts";
 
 const runE2e = gateOnAvailability("SSH backend e2e tests (private OpenSSH server)", sshdAvailable());
 
@@ -112,71 +105,6 @@ describe.each(runE2e ? (["dash", "busybox"] as const) : [])("ssh jobs as the %s 
     expect(r.json.state).toBe("succeeded");
     const expected = `${HOSTILE.map((a) => `[${a}]\n`).join("")}<${HOSTILE.join("|")}>\n`;
     expect(r.json.stdout_tail).toBe(expected);
-  }, 30_000);
-
-  test("a failing command is failed with its exit code (CLI exit 3); logs --grep reads the remote log", () => {
-    const id = submit(["sh", "-c", "echo alpha; echo beta; echo 'Error: gamma' >&2; exit 9"]);
-    const r = w.sb.run(["wait", "--json", id]);
-    expect(r.code).toBe(3);
-    expect(r.json.exit_code).toBe(9);
-    expect(r.json.digest.join("\n")).toContain("Error: gamma");
-    const logs = w.sb.run(["logs", "--json", "--grep", "bet", id]);
-    expect(logs.code).toBe(0);
-    expect(logs.json.stdout).toBe("2:beta\n");
-    expect(logs.json.stdout_page.matches_total).toBe(1);
-  }, 30_000);
-
-  test("cancel kills the remote process group", async () => {
-    const id = submit(["sh", "-c", "sleep 300 & sleep 300 & wait"]);
-    const dir = w.sb.status(id).backend_id.remote_dir as string;
-    const started = await until("started record", () => remoteFile(dir, "started"));
-    const pgid = Number(/^pgid=(\d+)$/m.exec(started)?.[1]);
-    expect(pgid).toBeGreaterThan(1);
-    await until("the group's sleeps", () => groupMembers(pgid).length >= 3);
-    const r = w.sb.run(["cancel", "--json", "--grace-period", "2s", id]);
-    expect(r.json.job_state).toBe("cancelled");
-    await until("the group to be gone", () => groupMembers(pgid).length === 0, 10_000);
-  }, 30_000);
-
-  test("cancel and timeout give the remote command one SIGTERM; its cleanup completes", async () => {
-    const id = submit(termCounter('"$AWAITLESS_JOB_DIR"'));
-    const dir = w.sb.status(id).backend_id.remote_dir as string;
-    await until("the command's ready", () => w.sb.run(["logs", id]).stdout.includes("ready"));
-    const first = w.sb.spawn(["cancel", "--json", "--grace-period", "30s", id]);
-    await until("the TERM", () => termsIn(dir) === 1);
-    const second = w.sb.run(["cancel", "--json", "--grace-period", "30s", id]);
-    expect(await first.exited).toBe(0);
-    expect(second.json.job_state).toBe("cancelled");
-    expect(termsIn(dir)).toBe(1);
-    expect(cleanupIn(dir)).toBe("cleaned up after 1 TERM\n");
-
-    const timed = submit(termCounter('"$AWAITLESS_JOB_DIR"'), ["--timeout", "1s"]);
-    expect(w.sb.run(["wait", "--json", timed]).json.job_state).toBe("timed_out");
-    const tdir = w.sb.status(timed).backend_id.remote_dir as string;
-    expect(termsIn(tdir)).toBe(1);
-    expect(cleanupIn(tdir)).toBe("cleaned up after 1 TERM\n");
-  }, 60_000);
-
-  test("the wrapper enforces the runtime timeout on the host", () => {
-    const id = submit(["sleep", "60"], ["--timeout", "1s"]);
-    const r = w.sb.run(["wait", "--json", id]);
-    expect(r.json.job_state).toBe("timed_out");
-    expect(r.json.error.stage).toBe("timed_out");
-  }, 30_000);
-
-  test("a killed remote wrapper makes the job lost (wrapper_killed)", async () => {
-    const id = submit(["sh", "-c", "sleep 300"]);
-    const dir = w.sb.status(id).backend_id.remote_dir as string;
-    const started = await until("started record", () => remoteFile(dir, "started"));
-    const wrapperPid = Number(/^wrapper_pid=(\d+)$/m.exec(started)?.[1]);
-    const pgid = Number(/^pgid=(\d+)$/m.exec(started)?.[1]);
-    for (const p of [wrapperPid, ...groupMembers(wrapperPid)]) killQuietly(p);
-    await until("the wrapper to die", () => !pidAlive(wrapperPid));
-    const r = w.sb.run(["wait", "--json", id]);
-    for (const p of groupMembers(pgid)) killQuietly(p);
-    expect(r.code).toBe(6);
-    expect(r.json.job_state).toBe("lost");
-    expect(r.json.reason).toBe("wrapper_killed");
   }, 30_000);
 
   test("a client killed mid-wait loses nothing: a new client collects the result", async () => {

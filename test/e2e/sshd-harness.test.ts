@@ -20,6 +20,7 @@ import {
   sshdAvailable,
   startSshd,
 } from "../helpers/sshd.ts";
+import { until } from "../helpers/until.ts";
 
 const runE2e = gateOnAvailability("sshd e2e tests (private OpenSSH server)", sshdAvailable());
 
@@ -79,13 +80,7 @@ function commandLine(pid: number): string {
   }
 }
 
-async function waitUntil(cond: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await Bun.sleep(20);
-  }
-}
+const waitUntil = (cond: () => boolean, timeoutMs: number, what: string) => until(what, cond, timeoutMs, 20);
 
 describe.skipIf(!runE2e)("private sshd harness", () => {
   let sshd: SshdHandle;

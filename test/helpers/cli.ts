@@ -3,6 +3,8 @@ import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
+export { until } from "./until.ts";
+
 export const ROOT = join(import.meta.dir, "..", "..");
 export const BINARY = join(ROOT, "dist", "awaitless");
 
@@ -114,28 +116,6 @@ function finish(code: number, stdout: string, stderr: string): CliResult {
     json = null;
   }
   return { code, stdout, stderr, json };
-}
-
-/** Polls `check` until it returns a truthy value or the deadline passes (then throws with `what`). */
-export async function until<T>(
-  what: string,
-  check: () => T | Promise<T>,
-  timeoutMs = 15_000,
-  everyMs = 50,
-): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await check();
-      if (v) return v as NonNullable<T>;
-      last = v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (last: ${String(last)})`);
-    await Bun.sleep(everyMs);
-  }
 }
 
 export function pidAlive(pid: number): boolean {

@@ -16,6 +16,7 @@ import {
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import type { Subprocess } from "bun";
+import { until } from "./until.ts";
 
 export interface Availability {
   ok: boolean;
@@ -248,13 +249,11 @@ export async function startSshd(opts: StartSshdOptions = {}): Promise<SshdHandle
   }
 }
 
-async function waitFor(cond: () => boolean, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) return false;
-    await Bun.sleep(20);
-  }
-  return true;
+function waitFor(cond: () => boolean, timeoutMs: number): Promise<boolean> {
+  return until("sshd", cond, timeoutMs, 20).then(
+    () => true,
+    () => false,
+  );
 }
 
 export function isAlive(pid: number): boolean {

@@ -1,4 +1,5 @@
-// End to end through the compiled binary: outcomes, exit codes, waits, cancel, timeout, descendants.
+// End to end through the compiled binary, what is local-only or run-specific: inline runs, waits, grace, timeout
+// descendants, stall, reboot (what every backend shares is in test/contract/).
 import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -21,21 +22,13 @@ describe("outcomes", () => {
     expect(r.json.job_id).toMatch(/^job_[0-9A-HJKMNP-TV-Z]{26}$/);
   });
 
-  test("a failing command is failed with its exit code, a digest and CLI exit 3", () => {
+  test("run: a failing command is failed with its exit code, a digest and CLI exit 3", () => {
     const r = sb.run(["run", "--json", "--", "sh", "-c", "echo 'Error: broken thing' >&2; exit 7"]);
     expect(r.code).toBe(3);
     expect(r.json.state).toBe("failed");
     expect(r.json.exit_code).toBe(7);
     expect(r.json.error.stage).toBe("runtime_failed");
-    expect(r.json.error.suggestion.length).toBeGreaterThan(0);
     expect(r.json.digest.join("\n")).toContain("Error: broken thing");
-  });
-
-  test("signal death is 128+n with the signal named", () => {
-    const r = sb.run(["run", "--json", "--", "sh", "-c", "kill -KILL $$"]);
-    expect(r.code).toBe(3);
-    expect(r.json.exit_code).toBe(137);
-    expect(r.json.signal).toBe("KILL");
   });
 
   test("a missing command fails with 127 and says so", () => {
@@ -82,59 +75,11 @@ describe("waiting", () => {
     expect(w.json.job_id).toBe(id);
     expect(w.json.stdout_tail).toBe("newest\n");
   });
-
-  test("a replayed result is byte-identical", () => {
-    const id = sb.submit(["sh", "-c", "echo same"]);
-    const a = sb.run(["wait", "--json", id]).stdout;
-    const b = sb.run(["wait", "--json", id]).stdout;
-    expect(a).toBe(b);
-    const inspect = sb.run(["inspect", "--json", id]).json;
-    // the flat answer begins with the stored result's bytes; the envelope stands after them
-    const stored = JSON.stringify(inspect.result);
-    expect(a.startsWith(stored.slice(0, -1))).toBe(true);
-    expect(JSON.parse(a)).toMatchObject({
-      ...inspect.result,
-      job_state: "succeeded",
-      delivery_state: "delivered",
-    });
-  });
-
-  test("a waiter killed mid-wait does not stop the job; a new client gets the result", async () => {
-    const id = sb.submit(["sh", "-c", "sleep 1; echo survived"]);
-    const waiter = sb.spawn(["wait", id]);
-    await until("job running", () => sb.status(id).state === "running");
-    waiter.kill("SIGKILL");
-    await waiter.exited;
-    const w = sb.run(["wait", "--json", id]);
-    expect(w.json.state).toBe("succeeded");
-    expect(w.json.stdout_tail).toBe("survived\n");
-  });
 });
 
 describe("cancel, timeout, descendants", () => {
   const pidScript = (file: string) =>
     `sleep 60 & echo $! >> ${file}; (sleep 60 & echo $! >> ${file}; wait) & echo $! >> ${file}; echo $$ >> ${file}; wait`;
-
-  test("cancel stops every process in the job's group and is cancelled (exit 5)", async () => {
-    const pids = join(sb.work, "cancel-pids");
-    const id = sb.submit(["sh", "-c", pidScript(pids)]);
-    const list: number[] = await until("4 pids", () => {
-      try {
-        const p = readFileSync(pids, "utf8").trim().split("\n").map(Number);
-        return p.length >= 4 ? p : undefined;
-      } catch {
-        return undefined;
-      }
-    });
-    expect(list.every(pidAlive)).toBe(true);
-    const c = sb.run(["cancel", "--json", "--grace-period", "2s", id]);
-    expect(c.json.job_state).toBe("cancelled");
-    await until("all pids gone", () => list.every((p) => !pidAlive(p)), 10_000);
-    const w = sb.run(["wait", id]);
-    expect(w.code).toBe(5);
-    const again = sb.run(["cancel", "--json", id]);
-    expect(again.json.already_terminal).toBe(true);
-  });
 
   test("a command ignoring SIGTERM is killed after the grace period", async () => {
     const id = sb.submit(["sh", "-c", "trap '' TERM; echo ready; while :; do sleep 1; done"]);
@@ -188,23 +133,6 @@ describe("stall and lost", () => {
     const hist = sb.run(["inspect", "--json", id]).json.history.map((h: { to_state: string }) => h.to_state);
     expect(hist).toContain("stalled");
     expect(hist.lastIndexOf("running")).toBeGreaterThan(hist.indexOf("stalled"));
-  });
-
-  test("a killed wrapper makes the job lost with reason wrapper_killed", async () => {
-    const id = sb.submit(["sleep", "30"]);
-    const st = sb.status(id);
-    const info = sb.run(["inspect", "--json", id]).json;
-    const started = readFileSync(join(info.job_dir, "started"), "utf8");
-    const wrapperPid = Number(/wrapper_pid=(\d+)/.exec(started)![1]);
-    const cmdPid = Number(/^pid=(\d+)/m.exec(started)![1]);
-    expect(st.state).toBe("running");
-    process.kill(wrapperPid, "SIGKILL");
-    await until("wrapper gone", () => !pidAlive(wrapperPid));
-    const w = sb.run(["wait", "--json", id]);
-    killQuietly(cmdPid);
-    expect(w.json.state).toBe("lost");
-    expect(w.json.reason).toBe("wrapper_killed");
-    expect(w.code).toBe(6);
   });
 
   test("a changed boot ID makes the job lost with reason host_rebooted", async () => {

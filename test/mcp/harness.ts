@@ -1,6 +1,7 @@
 // Test harness: the official v2 client (and the ext-tasks requester) against our server, in process or over stdio.
 import { Client } from "@modelcontextprotocol/client";
 import type { JSONRPCMessage, Transport, TransportSendOptions } from "@modelcontextprotocol/server";
+import { until } from "../helpers/until.ts";
 
 export type Era = "legacy" | "modern";
 type Json = Record<string, unknown>;
@@ -109,19 +110,13 @@ export function v2Framing(client: Client) {
   };
 }
 
-/** Polls `check` until it returns a value (not undefined) or the deadline passes. */
-export async function waitFor<T>(
+/** The tests' one poll-until (test/helpers/until.ts), with the MCP tests' argument order. */
+export function waitFor<T>(
   check: () => T | undefined | Promise<T | undefined>,
   timeoutMs = 10_000,
   what = "condition",
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  return until(what, check, timeoutMs, 20) as Promise<T>;
 }
 
 export function structured<T = Json>(result: unknown): T {

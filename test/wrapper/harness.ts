@@ -24,6 +24,7 @@ import {
   WRAPPER_TEXT,
 } from "../../src/wrapper/protocol.ts";
 import { busyboxAppletDir } from "../helpers/busybox.ts";
+import { until } from "../helpers/until.ts";
 
 export interface ShellCase {
   name: string;
@@ -109,15 +110,9 @@ export function helperScript(name: string, body: string): string {
   return path;
 }
 
-/** Poll `probe` until it returns a value other than undefined, or fail after `timeoutMs` saying what we waited for. */
-export async function waitFor<T>(what: string, probe: () => T | undefined, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await Bun.sleep(20);
-  }
+/** The tests' one poll-until (test/helpers/until.ts), under the name the wrapper tests use. */
+export function waitFor<T>(what: string, probe: () => T | undefined, timeoutMs = 15_000): Promise<T> {
+  return until(what, probe, timeoutMs, 20) as Promise<T>;
 }
 
 /** A process is gone when it no longer exists or is a zombie (this machine's init may never reap orphans). */
