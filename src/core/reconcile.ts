@@ -202,8 +202,8 @@ function schedulerEnd(job: Job, obs: Observation, s: SchedulerFacts, nowMs: numb
   const base = endBase(job, obs, s, nowMs);
   switch (end) {
     case "completed":
-      // Rule S12: completed without an exit record says nothing about the command (the wrapper exits 0 after its
-      // record): wait out the accounting grace for the record (a shared file system may show it late), then lost.
+      // Rule S12: completed without an exit record says nothing about the command (the record, not the
+      // wrapper's own status, holds the command's exit): wait out the accounting grace for the record (a shared file system may show it late), then lost.
       if (nowMs - (s.unsettled_since_ms ?? nowMs) < s.patience.accounting_grace_ms)
         return keep(job, `${s.message}; waiting for the wrapper's exit record`);
       return lostByScheduler(

@@ -2,7 +2,8 @@
 
 /**
  * How the scheduler says the job ended. `completed`/`failed` are the batch script's exit (0 / not 0 or a signal): the
- * wrapper exits 0 after writing its exit record, so `completed` alone says nothing about the command.
+ * wrapper's own status (0 when the command succeeded or was cancelled, else 1) says less than its exit record, so
+ * `completed` alone does not give the command's exit.
  */
 export type SchedulerEnd =
   | "completed"
