@@ -102,7 +102,11 @@ describe.each(shells)("host programs under %s", (name, shell) => {
     expect(job?.missing).toBe(false);
     expect(job?.wrapperPid).toBe(pid);
     // a heartbeat is there only when the monitor looked before the command ended (it ends at once after `go`)
-    expect(Object.keys(job?.files ?? {}).filter((f) => f !== "heartbeat").sort()).toEqual(["exit", "started"]);
+    expect(
+      Object.keys(job?.files ?? {})
+        .filter((f) => f !== "heartbeat")
+        .sort(),
+    ).toEqual(["exit", "started"]);
     expect(keyValues(job?.files.exit ?? "").exit_code).toBe("0");
     expect(
       parseObserveReport(run(shell, OBSERVE, ["", join(root, "jobs", "job_NONE")]).out).jobs.get(
