@@ -21,7 +21,7 @@ export function arrayLine(v: ArrayView): string {
     .join(", ");
   const failed = v.failed_indices.length > 0 ? `; failed indices ${v.failed_indices.join(",")}` : "";
   const unlaunched = v.unlaunched_indices ? `; ${v.unlaunched_indices.length} not launched` : "";
-  return `${v.job_id} array ${v.array} ${v.state}: ${v.tasks} tasks: ${counts || "none launched"}${failed}${unlaunched}`;
+  return `${v.job_id} array ${v.array}${v.array.includes("%") ? "" : ` (all at once)`} ${v.state}: ${v.tasks} tasks: ${counts || "none launched"}${failed}${unlaunched}`;
 }
 
 function exitFor(state: string): number {

@@ -1,6 +1,6 @@
 // Job arrays over the job service: one array row, each task an ordinary job (its own directory, result, idempotency)
 // in the array's private queue of concurrency %N; wait, status, cancel and task addresses (`JOB_ID.7`) on arrays.
-import { type ArraySpec, formatArraySpec, parseArraySpec, parseTaskAddress } from "./array-spec.ts";
+import { type ArraySpec, parseArraySpec, parseTaskAddress } from "./array-spec.ts";
 import {
   type ArrayRow,
   addTask,
@@ -32,7 +32,10 @@ export interface ArrayTaskView {
 /** What status, wait and submit say of an array: its tasks counted by state, the indices that failed. */
 export interface ArrayView {
   job_id: string;
+  /** The array as given, e.g. `0-99%8`. */
   array: string;
+  /** At most this many tasks run at once (%N; every task when not given). */
+  throttle: number;
   name: string | null;
   backend: string;
   host: string | null;
@@ -116,7 +119,7 @@ export class ArrayService {
       "not_found",
       a.indices.includes(index)
         ? `task ${index} of array ${arrayId} was never launched (its submit stopped part-way)`
-        : `array ${arrayId} has no task ${index} (its indices: ${formatArraySpec({ indices: a.indices, throttle: a.throttle }).split("%")[0]})`,
+        : `array ${arrayId} has no task ${index} (its indices: ${a.spec_text.split("%")[0]})`,
       a.indices.includes(index)
         ? "submit the array again with the same client_request_id to launch the rest"
         : "use one of the array's indices",
@@ -166,6 +169,7 @@ export class ArrayService {
         array_id: id,
         client_request_id: req.client_request_id ?? null,
         request: asked,
+        spec_text: arrayText.trim(),
         indices: spec.indices,
         throttle: spec.throttle,
         backend: target.backend,
@@ -227,7 +231,8 @@ export class ArrayService {
     const unlaunched = a.indices.filter((i) => !launched.has(i));
     return {
       job_id: a.array_id,
-      array: formatArraySpec({ indices: a.indices, throttle: a.throttle }),
+      array: a.spec_text,
+      throttle: a.throttle,
       name: a.request.name ?? null,
       backend: a.backend,
       host: a.host,

@@ -72,30 +72,6 @@ function tooMany(whole: string) {
   );
 }
 
-/** The canonical text of an array specification (what status and inspect show): `0-9,20-30:2%4`. */
-export function formatArraySpec(a: ArraySpec): string {
-  return `${a.indices.length === 0 ? "" : compact(a.indices)}%${a.throttle}`;
-}
-
-function compact(indices: number[]): string {
-  const parts: string[] = [];
-  let i = 0;
-  while (i < indices.length) {
-    const start = indices[i]!;
-    const step = i + 1 < indices.length ? indices[i + 1]! - start : 1;
-    let j = i;
-    while (j + 1 < indices.length && indices[j + 1]! - indices[j]! === step) j++;
-    if (j - i >= 2) {
-      parts.push(step === 1 ? `${start}-${indices[j]}` : `${start}-${indices[j]}:${step}`);
-      i = j + 1;
-    } else {
-      parts.push(String(start));
-      i += 1;
-    }
-  }
-  return parts.join(",");
-}
-
 /** A task address `JOB_ID.7` split into the array's ID and the index; undefined when the text is no task address. */
 export function parseTaskAddress(text: string): { arrayId: string; index: number } | undefined {
   const m = /^(.+)\.(\d{1,7})$/.exec(text);

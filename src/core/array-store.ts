@@ -8,6 +8,8 @@ export interface ArrayRow {
   client_request_id: string | null;
   /** The launch every task was made from (without its index variables), as asked. */
   request: LaunchRequest;
+  /** The array as given (`0-99%8`). */
+  spec_text: string;
   indices: number[];
   throttle: number;
   backend: BackendName;
@@ -21,6 +23,7 @@ interface RawRow {
   array_id: string;
   client_request_id: string | null;
   request_json: string;
+  spec_text: string;
   indices_json: string;
   throttle: number;
   backend: BackendName;
@@ -30,13 +33,14 @@ interface RawRow {
 }
 
 const COLUMNS =
-  "array_id, client_request_id, request_json, indices_json, throttle, backend, host, queue, created_at";
+  "array_id, client_request_id, request_json, spec_text, indices_json, throttle, backend, host, queue, created_at";
 
 function fromRaw(r: RawRow): ArrayRow {
   return {
     array_id: r.array_id,
     client_request_id: r.client_request_id,
     request: JSON.parse(r.request_json) as LaunchRequest,
+    spec_text: r.spec_text,
     indices: JSON.parse(r.indices_json) as number[],
     throttle: r.throttle,
     backend: r.backend,
@@ -72,11 +76,12 @@ export function arrayIdsWithPrefix(store: JobStore, prefix: string, limit: numbe
 export function insertArray(store: JobStore, a: ArrayRow): boolean {
   return store.write(() => {
     const r = store.db
-      .query(`INSERT OR IGNORE INTO job_arrays (${COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)`)
+      .query(`INSERT OR IGNORE INTO job_arrays (${COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)`)
       .run(
         a.array_id,
         a.client_request_id,
         JSON.stringify(a.request),
+        a.spec_text,
         JSON.stringify(a.indices),
         a.throttle,
         a.backend,

@@ -96,6 +96,7 @@ export const MIGRATIONS: string[] = [
      array_id TEXT PRIMARY KEY,
      client_request_id TEXT UNIQUE,
      request_json TEXT NOT NULL,
+     spec_text TEXT NOT NULL,
      indices_json TEXT NOT NULL,
      throttle INTEGER NOT NULL,
      backend TEXT NOT NULL,
