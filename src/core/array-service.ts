@@ -94,20 +94,28 @@ export class ArrayService {
     if (task) return { kind: "job", id: this.taskJobId(this.resolveArrayId(task.arrayId), task.index) };
     if (this.isArray(text)) return { kind: "array", id: text };
     const arrays = text.length >= 5 && !isJobId(text) ? arrayIdsWithPrefix(this.store, text, 2) : [];
-    if (arrays.length === 1) return { kind: "array", id: arrays[0]! };
+    if (arrays.length === 1) {
+      // an array's ID shares its time prefix with its first tasks' IDs: a prefix of both names neither
+      let job: string | undefined;
+      try {
+        job = this.jobs.resolveJobId(text);
+      } catch {
+        return { kind: "array", id: arrays[0]! };
+      }
+      throw ambiguous(text, [arrays[0]!, job]);
+    }
     return { kind: "job", id: this.jobs.resolveJobId(text) };
   }
 
   private resolveArrayId(text: string): string {
     if (this.isArray(text)) return text;
     const found = text.length >= 5 ? arrayIdsWithPrefix(this.store, text, 2) : [];
+    if (found.length > 1) throw ambiguous(text, found);
     if (found.length === 1) return found[0]!;
     throw new AwaitlessError(
       "not_found",
-      found.length > 1 ? `${text} is the start of more than one array ID` : `no array ${text}`,
-      found.length > 1
-        ? "give more characters of the array's ID"
-        : "a task is addressed as ARRAY_ID.INDEX, where ARRAY_ID is what submitting the array printed",
+      `no array ${text}`,
+      "a task is addressed as ARRAY_ID.INDEX, where ARRAY_ID is what submitting the array printed",
     );
   }
 
@@ -333,6 +341,13 @@ export class ArrayService {
       return at ? { ...s, array_task: at } : s;
     });
   }
+}
+
+function ambiguous(prefix: string, ids: string[]): AwaitlessError {
+  return invalid(
+    `job ID prefix ${prefix} is ambiguous: ${ids.join(", ")}`,
+    "give more characters of the ID (arrays and their first tasks share a long prefix)",
+  );
 }
 
 function arrayState(ts: ArrayTaskView[]): JobState {
