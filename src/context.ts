@@ -7,7 +7,7 @@ import { SlurmBackend } from "./backends/slurm/slurm-backend.ts";
 import { SshBackend } from "./backends/ssh/ssh-backend.ts";
 import { type Config, loadConfig } from "./config/config.ts";
 import { profileKeysFor, profileRefusal } from "./config/config-legacy.ts";
-import { ArrayService } from "./core/array-service.ts";
+import type { ArrayService } from "./core/array-service.ts";
 import type { Backend } from "./core/backend.ts";
 import { useHintTable } from "./core/errors.ts";
 import type { ImportReport } from "./core/import-08.ts";
@@ -114,13 +114,8 @@ export function createContext(env: Record<string, string | undefined>, configFla
   const config = loadConfig(env, configFlag);
   const store = JobStore.open(config.dataDir);
   const backends = createBackends(config, env, store);
-  const settings = serviceSettings(config, env);
-  const service = new JobService(store, backends, settings);
-  const arrays = new ArrayService(store, service, {
-    backend: settings.defaultBackend,
-    host: settings.defaultHost,
-    ...(settings.hostBackends ? { hostBackends: settings.hostBackends } : {}),
-  });
+  const service = new JobService(store, backends, serviceSettings(config, env));
+  const arrays = service.arrays;
   const housekeeping: StoreHousekeeping = {
     path: store.path,
     countJobs: () => store.countJobs(),

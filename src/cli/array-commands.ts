@@ -1,6 +1,6 @@
 // CLI actions on job arrays: submit/run --array, and wait, status, cancel, inspect of an array's ID.
 import type { Ctx } from "../context.ts";
-import type { ArrayView, ArrayWaitResponse } from "../core/array-service.ts";
+import type { ArrayView, ArrayWaitResponse } from "../core/array-types.ts";
 import { EXIT } from "../core/errors.ts";
 import type { LaunchRequest } from "../core/service-types.ts";
 import type { CliIo } from "./cli-io.ts";

@@ -11,6 +11,13 @@ import {
   taskOfJob,
   tasksOf,
 } from "./array-store.ts";
+import type {
+  ArrayCancelResponse,
+  ArraySubmitResponse,
+  ArrayTaskView,
+  ArrayView,
+  ArrayWaitResponse,
+} from "./array-types.ts";
 import { canonicalJson } from "./canonical-json.ts";
 import { AwaitlessError, invalid } from "./errors.ts";
 import { isJobId, newJobId } from "./ids.ts";
@@ -18,62 +25,11 @@ import { isTerminal, type JobState } from "./job.ts";
 import { type JobStore, nowIso } from "./job-store.ts";
 import { type LaunchDefaults, resolveTarget } from "./launch-request.ts";
 import { createQueue, targetOf } from "./queue-store.ts";
-import type { JobServiceApi, JobStatus, LaunchRequest, WaitOptions } from "./service-types.ts";
-
-/** One task as array answers list it. */
-export interface ArrayTaskView {
-  index: number;
-  job_id: string;
-  state: JobState;
-  exit_code: number | null;
-  reason: string | null;
-}
-
-/** What status, wait and submit say of an array: its tasks counted by state, the indices that failed. */
-export interface ArrayView {
-  job_id: string;
-  /** The array as given, e.g. `0-99%8`. */
-  array: string;
-  /** At most this many tasks run at once (%N; every task when not given). */
-  throttle: number;
-  name: string | null;
-  backend: string;
-  host: string | null;
-  argv: string[];
-  created_at: string;
-  /** The array's state: active while any task is; else failed if any task failed, timed out or was lost; else cancelled if any was; else succeeded. */
-  state: JobState;
-  tasks: number;
-  counts: Partial<Record<JobState, number>>;
-  /** Indices of tasks that ended failed, timed_out or lost. */
-  failed_indices: number[];
-  cancelled_indices: number[];
-  /** Tasks not recorded yet (a launch that stopped part-way: submitting again with its client_request_id resumes it). */
-  unlaunched_indices?: number[];
-}
-
-export interface ArraySubmitResponse extends ArrayView {
-  idempotent_replay: boolean;
-}
-
-export type ArrayWaitResponse = ArrayView & {
-  job_state: JobState;
-  wait_state: "complete" | "client_timeout";
-  delivery_state: "delivered" | "pending";
-  waited_seconds: number;
-};
-
-export interface ArrayCancelResponse {
-  job_id: string;
-  job_state: JobState;
-  cancel_requested: number;
-  already_terminal: number;
-  array: ArrayView;
-}
+import type { ArrayApi, JobServiceApi, JobStatus, LaunchRequest, WaitOptions } from "./service-types.ts";
 
 const FAILED: readonly JobState[] = ["failed", "timed_out", "lost"];
 
-export class ArrayService {
+export class ArrayService implements ArrayApi {
   constructor(
     private readonly store: JobStore,
     private readonly jobs: JobServiceApi,
