@@ -21,13 +21,15 @@ export function arrayLine(v: ArrayView): string {
     .join(", ");
   const failed = v.failed_indices.length > 0 ? `; failed indices ${v.failed_indices.join(",")}` : "";
   const unlaunched = v.unlaunched_indices ? `; ${v.unlaunched_indices.length} not launched` : "";
-  return `${v.job_id} array ${v.array}${v.array.includes("%") ? "" : ` (all at once)`} ${v.state}: ${v.tasks} tasks: ${counts || "none launched"}${failed}${unlaunched}`;
+  const removed = v.removed_indices ? `; ${v.removed_indices.length} removed by gc` : "";
+  return `${v.job_id} array ${v.array}${v.array.includes("%") ? "" : ` (all at once)`} ${v.state}: ${v.tasks} tasks: ${counts || "none shown"}${failed}${unlaunched}${removed}`;
 }
 
 function exitFor(state: string): number {
   if (state === "succeeded") return EXIT.ok;
   if (state === "failed") return EXIT.jobFailed;
   if (state === "cancelled") return EXIT.cancelled;
+  if (state === "lost") return EXIT.lost;
   return EXIT.waitTimedOut;
 }
 

@@ -192,7 +192,7 @@ export const COMMANDS: Record<string, Action> = {
     const opts = optsOf(args);
     const ctx = await makeCtx();
     // an array's ID stands for its tasks: the feed delivers each as it ends
-    const ids = ((args[0] as string[] | undefined) ?? []).flatMap((id) => ctx.arrays.expand(id));
+    const ids = ctx.arrays.expandAll((args[0] as string[] | undefined) ?? [], 500);
     const timeoutMs =
       opts.timeout !== undefined ? parseDuration(opts.timeout as string, "--timeout") * 1000 : null;
     const limit = opts.limit !== undefined ? parseIntOption(opts.limit, "--limit", 1, 500) : undefined;

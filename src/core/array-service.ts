@@ -175,6 +175,8 @@ export class ArrayService implements ArrayApi {
   private async taskViews(a: ArrayRow): Promise<ArrayTaskView[]> {
     const out: ArrayTaskView[] = [];
     for (const t of tasksOf(this.store, a.array_id)) {
+      // a finished task gc removed is no longer shown (removed_indices)
+      if (!this.store.get(t.job_id)) continue;
       const s = await this.jobs.status(t.job_id);
       out.push({
         index: t.index,
@@ -191,8 +193,11 @@ export class ArrayService implements ArrayApi {
     const ts = tasks ?? (await this.taskViews(a));
     const counts: Partial<Record<JobState, number>> = {};
     for (const t of ts) counts[t.state] = (counts[t.state] ?? 0) + 1;
-    const launched = new Set(ts.map((t) => t.index));
+    const rows = tasksOf(this.store, a.array_id);
+    const launched = new Set(rows.map((t) => t.index));
     const unlaunched = a.indices.filter((i) => !launched.has(i));
+    const shown = new Set(ts.map((t) => t.index));
+    const removed = rows.filter((t) => !shown.has(t.index)).map((t) => t.index);
     return {
       job_id: a.array_id,
       array: a.spec_text,
@@ -202,12 +207,13 @@ export class ArrayService implements ArrayApi {
       host: a.host,
       argv: a.request.argv,
       created_at: a.created_at,
-      state: arrayState(ts),
+      state: arrayState(ts, removed.length > 0 && removed.length === rows.length && unlaunched.length === 0),
       tasks: a.indices.length,
       counts,
       failed_indices: ts.filter((t) => FAILED.includes(t.state)).map((t) => t.index),
       cancelled_indices: ts.filter((t) => t.state === "cancelled").map((t) => t.index),
       ...(unlaunched.length > 0 ? { unlaunched_indices: unlaunched } : {}),
+      ...(removed.length > 0 ? { removed_indices: removed } : {}),
     };
   }
 
@@ -234,6 +240,7 @@ export class ArrayService implements ArrayApi {
     const start = Date.now();
     const deadline = opts.timeoutMs === null ? null : start + opts.timeoutMs;
     for (const t of tasksOf(this.store, a.array_id)) {
+      if (!this.store.get(t.job_id)) continue;
       const left = deadline === null ? null : Math.max(0, deadline - Date.now());
       const w = await this.jobs.wait(t.job_id, {
         timeoutMs: left,
@@ -287,7 +294,23 @@ export class ArrayService implements ArrayApi {
 
   /** The task job IDs of an array (for the completion feed), or the ID itself for a job. */
   expand(id: string): string[] {
-    return this.isArray(id) ? tasksOf(this.store, id).map((t) => t.job_id) : [id];
+    if (!this.isArray(id)) return [id];
+    return tasksOf(this.store, id)
+      .map((t) => t.job_id)
+      .filter((j) => this.store.get(j) !== null);
+  }
+
+  /** The completion feed's IDs: each array's ID replaced by its tasks' (at most `max` in all, said clearly). */
+  expandAll(ids: string[], max: number): string[] {
+    const out = ids.flatMap((id) => this.expand(id));
+    const arrays = ids.filter((id) => this.isArray(id));
+    if (arrays.length > 0 && out.length > max) {
+      throw invalid(
+        `the completion feed takes at most ${max} job IDs, and ${arrays.join(", ")} stand${arrays.length === 1 ? "s" : ""} for ${out.length} with the other IDs`,
+        "wait on the array instead (its answer counts every task and lists the failed indices), or pass fewer task IDs",
+      );
+    }
+    return out;
   }
 
   /** Adds `array_task` (ARRAY_ID.INDEX) to the statuses of array tasks. */
@@ -306,13 +329,14 @@ function ambiguous(prefix: string, ids: string[]): AwaitlessError {
   );
 }
 
-function arrayState(ts: ArrayTaskView[]): JobState {
+function arrayState(ts: ArrayTaskView[], removedAll: boolean): JobState {
   const active = ts.filter((t) => !isTerminal(t.state));
   if (active.length > 0) {
     if (active.some((t) => t.state === "running" || t.state === "stalled")) return "running";
     return active.some((t) => t.state === "starting") ? "starting" : "queued";
   }
-  if (ts.length === 0) return "queued";
+  // every task gc removed: each had ended, but no result is left to say how
+  if (ts.length === 0) return removedAll ? "lost" : "queued";
   if (ts.some((t) => FAILED.includes(t.state))) return "failed";
   if (ts.some((t) => t.state === "cancelled")) return "cancelled";
   return "succeeded";

@@ -31,6 +31,8 @@ export interface ArrayView {
   cancelled_indices: number[];
   /** Tasks not recorded yet (a launch that stopped part-way: submitting again with its client_request_id resumes it). */
   unlaunched_indices?: number[];
+  /** Finished tasks gc has removed since (their results are gone). */
+  removed_indices?: number[];
 }
 
 export interface ArraySubmitResponse extends ArrayView {

@@ -399,6 +399,8 @@ export interface ArrayApi {
   cancel(arrayId: string, gracePeriodSeconds?: number): Promise<ArrayCancelResponse>;
   /** An array's task job IDs (the completion feed of the array), or the ID itself for a job. */
   expand(id: string): string[];
+  /** The feed's IDs with each array's replaced by its tasks'; more than `max` in all is refused, saying so. */
+  expandAll(ids: string[], max: number): string[];
   /** Adds `array_task` (ARRAY_ID.INDEX) to the statuses of array tasks. */
   annotate<T extends JobStatus>(statuses: T[]): (T & { array_task?: string })[];
 }

@@ -223,9 +223,7 @@ export async function completionsTool(
 ): Promise<CallToolResult> {
   const timeoutMs = holdTimeoutMs(args.timeout_seconds, ctx.hold.budgetMs);
   // an array's ID stands for its tasks
-  const ids = env.service.arrays
-    ? args.job_ids.flatMap((id) => env.service.arrays!.expand(id))
-    : args.job_ids;
+  const ids = env.service.arrays ? env.service.arrays.expandAll(args.job_ids, 500) : args.job_ids;
   const resp = await holdWithProgress(
     ctx.hold,
     async () => `waiting for ${ids.length} job(s)`,

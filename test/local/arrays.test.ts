@@ -232,3 +232,25 @@ describe("idempotency and bad input", () => {
     expect(r.stderr).toContain("its tasks run in the array's own queue");
   });
 });
+
+describe("gc and the completion feed's bound", () => {
+  const sb = sandbox();
+
+  test("tasks gc removed are listed as removed; an array with none left is lost, not waited on forever", () => {
+    const id = submitArray(sb, "0-2", ["true"]);
+    expect(sb.run(["wait", id]).code).toBe(0);
+    expect(sb.run(["gc", "--older-than", "0s"]).code).toBe(0);
+    const w = sb.run(["wait", "--json", "--timeout", "5s", id]);
+    expect(w.json).toMatchObject({ state: "lost", wait_state: "complete", removed_indices: [0, 1, 2] });
+    expect(w.code).toBe(6);
+  });
+
+  test("an array of more tasks than the feed takes is refused there, pointing at wait", () => {
+    const id = submitArray(sb, "0-500", ["true"]);
+    const r = sb.run(["completions", id]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("at most 500 job IDs");
+    expect(r.stderr).toContain("wait on the array");
+    expect(sb.run(["wait", "--json", id]).json.counts).toEqual({ succeeded: 501 });
+  }, 120_000);
+});
