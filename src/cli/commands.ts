@@ -308,7 +308,11 @@ export const COMMANDS: Record<string, Action> = {
       return EXIT.ok;
     }
     const style = styleFor(io.stdout, io.env);
-    const lines = [renderStatus(r.job, style), "", paint(style, "bold", "history")];
+    const lines = [
+      renderStatus(ctx.arrays.annotate([r.job])[0]!, style),
+      "",
+      paint(style, "bold", "history"),
+    ];
     for (const h of r.history) {
       lines.push(`  ${h.at}  ${h.from_state ?? "∅"} → ${h.to_state}${h.reason ? `  (${h.reason})` : ""}`);
     }

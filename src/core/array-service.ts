@@ -46,6 +46,13 @@ export class ArrayService implements ArrayApi {
    * ID; anything else → the job service's resolution (a job ID or prefix).
    */
   resolve(text: string): { kind: "array"; id: string } | { kind: "job"; id: string } {
+    const bracket = /^(.+)\[(\d+)\]$/.exec(text);
+    if (bracket) {
+      throw invalid(
+        `${JSON.stringify(text)} is not a task address: a task is ARRAY_ID.INDEX`,
+        `write ${bracket[1]}.${bracket[2]} (a dot: brackets are glob characters in shells)`,
+      );
+    }
     const task = parseTaskAddress(text);
     if (task) return { kind: "job", id: this.taskJobId(this.resolveArrayId(task.arrayId), task.index) };
     if (this.isArray(text)) return { kind: "array", id: text };

@@ -41,7 +41,7 @@ export const launchEntries = {
   ),
   cwd: v.optional(v.pipe(v.string(), v.description("Work dir."))),
   env: v.optional(v.pipe(stringMap("env"), v.description("Extra env vars."))),
-  secret_env: v.optional(v.pipe(v.array(v.string()), v.description("Env names passed, redacted."))),
+  secret_env: v.optional(v.pipe(v.array(v.string()), v.description("Env names, redacted."))),
   backend: v.optional(
     v.pipe(
       v.picklist(["local", "ssh", "slurm"], "backend must be local, ssh or slurm"),

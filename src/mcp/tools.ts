@@ -85,7 +85,7 @@ export const TOOLS: Record<string, ToolDef> = {
   get_job_logs: {
     description:
       "Read a job's whole stdout/stderr: grep, head, tail_lines, line ranges, " +
-      "cursors. Use past a result's tails. Not for waiting.",
+      "next_from_line cursors. Use past a result's tails. Not for waiting.",
     schema: inputs.logsInput,
     annotations: readOnly,
     call: h.logsTool as ToolDef["call"],

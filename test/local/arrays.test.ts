@@ -114,6 +114,7 @@ describe("per-task results", () => {
     const three = sb.run(["status", "--json", `${id}.3`]);
     expect(three.json).toMatchObject({ state: "succeeded", exit_code: 0, array_task: `${id}.3` });
     expect(sb.run(["logs", `${id}.9`]).stdout).toContain("task 9");
+    expect(sb.run(["status", `${id}.3`]).stdout).toMatch(new RegExp(`array task\\s+${id}\\.3`));
     const taskJob = three.json.job_id as string;
     expect(taskJob).not.toBe(id);
     expect(sb.run(["status", "--json", taskJob]).json.array_task).toBe(`${id}.3`);
@@ -123,6 +124,9 @@ describe("per-task results", () => {
     const missing = sb.run(["status", `${id}.4`]);
     expect(missing.code).not.toBe(0);
     expect(missing.stderr).toContain("has no task 4");
+    const bracket = sb.run(["status", `${id}[3]`]);
+    expect(bracket.code).toBe(2);
+    expect(bracket.stderr).toContain(`${id}.3`);
     const logs = sb.run(["logs", id]);
     expect(logs.code).toBe(2);
     expect(logs.stderr).toContain(`${id}.INDEX`);
