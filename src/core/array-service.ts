@@ -1,5 +1,6 @@
 // Job arrays over the job service: one array row, each task an ordinary job (its own directory, result, idempotency)
 // in the array's private queue of concurrency %N; wait, status, cancel and task addresses (`JOB_ID.7`) on arrays.
+import { resolve } from "node:path";
 import { type ArraySpec, parseArraySpec, parseTaskAddress } from "./array-spec.ts";
 import {
   type ArrayRow,
@@ -33,7 +34,7 @@ export class ArrayService implements ArrayApi {
   constructor(
     private readonly store: JobStore,
     private readonly jobs: JobServiceApi,
-    private readonly defaults: Pick<LaunchDefaults, "backend" | "host" | "hostBackends">,
+    private readonly defaults: Pick<LaunchDefaults, "backend" | "host" | "hostBackends" | "cwd">,
   ) {}
 
   /** Is this full ID an array's? */
@@ -119,7 +120,14 @@ export class ArrayService implements ArrayApi {
         "run the array on this machine or an SSH host, or use Slurm's own sbatch --array",
       );
     }
-    const asked = { ...req, allow_duplicate: true };
+    // stored as asked, with its directory resolved (a replay from elsewhere launches the same) and no secret values
+    const { secret_values: secrets, ...rest } = req;
+    const local = target.backend === "local";
+    const asked: LaunchRequest = {
+      ...rest,
+      ...(local ? { cwd: resolve(this.defaults.cwd, req.cwd ?? ".") } : {}),
+      allow_duplicate: true,
+    };
     let a = req.client_request_id ? arrayByRequestId(this.store, req.client_request_id) : null;
     let replay = a !== null;
     if (
@@ -156,11 +164,11 @@ export class ArrayService implements ArrayApi {
         a = row;
       }
     }
-    await this.launchMissing(a, spec);
+    await this.launchMissing(a, spec, secrets);
     return { ...(await this.view(a)), idempotent_replay: replay };
   }
 
-  private async launchMissing(a: ArrayRow, spec: ArraySpec): Promise<void> {
+  private async launchMissing(a: ArrayRow, spec: ArraySpec, secrets?: Record<string, string>): Promise<void> {
     const have = new Set(tasksOf(this.store, a.array_id).map((t) => t.index));
     const base = a.client_request_id ?? a.array_id;
     for (const index of spec.indices) {
@@ -174,6 +182,7 @@ export class ArrayService implements ArrayApi {
           AWAITLESS_ARRAY_INDEX: String(index),
         },
         client_request_id: `${base}.${index}`,
+        ...(secrets ? { secret_values: secrets } : {}),
       });
       addTask(this.store, a.array_id, index, r.job_id);
     }

@@ -78,6 +78,7 @@ export class JobService implements JobServiceApi {
     this.arrays = new ArrayService(store, this, {
       backend: settings.defaultBackend,
       host: settings.defaultHost,
+      cwd: settings.callerCwd,
       ...(settings.hostBackends ? { hostBackends: settings.hostBackends } : {}),
     });
   }

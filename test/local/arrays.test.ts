@@ -258,3 +258,35 @@ describe("gc and the completion feed's bound", () => {
     expect(sb.run(["wait", "--json", id]).json.counts).toEqual({ succeeded: 501 });
   }, 120_000);
 });
+
+describe("what an array keeps", () => {
+  const sb = sandbox();
+
+  test("its directory is part of the request, as for a job; secrets stay out of the store", () => {
+    const other = join(sb.root, "elsewhere");
+    mkdirSync(other);
+    const args = [
+      "submit",
+      "--json",
+      "--array",
+      "0-1",
+      "--client-request-id",
+      "k-1",
+      "--secret-env",
+      "TOKEN",
+    ];
+    const cmd = ["--", "sh", "-c", 'pwd; [ "${#TOKEN}" = 12 ]'];
+    const env = { TOKEN: "s3cr3t-value" };
+    const first = sb.run([...args, ...cmd], { env });
+    const same = sb.run([...args, ...cmd], { env });
+    expect(same.json).toMatchObject({ job_id: first.json.job_id, idempotent_replay: true });
+    const elsewhere = sb.run([...args, ...cmd], { cwd: other, env });
+    expect(elsewhere.code).not.toBe(0);
+    expect(elsewhere.json.error.code).toBe("idempotency_conflict");
+    const w = sb.run(["wait", "--json", first.json.job_id]);
+    expect(w.json.counts).toEqual({ succeeded: 2 });
+    expect(sb.run(["logs", "--stream", "stdout", `${first.json.job_id}.1`]).stdout).toContain(sb.work);
+    const db = Bun.spawnSync(["grep", "-c", "s3cr3t-value", join(sb.dataDir, "store.db")]).stdout.toString();
+    expect(db.trim()).toBe("0");
+  });
+});
