@@ -7,6 +7,7 @@ import { SlurmBackend } from "./backends/slurm/slurm-backend.ts";
 import { SshBackend } from "./backends/ssh/ssh-backend.ts";
 import { type Config, loadConfig } from "./config/config.ts";
 import { profileKeysFor, profileRefusal } from "./config/config-legacy.ts";
+import type { ArrayService } from "./core/array-service.ts";
 import type { Backend } from "./core/backend.ts";
 import { useHintTable } from "./core/errors.ts";
 import type { ImportReport } from "./core/import-08.ts";
@@ -41,6 +42,8 @@ export interface StoreHousekeeping {
 export interface Ctx {
   /** The job use cases: the one interface the CLI and the MCP server share. */
   service: JobServiceApi;
+  /** Job arrays over that service: their tasks are its jobs (core/array-service.ts). */
+  arrays: ArrayService;
   config: Config;
   store: StoreHousekeeping;
   /** `awaitless import`: the jobs of the Awaitless 0.8 store in `source` brought into this one. */
@@ -112,6 +115,7 @@ export function createContext(env: Record<string, string | undefined>, configFla
   const store = JobStore.open(config.dataDir);
   const backends = createBackends(config, env, store);
   const service = new JobService(store, backends, serviceSettings(config, env));
+  const arrays = service.arrays;
   const housekeeping: StoreHousekeeping = {
     path: store.path,
     countJobs: () => store.countJobs(),
@@ -134,5 +138,5 @@ export function createContext(env: Record<string, string | undefined>, configFla
       maxReturnBytes: config.defaults.max_return_bytes,
     });
   };
-  return { service, config, store: housekeeping, import08 };
+  return { service, arrays, config, store: housekeeping, import08 };
 }

@@ -24,6 +24,10 @@ const LAUNCH_OPTIONS: [string, string][] = [
     "--after <JOB[:ok|:any|:failed]>",
     "start after JOB succeeded (ok, default), ended (any) or failed, on the same target (repeatable)",
   ],
+  [
+    "--array <indices[%N]>",
+    "a job array: one task per index (0-99, 1,3,5, 0-20:2), at most N at once; AWAITLESS_ARRAY_INDEX names each",
+  ],
   ["--client-request-id <id>", "idempotency key: a retry with the same key never launches twice"],
   [
     "--log-dir <dir>",
@@ -228,7 +232,7 @@ export async function runCli(argv: string[], io: CliIo, makeCtx: () => Promise<C
   return exitCode;
 }
 
-/** A command's job-ID argument(s) with each unique prefix replaced by its full ID (JobService.resolveJobId). */
+/** A command's job-ID argument(s) with each unique prefix (or task address) replaced by its full ID. */
 async function withFullJobIds(
   argName: string | undefined,
   args: unknown[],
@@ -236,8 +240,9 @@ async function withFullJobIds(
 ): Promise<unknown[]> {
   const given = args[0];
   if (!argName?.includes("job_id") || given === undefined || given === null) return args;
-  const { service } = await makeCtx();
-  const full = (id: unknown) => service.resolveJobId(String(id));
+  const { arrays } = await makeCtx();
+  // arrays.resolve: an array's ID or prefix, a task address ARRAY.7 (its job), else the job service's prefix
+  const full = (id: unknown) => arrays.resolve(String(id)).id;
   return [Array.isArray(given) ? given.map(full) : full(given), ...args.slice(1)];
 }
 

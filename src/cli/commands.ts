@@ -6,6 +6,7 @@ import type { LeftoverStop } from "../core/backend.ts";
 import { EXIT, invalid } from "../core/errors.ts";
 import { isTerminal, type JobState } from "../core/job.ts";
 import { type FollowEvent, isDelivered, type WaitResponse, withNext } from "../core/service-types.ts";
+import { arrayStatus, cancelArray, printArrayWait, submitArray } from "./array-commands.ts";
 import type { CliIo } from "./cli-io.ts";
 import { invokedName } from "./invoked-as.ts";
 import { logsRequest, printLogs } from "./logs-command.ts";
@@ -30,6 +31,15 @@ export function exitCodeFor(state: JobState): number {
     default:
       return EXIT.waitTimedOut;
   }
+}
+
+/** `--array` given once, as text (cac turns a repeated flag into a list). */
+function arrayText(v: unknown): string {
+  if (Array.isArray(v))
+    throw invalid("--array was given more than once", "give one --array, e.g. --array 0-99%8");
+  if (typeof v !== "string" && typeof v !== "number")
+    throw invalid("--array needs indices", "e.g. --array 0-99%8");
+  return String(v);
 }
 
 function optsOf(args: unknown[]): Opts {
@@ -98,6 +108,15 @@ export const COMMANDS: Record<string, Action> = {
         : ctx.config.defaults.inline_timeout_seconds;
     const live = liveLine(io, styleFor(io.stderr, io.env), Boolean(opts.json));
     startAutoGcIfDue(ctx);
+    if (opts.array !== undefined) {
+      const a = await ctx.arrays.submit(req, arrayText(opts.array));
+      const w = await ctx.arrays.wait(a.job_id, {
+        timeoutMs: inline * 1000,
+        ...(live.onProgress ? { onProgress: live.onProgress, progressIntervalMs: 250 } : {}),
+      });
+      live.done();
+      return printArrayWait(io, opts, w);
+    }
     const r = await ctx.service.run(req, inline * 1000, {
       ...(live.onProgress ? { onProgress: live.onProgress, progressIntervalMs: 250 } : {}),
     });
@@ -116,6 +135,7 @@ export const COMMANDS: Record<string, Action> = {
     const opts = optsOf(args);
     const req = launchRequest(opts["--"] ?? [], opts as RawLaunchOptions);
     const ctx = await makeCtx();
+    if (opts.array !== undefined) return submitArray(io, opts, ctx, req, arrayText(opts.array));
     const r = await ctx.service.submit(req);
     startAutoGcIfDue(ctx);
     if (opts.json) out(io, toJson(r));
@@ -147,6 +167,15 @@ export const COMMANDS: Record<string, Action> = {
     process.once("SIGINT", onSig);
     const live = liveLine(io, styleFor(io.stderr, io.env), Boolean(opts.json));
     try {
+      if (ctx.arrays.isArray(jobId)) {
+        const w = await ctx.arrays.wait(jobId, {
+          timeoutMs,
+          signal: ctl.signal,
+          ...(live.onProgress ? { onProgress: live.onProgress, progressIntervalMs: 250 } : {}),
+        });
+        live.done();
+        return printArrayWait(io, opts, w);
+      }
       const w = await ctx.service.wait(jobId, {
         timeoutMs,
         signal: ctl.signal,
@@ -161,8 +190,9 @@ export const COMMANDS: Record<string, Action> = {
 
   async completions(args, io, makeCtx) {
     const opts = optsOf(args);
-    const ids = (args[0] as string[] | undefined) ?? [];
     const ctx = await makeCtx();
+    // an array's ID stands for its tasks: the feed delivers each as it ends
+    const ids = ctx.arrays.expandAll((args[0] as string[] | undefined) ?? [], 500);
     const timeoutMs =
       opts.timeout !== undefined ? parseDuration(opts.timeout as string, "--timeout") * 1000 : null;
     const limit = opts.limit !== undefined ? parseIntOption(opts.limit, "--limit", 1, 500) : undefined;
@@ -205,7 +235,8 @@ export const COMMANDS: Record<string, Action> = {
   async status(args, io, makeCtx) {
     const opts = optsOf(args);
     const ctx = await makeCtx();
-    const s = await ctx.service.status(String(args[0]));
+    if (ctx.arrays.isArray(String(args[0]))) return arrayStatus(io, opts, ctx, String(args[0]), false);
+    const s = ctx.arrays.annotate([await ctx.service.status(String(args[0]))])[0]!;
     out(io, opts.json ? toJson(s) : renderStatus(s, styleFor(io.stdout, io.env)));
     return s.host_unreachable ? EXIT.connection : EXIT.ok;
   },
@@ -214,6 +245,11 @@ export const COMMANDS: Record<string, Action> = {
     const opts = optsOf(args);
     const ctx = await makeCtx();
     const jobId = String(args[0]);
+    if (ctx.arrays.isArray(jobId))
+      throw invalid(
+        `${jobId} is a job array: its logs are its tasks'`,
+        `name one task: awaitless logs ${jobId}.INDEX (awaitless inspect ${jobId} lists them)`,
+      );
     const stream = (opts.stream as string | undefined) ?? "both";
     if (!["stdout", "stderr", "both"].includes(stream))
       throw invalid(`--stream ${stream}`, "use stdout, stderr or both");
@@ -235,6 +271,7 @@ export const COMMANDS: Record<string, Action> = {
       opts.gracePeriod !== undefined
         ? parseDuration(opts.gracePeriod as string, "--grace-period")
         : undefined;
+    if (ctx.arrays.isArray(String(args[0]))) return cancelArray(io, opts, ctx, String(args[0]), grace);
     const r = await ctx.service.cancel(String(args[0]), grace);
     if (opts.json) out(io, toJson(r));
     else if (r.leftover && r.leftover.action !== "none")
@@ -254,7 +291,8 @@ export const COMMANDS: Record<string, Action> = {
       ...(opts.queue !== undefined ? { queue: String(opts.queue) } : {}),
       ...(opts.limit !== undefined ? { limit: parseIntOption(opts.limit, "--limit", 1, 10_000) } : {}),
     });
-    out(io, opts.json ? toJson({ jobs }) : renderList(jobs, styleFor(io.stdout, io.env)));
+    const shown = ctx.arrays.annotate(jobs);
+    out(io, opts.json ? toJson({ jobs: shown }) : renderList(shown, styleFor(io.stdout, io.env)));
     if (!opts.json && total > jobs.length)
       io.stderr.write(`${jobs.length} of ${total} shown (--limit ${Math.min(total, 10_000)} for all)\n`);
     return EXIT.ok;
@@ -263,13 +301,18 @@ export const COMMANDS: Record<string, Action> = {
   async inspect(args, io, makeCtx) {
     const opts = optsOf(args);
     const ctx = await makeCtx();
+    if (ctx.arrays.isArray(String(args[0]))) return arrayStatus(io, opts, ctx, String(args[0]), true);
     const r = await ctx.service.inspect(String(args[0]));
     if (opts.json) {
       out(io, toJson(r, r.result ? ctx.service.resultJson(r.job.job_id) : null));
       return EXIT.ok;
     }
     const style = styleFor(io.stdout, io.env);
-    const lines = [renderStatus(r.job, style), "", paint(style, "bold", "history")];
+    const lines = [
+      renderStatus(ctx.arrays.annotate([r.job])[0]!, style),
+      "",
+      paint(style, "bold", "history"),
+    ];
     for (const h of r.history) {
       lines.push(`  ${h.at}  ${h.from_state ?? "∅"} → ${h.to_state}${h.reason ? `  (${h.reason})` : ""}`);
     }

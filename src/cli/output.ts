@@ -88,7 +88,7 @@ export function renderWait(w: WaitResponse, style: Style): string {
   return lines.join("\n");
 }
 
-export function renderStatus(s: JobStatus, style: Style): string {
+export function renderStatus(s: JobStatus & { array_task?: string }, style: Style): string {
   const rows: [string, string][] = [
     ["job", s.job_id],
     ["state", stateText(style, s.state) + (s.status_message ? ` (${s.status_message})` : "")],
@@ -98,6 +98,7 @@ export function renderStatus(s: JobStatus, style: Style): string {
   ];
   if (s.name) rows.push(["name", s.name]);
   if (s.after) rows.push(["after", s.after.join(", ")]);
+  if (s.array_task) rows.push(["array task", s.array_task]);
   rows.push(["created", `${s.created_at} (${ago(s.created_at)})`]);
   if (s.elapsed_seconds === undefined) rows.push(["ran for", "never started"]);
   else

@@ -1,6 +1,7 @@
 // The use cases shared by CLI and MCP: submit, run, wait, status, logs, cancel, list, inspect.
 // Every read reconciles what it needs first (no daemon): observe the wrapper, apply the rules in reconcile.ts.
 import { dirname, join } from "node:path";
+import { ArrayService } from "./array-service.ts";
 import { type Backend, isLeftoverStop, type LaunchInput } from "./backend.ts";
 import { canonicalJson, sha256Hex } from "./canonical-json.ts";
 import { completions as completionsFeed } from "./completions.ts";
@@ -55,6 +56,8 @@ export class JobService implements JobServiceApi {
   private readonly notices = new Set<string>();
   /** What the use-case modules (job-reads, log-read, log-follow, completions) get: never handed to a surface. */
   private readonly core: ServiceCore;
+  /** Job arrays: each task a job of this service (array-service.ts). */
+  readonly arrays: ArrayService;
   constructor(
     private readonly store: JobStore,
     private readonly backends: Partial<Record<Job["backend"] | "awaitless08", Backend>>,
@@ -72,6 +75,12 @@ export class JobService implements JobServiceApi {
       displayRedactor: (job) => this.displayRedactor(job),
       unreachableReason: (id) => this.unreachable.get(id),
     };
+    this.arrays = new ArrayService(store, this, {
+      backend: settings.defaultBackend,
+      host: settings.defaultHost,
+      cwd: settings.callerCwd,
+      ...(settings.hostBackends ? { hostBackends: settings.hostBackends } : {}),
+    });
   }
 
   private backendFor(job: Pick<Job, "backend"> & { backend_id?: Job["backend_id"] }): Backend {

@@ -1,4 +1,12 @@
 // Request and response shapes of the job use cases shared by the CLI and MCP (PROTOCOL.md field names).
+
+import type {
+  ArrayCancelResponse,
+  ArraySubmitResponse,
+  ArrayTaskView,
+  ArrayView,
+  ArrayWaitResponse,
+} from "./array-types.ts";
 import type { LeftoverStop } from "./backend.ts";
 import type { AwaitlessError } from "./errors.ts";
 import type { BackendName, JobResult, JobState, StateChange } from "./job.ts";
@@ -286,6 +294,8 @@ export interface JobServiceApi {
   /** Warnings about observations a full disk kept out of the store (each said once). */
   storeNotices(): string[];
   submit(req: LaunchRequest): Promise<SubmitResponse>;
+  /** Job arrays over this service (core/array-service.ts); absent in services without them. */
+  readonly arrays?: ArrayApi;
   run(
     req: LaunchRequest,
     inlineTimeoutMs: number,
@@ -377,3 +387,20 @@ export type FollowEvent =
   | { kind: "stopped"; job_id: string; state: JobState };
 
 export type { AwaitlessError };
+
+/** Job arrays: an array's tasks are jobs of the service; its ID (shaped like a job ID) is the array's own. */
+export interface ArrayApi {
+  isArray(id: string): boolean;
+  /** `ARRAY_ID.INDEX` → that task's job ID; an array's ID or unique prefix → the array; else a job ID or prefix. */
+  resolve(text: string): { kind: "array" | "job"; id: string };
+  submit(req: LaunchRequest, array: string): Promise<ArraySubmitResponse>;
+  status(arrayId: string): Promise<ArrayView & { task_list: ArrayTaskView[] }>;
+  wait(arrayId: string, opts: WaitOptions): Promise<ArrayWaitResponse>;
+  cancel(arrayId: string, gracePeriodSeconds?: number): Promise<ArrayCancelResponse>;
+  /** An array's task job IDs (the completion feed of the array), or the ID itself for a job. */
+  expand(id: string): string[];
+  /** The feed's IDs with each array's replaced by its tasks'; more than `max` in all is refused, saying so. */
+  expandAll(ids: string[], max: number): string[];
+  /** Adds `array_task` (ARRAY_ID.INDEX) to the statuses of array tasks. */
+  annotate<T extends JobStatus>(statuses: T[]): (T & { array_task?: string })[];
+}

@@ -91,6 +91,25 @@ export const MIGRATIONS: string[] = [
      PRIMARY KEY (job_id, parent_id)
    );
    CREATE INDEX job_dependencies_parent ON job_dependencies(parent_id, job_id);`,
+  // 8: job arrays (core/array-store.ts): the array (its request, indices, throttle) and one row per task (its job).
+  `CREATE TABLE job_arrays (
+     array_id TEXT PRIMARY KEY,
+     client_request_id TEXT UNIQUE,
+     request_json TEXT NOT NULL,
+     spec_text TEXT NOT NULL,
+     indices_json TEXT NOT NULL,
+     throttle INTEGER NOT NULL,
+     backend TEXT NOT NULL,
+     host TEXT,
+     queue TEXT,
+     created_at TEXT NOT NULL
+   );
+   CREATE TABLE job_array_tasks (
+     array_id TEXT NOT NULL,
+     idx INTEGER NOT NULL,
+     job_id TEXT NOT NULL UNIQUE,
+     PRIMARY KEY (array_id, idx)
+   );`,
 ];
 
 /** The schema version a fresh or migrated database ends at (PRAGMA user_version). */

@@ -2,6 +2,7 @@
 
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import type * as v from "valibot";
+import type { ArrayView } from "../core/array-types.ts";
 import { isTerminal } from "../core/job.ts";
 import { isDelivered, type JobServiceApi, type LaunchRequest } from "../core/service-types.ts";
 import type { McpConfig } from "./config.ts";
@@ -82,6 +83,10 @@ export function markShellForm(result: CallToolResult, args: unknown): CallToolRe
 export async function runTool(env: ToolEnv, args: RunArgs, ctx: CallCtx): Promise<CallToolResult> {
   const req = toLaunchRequest(args);
   await launchGuards(env, req);
+  if (args.array !== undefined) {
+    const requested = (args.inline_timeout_seconds ?? env.config.inlineWindowMs / 1000) * 1000;
+    return launchArray(env, req, args.array, Math.min(requested, ctx.hold.budgetMs), ctx);
+  }
   const requestedMs = (args.inline_timeout_seconds ?? env.config.inlineWindowMs / 1000) * 1000;
   const inlineMs = Math.min(requestedMs, ctx.hold.budgetMs);
   const startedAt = Date.now();
@@ -128,6 +133,7 @@ export async function submitTool(
 ): Promise<CallToolResult> {
   const req = toLaunchRequest(args);
   await launchGuards(env, req);
+  if (args.array !== undefined) return launchArray(env, req, args.array, null);
   const resp = await env.service.submit(req);
   env.finished?.track(resp.job_id, resp.job);
   env.watch.watch(resp.job_id);
@@ -154,6 +160,7 @@ export async function runJobTool(
 ): Promise<RunJobOutcome> {
   const req = toLaunchRequest(args);
   await launchGuards(env, req);
+  if (args.array !== undefined) return launchArray(env, req, args.array, ctx.hold.budgetMs, ctx);
   const submitted = await env.service.submit(req);
   env.finished?.track(submitted.job_id, submitted.job);
   env.watch.watch(submitted.job_id);
@@ -166,7 +173,10 @@ export async function waitTool(
   args: v.InferOutput<typeof waitInput>,
   ctx: CallCtx,
 ): Promise<CallToolResult> {
-  return waitFor(env, args.job_id, args.timeout_seconds, ctx, false);
+  const arrays = env.service.arrays;
+  if (arrays?.isArray(args.job_id))
+    return waitArray(env, args.job_id, holdTimeoutMs(args.timeout_seconds, ctx.hold.budgetMs), ctx);
+  return waitFor(env, taskJob(env, args.job_id), args.timeout_seconds, ctx, false);
 }
 
 async function waitFor(
@@ -212,18 +222,20 @@ export async function completionsTool(
   ctx: CallCtx,
 ): Promise<CallToolResult> {
   const timeoutMs = holdTimeoutMs(args.timeout_seconds, ctx.hold.budgetMs);
+  // an array's ID stands for its tasks
+  const ids = env.service.arrays ? env.service.arrays.expandAll(args.job_ids, 500) : args.job_ids;
   const resp = await holdWithProgress(
     ctx.hold,
-    async () => `waiting for ${args.job_ids.length} job(s)`,
+    async () => `waiting for ${ids.length} job(s)`,
     (hooks) =>
-      env.service.completions(args.job_ids, {
+      env.service.completions(ids, {
         ...(args.after_cursor !== undefined && { after_cursor: args.after_cursor }),
         ...(args.limit !== undefined && { limit: args.limit }),
         timeoutMs,
         ...hooks,
       }),
   );
-  for (const id of args.job_ids) env.finished?.track(id);
+  for (const id of ids) env.finished?.track(id);
   for (const c of resp.completions) env.finished?.delivered(c.job_id);
   for (const id of resp.active_job_ids) env.watch.watch(id);
   const lines = resp.completions.map((c) => `- ${describeResult(c.result).split("\n")[0]}`);
@@ -246,7 +258,15 @@ export async function statusTool(
   env: ToolEnv,
   args: v.InferOutput<typeof statusInput>,
 ): Promise<CallToolResult> {
-  const status = await env.service.status(args.job_id);
+  const arrays = env.service.arrays;
+  if (arrays?.isArray(args.job_id)) {
+    const { task_list: _t, ...a } = await arrays.status(args.job_id);
+    return toolResult(
+      a,
+      `${arraySentence(a)}. Call wait_for_job with {"job_id":"${a.job_id}"} to wait for every task.`,
+    );
+  }
+  const status = await env.service.status(taskJob(env, args.job_id));
   env.finished?.remember(status.job_id, status);
   const text = isTerminal(status.state)
     ? `Job ${status.job_id} ${status.state}${status.exit_code !== null ? ` (exit ${status.exit_code})` : ""}. wait_for_job returns its full result.`
@@ -256,7 +276,7 @@ export async function statusTool(
 
 export async function logsTool(env: ToolEnv, args: v.InferOutput<typeof logsInput>): Promise<CallToolResult> {
   const req = toLogsRequest(args, env.config.maxReturnBytes);
-  const resp = await env.service.logs(req);
+  const resp = await env.service.logs({ ...req, job_id: taskJob(env, req.job_id) });
   return toolResult(resp, logsText(req, resp), { jobId: args.job_id });
 }
 
@@ -264,7 +284,15 @@ export async function cancelTool(
   env: ToolEnv,
   args: v.InferOutput<typeof cancelInput>,
 ): Promise<CallToolResult> {
-  const resp = await env.service.cancel(args.job_id, args.grace_period_seconds);
+  const arrays = env.service.arrays;
+  if (arrays?.isArray(args.job_id)) {
+    const r = await arrays.cancel(args.job_id, args.grace_period_seconds);
+    return toolResult(
+      r,
+      `${arraySentence(r.array)}; ${r.cancel_requested} task(s) cancelled, ${r.already_terminal} had already ended.`,
+    );
+  }
+  const resp = await env.service.cancel(taskJob(env, args.job_id), args.grace_period_seconds);
   const text =
     resp.leftover && resp.leftover.action !== "none"
       ? `Job ${resp.job_id} is ${resp.job_state} (its wrapper was killed); its command's process group: ${resp.leftover.action}: ${resp.leftover.detail}.`
@@ -325,4 +353,53 @@ export async function listTool(env: ToolEnv, args: v.InferOutput<typeof listInpu
       `${job.job_id}  ${job.state.padEnd(9)}  ${(job.elapsed_seconds === undefined ? "-" : formatSeconds(job.elapsed_seconds)).padStart(6)}  ${job.name ?? job.argv.join(" ").slice(0, 60)}`,
   );
   return toolResult({ jobs, count: jobs.length }, `${jobs.length} job(s):\n${lines.join("\n")}`);
+}
+
+/** A task address `ARRAY_ID.INDEX` → its job ID; any other ID as given. */
+function taskJob(env: ToolEnv, jobId: string): string {
+  return env.service.arrays && /\.\d+$/.test(jobId) ? env.service.arrays.resolve(jobId).id : jobId;
+}
+
+function arraySentence(a: ArrayView): string {
+  const counts = Object.entries(a.counts)
+    .map(([state, n]) => `${n} ${state}`)
+    .join(", ");
+  const failed = a.failed_indices.length ? `; failed indices ${a.failed_indices.join(",")}` : "";
+  return `Array ${a.job_id} (${a.array}) ${a.state}: ${a.tasks} tasks: ${counts || "none launched"}${failed}`;
+}
+
+/** submit_job/run/run_job with `array`: every task launched, then (run, run_job) a hold for them all. */
+async function launchArray(
+  env: ToolEnv,
+  req: LaunchRequest,
+  array: string,
+  holdMs: number | null,
+  ctx?: CallCtx,
+): Promise<CallToolResult> {
+  const arrays = env.service.arrays;
+  if (!arrays) throw new Error("this server's job service has no job arrays");
+  const r = await arrays.submit(req, array);
+  if (holdMs === null || !ctx) {
+    const next_action = `Call wait_for_job with {"job_id":"${r.job_id}"} for every task's end; one task is "${r.job_id}.INDEX".`;
+    return toolResult({ ...r, next_action }, `Submitted array. ${arraySentence(r)}.\n${next_action}`);
+  }
+  return waitArray(env, r.job_id, holdMs, ctx);
+}
+
+async function waitArray(
+  env: ToolEnv,
+  arrayId: string,
+  timeoutMs: number,
+  ctx: CallCtx,
+): Promise<CallToolResult> {
+  const arrays = env.service.arrays!;
+  const w = await holdWithProgress(
+    ctx.hold,
+    async () => arraySentence(await arrays.status(arrayId)),
+    (hooks) => arrays.wait(arrayId, { timeoutMs, ...hooks }),
+  );
+  if (w.wait_state === "complete")
+    return toolResult(w, `${arraySentence(w)}.`, { isError: w.state !== "succeeded" });
+  const next_action = `Only this wait ended; no task was killed. Call wait_for_job with {"job_id":"${arrayId}"} again.`;
+  return toolResult({ ...w, next_action }, `${arraySentence(w)}.\n${next_action}`);
 }

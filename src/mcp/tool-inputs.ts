@@ -37,25 +37,25 @@ export const launchEntries = {
       ],
       'command must be a shell string such as "make test && make lint", or an argv array of strings such as ["make","test"]',
     ),
-    v.description("Argv run exactly, or a shell string (sh -c)."),
+    v.description("Argv, or a shell string (sh -c)."),
   ),
-  cwd: v.optional(v.pipe(v.string(), v.description("Working directory."))),
-  env: v.optional(v.pipe(stringMap("env"), v.description("Extra environment variables."))),
-  secret_env: v.optional(v.pipe(v.array(v.string()), v.description("Env names passed, redacted."))),
+  cwd: v.optional(v.pipe(v.string(), v.description("Work dir."))),
+  env: v.optional(v.pipe(stringMap("env"), v.description("Extra env vars."))),
+  secret_env: v.optional(v.pipe(v.array(v.string()), v.description("Env names, redacted."))),
   backend: v.optional(
     v.pipe(
       v.picklist(["local", "ssh", "slurm"], "backend must be local, ssh or slurm"),
       v.description("Default: host's, else ssh/local."),
     ),
   ),
-  host: v.optional(v.pipe(v.string(), v.description("ssh/slurm host or ssh alias."))),
+  host: v.optional(v.pipe(v.string(), v.description("ssh/slurm host or alias."))),
   timeout_seconds: v.optional(
     v.pipe(positive("timeout_seconds"), v.description("Runtime limit (timed_out).")),
   ),
   stall_timeout_seconds: v.optional(
     v.pipe(positive("stall_timeout_seconds"), v.description("Quiet before stalled.")),
   ),
-  artifacts: v.optional(v.pipe(v.array(v.string()), v.description("Paths/globs to report."))),
+  artifacts: v.optional(v.pipe(v.array(v.string()), v.description("Paths/globs."))),
   name: v.optional(v.pipe(v.string(), v.description("Job label."))),
   queue: v.optional(v.pipe(v.string(), v.description("A create_queue queue."))),
   resources: v.optional(
@@ -70,9 +70,12 @@ export const launchEntries = {
       v.description("IDs[:ok|any|failed]"),
     ),
   ),
-  client_request_id: v.optional(v.pipe(v.string(), v.description("Retry key: same key, same job."))),
+  array: v.optional(
+    v.pipe(v.string('array must be a string such as "0-99%8"'), v.description("e.g. 0-99%8")),
+  ),
+  client_request_id: v.optional(v.pipe(v.string(), v.description("Same key, same job."))),
   slurm_options: v.optional(v.pipe(stringMap("slurm_options"), v.description("Allowed sbatch options."))),
-  allow_duplicate: v.optional(v.pipe(v.boolean(), v.description("Run even if already active."))),
+  allow_duplicate: v.optional(v.pipe(v.boolean(), v.description("Even if already active."))),
 };
 
 export const submitInput = v.object(launchEntries);

@@ -54,7 +54,7 @@ export const TOOLS: Record<string, ToolDef> = {
   run_job: {
     description:
       "Run a command as an MCP Task (taskId = job_id); arguments as in run. Use if your client has MCP " +
-      "Tasks; not for others (Prefer run).",
+      "Tasks; not for others (run).",
     schema: inputs.runJobInput,
     annotations: launches,
     call: h.runJobTool as ToolDef["call"],
@@ -84,8 +84,8 @@ export const TOOLS: Record<string, ToolDef> = {
   },
   get_job_logs: {
     description:
-      "Read a job's whole stdout/stderr: grep, head, tail_lines, from_line/to_line, next_from_line " +
-      "cursors. Use past a result's tails. Not for waiting.",
+      "Read a job's whole stdout/stderr: grep, head, tail_lines, line ranges, " +
+      "next_from_line cursors. Use past a result's tails. Not for waiting.",
     schema: inputs.logsInput,
     annotations: readOnly,
     call: h.logsTool as ToolDef["call"],

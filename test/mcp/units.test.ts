@@ -30,7 +30,7 @@ describe("tool input JSON Schema", () => {
     expect(schema.properties.env).toMatchObject({
       type: "object",
       additionalProperties: { type: "string" },
-      description: "Extra environment variables.",
+      description: "Extra env vars.",
     });
     expect(schema.properties.backend).toMatchObject({ type: "string", enum: ["local", "ssh", "slurm"] });
   });
