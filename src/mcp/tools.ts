@@ -36,7 +36,7 @@ const launches: ToolAnnotations = { destructiveHint: false };
 export const TOOLS: Record<string, ToolDef> = {
   run: {
     description:
-      "Run a command, get its result: the default for any command of unknown duration (builds, tests). Done " +
+      "Run a command, get its result: the default for any command of unknown duration. Done " +
       'within inline_timeout_seconds: exit code, tails, digest; else delivery "detached": then call wait_for_job, ' +
       "never sleep or poll. Not for interactive commands, a started job, many jobs (submit_job).",
     schema: inputs.runInput,
@@ -84,8 +84,8 @@ export const TOOLS: Record<string, ToolDef> = {
   },
   get_job_logs: {
     description:
-      "Read a job's whole stdout/stderr: grep, head, tail_lines, from_line/to_line, next_from_line " +
-      "cursors. Use past a result's tails. Not for waiting.",
+      "Read a job's whole stdout/stderr: grep, head, tail, line ranges with cursors. Use past a result's " +
+      "tails. Not for waiting.",
     schema: inputs.logsInput,
     annotations: readOnly,
     call: h.logsTool as ToolDef["call"],
@@ -100,8 +100,7 @@ export const TOOLS: Record<string, ToolDef> = {
   },
   create_queue: {
     description:
-      "Create a FIFO queue of fixed concurrency. Use so jobs with queue: NAME wait for a " +
-      "slot. Not for Slurm.",
+      "Create a FIFO queue of N slots. Use so jobs with queue: NAME wait for a slot. Not for Slurm.",
     schema: inputs.createQueueInput,
     annotations: { destructiveHint: false, idempotentHint: true, openWorldHint: false },
     call: h.createQueueTool as ToolDef["call"],
