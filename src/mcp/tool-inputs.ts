@@ -72,7 +72,10 @@ export const launchEntries = {
   ),
   retries: v.optional(v.pipe(v.number("retries must be a whole number"), v.description("Extra attempts."))),
   retry_on: v.optional(
-    v.pipe(v.array(v.string("each retry_on entry must be a string")), v.description("lost|infrastructure|exit")),
+    v.pipe(
+      v.array(v.string("each retry_on entry must be a string")),
+      v.description("lost|infrastructure|exit"),
+    ),
   ),
   client_request_id: v.optional(v.pipe(v.string(), v.description("Same key, same job."))),
   slurm_options: v.optional(v.pipe(stringMap("slurm_options"), v.description("Allowed sbatch options."))),
@@ -108,9 +111,7 @@ export const completionsInput = v.object({
     v.description("Job IDs."),
   ),
   after_cursor: v.optional(v.pipe(v.string(), v.description("The last next_cursor."))),
-  timeout_seconds: v.optional(
-    v.pipe(positive("timeout_seconds"), v.description("Longest wait.")),
-  ),
+  timeout_seconds: v.optional(v.pipe(positive("timeout_seconds"), v.description("Longest wait."))),
   limit: v.optional(v.pipe(count("limit", 500), v.description("Default 50."))),
 });
 export const statusInput = v.object({ job_id: jobId });
