@@ -20,7 +20,7 @@ export function parseRetry(
   if (retries === undefined) {
     if (retryOn !== undefined || backoff !== undefined) {
       throw invalid(
-        "retry_on and the retry backoff need retries",
+        "retry classes or a retry backoff were given without a number of retries",
         "give a number of retries too (1 or more)",
       );
     }
@@ -32,14 +32,14 @@ export function parseRetry(
   const given = retryOn === undefined ? ["infrastructure"] : retryOn;
   if (!Array.isArray(given) || given.length === 0) {
     throw invalid(
-      `bad retry_on ${JSON.stringify(retryOn)}`,
+      `bad retry classes ${JSON.stringify(retryOn)}`,
       "give one or more of lost, infrastructure, exit",
     );
   }
   const on: RetryClass[] = [];
   for (const c of given) {
     if (typeof c !== "string" || !(RETRY_CLASSES as readonly string[]).includes(c)) {
-      throw invalid(`bad retry_on ${JSON.stringify(c)}`, "give one or more of lost, infrastructure, exit");
+      throw invalid(`bad retry class ${JSON.stringify(c)}`, "give one or more of lost, infrastructure, exit");
     }
     if (!on.includes(c as RetryClass)) on.push(c as RetryClass);
   }

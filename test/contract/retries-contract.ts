@@ -105,6 +105,35 @@ export function retriesContract(name: string, setup: () => Promise<Target>, avai
       expect(ms(h[1]!.launched_at)).toBe(ms(launches[0].at));
     }, 90_000);
 
+    test("a client that dies after reserving an attempt's launch: the next ones launch it exactly once", async () => {
+      const c = counter("crash");
+      const id = submitTo(
+        t,
+        ["sh", "-c", counted(c, '[ "$n" -ge 2 ]')],
+        ["--retries", "1", "--retry-on", "exit", "--retry-backoff", "1s"],
+      );
+      // a reader that claims attempt 2's launch once its backoff has passed, then dies before launching (exit 99)
+      const crash = { AWAITLESS_TEST_CRASH_AFTER_RESERVE: "1" };
+      await until(
+        "a reader to die holding attempt 2's launch",
+        async () => {
+          const r = await t.sb.runAsync(["status", "--json", id], { env: crash });
+          return r.code === 99;
+        },
+        t.jobMs,
+      );
+      // two readers at once: exactly one takes the abandoned launch over
+      const [a, b] = await Promise.all([waitFor(t, id), waitFor(t, id)]);
+      for (const r of [a, b])
+        expect(r.json).toMatchObject({ state: "succeeded", attempt: 2, stdout_tail: "try 2\n" });
+      const reasons = t.sb
+        .run(["inspect", "--json", id])
+        .json.history.map((e: { reason: string | null }) => e.reason);
+      expect(reasons.filter((r: string | null) => r === "attempt 2 launch reserved").length).toBe(1);
+      expect(reasons.filter((r: string | null) => r === "launch_resumed").length).toBe(1);
+      expect(reasons.indexOf("attempt 2 launch reserved")).toBeLessThan(reasons.indexOf("launch_resumed"));
+    }, 90_000);
+
     test("a cancel is never retried, neither of a running attempt nor of one waiting for its backoff", async () => {
       const running = submitTo(t, ["sh", "-c", "sleep 300"], ["--retries", "3", "--retry-on", "lost,exit"]);
       await until("the job running", () => t.sb.status(running).state === "running", t.jobMs);
