@@ -92,7 +92,7 @@ export function planDependencies(spec: JobSpec, parents: Job[]): DependencyPlan 
         plan.failed = `${dep.job_id}:${dep.on}`;
       continue;
     }
-    if (parent.spec.retry) {
+    if (parent.spec?.retry) {
       throw invalid(
         `job ${parent.job_id} is ${parent.state} and may be retried (it has retries): a dependency on it cannot yet tell its last attempt from an earlier one`,
         "wait for it to end first, then submit this job",
