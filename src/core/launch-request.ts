@@ -125,7 +125,7 @@ export function validateLaunch(
     ? defaults.checkBackendOptions(backend, rawSlurm)
     : rawSlurm;
   const after = parseAfter(req.after);
-  const retry = parseRetry(req.retries, req.retry_on, req.retry_backoff_seconds, backend);
+  const retry = parseRetry(req.retries, req.retry_on, req.retry_backoff_seconds);
   const logDir = req.log_dir === undefined ? null : checkLogDir(req.log_dir, backend, defaults.cwd);
   const clientRequestId = req.client_request_id ?? null;
   if (clientRequestId !== null && !CLIENT_REQUEST_ID_RE.test(clientRequestId)) {

@@ -9,14 +9,11 @@ const MAX_RETRIES = 100;
 /** The first retry waits the backoff; each later one twice the one before, at most this long. */
 export const MAX_BACKOFF_SECONDS = 3600;
 export const DEFAULT_BACKOFF_SECONDS = 10;
+/** Failed ends the infrastructure caused: a launch that failed, and the scheduler's node/boot failure or final preemption. */
+const INFRASTRUCTURE_FAILURES: readonly string[] = ["launch_failed", "node_fail", "boot_fail", "preempted"];
 
 /** The policy of a launch request; undefined when it asks for no retries (0 or absent). */
-export function parseRetry(
-  retries: unknown,
-  retryOn: unknown,
-  backoff: unknown,
-  backend: Job["backend"],
-): RetryPolicy | undefined {
+export function parseRetry(retries: unknown, retryOn: unknown, backoff: unknown): RetryPolicy | undefined {
   if (retries === undefined) {
     if (retryOn !== undefined || backoff !== undefined) {
       throw invalid(
@@ -51,12 +48,6 @@ export function parseRetry(
     );
   }
   if (retries === 0) return undefined;
-  if (backend === "slurm") {
-    throw invalid(
-      "retries are not supported on the slurm backend yet",
-      "leave retries out; Slurm requeues preempted and node-failed jobs itself where the cluster allows it",
-    );
-  }
   return { retries, on: on.sort(), backoff_seconds: b };
 }
 
@@ -64,7 +55,7 @@ export function parseRetry(
 export function endClasses(d: TerminalDecision): RetryClass[] {
   if (d.to === "lost") return ["lost", "infrastructure"];
   if (d.to !== "failed") return [];
-  if (d.reason === "launch_failed") return ["infrastructure"];
+  if (d.reason !== null && INFRASTRUCTURE_FAILURES.includes(d.reason)) return ["infrastructure"];
   return d.exit_code !== null || d.signal !== null ? ["exit"] : [];
 }
 
@@ -88,6 +79,12 @@ export function backoffBefore(policy: RetryPolicy, next: number): number {
 /** Attempt N ≥ 2 lives in `attempts/N` under the first attempt's directory; the first in that directory itself. */
 export function attemptSuffix(attempt: number): string {
   return attempt <= 1 ? "" : `/attempts/${attempt}`;
+}
+
+/** What tags an attempt where the job ID alone would name every attempt (a Slurm job's name): job_…, job_….N. */
+export function attemptKey(job: Pick<Job, "job_id" | "attempt">): string {
+  const n = attemptOf(job);
+  return n <= 1 ? job.job_id : `${job.job_id}.${n}`;
 }
 
 /** The first attempt's directory, from the directory of any attempt. */

@@ -17,7 +17,6 @@ describe("retries input", () => {
       [["--retries", "2", "--retry-on", "timeout"], "lost, infrastructure, exit"],
       [["--retry-on", "exit"], "retries"],
       [["--retries", "1", "--retry-backoff", "2h"], "backoff"],
-      [["--retries", "1", "--backend", "slurm", "--host", "nowhere"], ""],
     ] as [string[], string][]) {
       const r = sb.run(["submit", "--json", ...flags, "--", "true"]);
       expect({ flags, code: r.code }).toEqual({ flags, code: 2 });
