@@ -25,7 +25,10 @@ const LAUNCH_OPTIONS: [string, string][] = [
     "start after JOB succeeded (ok, default), ended (any) or failed, on the same target (repeatable)",
   ],
   ["--retries <n>", "retry up to N more times after an end --retry-on names (one job ID, attempts numbered)"],
-  ["--retry-on <class>", "lost, infrastructure (default: lost or a failed launch) or exit (repeatable)"],
+  [
+    "--retry-on <class>",
+    "lost, infrastructure (default: lost, failed launch, node failure) or exit (repeatable)",
+  ],
   ["--retry-backoff <duration>", "wait before the first retry (default 10s), doubling for each later one"],
   ["--client-request-id <id>", "idempotency key: a retry with the same key never launches twice"],
   [

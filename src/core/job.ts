@@ -29,7 +29,7 @@ export interface Dependency {
   on: AfterCondition;
 }
 
-/** What ends a retry covers (src/core/retries.ts): lost; infrastructure = lost or a failed launch; exit = a failing command. */
+/** What ends a retry covers (src/core/retries.ts): lost; infrastructure = lost, a failed launch or node; exit = a failing command. */
 export type RetryClass = "lost" | "infrastructure" | "exit";
 
 /** `--retries N --retry-on …`: up to `retries` more attempts after an end of one of `on`, `backoff_seconds` doubling. */

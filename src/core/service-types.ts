@@ -23,7 +23,7 @@ export interface LaunchRequest {
   after?: string[];
   /** Up to this many more attempts after an end `retry_on` names (src/core/retries.ts); 0 or absent: none. */
   retries?: number;
-  /** Which ends are retried: lost, infrastructure (lost or a failed launch; the default), exit (a failing command). */
+  /** Which ends are retried: lost, infrastructure (lost, a failed launch, a node failure; the default), exit (a failing command). */
   retry_on?: string[];
   /** Seconds before the first retry (default 10), doubling for each later one. */
   retry_backoff_seconds?: number;
