@@ -40,7 +40,7 @@ export const launchEntries = {
     v.description("Argv run exactly, or a shell string (sh -c)."),
   ),
   cwd: v.optional(v.pipe(v.string(), v.description("Working directory."))),
-  env: v.optional(v.pipe(stringMap("env"), v.description("Extra env vars."))),
+  env: v.optional(v.pipe(stringMap("env"), v.description("Extra environment variables."))),
   secret_env: v.optional(v.pipe(v.array(v.string()), v.description("Env names, redacted."))),
   backend: v.optional(
     v.pipe(
@@ -70,7 +70,7 @@ export const launchEntries = {
       v.description("IDs[:ok|any|failed]"),
     ),
   ),
-  retries: v.optional(v.pipe(v.number("retries must be a whole number"), v.description("Extra attempts."))),
+  retries: v.optional(v.pipe(v.number("retries must be a whole number"), v.description("More tries."))),
   retry_on: v.optional(
     v.pipe(
       v.array(v.string("each retry_on entry must be a string")),
@@ -132,7 +132,7 @@ export const logsInput = v.object({
   tail_lines: v.optional(v.pipe(count("tail_lines", 100_000), v.description("Last N lines/matches."))),
   head: v.optional(v.pipe(count("head", 100_000), v.description("First N lines/matches."))),
   from_line: v.optional(v.pipe(lineNumber("from_line"), v.description("First line (1-based)."))),
-  to_line: v.optional(v.pipe(lineNumber("to_line"), v.description("Last line."))),
+  to_line: v.optional(v.pipe(lineNumber("to_line"), v.description("Last line to read."))),
   grep: v.optional(v.pipe(v.string(), v.description("grep -E over the whole log."))),
   max_bytes: v.optional(
     v.pipe(count("max_bytes", 1_048_576), v.description("Byte budget (≤ max_return_bytes).")),
@@ -147,7 +147,7 @@ export const cancelInput = v.object({
 export const createQueueInput = v.object({
   name: v.pipe(v.string("name must be a string"), v.description("1–64 of A-Z a-z 0-9 . _ -")),
   concurrency: v.pipe(count("concurrency", 10_000), v.description("Run at once.")),
-  host: v.optional(v.pipe(v.string(), v.description("Host (default: local)."))),
+  host: v.optional(v.pipe(v.string(), v.description("Default: local."))),
 });
 export const listQueuesInput = v.object({
   host: v.optional(v.pipe(v.string(), v.description("Host filter."))),
@@ -157,7 +157,7 @@ export const listInput = v.object({
   state: v.optional(
     v.pipe(
       v.picklist(listStates, `state must be one of: ${listStates.join(", ")}`),
-      v.description("A state, active or terminal."),
+      v.description("State, active or terminal."),
     ),
   ),
   host: v.optional(v.pipe(v.string(), v.description("Host filter."))),

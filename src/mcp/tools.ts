@@ -45,7 +45,7 @@ export const TOOLS: Record<string, ToolDef> = {
   },
   submit_job: {
     description:
-      "Start a background job, return its job_id at once; arguments as in run. Use to fan out. Not for a " +
+      "Start a background job, get its job_id at once; arguments as in run. Use to fan out. Not for a " +
       "result now (run).",
     schema: inputs.submitInput,
     annotations: launches,
@@ -61,7 +61,7 @@ export const TOOLS: Record<string, ToolDef> = {
   },
   wait_for_job: {
     description:
-      "Wait for a job's terminal result. Use after run detaches or submit_job; on client_timeout call it " +
+      "Wait for a job's result. Use after run detaches or submit_job; on client_timeout call it " +
       "again. Not for several jobs (wait_for_completions). Never sleep or poll.",
     schema: inputs.waitInput,
     annotations: readOnly,
@@ -84,16 +84,15 @@ export const TOOLS: Record<string, ToolDef> = {
   },
   get_job_logs: {
     description:
-      "Read a job's whole stdout/stderr: grep, head, tail, line ranges with cursors. Use past a result's " +
-      "tails. Not for waiting.",
+      "Read a job's whole stdout/stderr: grep, head, tail, line ranges, next_from_line cursors. Use past " +
+      "a result's tails. Not for waiting.",
     schema: inputs.logsInput,
     annotations: readOnly,
     call: h.logsTool as ToolDef["call"],
   },
   cancel_job: {
     description:
-      "Stop a job (SIGTERM, then SIGKILL). Use when it is wrong or unneeded. Not needed to stop " +
-      "waiting.",
+      "Stop a job (SIGTERM, then SIGKILL). Use when wrong or unneeded. Not needed to stop " + "waiting.",
     schema: inputs.cancelInput,
     annotations: { idempotentHint: true, openWorldHint: false },
     call: h.cancelTool as ToolDef["call"],
