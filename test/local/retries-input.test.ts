@@ -6,7 +6,7 @@ import { Sandbox, until } from "../helpers/cli.ts";
 const sb = new Sandbox();
 afterAll(() => sb.cleanup());
 
-const jobCount = () => sb.run(["list", "--json"]).json.length as number;
+const jobCount = () => sb.run(["list", "--json", "--limit", "1000"]).json.jobs.length as number;
 
 describe("retries input", () => {
   test("bad values are refused (exit 2) with a hint, and no job is created", () => {
