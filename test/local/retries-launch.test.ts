@@ -1,7 +1,7 @@
 // A launch that fails is an infrastructure fault: with --retries the submit answers the job queued for its next
 // attempt (exit 0) instead of failing it, and the attempt launched after the backoff runs the command.
 import { afterAll, expect, test } from "bun:test";
-import { chmodSync, mkdirSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { Sandbox } from "../helpers/cli.ts";
 
@@ -25,6 +25,12 @@ test("a failed launch (an untrusted jobs/ directory) is retried once the cause i
     ["failed", "launch_failed"],
   ]);
   expect(h[0].result.error.stage).toBe("launch_failed");
+  // gc removes the job with every attempt's directory (attempt 2's lives under the first one's)
+  const dir = sb.run(["inspect", "--json", r.json.job_id]).json.job_dir as string;
+  expect(dir).toEndWith(`${r.json.job_id}/attempts/2`);
+  expect(existsSync(dir)).toBe(true);
+  expect(sb.run(["gc", "--older-than", "0", "--json"]).json.removed).toContain(r.json.job_id);
+  expect(existsSync(join(jobs, r.json.job_id))).toBe(false);
 });
 
 test("without --retries the same failed launch fails the job at once (state failed, launch_failed)", () => {
