@@ -28,6 +28,12 @@ const LAUNCH_OPTIONS: [string, string][] = [
     "--array <indices[%N]>",
     "a job array: one task per index (0-99, 1,3,5, 0-20:2), at most N at once; AWAITLESS_ARRAY_INDEX names each",
   ],
+  ["--retries <n>", "retry up to N more times after an end --retry-on names (one job ID, attempts numbered)"],
+  [
+    "--retry-on <class>",
+    "lost, infrastructure (default: lost, failed launch, node failure) or exit (repeatable)",
+  ],
+  ["--retry-backoff <duration>", "wait before the first retry (default 10s), doubling for each later one"],
   ["--client-request-id <id>", "idempotency key: a retry with the same key never launches twice"],
   [
     "--log-dir <dir>",

@@ -43,6 +43,7 @@ export function renderResult(r: JobResult, style: Style): string {
   if (r.reason && r.state !== "failed") head += ` — ${r.reason}`;
   lines.push(head);
   if (r.name) lines.push(`name: ${r.name}`);
+  if (r.attempt !== undefined) lines.push(`attempt ${r.attempt} of ${r.attempts}`);
   if (r.descendants_alive) {
     lines.push(
       paint(style, "yellow", "warning: processes the command started are still running (descendants_alive)"),
@@ -99,6 +100,7 @@ export function renderStatus(s: JobStatus & { array_task?: string }, style: Styl
   if (s.name) rows.push(["name", s.name]);
   if (s.after) rows.push(["after", s.after.join(", ")]);
   if (s.array_task) rows.push(["array task", s.array_task]);
+  if (s.attempt !== undefined) rows.push(["attempt", `${s.attempt} of ${s.attempts}`]);
   rows.push(["created", `${s.created_at} (${ago(s.created_at)})`]);
   if (s.elapsed_seconds === undefined) rows.push(["ran for", "never started"]);
   else
@@ -123,7 +125,8 @@ export function renderList(jobs: JobStatus[], style: Style): string {
     ["JOB", "STATE", "AGE", "DURATION", "EXIT", "HOST", "QUEUE", "NAME", "COMMAND"],
     jobs.map((j) => [
       j.job_id,
-      stateText(style, j.state),
+      stateText(style, j.state) +
+        (j.attempt !== undefined && j.attempt > 1 ? ` (attempt ${j.attempt}/${j.attempts})` : ""),
       ago(j.created_at).replace(" ago", ""),
       // A job that has not started has no duration yet (its AGE says how long it has waited).
       j.started_at === null ? "-" : humanDuration(j.elapsed_seconds),

@@ -101,6 +101,9 @@ export interface RawLaunchOptions {
   queue?: string;
   resource?: unknown;
   after?: unknown;
+  retries?: unknown;
+  retryOn?: unknown;
+  retryBackoff?: unknown;
   clientRequestId?: string;
   logDir?: unknown;
   slurmOption?: unknown;
@@ -135,6 +138,11 @@ export function launchRequest(argv: string[], o: RawLaunchOptions): LaunchReques
   if (resources.length) req.resources = resources;
   const after = asList(o.after);
   if (after.length) req.after = after;
+  if (o.retries !== undefined) req.retries = parseIntOption(o.retries, "--retries", 0, 100);
+  const retryOn = asList(o.retryOn).flatMap((v) => v.split(","));
+  if (retryOn.length) req.retry_on = retryOn;
+  if (o.retryBackoff !== undefined)
+    req.retry_backoff_seconds = parseDuration(String(o.retryBackoff), "--retry-backoff");
   if (o.clientRequestId !== undefined) req.client_request_id = String(o.clientRequestId);
   if (o.logDir !== undefined) {
     // cac turns a repeated flag into an array, and a bare `--log-dir` into true.

@@ -92,6 +92,13 @@ export function planDependencies(spec: JobSpec, parents: Job[]): DependencyPlan 
         plan.failed = `${dep.job_id}:${dep.on}`;
       continue;
     }
+    if (parent.spec?.retry) {
+      throw invalid(
+        `job ${parent.job_id} is ${parent.state} and may be retried (it has retries): a dependency on it cannot yet tell its last attempt from an earlier one`,
+        "wait for it to end first, then submit this job",
+        { job_id: parent.job_id },
+      );
+    }
     const dir = parent.backend === "ssh" ? parent.backend_id?.remote_dir : parent.job_dir;
     const schedulerId = parent.backend_id?.slurm_job_id;
     if (typeof dir !== "string" || (parent.backend === "slurm" && schedulerId === undefined)) {

@@ -2,10 +2,12 @@
 import { type Dirent, lstatSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { invalid } from "./errors.ts";
-import { isTerminal, JOB_STATES, type JobState, TERMINAL_STATES } from "./job.ts";
+import { isTerminal, JOB_STATES, type JobResult, type JobState, TERMINAL_STATES } from "./job.ts";
 import type { StoredJob } from "./job-store.ts";
+import { firstAttemptDir } from "./retries.ts";
 import type { ServiceCore } from "./service-deps.ts";
 import type {
+  AttemptView,
   GcOptions,
   GcQuota,
   GcRemoved,
@@ -91,6 +93,7 @@ export async function inspectJob(svc: ServiceCore, jobId: string): Promise<Inspe
     history: svc.store.history(jobId),
     job_dir: job.job_dir,
     ...dependentsField(svc.store.dependentsOf(jobId)),
+    ...(job.spec.retry ? { attempt_history: attemptViews(svc, jobId) } : {}),
     ...(result ? { result } : {}),
   };
 }
@@ -142,13 +145,19 @@ export async function collectGarbage(svc: ServiceCore, o: GcOptions): Promise<Gc
   for (const job of victims) {
     try {
       await svc.backendFor(job).remove(job);
+      // a retried job's earlier attempts, each in its own directory (the first one's holds the later ones)
+      for (const a of svc.store.attempts(job.job_id).reverse()) {
+        await svc
+          .backendFor(job)
+          .remove({ ...job, job_dir: a.job_dir, backend_id: a.backend_id, attempt: a.attempt });
+      }
     } catch (e) {
       const reason = (e as Error).message;
       if (!o.forgetUnreachable) {
         kept.push({ job_id: job.job_id, reason });
         continue;
       }
-      rmSync(job.job_dir, { recursive: true, force: true });
+      rmSync(firstAttemptDir(job), { recursive: true, force: true });
       forgotten.push({ job_id: job.job_id, host: job.host, reason });
     }
     removed.push(job.job_id);
@@ -185,4 +194,19 @@ export function directoryBytes(dir: string): number {
 
 function dependentsField(rows: { job_id: string; on: string }[]): { dependents?: string[] } {
   return rows.length === 0 ? {} : { dependents: rows.map((r) => `${r.job_id}:${r.on}`) };
+}
+
+function attemptViews(svc: ServiceCore, jobId: string): AttemptView[] {
+  return svc.store.attempts(jobId).map((a) => ({
+    attempt: a.attempt,
+    state: a.state,
+    reason: a.reason,
+    exit_code: a.exit_code,
+    signal: a.signal,
+    launched_at: a.launched_at,
+    started_at: a.started_at,
+    finished_at: a.finished_at,
+    job_dir: a.job_dir,
+    result: JSON.parse(a.result_json) as JobResult,
+  }));
 }

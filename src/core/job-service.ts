@@ -11,6 +11,13 @@ import { isJobId, JOB_ID_08_RE, newJobId } from "./ids.ts";
 import { isTerminal, type Job, type JobResult, type JobState } from "./job.ts";
 import { resolveJobIdPrefix } from "./job-prefix.ts";
 import { collectGarbage, inspectJob, listJobs, listJobsPage } from "./job-reads.ts";
+import {
+  awaitingAttempt,
+  beginRetry,
+  launchDueAttempt,
+  msUntilAttempt,
+  type RetryDeps,
+} from "./job-retry.ts";
 import { formatDuration, jobStatus } from "./job-status.ts";
 import { type JobStore, nowIso, type StoredJob } from "./job-store.ts";
 import { launchAbandoned } from "./launch-owner.ts";
@@ -21,7 +28,14 @@ import { admissionFor, listQueues } from "./queue-service.ts";
 import { createQueue, targetOf } from "./queue-store.ts";
 import { decide, dependencyFailed } from "./reconcile.ts";
 import { Redactor, shapeRedactor } from "./redact.ts";
-import { buildResult, dependencyFailedResult, launchFailedResult, readTails } from "./result-builder.ts";
+import {
+  buildResult,
+  cancelledBeforeLaunchResult,
+  dependencyFailedResult,
+  launchFailedResult,
+  readTails,
+} from "./result-builder.ts";
+import { retryDue } from "./retries.ts";
 import type { ServiceCore, ServiceSettings } from "./service-deps.ts";
 import type {
   CancelResponse,
@@ -58,6 +72,7 @@ export class JobService implements JobServiceApi {
   private readonly core: ServiceCore;
   /** Job arrays: each task a job of this service (array-service.ts). */
   readonly arrays: ArrayService;
+  private readonly retries: RetryDeps;
   constructor(
     private readonly store: JobStore,
     private readonly backends: Partial<Record<Job["backend"] | "awaitless08", Backend>>,
@@ -81,6 +96,21 @@ export class JobService implements JobServiceApi {
       cwd: settings.callerCwd,
       ...(settings.hostBackends ? { hostBackends: settings.hostBackends } : {}),
     });
+    this.retries = {
+      store,
+      settings,
+      backendFor: (job) => this.backendFor(job),
+      launch: async (job, secretValues) => {
+        const spec = job.spec;
+        await this.launchReserved(
+          job,
+          { secretValues } as ValidatedLaunch,
+          this.backendFor(job),
+          { admission: admissionFor(this.store, spec, this.backendFor(job)), after: undefined },
+          false,
+        ).catch(() => undefined);
+      },
+    };
   }
 
   private backendFor(job: Pick<Job, "backend"> & { backend_id?: Job["backend_id"] }): Backend {
@@ -322,6 +352,15 @@ export class JobService implements JobServiceApi {
         await this.undoLaunch(job);
         throw noSpaceFromErrno(e) ?? e;
       }
+      if (await this.retryLaunchFailure(job, e)) {
+        const queued = await this.refresh(job.job_id);
+        return {
+          job_id: job.job_id,
+          state: queued.state,
+          backend: queued.backend,
+          job: await this.toStatus(queued),
+        };
+      }
       this.finishWithError(job, e);
       throw e;
     }
@@ -352,6 +391,50 @@ export class JobService implements JobServiceApi {
         // the store is full: reconcile rule 6 ends the row
       }
     }
+  }
+
+  /** A failed launch of a job that retries infrastructure faults: that attempt is kept and the next one reserved. */
+  private async retryLaunchFailure(job: StoredJob, e: unknown): Promise<boolean> {
+    if (!job.spec.retry) return false;
+    const message = e instanceof Error ? e.message : String(e);
+    const built = launchFailedResult(
+      job,
+      message,
+      e instanceof AwaitlessError ? e.hint : "check the message and retry",
+    );
+    const r = built.result;
+    const d = {
+      kind: "terminal" as const,
+      to: "failed" as const,
+      exit_code: null,
+      signal: null,
+      reason: "launch_failed",
+      finished_at: r.finished_at,
+      started_at: null,
+      descendants_alive: false,
+      error: r.error,
+    };
+    const current = this.store.get(job.job_id);
+    if (!current || !retryDue(current, d)) return false;
+    return (await beginRetry(this.retries, current, d, built)) === "reserved";
+  }
+
+  /** A retried job cancelled before its next attempt was launched: it ends now, that attempt never runs. */
+  private endCancelledBeforeLaunch(job: StoredJob): StoredJob {
+    const built = cancelledBeforeLaunchResult(job);
+    return this.store.transition(job.job_id, "cancelled", {
+      historyReason: "cancelled",
+      terminal: {
+        exit_code: null,
+        signal: null,
+        reason: "cancelled",
+        finished_at: built.result.finished_at,
+        stdout_bytes: 0,
+        stderr_bytes: 0,
+        result_json: built.json,
+        result_sha256: built.sha256,
+      },
+    }).job;
   }
 
   /** A launch that failed before the wrapper ran: the job is failed with stage launch_failed, never left dangling. */
@@ -455,6 +538,12 @@ export class JobService implements JobServiceApi {
       this.unreachable.delete(jobId);
       return job;
     }
+    if (awaitingAttempt(job)) {
+      // A retry's next attempt: ended if cancelled first, launched once its backoff passed, else nothing to observe.
+      if (job.cancel_requested_at !== null && !job.launcher) return this.endCancelledBeforeLaunch(job);
+      if (await launchDueAttempt(this.retries, job)) return this.getJob(jobId);
+      if (!job.launcher) return job;
+    }
     const backend = this.backendFor(job);
     const obs = await backend.observe(job);
     if (obs.unreachable) this.unreachable.set(jobId, obs.unreachable);
@@ -507,6 +596,10 @@ export class JobService implements JobServiceApi {
       this.settings.maxReturnBytes,
       this.settings.logTailLines,
     );
+    if (retryDue(job, d)) {
+      const begun = await beginRetry(this.retries, job, d, built);
+      if (begun !== "refused") return this.refresh(jobId);
+    }
     // The exit record stays on disk: when the store is full the result is reported now and sealed by a later reader.
     return this.recorded(
       () =>
@@ -549,7 +642,10 @@ export class JobService implements JobServiceApi {
         nextProgress = now + progressEvery;
       }
       const slice = Math.min(quietMs, deadline - now, opts.onProgress ? nextProgress - now : Infinity);
-      const evented = await this.backendFor(job).waitForChange(job, Math.max(1, slice), opts.signal);
+      const evented =
+        awaitingAttempt(job) && !job.launcher
+          ? await sleepFor(Math.max(1, Math.min(slice, msUntilAttempt(job))), opts.signal)
+          : await this.backendFor(job).waitForChange(job, Math.max(1, slice), opts.signal);
       const before = `${job.state} ${job.status_message}`;
       job = await this.refresh(jobId);
       // With file events a start, exit or cancel ends the wait at once; re-reading a job where nothing happened
@@ -740,6 +836,16 @@ export class JobService implements JobServiceApi {
       };
     }
     job = this.getJob(jobId);
+    if (awaitingAttempt(job) && !job.launcher) {
+      job = this.endCancelledBeforeLaunch(job);
+      return {
+        job_id: jobId,
+        job_state: job.state,
+        cancel_requested: true,
+        already_terminal: false,
+        ...(job.result_json ? { result: this.resultOf(job)! } : {}),
+      };
+    }
     const said = await this.backendFor(job).cancel(job, grace);
     await this.wait(jobId, { timeoutMs: (grace + 5) * 1000, untracked: true });
     job = this.getJob(jobId);
@@ -788,4 +894,17 @@ export class JobService implements JobServiceApi {
     const w = await this.wait(jobId, { timeoutMs: null, signal, untracked: true });
     return w.job_state;
   }
+}
+
+/** Sleeps `ms` (or until `signal` aborts); false: nothing was watched by events meanwhile. */
+function sleepFor(ms: number, signal?: AbortSignal): Promise<false> {
+  return new Promise((resolve) => {
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal?.removeEventListener("abort", done);
+      resolve(false);
+    }
+    signal?.addEventListener("abort", done, { once: true });
+  });
 }

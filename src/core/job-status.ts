@@ -29,6 +29,7 @@ export function jobStatus(job: StoredJob, redactor: Redactor = shapeRedactor): J
     client_request_id: job.client_request_id,
     backend_id: job.backend_id,
     ...(job.spec.after ? { after: job.spec.after.map((d) => `${d.job_id}:${d.on}`) } : {}),
+    ...(job.spec.retry ? { attempt: job.attempt ?? 1, attempts: job.spec.retry.retries + 1 } : {}),
   };
 }
 

@@ -29,6 +29,16 @@ export interface Dependency {
   on: AfterCondition;
 }
 
+/** What ends a retry covers (src/core/retries.ts): lost; infrastructure = lost, a failed launch or node; exit = a failing command. */
+export type RetryClass = "lost" | "infrastructure" | "exit";
+
+/** `--retries N --retry-on …`: up to `retries` more attempts after an end of one of `on`, `backoff_seconds` doubling. */
+export interface RetryPolicy {
+  retries: number;
+  on: RetryClass[];
+  backoff_seconds: number;
+}
+
 /** Everything that affects a launch. Secret values are never part of it: only their names. */
 export interface JobSpec {
   argv: string[];
@@ -49,6 +59,8 @@ export interface JobSpec {
   log_dir?: string;
   /** Parents that must end (as each says) before the command starts, on the same target; absent when none. */
   after?: Dependency[];
+  /** Retries of this job on the ends the policy names; absent when none. */
+  retry?: RetryPolicy;
 }
 
 /** Backend identity, known once the wrapper started (local: pids and boot ID). */
@@ -82,6 +94,10 @@ export interface Job {
   reason: string | null;
   /** The process that reserved (or last claimed) the launch; absent on jobs from before it was recorded. */
   launcher?: LaunchOwner | null;
+  /** Which attempt the job row now describes (1 unless retried; src/core/retries.ts). */
+  attempt?: number;
+  /** A retried job waiting for its next attempt: not launched before this time. */
+  retry_at?: string | null;
 }
 
 export interface ErrorInfo {
@@ -133,6 +149,9 @@ export interface JobResult {
   parsed_results: unknown;
   error: ErrorInfo | null;
   snapshot: { sha256: string; captured_at: string };
+  /** Jobs with retries: the attempt this result is of, and how many the job may have (1 + retries). */
+  attempt?: number;
+  attempts?: number;
 }
 
 export interface StateChange {

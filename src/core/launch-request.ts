@@ -7,6 +7,7 @@ import { hint, invalid } from "./errors.ts";
 import { CLIENT_REQUEST_ID_RE } from "./ids.ts";
 import type { BackendName, JobSpec } from "./job.ts";
 import { QUEUE_NAME_RE, RESOURCE_RE } from "./queue-names.ts";
+import { parseRetry } from "./retries.ts";
 import type { LaunchRequest } from "./service-types.ts";
 import { assertTrustedDir } from "./trusted-dir.ts";
 
@@ -124,6 +125,7 @@ export function validateLaunch(
     ? defaults.checkBackendOptions(backend, rawSlurm)
     : rawSlurm;
   const after = parseAfter(req.after);
+  const retry = parseRetry(req.retries, req.retry_on, req.retry_backoff_seconds);
   const logDir = req.log_dir === undefined ? null : checkLogDir(req.log_dir, backend, defaults.cwd);
   const clientRequestId = req.client_request_id ?? null;
   if (clientRequestId !== null && !CLIENT_REQUEST_ID_RE.test(clientRequestId)) {
@@ -148,6 +150,7 @@ export function validateLaunch(
     name,
     ...(logDir ? { log_dir: logDir } : {}),
     ...(after.length > 0 ? { after } : {}),
+    ...(retry ? { retry } : {}),
   };
   return {
     spec,

@@ -121,6 +121,7 @@ export async function buildResult(
     artifacts,
     parsed_results: parsedResults(artifacts),
     error: d.error,
+    ...attemptFields(job),
   };
   return seal(body);
 }
@@ -165,6 +166,32 @@ export function launchFailedResult(job: Job, message: string, suggestion: string
     artifacts: [],
     parsed_results: {},
     error: { stage: "launch_failed", reason: "launch_failed", retryable: true, suggestion, detail: message },
+    ...attemptFields(job),
+  });
+}
+
+/** A job with retries: which attempt a result is of, and how many the job may have. */
+function attemptFields(job: Job): { attempt?: number; attempts?: number } {
+  const p = job.spec.retry;
+  return p ? { attempt: job.attempt ?? 1, attempts: p.retries + 1 } : {};
+}
+
+/** A retried job cancelled while its next attempt waited to launch: that attempt never ran. */
+export function cancelledBeforeLaunchResult(job: Job): BuiltResult {
+  const base = launchFailedResult(job, "cancelled before this attempt was launched", "").result;
+  const { snapshot: _s, ...body } = base;
+  return seal({
+    ...body,
+    state: "cancelled",
+    reason: "cancelled",
+    digest: [],
+    error: {
+      stage: "cancelled",
+      reason: "cancelled",
+      retryable: false,
+      suggestion: "resubmit the command if it still needs to run",
+      detail: `cancelled before attempt ${job.attempt ?? 1} was launched`,
+    },
   });
 }
 

@@ -29,6 +29,12 @@ export interface LaunchRequest {
   name?: string;
   /** Parents, each "JOB_ID[:ok|any|failed]": the job is held until each ended so (src/core/dependencies.ts). */
   after?: string[];
+  /** Up to this many more attempts after an end `retry_on` names (src/core/retries.ts); 0 or absent: none. */
+  retries?: number;
+  /** Which ends are retried: lost, infrastructure (lost, a failed launch, a node failure; the default), exit (a failing command). */
+  retry_on?: string[];
+  /** Seconds before the first retry (default 10), doubling for each later one. */
+  retry_backoff_seconds?: number;
   /** Local backend: keep this job's files (logs, records, spec) in LOG_DIR/<job_id>. */
   log_dir?: string;
   client_request_id?: string;
@@ -63,6 +69,9 @@ export interface JobStatus {
   backend_id: Record<string, unknown> | null;
   /** Its dependencies (--after), each JOB_ID:ok|any|failed; absent when none. */
   after?: string[];
+  /** Jobs with retries: the attempt shown (1, 2, …) and how many the job may have (1 + retries); absent without. */
+  attempt?: number;
+  attempts?: number;
   /** Set when the job's host could not be reached just now: the state shown is the last known one. */
   host_unreachable?: string;
 }
@@ -244,7 +253,23 @@ export interface InspectResponse {
   job_dir: string;
   /** Jobs that wait for (or waited for) this one (--after), each JOB_ID:ok|any|failed; absent when none. */
   dependents?: string[];
+  /** Jobs with retries: each ended earlier attempt (its directory, end and own result); the job is the current one. */
+  attempt_history?: AttemptView[];
   result?: JobResult;
+}
+
+/** One earlier attempt of a retried job, as `inspect` shows it. */
+export interface AttemptView {
+  attempt: number;
+  state: JobState;
+  reason: string | null;
+  exit_code: number | null;
+  signal: string | null;
+  launched_at: string | null;
+  started_at: string | null;
+  finished_at: string;
+  job_dir: string;
+  result: JobResult;
 }
 
 /** Progress callback for held waits: called at least every `intervalMs` with a human sentence. */

@@ -26,6 +26,8 @@ export interface JobRow {
   stderr_bytes: number | null;
   result_json: string | null;
   launcher_json?: string | null;
+  attempt?: number;
+  retry_at?: string | null;
 }
 
 export interface StoredJob extends Job {
@@ -61,6 +63,8 @@ export function rowToJob(r: JobRow): StoredJob {
     stderr_bytes: r.stderr_bytes,
     result_json: r.result_json,
     launcher: r.launcher_json ? (JSON.parse(r.launcher_json) as LaunchOwner) : null,
+    ...(r.attempt !== undefined && r.attempt > 1 ? { attempt: r.attempt } : {}),
+    ...(r.retry_at ? { retry_at: r.retry_at } : {}),
   };
 }
 
@@ -131,4 +135,21 @@ export interface ImportedJob {
   result_json: string | null;
   result_sha256: string | null;
   history: Omit<StateChange, "seq">[];
+}
+
+/** One ended attempt of a retried job (table job_attempts): its directory, how it ended, its own sealed result. */
+export interface AttemptRecord {
+  attempt: number;
+  job_dir: string;
+  backend_id: BackendId | null;
+  state: JobState;
+  reason: string | null;
+  exit_code: number | null;
+  signal: string | null;
+  /** When its launch was reserved (the launcher's claim). */
+  launched_at: string | null;
+  started_at: string | null;
+  finished_at: string;
+  result_json: string;
+  result_sha256: string;
 }

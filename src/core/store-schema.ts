@@ -110,6 +110,26 @@ export const MIGRATIONS: string[] = [
      job_id TEXT NOT NULL UNIQUE,
      PRIMARY KEY (array_id, idx)
    );`,
+  // 9: retries (src/core/retries.ts): the attempt a job row describes, when its next attempt may launch, and each
+  // ended attempt's own record and immutable result.
+  `ALTER TABLE jobs ADD COLUMN attempt INTEGER NOT NULL DEFAULT 1;
+   ALTER TABLE jobs ADD COLUMN retry_at TEXT;
+   CREATE TABLE job_attempts (
+     job_id TEXT NOT NULL,
+     attempt INTEGER NOT NULL,
+     job_dir TEXT NOT NULL,
+     backend_id_json TEXT,
+     state TEXT NOT NULL,
+     reason TEXT,
+     exit_code INTEGER,
+     signal TEXT,
+     launched_at TEXT,
+     started_at TEXT,
+     finished_at TEXT NOT NULL,
+     result_json TEXT NOT NULL,
+     result_sha256 TEXT NOT NULL,
+     PRIMARY KEY (job_id, attempt)
+   );`,
 ];
 
 /** The schema version a fresh or migrated database ends at (PRAGMA user_version). */

@@ -45,7 +45,7 @@ export const launchEntries = {
   backend: v.optional(
     v.pipe(
       v.picklist(["local", "ssh", "slurm"], "backend must be local, ssh or slurm"),
-      v.description("Default: host's, else ssh/local."),
+      v.description("Default: by host."),
     ),
   ),
   host: v.optional(v.pipe(v.string(), v.description("ssh/slurm host or alias."))),
@@ -72,6 +72,13 @@ export const launchEntries = {
   ),
   array: v.optional(
     v.pipe(v.string('array must be a string such as "0-99%8"'), v.description("e.g. 0-99%8")),
+  ),
+  retries: v.optional(v.pipe(v.number("retries must be a whole number"), v.description("More tries."))),
+  retry_on: v.optional(
+    v.pipe(
+      v.array(v.string("each retry_on entry must be a string")),
+      v.description("lost|infrastructure|exit"),
+    ),
   ),
   client_request_id: v.optional(v.pipe(v.string(), v.description("Same key, same job."))),
   slurm_options: v.optional(v.pipe(stringMap("slurm_options"), v.description("Allowed sbatch options."))),
@@ -107,10 +114,8 @@ export const completionsInput = v.object({
     v.description("Job IDs."),
   ),
   after_cursor: v.optional(v.pipe(v.string(), v.description("The last next_cursor."))),
-  timeout_seconds: v.optional(
-    v.pipe(positive("timeout_seconds"), v.description("Longest wait; jobs keep running.")),
-  ),
-  limit: v.optional(v.pipe(count("limit", 500), v.description("Most results (default 50)."))),
+  timeout_seconds: v.optional(v.pipe(positive("timeout_seconds"), v.description("Longest wait."))),
+  limit: v.optional(v.pipe(count("limit", 500), v.description("Default 50."))),
 });
 export const statusInput = v.object({ job_id: jobId });
 const lineNumber = (what: string) =>
@@ -127,11 +132,11 @@ export const logsInput = v.object({
       v.description("Default both."),
     ),
   ),
-  tail_lines: v.optional(v.pipe(count("tail_lines", 100_000), v.description("Last N lines (or matches)."))),
-  head: v.optional(v.pipe(count("head", 100_000), v.description("First N lines (or matches)."))),
-  from_line: v.optional(v.pipe(lineNumber("from_line"), v.description("First line to read (1-based)."))),
+  tail_lines: v.optional(v.pipe(count("tail_lines", 100_000), v.description("Last N lines/matches."))),
+  head: v.optional(v.pipe(count("head", 100_000), v.description("First N lines/matches."))),
+  from_line: v.optional(v.pipe(lineNumber("from_line"), v.description("First line (1-based)."))),
   to_line: v.optional(v.pipe(lineNumber("to_line"), v.description("Last line to read."))),
-  grep: v.optional(v.pipe(v.string(), v.description("grep -E pattern over the whole log."))),
+  grep: v.optional(v.pipe(v.string(), v.description("grep -E over the whole log."))),
   max_bytes: v.optional(
     v.pipe(count("max_bytes", 1_048_576), v.description("Byte budget (≤ max_return_bytes).")),
   ),
@@ -144,24 +149,24 @@ export const cancelInput = v.object({
 });
 export const createQueueInput = v.object({
   name: v.pipe(v.string("name must be a string"), v.description("1–64 of A-Z a-z 0-9 . _ -")),
-  concurrency: v.pipe(count("concurrency", 10_000), v.description("Jobs that run at once.")),
-  host: v.optional(v.pipe(v.string(), v.description("Host (default: local)."))),
+  concurrency: v.pipe(count("concurrency", 10_000), v.description("Run at once.")),
+  host: v.optional(v.pipe(v.string(), v.description("Default: local."))),
 });
 export const listQueuesInput = v.object({
-  host: v.optional(v.pipe(v.string(), v.description("Only this host's queues."))),
+  host: v.optional(v.pipe(v.string(), v.description("Host filter."))),
 });
 const listStates = [...JOB_STATES, "active", "terminal", "pending"] as const;
 export const listInput = v.object({
   state: v.optional(
     v.pipe(
       v.picklist(listStates, `state must be one of: ${listStates.join(", ")}`),
-      v.description("A state, active or terminal."),
+      v.description("State, active or terminal."),
     ),
   ),
   host: v.optional(v.pipe(v.string(), v.description("Host filter."))),
   queue: v.optional(v.pipe(v.string(), v.description("Queue filter."))),
   name: v.optional(v.pipe(v.string(), v.description("Name filter."))),
-  limit: v.optional(v.pipe(count("limit", 1_000), v.description("Most jobs (default 20)."))),
+  limit: v.optional(v.pipe(count("limit", 1_000), v.description("Default 20."))),
 });
 
 export type LaunchArgs = v.InferOutput<typeof submitInput>;

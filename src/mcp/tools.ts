@@ -36,7 +36,7 @@ const launches: ToolAnnotations = { destructiveHint: false };
 export const TOOLS: Record<string, ToolDef> = {
   run: {
     description:
-      "Run a command, get its result: the default for any command of unknown duration (builds, tests). Done " +
+      "Run a command, get its result: the default for any command of unknown duration. Done " +
       'within inline_timeout_seconds: exit code, tails, digest; else delivery "detached": then call wait_for_job, ' +
       "never sleep or poll. Not for interactive commands, a started job, many jobs (submit_job).",
     schema: inputs.runInput,
@@ -45,7 +45,7 @@ export const TOOLS: Record<string, ToolDef> = {
   },
   submit_job: {
     description:
-      "Start a background job, return its job_id at once; arguments as in run. Use to fan out. Not for a " +
+      "Start a background job, get its job_id at once; arguments as in run. Use to fan out. Not for a " +
       "result now (run).",
     schema: inputs.submitInput,
     annotations: launches,
@@ -61,7 +61,7 @@ export const TOOLS: Record<string, ToolDef> = {
   },
   wait_for_job: {
     description:
-      "Wait for a job's terminal result. Use after run detaches or submit_job; on client_timeout call it " +
+      "Wait for a job's result. Use after run detaches or submit_job; on client_timeout call it " +
       "again. Not for several jobs (wait_for_completions). Never sleep or poll.",
     schema: inputs.waitInput,
     annotations: readOnly,
@@ -84,24 +84,22 @@ export const TOOLS: Record<string, ToolDef> = {
   },
   get_job_logs: {
     description:
-      "Read a job's whole stdout/stderr: grep, head, tail_lines, line ranges, " +
-      "next_from_line cursors. Use past a result's tails. Not for waiting.",
+      "Read a job's whole stdout/stderr: grep, head, tail, line ranges, next_from_line cursors. Use past " +
+      "a result's tails. Not for waiting.",
     schema: inputs.logsInput,
     annotations: readOnly,
     call: h.logsTool as ToolDef["call"],
   },
   cancel_job: {
     description:
-      "Stop a job (SIGTERM, then SIGKILL). Use when it is wrong or unneeded. Not needed to stop " +
-      "waiting.",
+      "Stop a job (SIGTERM, then SIGKILL). Use when wrong or unneeded. Not needed to stop " + "waiting.",
     schema: inputs.cancelInput,
     annotations: { idempotentHint: true, openWorldHint: false },
     call: h.cancelTool as ToolDef["call"],
   },
   create_queue: {
     description:
-      "Create a FIFO queue of fixed concurrency. Use so jobs with queue: NAME wait for a " +
-      "slot. Not for Slurm.",
+      "Create a FIFO queue of N slots. Use so jobs with queue: NAME wait for a slot. Not for Slurm.",
     schema: inputs.createQueueInput,
     annotations: { destructiveHint: false, idempotentHint: true, openWorldHint: false },
     call: h.createQueueTool as ToolDef["call"],

@@ -13,6 +13,7 @@ import type {
 import type { ArtifactEntry, BackendId, BackendName, Job } from "../../core/job.ts";
 import { HEARTBEAT_SECONDS } from "../../core/liveness.ts";
 import type { LogQuery, LogScan } from "../../core/log-scan.ts";
+import { attemptSuffix } from "../../core/retries.ts";
 import { jobSpecText, localSecretValues, localSpecMissing, writeLocalSpec } from "../job-spec.ts";
 import type { JobHost } from "./job-host.ts";
 
@@ -57,7 +58,7 @@ export class WrapperBackend implements Backend {
     const known = job.backend_id?.remote_dir;
     if (typeof known === "string") return known;
     const root = await this.hostOfJob(job).prepare();
-    return `${root.jobsDir}/${job.job_id}`;
+    return `${root.jobsDir}/${job.job_id}${attemptSuffix(job.attempt ?? 1)}`;
   }
 
   /** The queue directory the job's wrapper used (its host's), when the job waits in one. */
@@ -76,7 +77,9 @@ export class WrapperBackend implements Backend {
     const { job } = input;
     const host = this.hostOfJob(job);
     const root = await host.prepare();
-    const dir = this.placement.inPlace ? job.job_dir : `${root.jobsDir}/${job.job_id}`;
+    const dir = this.placement.inPlace
+      ? job.job_dir
+      : `${root.jobsDir}/${job.job_id}${attemptSuffix(job.attempt ?? 1)}`;
     const text = jobSpecText(job, input, {
       tickSeconds: this.opts.tickSeconds ?? 1,
       heartbeatSeconds: this.opts.heartbeatSeconds ?? HEARTBEAT_SECONDS,

@@ -23,7 +23,8 @@ export interface SbatchScriptInput {
   dependency?: string;
 }
 
-const JOB_ID = /^job_[0-9A-Za-z]{1,64}$/;
+// a job ID, or for a retried job's attempt N ≥ 2 job_….N (src/core/retries.ts attemptKey)
+const JOB_ID = /^job_[0-9A-Za-z]{1,64}(\.[0-9]{1,3})?$/;
 // Characters that survive an #SBATCH line untouched: sbatch splits those lines on blanks and
 // expands %-patterns and \-escapes in --output/--error, so none of those may appear.
 const SBATCH_SAFE_PATH = /^\/[A-Za-z0-9._/+@=,-]*$/;

@@ -9,6 +9,7 @@ import { AwaitlessError } from "../../core/errors.ts";
 import type { ArtifactEntry, BackendId, Job } from "../../core/job.ts";
 import { HEARTBEAT_SECONDS } from "../../core/liveness.ts";
 import { emptyScan, type LogQuery, type LogScan } from "../../core/log-scan.ts";
+import { attemptKey, attemptOf, attemptSuffix } from "../../core/retries.ts";
 import { writeCancelRequest } from "../../wrapper/protocol.ts";
 import { jobSpecText, localSecretValues, localSpecMissing, writeLocalSpec } from "../job-spec.ts";
 import { SshHost } from "../ssh/ssh-host.ts";
@@ -85,11 +86,11 @@ export class SlurmBackend implements Backend {
             persist: (job: Job, fields: PersistedFields) => {
               const next: SlurmBackendId = {
                 ...((job.backend_id ?? {}) as SlurmBackendId),
-                ...this.written.get(job.job_id),
+                ...this.written.get(attemptKey(job)),
                 ...fields,
               };
               for (const [k, v] of Object.entries(next)) if (v === undefined) delete next[k];
-              this.written.set(job.job_id, next);
+              this.written.set(attemptKey(job), next);
               persist(job.job_id, next);
             },
           }
@@ -136,7 +137,7 @@ export class SlurmBackend implements Backend {
     const { job } = input;
     const h = this.host(job.host);
     const prepared = await h.prepare();
-    const dir = `${prepared.root}/jobs/${job.job_id}`;
+    const dir = `${prepared.root}/jobs/${job.job_id}${attemptSuffix(attemptOf(job))}`;
     const cwd = h.resolveCwd(job.spec.cwd, prepared.home);
     const options = mergeSlurmOptions(
       h.settings.defaults,
@@ -148,7 +149,7 @@ export class SlurmBackend implements Backend {
     if (timeout && job.spec.slurm_options.time === undefined)
       options.time = formatSlurmTime(timeout + input.graceSeconds + 60);
     const script = renderSbatchScript({
-      jobId: job.job_id,
+      jobId: attemptKey(job),
       ...(job.name ? { jobName: job.name } : {}),
       slurmJobDir: dir,
       wrapperPath: prepared.wrapperPath,
@@ -168,7 +169,7 @@ export class SlurmBackend implements Backend {
     const out = await submitBatch(
       h.runner,
       script,
-      { jobId: job.job_id, ...(job.name ? { jobName: job.name } : {}) },
+      { jobId: attemptKey(job), ...(job.name ? { jobName: job.name } : {}) },
       {
         timeoutMs: h.settings.callTimeoutMs,
         adoptWindowMs: this.opts.adoptWindowMs ?? 10_000,
@@ -180,7 +181,7 @@ export class SlurmBackend implements Backend {
     if (out.slurmJobId !== undefined) id.slurm_job_id = out.slurmJobId;
     if (out.adopted) id.adopted = true;
     if (out.unconfirmed !== undefined) id.submit_unconfirmed = out.unconfirmed;
-    if (out.slurmJobId !== undefined) this.launched.add(job.job_id);
+    if (out.slurmJobId !== undefined) this.launched.add(attemptKey(job));
     return id;
   }
 
@@ -201,7 +202,7 @@ export class SlurmBackend implements Backend {
       exitSettleMs: this.opts.exitSettleMs ?? DEFAULT_EXIT_SETTLE_MS,
       scancel: (id) => this.scancel(h, id, job),
     });
-    if (ends) this.written.delete(job.job_id);
+    if (ends) this.written.delete(attemptKey(job));
     return observation;
   }
 
@@ -210,12 +211,12 @@ export class SlurmBackend implements Backend {
    * to say, so a launch answers at once instead of waiting for the floor (the job is registered for the next round).
    */
   private justSubmitted(h: SlurmHost, job: Job): Observation | undefined {
-    if (!this.launched.has(job.job_id)) return undefined;
+    if (!this.launched.has(attemptKey(job))) return undefined;
     const bid = (job.backend_id ?? {}) as SlurmBackendId;
     const id = bid.slurm_job_id;
     const since = Date.parse(bid.submitted_at ?? job.created_at);
     if (id === undefined || job.state !== "queued" || h.poller.answerableNow(id, since)) {
-      this.launched.delete(job.job_id);
+      this.launched.delete(attemptKey(job));
       return undefined;
     }
     return {
@@ -274,7 +275,7 @@ export class SlurmBackend implements Backend {
         }
       } else await h.runner.writeFile(`${dir}/cancel`, `${grace}\n`, 0o600).catch(() => undefined);
     }
-    const id = bid?.slurm_job_id ?? this.deps.adopted.get(job.job_id);
+    const id = bid?.slurm_job_id ?? this.deps.adopted.get(attemptKey(job));
     // no ID yet (unconfirmed submission): the next observation that finds it by tag cancels it
     if (id !== undefined) await this.scancel(h, id, job);
   }
@@ -317,7 +318,7 @@ export class SlurmBackend implements Backend {
   /** Resolves after the cluster's next poll that includes this job (shared by every waiter), or on timeout/abort. */
   waitForChange(job: Job, timeoutMs: number, signal?: AbortSignal): Promise<void> {
     const bid = job.backend_id as SlurmBackendId | null;
-    const id = bid?.slurm_job_id ?? this.deps.adopted.get(job.job_id);
+    const id = bid?.slurm_job_id ?? this.deps.adopted.get(attemptKey(job));
     if (id === undefined || !job.host) {
       return new Promise((resolve) => {
         const t = setTimeout(resolve, Math.max(0, timeoutMs));

@@ -3,6 +3,7 @@
 import type { ExitInfo, HeartbeatInfo, Observation, StartedInfo } from "../../core/backend.ts";
 import type { Job } from "../../core/job.ts";
 import { decide } from "../../core/reconcile.ts";
+import { attemptKey } from "../../core/retries.ts";
 import type { SchedulerFacts } from "../../core/scheduler-facts.ts";
 import { FILES, parseExitRecord, parseHeartbeat, parseStarted } from "../../wrapper/protocol.ts";
 import { observationFromRecords } from "../observation.ts";
@@ -115,7 +116,7 @@ export async function observeJob(
     exitSettleMs: ctx.exitSettleMs,
     launchGraceMs: ctx.launchGraceMs,
   };
-  let id = bid.slurm_job_id ?? deps.adopted.get(job.job_id);
+  let id = bid.slurm_job_id ?? deps.adopted.get(attemptKey(job));
   if (id === undefined) {
     const found = await lookUp(h, job, deps, sinceMs, patience);
     if (typeof found === "object") return settle(job, ctx, observation(NONE, found));
@@ -215,18 +216,18 @@ async function lookUp(
   sinceMs: number,
   patience: Patience,
 ): Promise<string | { unreachable?: string; scheduler?: SchedulerFacts }> {
-  const last = deps.lookups.get(job.job_id) ?? 0;
-  const looking = `submission to Slurm on ${h.name} not confirmed yet; looking for the job tagged awaitless:${job.job_id}`;
+  const last = deps.lookups.get(attemptKey(job)) ?? 0;
+  const looking = `submission to Slurm on ${h.name} not confirmed yet; looking for the job tagged awaitless:${attemptKey(job)}`;
   const facts = (notFound: boolean) => ({
     scheduler: unconfirmedFacts(job, looking, notFound, sinceMs, patience),
   });
   if (Date.now() - last < h.poller.currentIntervalMs) return facts(false);
-  deps.lookups.set(job.job_id, Date.now());
+  deps.lookups.set(attemptKey(job), Date.now());
   let ids: string[];
   try {
     ids = await findByTag(
       h.runner,
-      { jobId: job.job_id, ...(job.name ? { jobName: job.name } : {}) },
+      { jobId: attemptKey(job), ...(job.name ? { jobName: job.name } : {}) },
       new Date(sinceMs),
       h.settings.callTimeoutMs,
     );
@@ -234,7 +235,7 @@ async function lookUp(
     return { unreachable: `Slurm on ${h.name} did not answer: ${(e as Error).message}` };
   }
   if (ids[0] !== undefined) {
-    deps.adopted.set(job.job_id, ids[0]);
+    deps.adopted.set(attemptKey(job), ids[0]);
     // a new process reads the ID from the store instead of looking for the tag again
     deps.persist?.(job, { slurm_job_id: ids[0], adopted: true });
     return ids[0];

@@ -28,6 +28,8 @@ set -- $o
 set +f
 case ${1-} in ?????w* | ????????w*) sum='' ;; esac
 if [ "$sum" != "$h" ] || [ "${3-}" != "$(id -u)" ]; then echo wrapper=stale; exit 6; fi
+# A retry's attempt N lives in attempts/N under the first attempt's directory (src/core/retries.ts).
+case $d in */attempts/*) mkdir -p "${d%/*}" 2>/dev/null ;; esac
 free "${d%/*}"
 if [ -n "$avail_kib" ] && [ "$avail_kib" -lt "$headroom_kib" ]; then
   printf '%s\n' "error=less than $headroom_kib KiB free" nospace=1 "avail_kib=$avail_kib" "size_kib=$size_kib"
