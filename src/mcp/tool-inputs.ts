@@ -37,7 +37,7 @@ export const launchEntries = {
       ],
       'command must be a shell string such as "make test && make lint", or an argv array of strings such as ["make","test"]',
     ),
-    v.description("Argv, or a shell string (sh -c)."),
+    v.description("Argv or sh -c string."),
   ),
   cwd: v.optional(v.pipe(v.string(), v.description("Work dir."))),
   env: v.optional(v.pipe(stringMap("env"), v.description("Extra env vars."))),
@@ -89,7 +89,7 @@ export const submitInput = v.object(launchEntries);
 export const runInput = v.object({
   ...launchEntries,
   inline_timeout_seconds: v.optional(
-    v.pipe(positive("inline_timeout_seconds"), v.description("Wait before detach (10 s).")),
+    v.pipe(positive("inline_timeout_seconds"), v.description("Detach after (10 s).")),
   ),
 });
 export const runJobInput = v.object({
@@ -97,13 +97,13 @@ export const runJobInput = v.object({
   client_request_id: v.pipe(
     v.string('run_job needs client_request_id: a key you reuse when retrying, e.g. "tests-after-fix-1"'),
     v.minLength(1, "client_request_id must not be empty"),
-    v.description("Retry key: same key, same task."),
+    v.description("Same key, same task."),
   ),
 });
 export const waitInput = v.object({
   job_id: jobId,
   timeout_seconds: v.optional(
-    v.pipe(positive("timeout_seconds"), v.description("Longest wait (≤ hold budget).")),
+    v.pipe(positive("timeout_seconds"), v.description("Longest wait (≤ hold).")),
   ),
 });
 export const completionsInput = v.object({
@@ -138,13 +138,13 @@ export const logsInput = v.object({
   to_line: v.optional(v.pipe(lineNumber("to_line"), v.description("Last line to read."))),
   grep: v.optional(v.pipe(v.string(), v.description("grep -E over the whole log."))),
   max_bytes: v.optional(
-    v.pipe(count("max_bytes", 1_048_576), v.description("Byte budget (≤ max_return_bytes).")),
+    v.pipe(count("max_bytes", 1_048_576), v.description("Byte budget.")),
   ),
 });
 export const cancelInput = v.object({
   job_id: jobId,
   grace_period_seconds: v.optional(
-    v.pipe(positive("grace_period_seconds"), v.description("SIGKILL this long after SIGTERM.")),
+    v.pipe(positive("grace_period_seconds"), v.description("TERM→KILL delay.")),
   ),
 });
 export const createQueueInput = v.object({
