@@ -223,9 +223,26 @@ function schedulerEnd(job: Job, obs: Observation, s: SchedulerFacts, nowMs: numb
       // Rule S14: the scheduler's time limit or deadline → timed_out with that reason.
       return timedOutByScheduler(base, s, end);
     case "failed":
-      // Rule S15: failed before the wrapper started: launch_failed with the batch shell's stderr; after: the
-      // scheduler's exit code (no record to say better).
-      return obs.started === null && x === null ? batchLaunchFailed(base, s) : batchFailed(base, s);
+      // Rule S15: failed before the wrapper started: launch_failed with the batch shell's stderr.
+      if (obs.started === null && x === null) return batchLaunchFailed(base, s);
+      // Rule S15b: the batch shell (the wrapper) died by a signal after it started, with no exit record: the wrapper
+      // writes one for a command killed by a signal and then exits 0, so the wrapper itself was killed → lost,
+      // wrapper_killed, as rule 5 says on local and SSH; after the accounting grace, for a record shown late.
+      if (x === null && s.exit?.signal) {
+        if (nowMs - (s.unsettled_since_ms ?? nowMs) < s.patience.accounting_grace_ms)
+          return keep(job, `${s.message}; waiting for the wrapper's exit record`);
+        return lostByScheduler(
+          job,
+          obs,
+          s,
+          nowMs,
+          "wrapper_killed",
+          "its output so far is in the tails; run it again if it must finish",
+          `${s.message}: the wrapper was killed by signal ${s.exit.signal} and recorded no exit status`,
+        );
+      }
+      // Rule S15c: otherwise the scheduler's exit code (no record to say better).
+      return batchFailed(base, s);
     default:
       // Rule S16: out of memory, node or boot failure, final preemption, revocation → failed with that reason; the
       // scheduler's word beats a plain exit (a shell whose child was OOM-killed may go on to exit 0).

@@ -157,10 +157,14 @@ export async function observeJob(
     job,
     id,
     bid.unsettled_since,
-    // a COMPLETED job without an exit record waits for it as for accounting (the record may show late)
+    // a COMPLETED job, or a started one whose batch shell died by a signal, waits for its exit record as for
+    // accounting (the record may show late)
     status.kind === "unsettled" ||
       status.kind === "missing" ||
-      (status.kind === "terminal" && status.end === "completed" && wrapper.exit === null),
+      (status.kind === "terminal" &&
+        wrapper.exit === null &&
+        (status.end === "completed" ||
+          (status.end === "failed" && wrapper.started !== null && !!status.exit?.signal))),
     deps,
   );
   if (wrapper.exit !== null && !deps.exitSeen.has(id)) deps.exitSeen.set(id, Date.now());
