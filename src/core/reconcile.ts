@@ -210,15 +210,12 @@ function schedulerEnd(job: Job, obs: Observation, s: SchedulerFacts, nowMs: numb
     case "completed":
       // Rule S12: completed without an exit record says nothing about the command (the wrapper exits 0 after its
       // record): wait out the accounting grace for the record (a shared file system may show it late), then lost.
-      if (nowMs - (s.unsettled_since_ms ?? nowMs) < s.patience.accounting_grace_ms)
-        return keep(job, `${s.message}; waiting for the wrapper's exit record`);
-      return lostByScheduler(
+      return unrecorded(
         job,
         obs,
         s,
         nowMs,
         "exit_not_recorded",
-        "its output so far is in the tails; run it again if it must finish",
         `${s.message}, but the wrapper recorded no exit status`,
       );
     case "cancelled":
@@ -235,17 +232,8 @@ function schedulerEnd(job: Job, obs: Observation, s: SchedulerFacts, nowMs: numb
       // writes one for a command killed by a signal and then exits with a status (0 or 1), so the wrapper itself was
       // killed → lost, wrapper_killed, as rule 5 says on local and SSH; after the accounting grace (a late record).
       if (x === null && s.exit?.signal) {
-        if (nowMs - (s.unsettled_since_ms ?? nowMs) < s.patience.accounting_grace_ms)
-          return keep(job, `${s.message}; waiting for the wrapper's exit record`);
-        return lostByScheduler(
-          job,
-          obs,
-          s,
-          nowMs,
-          "wrapper_killed",
-          "its output so far is in the tails; run it again if it must finish",
-          `${s.message}: the wrapper was killed by signal ${s.exit.signal} and recorded no exit status`,
-        );
+        const detail = `${s.message}: the wrapper was killed by signal ${s.exit.signal} and recorded no exit status`;
+        return unrecorded(job, obs, s, nowMs, "wrapper_killed", detail);
       }
       // Rule S15c: otherwise the scheduler's exit code (no record to say better).
       return batchFailed(base, s);
@@ -272,6 +260,21 @@ export function recordsOfThisRun<T extends Pick<Observation, "started" | "heartb
   const exit = r.exit && earlier(r.exit.finished_at) ? null : r.exit;
   if (started === r.started && heartbeat === r.heartbeat && exit === r.exit) return r;
   return { ...r, started, heartbeat, exit };
+}
+
+/** No exit record where one was due: kept while the accounting grace lasts (a shared file system may show it late), then lost. */
+function unrecorded(
+  job: Job,
+  obs: Observation,
+  s: SchedulerFacts,
+  nowMs: number,
+  reason: string,
+  detail: string,
+): Decision {
+  if (nowMs - (s.unsettled_since_ms ?? nowMs) < s.patience.accounting_grace_ms)
+    return keep(job, `${s.message}; waiting for the wrapper's exit record`);
+  const suggestion = "its output so far is in the tails; run it again if it must finish";
+  return lostByScheduler(job, obs, s, nowMs, reason, suggestion, detail);
 }
 
 /** An exit record that says plainly how the command ended: its exit code, no signal from outside. */
