@@ -209,13 +209,13 @@ describe.skipIf(!up)("real faults on the test cluster", () => {
     expect(wa.json.stdout_tail).toContain("A-done");
     expect([wb.json.state, wb.json.exit_code]).toEqual(["succeeded", 0]);
     expect(wb.json.stdout_tail).toContain("B-done");
-    // Slurm itself lost nothing either: each job ran once and ended (the batch shell, our wrapper, exits 0; the
-    // command's own code is in its exit record)
+    // Slurm itself lost nothing either: each job ran once and ended (the batch shell, our wrapper, exits 0 for a
+    // command that succeeded and 1 otherwise, for afterok/afternotok; the command's own code is in its exit record)
     await until(
       "sacct final for both",
       async () => {
         const [ra, rb] = [await sacctRuns(sa), await sacctRuns(sb)];
-        return ra.join() === "COMPLETED|0:0" && rb.join() === "COMPLETED|0:0";
+        return ra.join() === "FAILED|1:0" && rb.join() === "COMPLETED|0:0";
       },
       30_000,
       250,
