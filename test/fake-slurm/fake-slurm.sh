@@ -43,21 +43,34 @@ sbatch)
   echo "$id"
   ;;
 runner)
+  # one run per pass: a requeue (scontrol requeuehold) sends the job back to PENDING and, once released, again
   d=$S/jobs/$1
-  if [ -e "$d/cancelled" ]; then
-    date +%s >"$d/end"
-    put "$d/exit" 0:0
-    put "$d/state" CANCELLED
-    exit 0
-  fi
-  cd "$(field "$d/chdir" /)" || exit 1
-  date +%s >"$d/start"
-  export SLURM_JOB_ID="$1"
-  sh "$d/script" >>"$(field "$d/output" /dev/null)" 2>>"$(field "$d/error" /dev/null)" </dev/null &
-  echo "$!" >"$d/pid"
-  put "$d/state" RUNNING
-  wait "$!"
-  rc=$?
+  while :; do
+    while [ -e "$d/hold" ] && [ ! -e "$d/cancelled" ]; do sleep 0.1; done
+    if [ -e "$d/cancelled" ]; then
+      date +%s >"$d/end"
+      put "$d/exit" 0:0
+      put "$d/state" CANCELLED
+      exit 0
+    fi
+    cd "$(field "$d/chdir" /)" || exit 1
+    date +%s >"$d/start"
+    rm -f "$d/reason"
+    put "$d/state" RUNNING
+    # what Slurm does between allocating the job and starting its batch script (prolog, node set-up)
+    [ ! -s "$S/prolog_seconds" ] || sleep "$(cat "$S/prolog_seconds")"
+    export SLURM_JOB_ID="$1"
+    sh "$d/script" >>"$(field "$d/output" /dev/null)" 2>>"$(field "$d/error" /dev/null)" </dev/null &
+    echo "$!" >"$d/pid"
+    wait "$!"
+    rc=$?
+    if [ -e "$d/requeue" ]; then
+      rm -f "$d/requeue" "$d/pid" "$d/start"
+      put "$d/state" PENDING
+      continue
+    fi
+    break
+  done
   date +%s >"$d/end"
   if [ -e "$d/cancelled" ]; then
     put "$d/exit" "0:15"
@@ -84,7 +97,8 @@ squeue)
     state=$(field "$d/state" UNKNOWN)
     case $state in PENDING | RUNNING) ;; *) continue ;; esac
     [ -z "$name" ] || [ "$(field "$d/job-name" '')" = "$name" ] || continue
-    printf '%s|%s|None|%s|%s\n' "$id" "$state" "$(field "$d/job-name" '')" "$(field "$d/comment" '')"
+    printf '%s|%s|%s|%s|%s\n' "$id" "$state" "$(field "$d/reason" None)" "$(field "$d/job-name" '')" \
+      "$(field "$d/comment" '')"
   done
   ;;
 sacct)
@@ -103,6 +117,28 @@ sacct)
   done
   ;;
 scontrol)
+  case $* in
+  "requeuehold "*)
+    # back to PENDING, held: the batch shell and the command's group are killed, as Slurm's requeue does
+    d=$S/jobs/$2
+    : >"$d/hold"
+    put "$d/reason" JobHeldUser
+    if [ -s "$d/pid" ]; then
+      : >"$d/requeue"
+      rec=$(field "$d/chdir" /)/started
+      pgid=$(sed -n 's/^pgid=//p' "$rec" 2>/dev/null)
+      mon=$(sed -n 's/^monitor_pid=//p' "$rec" 2>/dev/null)
+      [ -z "$pgid" ] || kill -KILL "-$pgid" 2>/dev/null
+      [ -z "$mon" ] || kill -KILL "$mon" 2>/dev/null
+      kill -KILL "$(cat "$d/pid")" 2>/dev/null
+    fi
+    exit 0
+    ;;
+  "release "*)
+    rm -f "$S/jobs/$2/hold"
+    exit 0
+    ;;
+  esac
   id=''
   for a in "$@"; do id=$a; done
   d=$S/jobs/$id
