@@ -170,8 +170,10 @@ function schedulerRules(job: Job, obs: Observation, s: SchedulerFacts, nowMs: nu
         return { kind: "active", to, status_message: `${s.message}; the wrapper is starting the command` };
       }
       // Rule S6: running with the wrapper started, while the scheduler does not say yet when this run started (its
-      // accounting lags the queue at a start): the records may be an earlier run's (rule 1d), so they decide nothing.
-      if (s.started_at === undefined) return keep(job, s.message);
+      // accounting lags the queue at a start), for a job that ran before: the records may be an earlier run's (rule
+      // 1d), so they decide nothing. A job that never ran has no earlier records.
+      if (s.started_at === undefined && (job.state === "running" || job.state === "stalled"))
+        return keep(job, s.message);
       // Rule S6b: running with this run's wrapper started: the wrapper rules (running, stalled, heartbeat_lost).
       return undefined;
     case "interrupted":

@@ -296,6 +296,17 @@ const ROWS: Row[] = [
     expect: { kind: "active", to: "running" },
   },
   {
+    name: "first start, sacct without the start yet: the records are this run's (a job that never ran has no others)",
+    backend: "slurm",
+    job: { state: "starting" },
+    records: { ...STARTED, heartbeat: heartbeat(5000) },
+    slurm: {
+      squeue: "9|RUNNING|None|n|",
+      sacct: sacct("PENDING", "0:0", "Unknown").replace("11:59:00", "Unknown"),
+    },
+    expect: { kind: "active", to: "running", started_at: "2026-11-30T11:59:30.000Z" },
+  },
+  {
     name: "the second run ended COMPLETED with only the first run's exit 7: not failed 7, it waits for this run's record",
     backend: "slurm",
     records: { ...STARTED, exit: exitRecord(7) },
