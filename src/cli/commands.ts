@@ -10,7 +10,16 @@ import { arrayStatus, cancelArray, printArrayWait, submitArray } from "./array-c
 import type { CliIo } from "./cli-io.ts";
 import { invokedName } from "./invoked-as.ts";
 import { logsRequest, printLogs } from "./logs-command.ts";
-import { renderGc, renderList, renderResult, renderStatus, renderWait, toJson, waitJson } from "./output.ts";
+import {
+  cancelJson,
+  renderGc,
+  renderList,
+  renderResult,
+  renderStatus,
+  renderWait,
+  toJson,
+  waitJson,
+} from "./output.ts";
 import { launchRequest, parseDuration, parseIntOption, parseSize, type RawLaunchOptions } from "./parse.ts";
 import { humanDuration, paint, type Style, styleFor } from "./render.ts";
 
@@ -273,7 +282,7 @@ export const COMMANDS: Record<string, Action> = {
         : undefined;
     if (ctx.arrays.isArray(String(args[0]))) return cancelArray(io, opts, ctx, String(args[0]), grace);
     const r = await ctx.service.cancel(String(args[0]), grace);
-    if (opts.json) out(io, toJson(r));
+    if (opts.json) out(io, cancelJson(r));
     else if (r.leftover && r.leftover.action !== "none")
       out(io, `${r.job_id} is ${r.job_state} (its wrapper was killed): ${leftoverText(r.leftover)}`);
     else if (r.already_terminal) out(io, `${r.job_id} had already ended (${r.job_state}); nothing to cancel`);

@@ -1,6 +1,12 @@
 // Writing results for people and for scripts (--json). Terminal results are replayed byte-identically.
 import type { JobResult } from "../core/job.ts";
-import { type GcResult, isDelivered, type JobStatus, type WaitResponse } from "../core/service-types.ts";
+import {
+  type CancelResponse,
+  type GcResult,
+  isDelivered,
+  type JobStatus,
+  type WaitResponse,
+} from "../core/service-types.ts";
 import {
   ago,
   displayArgv,
@@ -32,6 +38,16 @@ export function waitJson(w: WaitResponse, rawResult?: string | null): string {
   const envelope = Object.fromEntries(Object.entries(w).filter(([k]) => !Object.hasOwn(stored, k)));
   const tail = JSON.stringify(envelope);
   return tail === "{}" ? rawResult : `${rawResult.slice(0, -1)},${tail.slice(1)}`;
+}
+
+/**
+ * `cancel --json`, flat like the other wait-like answers: the job's result fields (when it has ended) at the top
+ * level, then cancel's own fields; `result` stays too, for scripts written against the nested form.
+ */
+export function cancelJson(r: CancelResponse): string {
+  if (!r.result) return JSON.stringify(r);
+  const envelope = Object.fromEntries(Object.entries(r).filter(([k]) => !Object.hasOwn(r.result!, k)));
+  return JSON.stringify({ ...r.result, ...envelope });
 }
 
 export function renderResult(r: JobResult, style: Style): string {

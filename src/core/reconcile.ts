@@ -25,7 +25,10 @@ export interface ReconcileContext {
   launchGraceSeconds: number;
 }
 
-export function decide(job: Job, obs: Observation, ctx: ReconcileContext): Decision {
+export function decide(job: Job, observed: Observation, ctx: ReconcileContext): Decision {
+  // Rule 1d: a job the scheduler runs again (a requeue) finds the earlier run's records in its directory until its
+  // wrapper clears them: a record older than this run's start (by more than the clocks' slack) is ignored.
+  const obs = observed.scheduler ? recordsOfThisRun(observed, observed.scheduler.started_at) : observed;
   // Rule 1: terminal state is immutable.
   if (job.state === "succeeded" || job.state === "failed" || job.state === "cancelled")
     return { kind: "none" };
@@ -166,7 +169,12 @@ function schedulerRules(job: Job, obs: Observation, s: SchedulerFacts, nowMs: nu
         const to = job.state === "queued" ? "starting" : job.state;
         return { kind: "active", to, status_message: `${s.message}; the wrapper is starting the command` };
       }
-      // Rule S6: running with the wrapper started: the wrapper rules (running, stalled, heartbeat_lost).
+      // Rule S6: running with the wrapper started, while the scheduler does not say yet when this run started (its
+      // accounting lags the queue at a start), for a job that ran before: the records may be an earlier run's (rule
+      // 1d), so they decide nothing. A job that never ran has no earlier records.
+      if (s.started_at === undefined && (job.state === "running" || job.state === "stalled"))
+        return keep(job, s.message);
+      // Rule S6b: running with this run's wrapper started: the wrapper rules (running, stalled, heartbeat_lost).
       return undefined;
     case "interrupted":
       // Rule S7: stopped to run again (requeued, preempted, suspended) or in a state we do not know: keep the state.
@@ -204,15 +212,12 @@ function schedulerEnd(job: Job, obs: Observation, s: SchedulerFacts, nowMs: numb
     case "completed":
       // Rule S12: completed without an exit record says nothing about the command (the record, not the
       // wrapper's own status, holds the command's exit): wait out the accounting grace for the record (a shared file system may show it late), then lost.
-      if (nowMs - (s.unsettled_since_ms ?? nowMs) < s.patience.accounting_grace_ms)
-        return keep(job, `${s.message}; waiting for the wrapper's exit record`);
-      return lostByScheduler(
+      return unrecorded(
         job,
         obs,
         s,
         nowMs,
         "exit_not_recorded",
-        "its output so far is in the tails; run it again if it must finish",
         `${s.message}, but the wrapper recorded no exit status`,
       );
     case "cancelled":
@@ -223,14 +228,55 @@ function schedulerEnd(job: Job, obs: Observation, s: SchedulerFacts, nowMs: numb
       // Rule S14: the scheduler's time limit or deadline → timed_out with that reason.
       return timedOutByScheduler(base, s, end);
     case "failed":
-      // Rule S15: failed before the wrapper started: launch_failed with the batch shell's stderr; after: the
-      // scheduler's exit code (no record to say better).
-      return obs.started === null && x === null ? batchLaunchFailed(base, s) : batchFailed(base, s);
+      // Rule S15: failed before the wrapper started: launch_failed with the batch shell's stderr.
+      if (obs.started === null && x === null) return batchLaunchFailed(base, s);
+      // Rule S15b: the batch shell (the wrapper) died by a signal after it started, with no exit record: the wrapper
+      // writes one for a command killed by a signal and then exits with a status (0 or 1), so the wrapper itself was
+      // killed → lost, wrapper_killed, as rule 5 says on local and SSH; after the accounting grace (a late record).
+      if (x === null && s.exit?.signal) {
+        const detail = `${s.message}: the wrapper was killed by signal ${s.exit.signal} and recorded no exit status`;
+        return unrecorded(job, obs, s, nowMs, "wrapper_killed", detail);
+      }
+      // Rule S15c: otherwise the scheduler's exit code (no record to say better).
+      return batchFailed(base, s);
     default:
       // Rule S16: out of memory, node or boot failure, final preemption, revocation → failed with that reason; the
       // scheduler's word beats a plain exit (a shell whose child was OOM-killed may go on to exit 0).
       return failedByScheduler(obs, base, s, end);
   }
+}
+
+/** How far the wrapper's clock (a compute node's) may lag the scheduler's before a record reads as an earlier run's. */
+export const RUN_START_SLACK_MS = 2000;
+
+/** The wrapper's records without those written before this run's start (ISO): an earlier run's, left by a requeue. */
+export function recordsOfThisRun<T extends Pick<Observation, "started" | "heartbeat" | "exit">>(
+  r: T,
+  runStartedAt: string | undefined,
+): T {
+  const start = Date.parse(runStartedAt ?? "");
+  if (Number.isNaN(start)) return r;
+  const earlier = (at: string | undefined) => at !== undefined && Date.parse(at) < start - RUN_START_SLACK_MS;
+  const started = r.started && earlier(r.started.started_at) ? null : r.started;
+  const heartbeat = r.heartbeat && earlier(r.heartbeat.at) ? null : r.heartbeat;
+  const exit = r.exit && earlier(r.exit.finished_at) ? null : r.exit;
+  if (started === r.started && heartbeat === r.heartbeat && exit === r.exit) return r;
+  return { ...r, started, heartbeat, exit };
+}
+
+/** No exit record where one was due: kept while the accounting grace lasts (a shared file system may show it late), then lost. */
+function unrecorded(
+  job: Job,
+  obs: Observation,
+  s: SchedulerFacts,
+  nowMs: number,
+  reason: string,
+  detail: string,
+): Decision {
+  if (nowMs - (s.unsettled_since_ms ?? nowMs) < s.patience.accounting_grace_ms)
+    return keep(job, `${s.message}; waiting for the wrapper's exit record`);
+  const suggestion = "its output so far is in the tails; run it again if it must finish";
+  return lostByScheduler(job, obs, s, nowMs, reason, suggestion, detail);
 }
 
 /** An exit record that says plainly how the command ended: its exit code, no signal from outside. */

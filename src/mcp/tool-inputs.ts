@@ -102,9 +102,7 @@ export const runJobInput = v.object({
 });
 export const waitInput = v.object({
   job_id: jobId,
-  timeout_seconds: v.optional(
-    v.pipe(positive("timeout_seconds"), v.description("Longest wait (≤ hold).")),
-  ),
+  timeout_seconds: v.optional(v.pipe(positive("timeout_seconds"), v.description("Longest wait (≤ hold)."))),
 });
 export const completionsInput = v.object({
   job_ids: v.pipe(
@@ -137,9 +135,7 @@ export const logsInput = v.object({
   from_line: v.optional(v.pipe(lineNumber("from_line"), v.description("First line (1-based)."))),
   to_line: v.optional(v.pipe(lineNumber("to_line"), v.description("Last line to read."))),
   grep: v.optional(v.pipe(v.string(), v.description("grep -E over the whole log."))),
-  max_bytes: v.optional(
-    v.pipe(count("max_bytes", 1_048_576), v.description("Byte budget.")),
-  ),
+  max_bytes: v.optional(v.pipe(count("max_bytes", 1_048_576), v.description("Byte budget."))),
 });
 export const cancelInput = v.object({
   job_id: jobId,

@@ -963,6 +963,13 @@ awl_tailcap=$((awl_cap - awl_headcap))
 awl_rotate_at=$((awl_tailcap / 2))
 [ $# -gt 0 ] || awl_launch_failed "spec.sh sets no command (set -- argv...)"
 
+# A Slurm requeue runs this script again in the same directory: the earlier run's records are kept as NAME.earlier
+# (readers also ignore records older than this run's start), so none is read as this run's.
+if [ "$AWL_SCHEDULER" = slurm ]; then
+  for awl_f in started heartbeat exit; do
+    [ ! -f "$awl_f" ] || mv -f "$awl_f" "$awl_f.earlier"
+  done
+fi
 
 awl_wrapper_pid=$$
 awl_read_boot_id

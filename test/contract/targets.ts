@@ -1,9 +1,10 @@
 // How the contract and the fault schedule reach each backend: local jobs, SSH jobs on a private sshd as the dash
 // or busybox test user, Slurm jobs on the real test cluster (this machine is its login node).
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { run, slurmUp } from "../e2e/slurm-harness.ts";
 import { sessionPids, sshWorld } from "../e2e/ssh-fixture.ts";
-import { killQuietly, Sandbox } from "../helpers/cli.ts";
+import { killQuietly, pidAlive, Sandbox, until } from "../helpers/cli.ts";
 import { gateOnAvailability, sshdAvailable } from "../helpers/sshd.ts";
 import type { Target } from "./contract.ts";
 
@@ -64,6 +65,50 @@ export async function slurmTarget(): Promise<Target> {
     },
     async close() {
       if (submitted.size > 0) await run(["scancel", ...submitted]);
+      sb.cleanup();
+    },
+  };
+}
+
+const FAKE_SLURM = join(import.meta.dir, "..", "fake-slurm", "fake-slurm.sh");
+const FAKE_PROGRAMS = ["sbatch", "squeue", "sacct", "scontrol", "scancel"] as const;
+
+/**
+ * Slurm jobs through fake scheduler commands on PATH (test/fake-slurm/fake-slurm.sh): the batch script runs at once
+ * on this machine, and squeue/sacct/scontrol answer in Slurm's formats. No root, no cluster.
+ */
+export async function slurmFakeTarget(): Promise<Target> {
+  const sb = new Sandbox();
+  const bin = join(sb.root, "fake-slurm-bin");
+  const state = join(sb.root, "fake-slurm-state");
+  mkdirSync(bin, { recursive: true });
+  mkdirSync(state, { recursive: true });
+  for (const p of FAKE_PROGRAMS) {
+    writeFileSync(join(bin, p), `#!/bin/sh\nexec sh '${FAKE_SLURM}' ${p} "$@"\n`);
+    chmodSync(join(bin, p), 0o755);
+  }
+  Object.assign(sb.env, { PATH: `${bin}:${sb.env.PATH}`, AWL_FAKE_SLURM: state });
+  sb.writeConfig(
+    `[defaults]\npoll_interval_seconds = 0.3\nslurm_poll_interval_seconds = 0.5\nslurm_min_poll_interval_seconds = 0.5\n[hosts.localhost]\nslurm_job_dir = "${join(sb.root, "cluster")}"\nslurm_accounting_grace = 5\n`,
+  );
+  /** The runner and batch-shell pids the fake recorded, for every job it ran. */
+  const pids = () =>
+    (existsSync(join(state, "jobs")) ? readdirSync(join(state, "jobs")) : []).flatMap((id) =>
+      ["runner_pid", "pid"].flatMap((f) => {
+        const p = join(state, "jobs", id, f);
+        return existsSync(p) ? [Number(readFileSync(p, "utf8"))] : [];
+      }),
+    );
+  return {
+    sb,
+    flags: ["--backend", "slurm", "--host", "localhost"],
+    queueFlags: [],
+    jobMs: 20_000,
+    jobDir: (id) => sb.status(id).backend_id.remote_dir as string,
+    async close() {
+      const all = pids().filter((p) => p > 1);
+      for (const p of all) killQuietly(p);
+      await until("the fake scheduler's processes gone", () => all.every((p) => !pidAlive(p)), 15_000);
       sb.cleanup();
     },
   };

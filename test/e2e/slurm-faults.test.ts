@@ -121,6 +121,13 @@ describe.skipIf(!up)("real faults on the test cluster", () => {
     expect(w.json.stdout_tail).toContain("first run\nsecond run");
     expect(s.status(id).backend_id.slurm_job_id).toBe(sid);
     expect(await sacctRuns(sid)).toEqual(["PREEMPTED|0:0", "COMPLETED|0:0"]);
+    // the second run's wrapper moved the first run's records aside before writing its own
+    const dir = String(s.status(id).backend_id.remote_dir);
+    const epoch = (text: string, key: string) => Number(new RegExp(`^${key}=(\\d+)$`, "m").exec(text)?.[1]);
+    const first = readFileSync(join(dir, "started.earlier"), "utf8");
+    const second = readFileSync(join(dir, "started"), "utf8");
+    expect(epoch(first, "started_at")).toBeLessThan(epoch(second, "started_at"));
+    expect(epoch(first, "wrapper_pid")).not.toBe(epoch(second, "wrapper_pid"));
   }, 150_000);
 
   test("the node is lost mid-job (set DOWN): failed, reason node_fail", async () => {

@@ -4,6 +4,7 @@ import { test } from "bun:test";
 import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { JobFiles } from "../../src/backends/host/job-host.ts";
 import {
   type CommandRunner,
   type ExecOptions,
@@ -12,12 +13,9 @@ import {
 } from "../../src/backends/slurm/runner.ts";
 import { SlurmBackend } from "../../src/backends/slurm/slurm-backend.ts";
 import type { HostConfig } from "../../src/config/config.ts";
-import type { LogTail, Stream } from "../../src/core/backend.ts";
 import { AwaitlessError, useHintTable } from "../../src/core/errors.ts";
-import type { ArtifactEntry } from "../../src/core/job.ts";
 import { JobService } from "../../src/core/job-service.ts";
 import { JobStore } from "../../src/core/job-store.ts";
-import type { LogQuery, LogScan } from "../../src/core/log-scan.ts";
 import { HINTS } from "../../src/hints.ts";
 
 export { until } from "../helpers/until.ts";
@@ -102,17 +100,9 @@ export class CountingRunner implements CommandRunner {
   readFile(path: string, maxBytes: number): Promise<string | null> {
     return this.inner.readFile(path, maxBytes);
   }
-  readTail(dir: string, stream: Stream, maxBytes: number): Promise<LogTail> {
-    return this.inner.readTail(dir, stream, maxBytes);
-  }
-  scanLog(dir: string, stream: Stream, query: LogQuery): Promise<LogScan> {
-    return this.inner.scanLog(dir, stream, query);
-  }
-  collectArtifacts(cwd: string, patterns: string[], maxInlineBytes: number): Promise<ArtifactEntry[]> {
-    return this.inner.collectArtifacts(cwd, patterns, maxInlineBytes);
-  }
-  removeJobDir(dir: string): Promise<void> {
-    return this.inner.removeJobDir(dir);
+  /** The login side's files are not scheduler calls: read through the inner runner's JobHost, not counted. */
+  get files(): JobFiles {
+    return this.inner.files;
   }
   close(): void {
     this.inner.close();

@@ -117,7 +117,7 @@ describe.each(runE2e ? (["dash", "busybox"] as const) : [])("artifacts over SSH 
   }, 30_000);
 
   test("the SSH manifest equals the local one for the same tree", async () => {
-    const remote = await runner.collectArtifacts(cwd, DECLARATIONS, 64);
+    const remote = await runner.files.collectArtifacts(cwd, DECLARATIONS, 64);
     const local = await collectLocalArtifacts(cwd, DECLARATIONS, { maxInlineBytes: 64 });
     expect(remote.every((e) => e.remote === true)).toBe(true);
     expect(withoutRemote(remote)).toEqual(local);
@@ -143,7 +143,7 @@ describe.each(runE2e ? (["dash", "busybox"] as const) : [])("artifacts over SSH 
       "results",
       "**",
     ];
-    const remote = await runner.collectArtifacts(cwd, decls, 64);
+    const remote = await runner.files.collectArtifacts(cwd, decls, 64);
     expect(withoutRemote(remote)).toEqual(await collectLocalArtifacts(cwd, decls, { maxInlineBytes: 64 }));
   }, 60_000);
 });

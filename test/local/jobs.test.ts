@@ -89,6 +89,27 @@ describe("cancel, timeout, descendants", () => {
     expect(c.json.result.signal).toBe("KILL");
   });
 
+  test("cancel --json is flat like wait: the result's fields at the top level, `result` kept beside them", async () => {
+    const id = sb.submit(["sh", "-c", "echo ready; sleep 60"]);
+    await until("ready", () => sb.run(["logs", id]).stdout.includes("ready"));
+    const c = sb.run(["cancel", "--json", "--grace-period", "5", id]);
+    expect(c.json).toMatchObject({
+      job_id: id,
+      state: "cancelled",
+      signal: "TERM",
+      exit_code: 143,
+      stdout_tail: "ready\n",
+      job_state: "cancelled",
+      cancel_requested: true,
+      already_terminal: false,
+    });
+    const { result, job_state: _s, cancel_requested: _c, already_terminal: _a, ...flat } = c.json;
+    expect(flat).toEqual(result);
+    const again = sb.run(["cancel", "--json", id]).json;
+    expect(again).toMatchObject({ state: "cancelled", already_terminal: true, cancel_requested: false });
+    expect(again.snapshot.sha256).toBe(result.snapshot.sha256);
+  });
+
   test("--timeout ends the job as timed_out and stops its descendants", async () => {
     const pids = join(sb.work, "timeout-pids");
     const r = sb.run(["run", "--json", "--timeout", "1", "--", "sh", "-c", pidScript(pids)]);

@@ -132,6 +132,9 @@ function observation(row: Row, j: Job): Observation {
 const sacct = (state: string, code: string, end = "2026-11-30T11:59:50") =>
   `9|${state}|${code}|None|2026-11-30T11:58:00|2026-11-30T11:59:00|${end}|n|c`;
 const STARTED = { started: started() };
+/** sacct's line for a second run (after a requeue) that Slurm started at 11:59:55, after every record of STARTED. */
+const requeuedRun = (state: string, code: string, end: string) =>
+  `9|${state}|${code}|None|2026-11-30T11:58:00|2026-11-30T11:59:55|${end}|n|c`;
 
 const ROWS: Row[] = [
   // ------------------------------------------------ the wrapper's exit record decides, wherever it was read
@@ -248,15 +251,78 @@ const ROWS: Row[] = [
     name: "running, wrapper started → the wrapper rules: running",
     backend: "slurm",
     records: { ...STARTED, heartbeat: heartbeat(5000) },
-    slurm: { squeue: "9|RUNNING|None|n|" },
+    slurm: { squeue: "9|RUNNING|None|n|", sacct: sacct("RUNNING", "0:0", "Unknown") },
     expect: { kind: "active", to: "running", started_at: "2026-11-30T11:59:30.000Z" },
   },
   {
     name: "running, heartbeat older than lost-after → lost heartbeat_lost (as on a host without /proc)",
     backend: "slurm",
     records: { ...STARTED, heartbeat: heartbeat(200_000) },
-    slurm: { squeue: "9|RUNNING|None|n|" },
+    slurm: {
+      squeue: "9|RUNNING|None|n|",
+      sacct: sacct("RUNNING", "0:0", "Unknown").replace("11:59:00", "11:55:00"),
+    },
     expect: { to: "lost", reason: "heartbeat_lost" },
+  },
+  // ------------------------------------------------ Slurm: a requeued job's second run, the first run's records left
+  {
+    name: "requeued and running again: the first run's old heartbeat is ignored, not heartbeat_lost",
+    backend: "slurm",
+    records: { ...STARTED, heartbeat: heartbeat(200_000) },
+    slurm: { squeue: "9|RUNNING|None|n|", sacct: requeuedRun("RUNNING", "0:0", "Unknown") },
+    expect: { kind: "active", to: "running" },
+    says: "the wrapper is starting the command",
+  },
+  {
+    name: "requeued and running again: the first run's exit 0 does not end it",
+    backend: "slurm",
+    records: { ...STARTED, exit: exitRecord(0) },
+    slurm: {
+      squeue: "9|RUNNING|None|n|",
+      sacct: requeuedRun("RUNNING", "0:0", "Unknown"),
+      exitSeenSinceMs: NOW - GRACE,
+    },
+    expect: { kind: "active", to: "running" },
+    says: "the wrapper is starting the command",
+  },
+  {
+    name: "requeued, this run's start not in sacct yet: the records decide nothing (no heartbeat_lost)",
+    backend: "slurm",
+    records: { ...STARTED, heartbeat: heartbeat(200_000) },
+    slurm: {
+      squeue: "9|RUNNING|None|n|",
+      sacct: sacct("PENDING", "0:0", "Unknown").replace("11:59:00", "Unknown"),
+    },
+    expect: { kind: "active", to: "running" },
+  },
+  {
+    name: "first start, sacct without the start yet: the records are this run's (a job that never ran has no others)",
+    backend: "slurm",
+    job: { state: "starting" },
+    records: { ...STARTED, heartbeat: heartbeat(5000) },
+    slurm: {
+      squeue: "9|RUNNING|None|n|",
+      sacct: sacct("PENDING", "0:0", "Unknown").replace("11:59:00", "Unknown"),
+    },
+    expect: { kind: "active", to: "running", started_at: "2026-11-30T11:59:30.000Z" },
+  },
+  {
+    name: "the second run ended COMPLETED with only the first run's exit 7: not failed 7, it waits for this run's record",
+    backend: "slurm",
+    records: { ...STARTED, exit: exitRecord(7) },
+    slurm: { sacct: requeuedRun("COMPLETED", "0:0", "2026-11-30T11:59:58"), unsettledSinceMs: NOW - 1000 },
+    expect: { kind: "active", to: "running" },
+    says: "waiting for the wrapper's exit record",
+  },
+  {
+    name: "the second run's own records (written after its start) decide as usual",
+    backend: "slurm",
+    records: {
+      started: started().replace(`started_at=${sec(NOW - 30_000)}`, `started_at=${sec(NOW - 4000)}`),
+      exit: exitRecord(0).replace(`finished_at=${sec(NOW - 10_000)}`, `finished_at=${sec(NOW - 2000)}`),
+    },
+    slurm: { sacct: requeuedRun("COMPLETED", "0:0", "2026-11-30T11:59:59") },
+    expect: { to: "succeeded", exit_code: 0 },
   },
   {
     name: "completing with a plain exit: waits for Slurm's final state within exit_settle",
@@ -371,6 +437,29 @@ const ROWS: Row[] = [
     records: STARTED,
     slurm: { sacct: sacct("FAILED", "72:0"), scontrolExit: { exitCode: 200, exact: true } },
     expect: { to: "failed", exit_code: 200, reason: "nonzero_exit" },
+  },
+  {
+    name: "FAILED 0:9 without a record (the wrapper itself killed) waits out the accounting grace",
+    backend: "slurm",
+    records: { ...STARTED, heartbeat: heartbeat(5000) },
+    slurm: { sacct: sacct("FAILED", "0:9"), unsettledSinceMs: NOW - 1000 },
+    expect: { kind: "active", to: "running" },
+    says: "waiting for the wrapper's exit record",
+  },
+  {
+    name: "FAILED 0:9 without a record past the grace → lost wrapper_killed (as on local and SSH)",
+    backend: "slurm",
+    records: { ...STARTED, heartbeat: heartbeat(5000) },
+    slurm: { sacct: sacct("FAILED", "0:9"), unsettledSinceMs: NOW - GRACE },
+    expect: { to: "lost", reason: "wrapper_killed", exit_code: null, signal: null },
+    says: "the wrapper was killed by signal KILL",
+  },
+  {
+    name: "FAILED 0:9 with the record of a command killed by KILL: the record decides (failed signaled)",
+    backend: "slurm",
+    records: { ...STARTED, exit: exitRecord(137, "KILL") },
+    slurm: { sacct: sacct("FAILED", "0:9") },
+    expect: { to: "failed", reason: "signaled", exit_code: 137, signal: "KILL" },
   },
   {
     name: "FAILED before the wrapper started → launch_failed with the batch stderr",

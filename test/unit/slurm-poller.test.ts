@@ -61,12 +61,14 @@ class FakeScheduler implements CommandRunner {
   mkdirp = async () => undefined;
   writeFile = async () => undefined;
   readFile = async () => null;
-  readTail = async () => ({ bytes: new Uint8Array(0), totalBytes: 0, droppedBytes: 0 });
-  scanLog = async () => {
-    throw new Error("unused");
+  readonly files = {
+    readTail: async () => ({ bytes: new Uint8Array(0), totalBytes: 0, droppedBytes: 0 }),
+    scanLog: async () => {
+      throw new Error("unused");
+    },
+    collectArtifacts: async () => [],
+    remove: async () => undefined,
   };
-  collectArtifacts = async () => [];
-  removeJobDir = async () => undefined;
   close(): void {}
 }
 

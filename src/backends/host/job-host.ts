@@ -48,6 +48,9 @@ export interface JobHost {
   close?(): void;
 }
 
+/** What a scheduler backend needs of the machine that holds its job directories (Slurm: the login node's view). */
+export type JobFiles = Pick<JobHost, "readTail" | "scanLog" | "collectArtifacts" | "remove">;
+
 /** `make`, run once and its promise shared; a failure is not kept (the next call tries again). */
 export function onceUntilFailure<T>(make: () => Promise<T>): () => Promise<T> {
   let p: Promise<T> | null = null;

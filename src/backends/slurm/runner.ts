@@ -1,14 +1,12 @@
-// Owns how the Slurm backend reaches a login node: the CommandRunner interface and LocalRunner (this machine is the login node).
+// Owns how the Slurm backend reaches a login node: the CommandRunner interface and LocalRunner (this machine is the
+// login node); the job directories' logs, artifacts and removal go through the login side's JobHost (`files`).
 import { spawn } from "node:child_process";
-import { closeSync, mkdirSync, openSync, readSync, rmSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readSync } from "node:fs";
 import { homedir } from "node:os";
-import type { LogTail, Stream } from "../../core/backend.ts";
 import { AwaitlessError } from "../../core/errors.ts";
-import type { ArtifactEntry } from "../../core/job.ts";
-import type { LogQuery, LogScan } from "../../core/log-scan.ts";
 import { replaceFile } from "../../wrapper/safe-files.ts";
-import { collectLocalArtifacts } from "../local/artifacts-local.ts";
-import { readLocalTail, scanLocalLog } from "../local/local-logs.ts";
+import type { JobFiles } from "../host/job-host.ts";
+import { LocalHost } from "../local/local-host.ts";
 
 export interface RunResult {
   /** The command's exit status (null when it died of a signal). */
@@ -40,11 +38,8 @@ export interface CommandRunner {
   writeFile(path: string, data: string, mode: number): Promise<void>;
   /** Up to maxBytes of a file, or null when it does not exist. */
   readFile(path: string, maxBytes: number): Promise<string | null>;
-  readTail(dir: string, stream: Stream, maxBytes: number): Promise<LogTail>;
-  scanLog(dir: string, stream: Stream, query: LogQuery): Promise<LogScan>;
-  collectArtifacts(cwd: string, patterns: string[], maxInlineBytes: number): Promise<ArtifactEntry[]>;
-  /** Removes a job directory (refuses anything that is not `…/jobs/job_…`). */
-  removeJobDir(dir: string): Promise<void>;
+  /** The login side as a JobHost: log tails and scans, artifacts, removal of job directories. */
+  readonly files: JobFiles;
   close(): void;
 }
 
@@ -65,6 +60,8 @@ export function assertJobDir(dir: string): void {
 /** Runs Slurm's clients on this machine (the binary runs on the login node). */
 export class LocalRunner implements CommandRunner {
   readonly isLocal = true;
+  // only its reads and removal serve here, which need neither the data directory nor the shell of a launch
+  readonly files: JobFiles = new LocalHost({ dataDir: "", shell: "sh" });
   constructor(readonly label = "localhost") {}
 
   exec(argv: readonly string[], opts: ExecOptions): Promise<RunResult> {
@@ -158,23 +155,6 @@ export class LocalRunner implements CommandRunner {
     } finally {
       closeSync(fd);
     }
-  }
-
-  async readTail(dir: string, stream: Stream, maxBytes: number): Promise<LogTail> {
-    return readLocalTail(dir, stream, maxBytes);
-  }
-
-  async scanLog(dir: string, stream: Stream, query: LogQuery): Promise<LogScan> {
-    return scanLocalLog(dir, stream, query);
-  }
-
-  collectArtifacts(cwd: string, patterns: string[], maxInlineBytes: number): Promise<ArtifactEntry[]> {
-    return collectLocalArtifacts(cwd, patterns, { maxInlineBytes });
-  }
-
-  async removeJobDir(dir: string): Promise<void> {
-    assertJobDir(dir);
-    rmSync(dir, { recursive: true, force: true });
   }
 
   close(): void {}

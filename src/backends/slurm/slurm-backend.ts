@@ -14,7 +14,7 @@ import { writeCancelRequest } from "../../wrapper/protocol.ts";
 import { jobSpecText, localSecretValues, localSpecMissing, writeLocalSpec } from "../job-spec.ts";
 import { SshHost } from "../ssh/ssh-host.ts";
 import { resolveHostSettings } from "../ssh/ssh-target.ts";
-import { type CommandRunner, LocalRunner } from "./runner.ts";
+import { assertJobDir, type CommandRunner, LocalRunner } from "./runner.ts";
 import { renderSbatchScript } from "./sbatch-script.ts";
 import { slurmDependency } from "./slurm-dependency.ts";
 import { DEFAULT_EXIT_SETTLE_MS, slurmFacts } from "./slurm-facts.ts";
@@ -294,13 +294,13 @@ export class SlurmBackend implements Backend {
   async readTail(job: Job, stream: Stream, maxBytes: number): Promise<LogTail> {
     const dir = (job.backend_id as SlurmBackendId | null)?.remote_dir;
     if (!dir) return { bytes: new Uint8Array(0), totalBytes: 0, droppedBytes: 0 };
-    return this.host(job.host).runner.readTail(dir, stream, maxBytes);
+    return this.host(job.host).runner.files.readTail(dir, stream, maxBytes);
   }
 
   async scanLog(job: Job, stream: Stream, query: LogQuery): Promise<LogScan> {
     const dir = (job.backend_id as SlurmBackendId | null)?.remote_dir;
     if (!dir) return emptyScan(query);
-    return this.host(job.host).runner.scanLog(dir, stream, query);
+    return this.host(job.host).runner.files.scanLog(dir, stream, query);
   }
 
   async collectArtifacts(job: Job, maxInlineBytes: number): Promise<ArtifactEntry[]> {
@@ -308,7 +308,7 @@ export class SlurmBackend implements Backend {
     const h = this.host(job.host);
     const bid = job.backend_id as SlurmBackendId | null;
     const cwd = bid?.cwd ?? h.resolveCwd(job.spec.cwd, (await h.prepare()).home);
-    return h.runner.collectArtifacts(cwd, job.spec.artifacts, maxInlineBytes);
+    return h.runner.files.collectArtifacts(cwd, job.spec.artifacts, maxInlineBytes);
   }
 
   async secretValues(job: Job): Promise<Record<string, string>> {
@@ -339,8 +339,9 @@ export class SlurmBackend implements Backend {
   async remove(job: Job): Promise<void> {
     const dir = (job.backend_id as SlurmBackendId | null)?.remote_dir;
     if (dir) {
+      assertJobDir(dir);
       await this.host(job.host)
-        .runner.removeJobDir(dir)
+        .runner.files.remove(dir)
         .catch((e: unknown) => {
           if (e instanceof AwaitlessError && e.code === "connection_failed") throw e;
         });

@@ -2,13 +2,13 @@
 // directory, scontrol for exact exit codes, find-by-tag for unconfirmed submissions; reported as facts (slurm-facts).
 import type { ExitInfo, HeartbeatInfo, Observation, StartedInfo } from "../../core/backend.ts";
 import type { Job } from "../../core/job.ts";
-import { decide } from "../../core/reconcile.ts";
+import { decide, recordsOfThisRun } from "../../core/reconcile.ts";
 import { attemptKey } from "../../core/retries.ts";
 import type { SchedulerFacts } from "../../core/scheduler-facts.ts";
 import { FILES, parseExitRecord, parseHeartbeat, parseStarted } from "../../wrapper/protocol.ts";
 import { observationFromRecords } from "../observation.ts";
 import { SBATCH_STDERR_FILE } from "./sbatch-script.ts";
-import { type Patience, slurmFacts, unconfirmedFacts } from "./slurm-facts.ts";
+import { type Patience, slurmFacts, slurmTime, unconfirmedFacts } from "./slurm-facts.ts";
 import type { SlurmHost } from "./slurm-host.ts";
 import { parseScontrolJob, scontrolShowJobArgs } from "./slurm-queries.ts";
 import { observeSlurmJob, parseSlurmExitCode, type SlurmExit } from "./slurm-states.ts";
@@ -123,14 +123,18 @@ export async function observeJob(
     id = found;
   }
   const snap = await h.poller.view(id, sinceMs);
-  const wrapper = dir ? await readWrapper(h, dir).catch(() => NONE) : NONE;
+  const entry = snap.rows.get(id) ?? {};
+  // after a requeue the earlier run's records stay until this run's wrapper clears them (reconcile rule 1d)
+  const wrapper = recordsOfThisRun(
+    dir ? await readWrapper(h, dir).catch(() => NONE) : NONE,
+    slurmTime(entry.sacct?.start),
+  );
   if (snap.error !== undefined) {
     return {
       observation: observation(wrapper, { unreachable: `Slurm on ${h.name} did not answer: ${snap.error}` }),
       ends: false,
     };
   }
-  const entry = snap.rows.get(id) ?? {};
   const status = observeSlurmJob(entry);
   // Slurm can never start it (a parent ended so that its --dependency cannot hold): end it and take it off the queue.
   if (
@@ -158,10 +162,14 @@ export async function observeJob(
     job,
     id,
     bid.unsettled_since,
-    // a COMPLETED job without an exit record waits for it as for accounting (the record may show late)
+    // a COMPLETED job, or a started one whose batch shell died by a signal, waits for its exit record as for
+    // accounting (the record may show late)
     status.kind === "unsettled" ||
       status.kind === "missing" ||
-      (status.kind === "terminal" && status.end === "completed" && wrapper.exit === null),
+      (status.kind === "terminal" &&
+        wrapper.exit === null &&
+        (status.end === "completed" ||
+          (status.end === "failed" && wrapper.started !== null && !!status.exit?.signal))),
     deps,
   );
   if (wrapper.exit !== null && !deps.exitSeen.has(id)) deps.exitSeen.set(id, Date.now());

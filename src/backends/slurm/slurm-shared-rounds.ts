@@ -1,31 +1,14 @@
 // Owns one process's link to a cluster's rounds in the store (core/scheduler-rounds.ts): its name there, its
 // interests, taking and releasing a round's lease, and reading and writing snapshots. A failing store never stops
 // polling: every call here reports it, and the poller then asks the scheduler on its own.
-import type { Interest, SchedulerRound } from "../../core/scheduler-rounds.ts";
+import type { Interest, SchedulerRounds } from "../../core/scheduler-rounds.ts";
 import { type PollSnapshot, parseSnapshotText, snapshotText } from "./slurm-round.ts";
 
 /** The store's shared rounds (JobStore.rounds), as the poller uses them. */
-export interface SharedRounds {
-  round(key: string): SchedulerRound | null;
-  registerInterest(key: string, owner: string, items: readonly Interest[], untilMs: number): void;
-  dropInterest(key: string, owner: string, items: readonly string[]): void;
-  claimRound(
-    key: string,
-    owner: string,
-    opts: {
-      nowMs: number;
-      leaseMs: number;
-      seenAtMs: number | null;
-      mine: readonly Interest[];
-      mineUntilMs: number;
-    },
-  ): Interest[] | null;
-  publishRound(
-    key: string,
-    owner: string,
-    round: { atMs: number; nextAtMs: number; snapshot: string },
-  ): boolean;
-}
+export type SharedRounds = Pick<
+  SchedulerRounds,
+  "round" | "registerInterest" | "dropInterest" | "claimRound" | "publishRound"
+>;
 
 let owners = 0;
 

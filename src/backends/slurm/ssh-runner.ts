@@ -1,13 +1,9 @@
-// Owns reaching a Slurm login node over SSH: the CommandRunner interface on the SSH backend's shared connection.
-import type { LogTail, Stream } from "../../core/backend.ts";
-import type { ArtifactEntry } from "../../core/job.ts";
-import type { LogQuery, LogScan } from "../../core/log-scan.ts";
-import { REMOVE } from "../../wrapper/host-scripts.ts";
+// Owns reaching a Slurm login node over SSH: the CommandRunner interface on the SSH backend's shared connection,
+// the job directories' files through the SSH backend's JobHost.
 import { shellQuote } from "../../wrapper/protocol.ts";
-import { collectRemoteArtifacts } from "../ssh/ssh-artifacts.ts";
 import type { SshHost } from "../ssh/ssh-host.ts";
-import { readRemoteTail, scanRemoteLog } from "../ssh/ssh-logs.ts";
-import { assertJobDir, type CommandRunner, type ExecOptions, type RunResult, runnerError } from "./runner.ts";
+import { SshJobHost } from "../ssh/ssh-job-host.ts";
+import { type CommandRunner, type ExecOptions, type RunResult, runnerError } from "./runner.ts";
 
 // Prints 'y' and the first $2 bytes of $1, or 'n' when it does not exist.
 const READ = `if [ -e "$1" ]; then printf y; head -c "$2" "$1"; else printf n; fi`;
@@ -15,9 +11,12 @@ const MKDIR = `mkdir -p -- "$1" && chmod "$2" -- "$1"`;
 
 export class SshRunner implements CommandRunner {
   readonly isLocal = false;
+  readonly files: SshJobHost;
   private home: string | null = null;
 
-  constructor(private readonly host: SshHost) {}
+  constructor(private readonly host: SshHost) {
+    this.files = new SshJobHost(host);
+  }
 
   get label(): string {
     return this.host.name;
@@ -61,24 +60,7 @@ export class SshRunner implements CommandRunner {
     return out.startsWith("y") ? out.slice(1) : null;
   }
 
-  readTail(dir: string, stream: Stream, maxBytes: number): Promise<LogTail> {
-    return readRemoteTail(this.host, dir, stream, maxBytes);
-  }
-
-  scanLog(dir: string, stream: Stream, query: LogQuery): Promise<LogScan> {
-    return scanRemoteLog(this.host, dir, stream, query);
-  }
-
-  collectArtifacts(cwd: string, patterns: string[], maxInlineBytes: number): Promise<ArtifactEntry[]> {
-    return collectRemoteArtifacts(this.host, cwd, patterns, maxInlineBytes);
-  }
-
-  async removeJobDir(dir: string): Promise<void> {
-    assertJobDir(dir);
-    await this.script(REMOVE, [dir], `removing ${dir}`);
-  }
-
   close(): void {
-    this.host.close();
+    this.files.close();
   }
 }
