@@ -27,7 +27,7 @@ export function raw(
       const lines = Object.entries(all).map(([k, v]) => `${k}: ${v}`);
       sock.write(`${method} ${path} HTTP/1.1\r\n${lines.join("\r\n")}\r\n\r\n${body}`);
     });
-    sock.on("data", (c) => chunks.push(c));
+    sock.on("data", (c) => chunks.push(Buffer.from(c)));
     sock.on("error", reject);
     sock.on("end", () => {
       const text = Buffer.concat(chunks).toString("utf8");
