@@ -1,4 +1,5 @@
 // `awaitless ui`'s HTTP server (Bun.serve): the gate on every request, embedded pages, the API and its SSE streams.
+import { hostname as machineName, networkInterfaces } from "node:os";
 import type { JobServiceApi } from "../core/service-types.ts";
 import { errorResponse, jobDetail, jobLogs, json, listJobs } from "./api.ts";
 import appJs from "./assets/app.js.txt" with { type: "text" };
@@ -35,6 +36,17 @@ const loginHtml = loginBundle as unknown as string;
 
 const LOOPBACK_NAMES = ["127.0.0.1", "localhost", "::1"];
 
+/** The names a request's Host may carry besides loopback: the bound address; for 0.0.0.0 / ::, this machine's. */
+function servedNames(hostname: string): string[] {
+  if (LOOPBACK_NAMES.includes(hostname)) return [];
+  if (hostname !== "0.0.0.0" && hostname !== "::") return [hostname];
+  const addresses = Object.values(networkInterfaces())
+    .flat()
+    .filter((a) => a !== undefined && (hostname === "::" || a.family === "IPv4"))
+    .map((a) => a!.address);
+  return [machineName(), ...addresses];
+}
+
 function withHeaders(res: Response): Response {
   for (const [k, v] of Object.entries(SAFE_HEADERS)) res.headers.set(k, v);
   return res;
@@ -49,8 +61,7 @@ export function startUi(service: JobServiceApi, opts: UiOptions = {}): UiServer 
   const token = opts.token ?? newToken();
   const feed = new LiveFeed(service, opts.rescanMs);
   const gate: Gate = { token, hosts: [...LOOPBACK_NAMES], port: 0 };
-  if (!LOOPBACK_NAMES.includes(hostname) && hostname !== "0.0.0.0" && hostname !== "::")
-    gate.hosts.push(hostname);
+  gate.hosts.push(...servedNames(hostname));
   const page = indexHtml.replace("__TOKEN__", token);
 
   const server = Bun.serve({

@@ -86,6 +86,22 @@ describe("Host and Origin", () => {
   });
 });
 
+test("bound to 0.0.0.0, this machine's own names pass the Host check; others still do not", async () => {
+  const { hostname } = await import("node:os");
+  const wide = startUi(real.service, { hostname: "0.0.0.0" });
+  try {
+    const h = { "x-awaitless-token": wide.token };
+    expect(
+      (await raw(wide.port, "GET", "/api/jobs", { ...h, host: `${hostname()}:${wide.port}` })).status,
+    ).toBe(200);
+    expect(
+      (await raw(wide.port, "GET", "/api/jobs", { ...h, host: `evil.example:${wide.port}` })).status,
+    ).toBe(403);
+  } finally {
+    await wide.stop();
+  }
+});
+
 describe("the API", () => {
   test("one job: the spec names env variables but never shows their values", async () => {
     const sub = await real.service.submit({
