@@ -45,6 +45,11 @@ export async function uiCommand(
         : "check --host names an address of this machine",
     );
   }
+  // Listening for Ctrl-C / SIGTERM before the URL is out: a caller may stop the server as soon as it reads it.
+  const stopped = new Promise<void>((resolve) => {
+    process.once("SIGINT", resolve);
+    process.once("SIGTERM", resolve);
+  });
   if (!LOOPBACK.has(hostname)) {
     io.stderr.write(
       `${paint(style, "yellow", "warning:")} listening on ${hostname}, not only this machine's loopback: anyone who can reach it and has the token can see and cancel your jobs\n`,
@@ -68,10 +73,7 @@ export async function uiCommand(
       child.unref();
     } else io.stderr.write("no xdg-open here: open the URL above in a browser\n");
   }
-  await new Promise<void>((resolve) => {
-    process.once("SIGINT", resolve);
-    process.once("SIGTERM", resolve);
-  });
+  await stopped;
   await server.stop();
   return EXIT.ok;
 }

@@ -16,11 +16,8 @@ function signature(j: JobStatus): string {
 export class LiveFeed {
   private readonly listeners = new Set<Listener>();
   private readonly seen = new Map<string, string>();
-  private latest: JobStatus[] = [];
   private ctl: AbortController | null = null;
   private loop: Promise<void> | null = null;
-  /** Listings made so far (the bench and tests read it). */
-  rounds = 0;
 
   constructor(
     private readonly service: JobServiceApi,
@@ -63,8 +60,6 @@ export class LiveFeed {
       let active: string[] = [];
       try {
         const { jobs } = await this.service.listPage({ limit: FEED_LIMIT });
-        this.rounds++;
-        this.latest = jobs;
         for (const j of jobs) {
           const sig = signature(j);
           if (this.seen.get(j.job_id) !== sig) {
@@ -84,11 +79,6 @@ export class LiveFeed {
 
   private emit(event: string, data: unknown): void {
     for (const l of this.listeners) l(event, data);
-  }
-
-  /** The last listing the loop made (empty before its first round). */
-  get current(): JobStatus[] {
-    return this.latest;
   }
 }
 
