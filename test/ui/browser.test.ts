@@ -105,5 +105,36 @@ if (gateOnAvailability("dashboard browser tests", browserAvailable())) {
       expect(box.status(id).state).toBe("cancelled");
       await page.screenshot({ path: join(shots, "job-cancelled.png"), fullPage: true });
     });
+
+    test("a failed job shows its failure digest, artifacts and parsed results; the queues page shows its line", async () => {
+      const script = [
+        "mkdir -p out; echo '{\"acc\": 0.25}' > out/r.json;",
+        "echo 'Traceback (most recent call last): boom-7731' >&2; exit 2",
+      ].join(" ");
+      const id = box.submit(["sh", "-c", script], ["--name", "fails", "--artifact", "out/r.json"]);
+      await page.goto(`${ui.url}#/job/${id}`);
+      await page.waitForSelector('#job-head [data-state="failed"]', { timeout: 20_000 });
+      await page.waitForSelector("#digest");
+      expect(await page.textContent("#digest")).toContain("boom-7731");
+      expect(await page.textContent("#artifacts")).toContain("out/r.json");
+      expect(await page.textContent("#parsed")).toContain("0.25");
+      expect(await page.textContent("#error")).toContain("exited with code 2");
+      await page.screenshot({ path: join(shots, "job-failed.png"), fullPage: true });
+
+      box.run(["queue", "create", "one", "--concurrency", "1"]);
+      const g1 = gated(box, "q1");
+      const g2 = gated(box, "q2");
+      const first = box.submit(g1.argv, ["--queue", "one", "--name", "q-first"]);
+      const second = box.submit(g2.argv, ["--queue", "one", "--name", "q-second"]);
+      await page.goto(`${ui.url}#/queues`);
+      await page.waitForSelector(`.queue[data-queue="one"] ol a[href="#/job/${second}"]`, {
+        timeout: 20_000,
+      });
+      expect(await page.textContent('.queue[data-queue="one"]')).toContain("1/1 running · 1 waiting");
+      await page.screenshot({ path: join(shots, "queues.png") });
+      g1.end();
+      g2.end();
+      expect(first).not.toBe(second);
+    });
   });
 }
