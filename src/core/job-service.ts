@@ -807,9 +807,15 @@ export class JobService implements JobServiceApi {
     const onAbort = () => ctl.abort();
     signal?.addEventListener("abort", onAbort, { once: true });
     try {
-      await Promise.race(
-        jobs.map((j) => this.backendFor(j).waitForChange(j, Math.max(1, timeoutMs), ctl.signal)),
+      const watches = jobs.map((j) =>
+        this.backendFor(j).waitForChange(j, Math.max(1, timeoutMs), ctl.signal),
       );
+      // A change between the caller's last read and the watches being set is seen by one re-read, not missed.
+      const before = new Map(jobs.map((j) => [j.job_id, `${j.state} ${j.status_message}`]));
+      const changed = (
+        await Promise.all(jobs.map((j) => this.refresh(j.job_id).catch(() => undefined)))
+      ).some((j) => j !== undefined && before.get(j.job_id) !== `${j.state} ${j.status_message}`);
+      if (!changed) await Promise.race(watches);
     } finally {
       ctl.abort();
       signal?.removeEventListener("abort", onAbort);
