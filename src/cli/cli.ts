@@ -158,6 +158,18 @@ export function buildCli(bind: Bind = () => () => {}): CAC {
       "longest a held call stays open, for every client of this server (mcp-config writes it to match the client's limit)",
     )
     .action(bind("mcp"));
+  cli
+    .command(
+      "ui",
+      "a live dashboard in the browser: every job and queue, logs, cancel (prints a URL with a token)",
+    )
+    .option("--port <n>", "port to listen on (default: a free one)")
+    .option(
+      "--host <address>",
+      "address to bind (default 127.0.0.1; anything else is reachable from elsewhere)",
+    )
+    .option("--open", "open the URL in the browser (xdg-open / open)")
+    .action(bind("ui"));
   cli.command("version", "print the version (also --version, -V)").action(bind("version"));
   cli.command("help [command]", "show help for all commands, or for one").action(() => {});
   cli

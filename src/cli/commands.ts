@@ -385,6 +385,11 @@ export const COMMANDS: Record<string, Action> = {
     return EXIT.ok;
   },
 
+  async ui(args, io, makeCtx) {
+    const { uiCommand } = await import("./ui-command.ts");
+    return uiCommand(optsOf(args), io, makeCtx);
+  },
+
   async mcpConfig(args, io) {
     const { mcpConfigCommand } = await import("./mcp-config.ts");
     return mcpConfigCommand(args[0] as string | undefined, optsOf(args), io);

@@ -890,6 +890,53 @@ export class JobService implements JobServiceApi {
     return collectGarbage(this.core, o);
   }
 
+  submitAgain(jobId: string): Promise<SubmitResponse> {
+    const spec = this.getJob(jobId).spec;
+    const req: LaunchRequest = {
+      argv: spec.argv,
+      cwd: spec.cwd,
+      env: spec.env,
+      secret_env: spec.secret_env,
+      backend: spec.backend,
+      ...(spec.host !== null ? { host: spec.host } : {}),
+      ...(spec.queue !== null ? { queue: spec.queue } : {}),
+      ...(spec.resources ? { resources: spec.resources } : {}),
+      ...(spec.timeout_seconds !== null ? { timeout_seconds: spec.timeout_seconds } : {}),
+      ...(spec.stall_timeout_seconds !== null ? { stall_timeout_seconds: spec.stall_timeout_seconds } : {}),
+      artifacts: spec.artifacts,
+      slurm_options: spec.slurm_options,
+      ...(spec.name !== null ? { name: spec.name } : {}),
+      ...(spec.after ? { after: spec.after.map((d) => `${d.job_id}:${d.on}`) } : {}),
+      ...(spec.log_dir ? { log_dir: spec.log_dir } : {}),
+      allow_duplicate: true,
+    };
+    return this.submit(req);
+  }
+
+  async waitForAnyChange(jobIds: string[], timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    const jobs = jobIds
+      .map((id) => this.store.get(id))
+      .filter((j): j is StoredJob => j != null && !isTerminal(j.state));
+    if (jobs.length === 0 || signal?.aborted) return;
+    const ctl = new AbortController();
+    const onAbort = () => ctl.abort();
+    signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      const watches = jobs.map((j) =>
+        this.backendFor(j).waitForChange(j, Math.max(1, timeoutMs), ctl.signal),
+      );
+      // A change between the caller's last read and the watches being set is seen by one re-read, not missed.
+      const before = new Map(jobs.map((j) => [j.job_id, `${j.state} ${j.status_message}`]));
+      const changed = (
+        await Promise.all(jobs.map((j) => this.refresh(j.job_id).catch(() => undefined)))
+      ).some((j) => j !== undefined && before.get(j.job_id) !== `${j.state} ${j.status_message}`);
+      if (!changed) await Promise.race(watches);
+    } finally {
+      ctl.abort();
+      signal?.removeEventListener("abort", onAbort);
+    }
+  }
+
   async onTerminal(jobId: string, signal: AbortSignal): Promise<JobState> {
     const w = await this.wait(jobId, { timeoutMs: null, signal, untracked: true });
     return w.job_state;

@@ -336,6 +336,17 @@ export interface JobServiceApi {
   cancel(jobId: string, gracePeriodSeconds?: number): Promise<CancelResponse>;
   list(req: ListRequest): Promise<JobStatus[]>;
   inspect(jobId: string): Promise<InspectResponse>;
+  /**
+   * Resolves on the next change of any of these jobs' lifecycle files (each backend's event-driven watch: inotify,
+   * the SSH watch channel, the shared Slurm poller), after `timeoutMs`, or when `signal` aborts; finished or
+   * unknown IDs are skipped. A live view's wait between two listings (`awaitless ui`).
+   */
+  /**
+   * Submits a new job with the stored spec of `jobId` (argv, cwd, env, target, limits, name, dependencies); secret
+   * values are read again from this process's environment, as any submit does. `awaitless ui`'s "submit again".
+   */
+  submitAgain(jobId: string): Promise<SubmitResponse>;
+  waitForAnyChange(jobIds: string[], timeoutMs: number, signal?: AbortSignal): Promise<void>;
   /** Resolves when the job reaches a terminal state (or the signal aborts). */
   onTerminal(jobId: string, signal: AbortSignal): Promise<JobState>;
   /** Named queues: create one, list them with what runs and waits. */

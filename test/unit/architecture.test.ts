@@ -96,6 +96,20 @@ describe("architecture", () => {
     expect(bad).toEqual([]);
   });
 
+  test("the dashboard (ui/) knows the job service's interface only: no backend, store, wrapper, config or surface", () => {
+    const bad = all
+      .filter((f) => f.file.startsWith("ui/"))
+      .flatMap((f) =>
+        f.imports
+          .filter(
+            (i) => /^\.\.\/(backends|wrapper|config|cli|mcp|ssh)\//.test(i) || /job-store|sqlite/.test(i),
+          )
+          .map((i) => `${f.file} → ${i}`),
+      );
+    expect(all.some((f) => f.file === "ui/server.ts")).toBe(true);
+    expect(bad).toEqual([]);
+  });
+
   const OWNERS: [RegExp, RegExp][] = [
     [/^bun:sqlite$/, /^core\/sqlite\.ts$/],
     [/^cac$/, /^cli\/cli\.ts$/],
