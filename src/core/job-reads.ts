@@ -80,6 +80,7 @@ export async function inspectJob(svc: ServiceCore, jobId: string): Promise<Inspe
   const job = await svc.refresh(jobId);
   const result = svc.resultOf(job);
   const redactor = await svc.displayRedactor(job);
+  const completion = svc.backendFor(job).completionNote?.(job);
   return {
     job: await svc.status(jobId),
     spec: {
@@ -91,6 +92,7 @@ export async function inspectJob(svc: ServiceCore, jobId: string): Promise<Inspe
     history: svc.store.history(jobId),
     job_dir: job.job_dir,
     ...dependentsField(svc.store.dependentsOf(jobId)),
+    ...(completion !== undefined ? { completion } : {}),
     ...(result ? { result } : {}),
   };
 }

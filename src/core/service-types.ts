@@ -236,6 +236,8 @@ export interface InspectResponse {
   job_dir: string;
   /** Jobs that wait for (or waited for) this one (--after), each JOB_ID:ok|any|failed; absent when none. */
   dependents?: string[];
+  /** How the job's end is (or was) observed, where the backend says (Slurm: watch of the job directory or polling). */
+  completion?: string;
   result?: JobResult;
 }
 

@@ -59,6 +59,8 @@ export interface SlurmBackendId extends BackendId {
   submit_unconfirmed?: string;
   /** Since when the job is out of squeue with no final sacct line (the accounting grace started then). */
   unsettled_since?: string;
+  /** How its end was observed: "watch" (the event path) or "poll". */
+  completion?: "watch" | "poll";
 }
 
 export class SlurmBackend implements Backend {
@@ -328,7 +330,34 @@ export class SlurmBackend implements Backend {
       });
     }
     const since = Date.parse(bid?.submitted_at ?? job.created_at);
-    return this.host(job.host).poller.waitForPoll(id, since, timeoutMs, signal);
+    const h = this.host(job.host);
+    const dir = bid?.remote_dir;
+    if (!h.events.on || dir === undefined) return h.poller.waitForPoll(id, since, timeoutMs, signal);
+    // the event path: whichever comes first, the exit record seen from the login side or the next round
+    const first = new AbortController();
+    const stop = () => first.abort();
+    signal?.addEventListener("abort", stop, { once: true });
+    return Promise.race([
+      h.poller.waitForPoll(id, since, timeoutMs, first.signal),
+      h.events.wait(dir, id, timeoutMs, first.signal),
+    ]).finally(() => {
+      signal?.removeEventListener("abort", stop);
+      first.abort();
+    });
+  }
+
+  /** How this job's completion is observed (inspect): the event path, or polling and why. */
+  completionNote(job: Job): string {
+    const bid = (job.backend_id ?? {}) as SlurmBackendId;
+    if (bid.completion === "watch")
+      return "ended as seen by the login node's watch of the job directory (exit record), confirmed by sacct";
+    if (bid.completion === "poll") return "ended as seen by a scheduler poll round (squeue/sacct)";
+    const h = this.host(job.host);
+    const why = h.events.offReason;
+    const every = `squeue/sacct every ${Math.round(h.poller.currentIntervalMs / 1000)} s`;
+    return why === null
+      ? `events: the login node watches ${bid.remote_dir ?? "the job directory"} for the exit record, sacct confirms; ${every} besides`
+      : `polling only (${why}): ${every}`;
   }
 
   /**

@@ -10,6 +10,7 @@ import { SBATCH_STDERR_FILE } from "./sbatch-script.ts";
 import { type Patience, slurmFacts, unconfirmedFacts } from "./slurm-facts.ts";
 import type { SlurmHost } from "./slurm-host.ts";
 import { parseScontrolJob, scontrolShowJobArgs } from "./slurm-queries.ts";
+import type { PollEntry } from "./slurm-round.ts";
 import { observeSlurmJob, parseSlurmExitCode, type SlurmExit } from "./slurm-states.ts";
 import { findByTag } from "./slurm-submit.ts";
 
@@ -40,6 +41,8 @@ export interface PersistedFields {
   adopted?: boolean;
   /** ISO time since when squeue/sacct gave no final answer for a job out of the queue; absent when settled. */
   unsettled_since?: string | undefined;
+  /** How the end was observed: the exit record by the login side's watch (confirmed by sacct), or a poll round. */
+  completion?: "watch" | "poll";
 }
 
 export interface ObserveContext {
@@ -121,15 +124,30 @@ export async function observeJob(
     if (typeof found === "object") return settle(job, ctx, observation(NONE, found));
     id = found;
   }
-  const snap = await h.poller.view(id, sinceMs);
-  const wrapper = dir ? await readWrapper(h, dir).catch(() => NONE) : NONE;
-  if (snap.error !== undefined) {
-    return {
-      observation: observation(wrapper, { unreachable: `Slurm on ${h.name} did not answer: ${snap.error}` }),
-      ends: false,
-    };
+  // The event path: an exit record the login side reads is confirmed by sacct for this job alone, not the next round.
+  const seen = h.events.on && dir ? await readWrapper(h, dir).catch(() => NONE) : NONE;
+  const confirmed = seen.exit !== null ? await h.events.confirm(id, sinceMs) : undefined;
+  let wrapper = seen;
+  let entry: PollEntry;
+  if (confirmed !== undefined && confirmed.error === undefined) entry = confirmed.entry ?? {};
+  else {
+    const askedAt = Date.now();
+    const snap = await h.poller.view(id, sinceMs);
+    // records read just now still stand when the round's view came at once (the last round was fresh)
+    if (!h.events.on || Date.now() - askedAt > 100)
+      wrapper = dir ? await readWrapper(h, dir).catch(() => NONE) : NONE;
+    if (snap.error !== undefined) {
+      return {
+        observation: observation(wrapper, {
+          unreachable: `Slurm on ${h.name} did not answer: ${snap.error}`,
+        }),
+        ends: false,
+      };
+    }
+    entry = snap.rows.get(id) ?? {};
+    if (dir) h.events.judgeSharing(dir, id, entry, wrapper.started !== null);
   }
-  const entry = snap.rows.get(id) ?? {};
+  const via = confirmed !== undefined && confirmed.error === undefined ? "watch" : "poll";
   const status = observeSlurmJob(entry);
   // Slurm can never start it (a parent ended so that its --dependency cannot hold): end it and take it off the queue.
   if (
@@ -190,6 +208,8 @@ export async function observeJob(
   });
   const r = settle(job, ctx, observation(wrapper, { scheduler }));
   if (r.ends) {
+    h.events.forget(id);
+    deps.persist?.(job, { completion: via });
     h.poller.forget(id);
     deps.exitSeen.delete(id);
     deps.unsettledSince.delete(id);

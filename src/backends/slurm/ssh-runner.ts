@@ -17,7 +17,7 @@ export class SshRunner implements CommandRunner {
   readonly isLocal = false;
   private home: string | null = null;
 
-  constructor(private readonly host: SshHost) {}
+  constructor(readonly host: SshHost) {}
 
   get label(): string {
     return this.host.name;
