@@ -84,6 +84,11 @@ export class SlurmEvents {
     return this.watchExit(dir, timeoutMs, signal);
   }
 
+  /** Resolves once the exit record is in `dir` (or on abort). */
+  exitIn(dir: string, signal: AbortSignal): Promise<void> {
+    return this.watchExit(dir, 24 * 3600 * 1000, signal);
+  }
+
   /**
    * Slurm's word on a job whose exit record the login side has read: sacct for that job alone, asked again only after
    * a gap that doubles (0.5 s, 1 s, 2 s … up to the poll interval); between asks the last answer stands.

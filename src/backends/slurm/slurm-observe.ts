@@ -1,18 +1,18 @@
 // Owns one observation of a Slurm job: the shared poll's squeue/sacct lines, the wrapper's records in the job
 // directory, scontrol for exact exit codes, find-by-tag for unconfirmed submissions; reported as facts (slurm-facts).
-import type { ExitInfo, HeartbeatInfo, Observation, StartedInfo } from "../../core/backend.ts";
+import type { Observation } from "../../core/backend.ts";
 import type { Job } from "../../core/job.ts";
 import { decide } from "../../core/reconcile.ts";
 import type { SchedulerFacts } from "../../core/scheduler-facts.ts";
-import { FILES, parseExitRecord, parseHeartbeat, parseStarted } from "../../wrapper/protocol.ts";
-import { observationFromRecords } from "../observation.ts";
 import { SBATCH_STDERR_FILE } from "./sbatch-script.ts";
 import { type Patience, slurmFacts, unconfirmedFacts } from "./slurm-facts.ts";
 import type { SlurmHost } from "./slurm-host.ts";
+import { look, NONE, type WrapperView } from "./slurm-look.ts";
 import { parseScontrolJob, scontrolShowJobArgs } from "./slurm-queries.ts";
-import type { PollEntry } from "./slurm-round.ts";
 import { observeSlurmJob, parseSlurmExitCode, type SlurmExit } from "./slurm-states.ts";
 import { findByTag } from "./slurm-submit.ts";
+
+export { wrapperView } from "./slurm-look.ts";
 
 /**
  * Per-process memory shared by observations. What a new process must not rebuild from scratch (an adopted ID, the
@@ -51,43 +51,6 @@ export interface ObserveContext {
   scancel: (slurmJobId: string) => Promise<void>;
 }
 
-interface WrapperView {
-  started: StartedInfo | null;
-  exit: ExitInfo | null;
-  heartbeat: HeartbeatInfo | null;
-}
-
-/**
- * The wrapper's record texts (null: no such file) through the mapping local and SSH jobs use: an exit record written
- * before the command started (cancelled during the batch script's start-up) has exit_code null, never 0.
- */
-export function wrapperView(texts: {
-  started: string | null;
-  exit: string | null;
-  heartbeat: string | null;
-}): WrapperView {
-  const o = observationFromRecords(
-    {
-      started: texts.started === null ? null : parseStarted(texts.started),
-      exit: texts.exit === null ? null : parseExitRecord(texts.exit),
-      heartbeat: texts.heartbeat === null ? null : parseHeartbeat(texts.heartbeat),
-      queued: null,
-    },
-    { wrapperAlive: null, bootIdNow: null },
-  );
-  return { started: o.started, exit: o.exit, heartbeat: o.heartbeat };
-}
-
-async function readWrapper(h: SlurmHost, dir: string): Promise<WrapperView> {
-  const read = (name: string) => h.runner.readFile(`${dir}/${name}`, 4096);
-  const [started, exit, heartbeat] = await Promise.all([
-    read(FILES.started),
-    read(FILES.exit),
-    read(FILES.heartbeat),
-  ]);
-  return wrapperView({ started, exit, heartbeat });
-}
-
 function observation(
   w: WrapperView,
   extra: { unreachable?: string; scheduler?: SchedulerFacts },
@@ -95,8 +58,6 @@ function observation(
   // wrapperAlive/bootIdNow: unknowable from the login node (the wrapper runs on a compute node); Slurm says instead
   return { ...w, wrapperAlive: null, bootIdNow: null, ...extra };
 }
-
-const NONE: WrapperView = { started: null, exit: null, heartbeat: null };
 
 /** The observation, and whether the reconcile rules end the job with it (this process then stops following it). */
 export async function observeJob(
@@ -124,30 +85,17 @@ export async function observeJob(
     if (typeof found === "object") return settle(job, ctx, observation(NONE, found));
     id = found;
   }
-  // The event path: an exit record the login side reads is confirmed by sacct for this job alone, not the next round.
-  const seen = h.events.on && dir ? await readWrapper(h, dir).catch(() => NONE) : NONE;
-  const confirmed = seen.exit !== null ? await h.events.confirm(id, sinceMs) : undefined;
-  let wrapper = seen;
-  let entry: PollEntry;
-  if (confirmed !== undefined && confirmed.error === undefined) entry = confirmed.entry ?? {};
-  else {
-    const askedAt = Date.now();
-    const snap = await h.poller.view(id, sinceMs);
-    // records read just now still stand when the round's view came at once (the last round was fresh)
-    if (!h.events.on || Date.now() - askedAt > 100)
-      wrapper = dir ? await readWrapper(h, dir).catch(() => NONE) : NONE;
-    if (snap.error !== undefined) {
-      return {
-        observation: observation(wrapper, {
-          unreachable: `Slurm on ${h.name} did not answer: ${snap.error}`,
-        }),
-        ends: false,
-      };
-    }
-    entry = snap.rows.get(id) ?? {};
-    if (dir) h.events.judgeSharing(dir, id, entry, wrapper.started !== null);
+  const looked = await look(h, id, sinceMs, dir);
+  const { wrapper } = looked;
+  if ("error" in looked) {
+    return {
+      observation: observation(wrapper, {
+        unreachable: `Slurm on ${h.name} did not answer: ${looked.error}`,
+      }),
+      ends: false,
+    };
   }
-  const via = confirmed !== undefined && confirmed.error === undefined ? "watch" : "poll";
+  const { entry, via } = looked;
   const status = observeSlurmJob(entry);
   // Slurm can never start it (a parent ended so that its --dependency cannot hold): end it and take it off the queue.
   if (
