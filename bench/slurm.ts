@@ -221,7 +221,8 @@ if (existsSync(BIN) && !multiOnly && !eventOnly) {
     baselineMedian: median(bare),
   });
   rmSync(home, { recursive: true, force: true });
-} else if (!multiOnly && !eventOnly) console.error(`${BIN} is missing: the submit row needs \`bun run build\` first`);
+} else if (!multiOnly && !eventOnly)
+  console.error(`${BIN} is missing: the submit row needs \`bun run build\` first`);
 
 // 4. The same 50 jobs watched by 5 MCP servers and 3 CLIs at once (real processes on one store).
 let multiNote = "";
