@@ -7,7 +7,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { killQuietly, Sandbox, until } from "../helpers/cli.ts";
 import { CallLog } from "./slurm-call-log.ts";
-import { memoryNotEnforced, run, slurmUp } from "./slurm-harness.ts";
+import { makeRig, memoryNotEnforced, run, slurmUp } from "./slurm-harness.ts";
 
 const up = await slurmUp("Slurm event-driven completion e2e");
 const notEnforced = up ? await memoryNotEnforced() : undefined;
@@ -91,6 +91,49 @@ describe.skipIf(!up)("event-driven completion (real Slurm)", () => {
     const doctor = s.run(["doctor", "--host", "localhost"]);
     expect(doctor.stdout).toContain("localhost: completion");
     expect(doctor.stdout).toContain("events: this machine (the login node) watches slurm_job_dir");
+  }, 180_000);
+
+  test("one process submits and waits (as an MCP server does), 60 s interval and floor: the watch ends the wait", async () => {
+    const rig = makeRig({ pollIntervalMs: 60_000 });
+    try {
+      const marker = join(rig.root, "go");
+      const submit = (argv: string[]) =>
+        rig.service.submit({
+          argv,
+          backend: "slurm",
+          host: "localhost",
+          cwd: rig.root,
+          allow_duplicate: true,
+          slurm_options: { mem: "16M" },
+        });
+      // a first job makes this process's first round: the floor then keeps the next one 60 s away
+      const first = await submit(["true"]);
+      slurmIds.push((rig.service.getJob(first.job_id).backend_id as { slurm_job_id: string }).slurm_job_id);
+      expect((await rig.service.wait(first.job_id, { timeoutMs: 60_000 })).job_state).toBe("succeeded");
+      const { job_id: id } = await submit([
+        "sh",
+        "-c",
+        `while [ ! -e ${marker} ]; do sleep 0.2; done; exit 6`,
+      ]);
+      const bid = rig.service.getJob(id).backend_id as { slurm_job_id: string; remote_dir: string };
+      slurmIds.push(bid.slurm_job_id);
+      await until(
+        "the wrapper's started record",
+        () => existsSync(join(bid.remote_dir, "started")),
+        90_000,
+        100,
+      );
+      const waited = rig.service.wait(id, { timeoutMs: 25_000 });
+      const exitAt = Date.now();
+      await Bun.write(marker, "");
+      const r = await waited;
+      // the floor keeps the job's first round 60 s from the submission's: only the watch ends this wait in 25 s
+      expect(r.job_state).toBe("failed");
+      expect(r.exit_code).toBe(6);
+      expect(rig.runner.calls.filter((c) => c.atMs >= exitAt && c.program === "squeue")).toHaveLength(0);
+    } finally {
+      rig.close();
+    }
   }, 180_000);
 
   test.skipIf(notEnforced !== undefined)(

@@ -9,7 +9,7 @@ import { AwaitlessError } from "../../core/errors.ts";
 import type { ArtifactEntry, BackendId, Job } from "../../core/job.ts";
 import { HEARTBEAT_SECONDS } from "../../core/liveness.ts";
 import { emptyScan, type LogQuery, type LogScan } from "../../core/log-scan.ts";
-import { writeCancelRequest } from "../../wrapper/protocol.ts";
+import { FILES, writeCancelRequest } from "../../wrapper/protocol.ts";
 import { jobSpecText, localSecretValues, localSpecMissing, writeLocalSpec } from "../job-spec.ts";
 import { SshHost } from "../ssh/ssh-host.ts";
 import { resolveHostSettings } from "../ssh/ssh-target.ts";
@@ -197,7 +197,9 @@ export class SlurmBackend implements Backend {
   async observe(job: Job): Promise<Observation> {
     const h = this.host(job.host);
     const early = this.justSubmitted(h, job);
-    if (early) return early;
+    // the event path: once the wrapper's records are there, the job is past "just submitted" (it may have ended)
+    if (early && !(await this.recordsThere(h, job))) return early;
+    if (early) this.launched.delete(job.job_id);
     const { observation, ends } = await observeJob(h, job, this.deps, {
       launchGraceMs: this.opts.launchGraceSeconds * 1000,
       exitSettleMs: this.opts.exitSettleMs ?? DEFAULT_EXIT_SETTLE_MS,
@@ -241,6 +243,13 @@ export class SlurmBackend implements Backend {
         },
       }),
     };
+  }
+
+  /** With the event path on: whether the login side sees the wrapper's started record already. */
+  private async recordsThere(h: SlurmHost, job: Job): Promise<boolean> {
+    const dir = (job.backend_id as SlurmBackendId | null)?.remote_dir;
+    if (!h.events.on || dir === undefined) return false;
+    return (await h.runner.readFile(`${dir}/${FILES.started}`, 4096).catch(() => null)) !== null;
   }
 
   private async scancel(h: SlurmHost, slurmJobId: string, job: Job): Promise<void> {
