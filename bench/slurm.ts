@@ -248,6 +248,8 @@ console.log(
   `\n${new Date().toISOString()} · ${navigator.hardwareConcurrency} CPUs · Bun ${Bun.version} · Slurm test cluster (1 node) · ` +
     (multiOnly
       ? ""
-      : `${WINDOWS}×${WINDOW_MS / 1000} s windows, n=${N_LATENCY} latency, n=${N_SUBMIT} submits`) +
+      : eventOnly
+        ? `60 s interval and floor, n=${N_EVENT} per path`
+        : `${WINDOWS}×${WINDOW_MS / 1000} s windows, n=${N_LATENCY} latency, n=${N_EVENT} at 60 s, n=${N_SUBMIT} submits`) +
     `${quick ? " (quick)" : ""}${multiNote}`,
 );
