@@ -2,7 +2,7 @@
 // minute with 50 active jobs (one process; 5 MCP servers + 3 CLIs sharing the store: bench/slurm-multi.ts),
 // completion-observed latency, submit latency. Medians and ratios against baselines measured in the same run,
 // printed as bench/run.ts does.
-// Usage: bun bench/slurm.ts [--quick] [--multi-only]   (needs dist/awaitless for the submit and multi-process rows)
+// Usage: bun bench/slurm.ts [--quick] [--multi-only | --event-only]   (needs dist/awaitless for the submit and multi-process rows)
 import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,11 +15,15 @@ const BIN = join(ROOT, "dist", "awaitless");
 const quick = process.argv.includes("--quick");
 const POLL_MS = 2000; // a short slurm_poll_interval_seconds (the default is 15 s): more rounds per window
 const multiOnly = process.argv.includes("--multi-only");
+const eventOnly = process.argv.includes("--event-only");
 const ACTIVE = 50;
 const WINDOWS = quick ? 2 : 3;
 const WINDOW_MS = quick ? 10_000 : 30_000;
 const N_LATENCY = quick ? 4 : 10;
 const N_SUBMIT = quick ? 5 : 15;
+const N_EVENT = quick ? 2 : 4;
+const eventRows: number[] = [];
+const pollRows: number[] = [];
 
 interface Row {
   what: string;
@@ -38,6 +42,7 @@ function median(xs: number[]): number {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const bid = (rig: Rig, id: string) => (rig.service.getJob(id).backend_id ?? {}) as SlurmBackendId;
+const exitMtime = (rig: Rig, id: string) => statSync(join(bid(rig, id).remote_dir!, "exit")).mtimeMs;
 const perMinute = (calls: number, ms: number) => (calls * 60_000) / ms;
 
 const ping = await run(["scontrol", "ping"]).catch(() => undefined);
@@ -61,7 +66,7 @@ const submitTo = async (rig: Rig, argv: string[]) =>
   ).job_id;
 
 // 1. Scheduler calls per minute while 50 jobs are active (2 run on this 2-CPU node, the rest pend).
-if (!multiOnly) {
+if (!multiOnly && !eventOnly) {
   const rig = makeRig({ pollIntervalMs: POLL_MS });
   const ids: string[] = [];
   for (let i = 0; i < ACTIVE; i++) ids.push(await submitTo(rig, ["sleep", "900"]));
@@ -104,15 +109,14 @@ if (!multiOnly) {
 }
 
 // 2. From the command's exit (the wrapper's exit record) to the job being observed terminal.
-if (!multiOnly) {
+if (!multiOnly && !eventOnly) {
   const rig = makeRig({ pollIntervalMs: POLL_MS });
-  const exitMtime = (id: string) => statSync(join(bid(rig, id).remote_dir!, "exit")).mtimeMs;
   const ours: number[] = [];
   const naive: number[] = [];
   for (let i = 0; i < N_LATENCY; i++) {
     const a = await submitTo(rig, ["sleep", "1"]);
     await rig.service.wait(a, { timeoutMs: 60_000 });
-    ours.push(Date.now() - exitMtime(a));
+    ours.push(Date.now() - exitMtime(rig, a));
     // baseline: a script polling `squeue -j` at the same interval from a random phase, then `sacct` for the outcome
     const b = await submitTo(rig, ["sleep", "1"]);
     const s = bid(rig, b).slurm_job_id!;
@@ -125,7 +129,7 @@ if (!multiOnly) {
       }
       await sleep(POLL_MS);
     }
-    naive.push(Date.now() - exitMtime(b));
+    naive.push(Date.now() - exitMtime(rig, b));
   }
   rows.push({
     what: `command exit → observed terminal (${POLL_MS / 1000} s interval)`,
@@ -137,8 +141,46 @@ if (!multiOnly) {
   rig.close();
 }
 
+// 2b. Exit → observed with a 60 s poll interval (and floor): the event path (the login side watches the job directory,
+// sacct for the one job confirms) against the poll path (slurm_watch = false: a plain exit waits for a round, or for
+// exit_settle). Each job runs until its marker file exists, once its first round has covered it.
+if (!multiOnly) {
+  for (const watch of [true, false]) {
+    const rig = makeRig({ pollIntervalMs: 60_000, host: { slurm_watch: watch } });
+    const got: number[] = [];
+    const rounds: number[] = [];
+    for (let i = 0; i < N_EVENT; i++) {
+      const marker = join(rig.root, `go-${i}`);
+      const id = await submitTo(rig, ["sh", "-c", `while [ ! -e ${marker} ]; do sleep 0.2; done`]);
+      const started = join(bid(rig, id).remote_dir!, "started");
+      while (!existsSync(started)) await sleep(100);
+      const w = rig.service.wait(id, { timeoutMs: 120_000 });
+      // a random point of the interval, as a real command's exit is
+      await sleep(Math.random() * 5000);
+      const t0 = Date.now();
+      writeFileSync(marker, "");
+      const r = await w;
+      if (r.job_state !== "succeeded") throw new Error(`event bench job ${id}: ${r.job_state}`);
+      got.push(Date.now() - exitMtime(rig, id));
+      rounds.push(rig.runner.calls.filter((c) => c.atMs >= t0 && c.program === "squeue").length);
+    }
+    (watch ? eventRows : pollRows).push(
+      median(got),
+      rounds.reduce((a, b) => a + b, 0),
+    );
+    rig.close();
+  }
+  rows.push({
+    what: `command exit → observed terminal, 60 s interval (n=${N_EVENT}; squeue rounds after the exits: ${eventRows[1]} vs ${pollRows[1]})`,
+    median: eventRows[0]!,
+    unit: "ms",
+    baseline: "the poll path (slurm_watch = false)",
+    baselineMedian: pollRows[0]!,
+  });
+}
+
 // 3. Submit latency through the binary: `awaitless submit --backend slurm` against a bare `sbatch --parsable`.
-if (existsSync(BIN) && !multiOnly) {
+if (existsSync(BIN) && !multiOnly && !eventOnly) {
   const home = mkdtempSync(join(tmpdir(), "awl-bench-slurm-"));
   const config = join(home, "config.toml");
   writeFileSync(config, `[hosts.localhost]\nslurm_job_dir = "${join(home, "cluster")}"\n`);
@@ -179,11 +221,12 @@ if (existsSync(BIN) && !multiOnly) {
     baselineMedian: median(bare),
   });
   rmSync(home, { recursive: true, force: true });
-} else if (!multiOnly) console.error(`${BIN} is missing: the submit row needs \`bun run build\` first`);
+} else if (!multiOnly && !eventOnly)
+  console.error(`${BIN} is missing: the submit row needs \`bun run build\` first`);
 
 // 4. The same 50 jobs watched by 5 MCP servers and 3 CLIs at once (real processes on one store).
 let multiNote = "";
-if (existsSync(BIN)) {
+if (existsSync(BIN) && !eventOnly) {
   const multi = await multiProcessRows(quick);
   rows.push(...multi.rows);
   multiNote = ` · ${multi.note}`;
@@ -205,6 +248,8 @@ console.log(
   `\n${new Date().toISOString()} · ${navigator.hardwareConcurrency} CPUs · Bun ${Bun.version} · Slurm test cluster (1 node) · ` +
     (multiOnly
       ? ""
-      : `${WINDOWS}×${WINDOW_MS / 1000} s windows, n=${N_LATENCY} latency, n=${N_SUBMIT} submits`) +
+      : eventOnly
+        ? `60 s interval and floor, n=${N_EVENT} per path`
+        : `${WINDOWS}×${WINDOW_MS / 1000} s windows, n=${N_LATENCY} latency, n=${N_EVENT} at 60 s, n=${N_SUBMIT} submits`) +
     `${quick ? " (quick)" : ""}${multiNote}`,
 );

@@ -326,6 +326,7 @@ export const COMMANDS: Record<string, Action> = {
       lines.push(`  ${h.at}  ${h.from_state ?? "∅"} → ${h.to_state}${h.reason ? `  (${h.reason})` : ""}`);
     }
     lines.push("", `${paint(style, "bold", "job dir")}  ${r.job_dir}`);
+    if (r.completion) lines.push(`${paint(style, "bold", "completion")}  ${r.completion}`);
     if (r.job.backend_id)
       lines.push(`${paint(style, "bold", "backend id")}  ${JSON.stringify(r.job.backend_id)}`);
     lines.push(`${paint(style, "bold", "spec")}  ${JSON.stringify(r.spec)}`);

@@ -188,6 +188,7 @@ export async function doctor(
         slurm.slurmPacingCheck(name, hosts, ctx.config.defaults, (k) =>
           store.schedulerWatchers(k, Date.now()),
         ),
+        slurm.slurmCompletionCheck(name, hosts),
       );
     }
     // a Slurm cluster whose login node is this machine is not reached over SSH: check its clients here

@@ -78,6 +78,8 @@ const HostSchema = v.strictObject({
   slurm_accounting_grace: v.optional(seconds(86_400)),
   slurm_poll_interval_seconds: v.optional(pollSeconds),
   slurm_min_poll_interval_seconds: v.optional(pollSeconds),
+  /** false: completion only by polling (no watch of slurm_job_dir from the login side). Default true. */
+  slurm_watch: v.optional(v.boolean()),
   slurm: v.optional(v.record(v.string(), v.union([v.string(), v.number()]))),
 });
 

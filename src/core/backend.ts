@@ -169,4 +169,6 @@ export interface Backend {
    * owned the launch is gone.
    */
   neverLaunched?(job: Job): Promise<boolean>;
+  /** How the job's completion is (or was) observed, for inspect (Slurm: the event path or polling, and why). */
+  completionNote?(job: Job): string;
 }

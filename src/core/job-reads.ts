@@ -82,6 +82,7 @@ export async function inspectJob(svc: ServiceCore, jobId: string): Promise<Inspe
   const job = await svc.refresh(jobId);
   const result = svc.resultOf(job);
   const redactor = await svc.displayRedactor(job);
+  const completion = svc.backendFor(job).completionNote?.(job);
   return {
     job: await svc.status(jobId),
     spec: {
@@ -94,6 +95,7 @@ export async function inspectJob(svc: ServiceCore, jobId: string): Promise<Inspe
     job_dir: job.job_dir,
     ...dependentsField(svc.store.dependentsOf(jobId)),
     ...(job.spec.retry ? { attempt_history: attemptViews(svc, jobId) } : {}),
+    ...(completion !== undefined ? { completion } : {}),
     ...(result ? { result } : {}),
   };
 }

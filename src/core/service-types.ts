@@ -255,6 +255,8 @@ export interface InspectResponse {
   dependents?: string[];
   /** Jobs with retries: each ended earlier attempt (its directory, end and own result); the job is the current one. */
   attempt_history?: AttemptView[];
+  /** How the job's end is (or was) observed, where the backend says (Slurm: watch of the job directory or polling). */
+  completion?: string;
   result?: JobResult;
 }
 

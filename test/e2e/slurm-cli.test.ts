@@ -100,6 +100,7 @@ describe.skipIf(!up)("Slurm through the binary", () => {
     const mine = doc.json.checks.filter((c: { check: string }) => c.check.startsWith("localhost: "));
     expect(mine.map((c: { check: string; ok: boolean }) => [c.check, c.ok])).toEqual([
       ["localhost: scheduler calls", true],
+      ["localhost: completion", true],
       ["localhost: slurm clients", true],
       ["localhost: slurm controller", true],
     ]);

@@ -195,3 +195,16 @@ export async function sacctState(slurmJobId: string): Promise<string> {
   const r = await run(["sacct", "-X", "-n", "-P", "-o", "State,ExitCode", "-j", slurmJobId]);
   return r.stdout.trim();
 }
+
+/** Why this cluster cannot enforce --mem (so no job can end OUT_OF_MEMORY), or undefined when it can. */
+export async function memoryNotEnforced(): Promise<string | undefined> {
+  const r = await run(["scontrol", "show", "config"]);
+  if (r.code !== 0) return `scontrol show config failed: ${r.stderr.trim()}`;
+  const value = (key: string) => new RegExp(`^${key}\\s*=\\s*(.*)$`, "m").exec(r.stdout)?.[1]?.trim() ?? "";
+  const plugin = value("TaskPlugin");
+  if (!plugin.includes("task/cgroup"))
+    return `TaskPlugin = ${plugin || "(unset)"}: without task/cgroup Slurm does not confine memory (slurm-up.sh falls back to it when no cgroup memory controller is writable; AWAITLESS_SLURM_CGROUP)`;
+  if (value("ConstrainRAMSpace") !== "yes")
+    return `ConstrainRAMSpace = ${value("ConstrainRAMSpace") || "(unset)"} in cgroup.conf: --mem is not enforced`;
+  return undefined;
+}

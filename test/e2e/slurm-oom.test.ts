@@ -2,22 +2,9 @@
 // command outlives the kill of its child and exits 0. Needs Slurm's cgroup task plugin with ConstrainRAMSpace.
 import { afterAll, describe, expect, test } from "bun:test";
 import type { StoredJob } from "../../src/core/job-store.ts";
-import { makeRig, type Rig, run, sacctState, slurmUp } from "./slurm-harness.ts";
+import { makeRig, memoryNotEnforced, type Rig, run, sacctState, slurmUp } from "./slurm-harness.ts";
 
 const up = await slurmUp("Slurm out-of-memory e2e");
-
-/** Why this cluster cannot enforce --mem (so no job can end OUT_OF_MEMORY), or undefined when it can. */
-async function memoryNotEnforced(): Promise<string | undefined> {
-  const r = await run(["scontrol", "show", "config"]);
-  if (r.code !== 0) return `scontrol show config failed: ${r.stderr.trim()}`;
-  const value = (key: string) => new RegExp(`^${key}\\s*=\\s*(.*)$`, "m").exec(r.stdout)?.[1]?.trim() ?? "";
-  const plugin = value("TaskPlugin");
-  if (!plugin.includes("task/cgroup"))
-    return `TaskPlugin = ${plugin || "(unset)"}: without task/cgroup Slurm does not confine memory (slurm-up.sh falls back to it when no cgroup memory controller is writable; AWAITLESS_SLURM_CGROUP)`;
-  if (value("ConstrainRAMSpace") !== "yes")
-    return `ConstrainRAMSpace = ${value("ConstrainRAMSpace") || "(unset)"} in cgroup.conf: --mem is not enforced`;
-  return undefined;
-}
 
 const notEnforced = up ? await memoryNotEnforced() : undefined;
 if (up && notEnforced !== undefined) {

@@ -1,7 +1,7 @@
 // The Slurm backend through the compiled binary over the private sshd (`--backend slurm --host <ssh alias>`, user
 // awl-dash): a client killed mid-wait, then recovery of the exact outcome from a new process. Async spawns only.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { until } from "../helpers/cli.ts";
@@ -82,5 +82,42 @@ describe.skipIf(!up)("Slurm over SSH through the binary", () => {
     expect(r.json.stdout_tail).toContain(`finished as ${w.sshd.users.dash}`);
     expect(r.json.backend).toBe("slurm");
     expect(r.json.host).toBe(w.alias.dash);
+  }, 120_000);
+
+  test("60 s interval: the login node's SSH watch channel sees the exit record; the result beats exit_settle", async () => {
+    w.sb.writeConfig(
+      `[defaults]\npoll_interval_seconds = 0.5\nslurm_poll_interval_seconds = 60\nslurm_min_poll_interval_seconds = 60\n[hosts.${w.alias.dash}]\nslurm_accounting_grace = 20\n`,
+    );
+    // the job says it runs by a file in a directory the SSH user may write
+    const shared = mkdtempSync(join(tmpdir(), "awl-slurm-shared-"));
+    chmodSync(shared, 0o777);
+    const marker = join(gate, "go-events");
+    const sub = await cli([
+      "submit",
+      "--json",
+      "--backend",
+      "slurm",
+      "--host",
+      w.alias.dash,
+      "--slurm-option",
+      "mem=32M",
+      "--",
+      "sh",
+      "-c",
+      `touch ${shared}/running; while [ ! -e ${marker} ]; do sleep 0.2; done; exit 5`,
+    ]);
+    const id = String(sub.job_id);
+    submitted.push(String((await cli(["status", "--json", id])).backend_id.slurm_job_id));
+    await until("the command running", () => existsSync(join(shared, "running")), 60_000, 100);
+    const waiter = w.sb.spawn(["wait", "--json", "--timeout", "25", id]);
+    writeFileSync(marker, "");
+    const r = JSON.parse(await new Response(waiter.stdout).text());
+    await waiter.exited;
+    rmSync(shared, { recursive: true, force: true });
+    // a plain exit waits up to exit_settle (30 s) for Slurm's word, and the next round is 60 s away: only the watch
+    // and sacct asked about this job end it within the 25 s wait
+    expect(r.job_state).toBe("failed");
+    expect(r.exit_code).toBe(5);
+    expect((await cli(["inspect", "--json", id])).job.backend_id.completion).toBe("watch");
   }, 120_000);
 });

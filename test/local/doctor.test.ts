@@ -41,6 +41,15 @@ describe("doctor", () => {
     const big = rows(sb.run(["doctor", "--json", "--config", file, "--host", "big"]).json);
     expect(big.find((c) => c.check === "big: scheduler calls")?.detail).toContain("every 60s (floor 60s)");
     expect(big.find((c) => c.check === "big: scheduler calls")?.detail).toContain("~2 calls/min");
+    // completion: the event path on this login node by default; slurm_watch = false polls only, and says so
+    expect(cl.find((c) => c.check === "cl: completion")?.detail).toContain(
+      "events: this machine (the login node) watches slurm_job_dir",
+    );
+    Bun.write(file, '[hosts.cl]\nbackend = "slurm"\ntransport = "local"\nslurm_watch = false\n');
+    const polled = rows(sb.run(["doctor", "--json", "--config", file, "--host", "cl"]).json);
+    expect(polled.find((c) => c.check === "cl: completion")?.detail).toContain(
+      "polling only (slurm_watch = false in [hosts.cl])",
+    );
     // an interval set below its floor is refused with what to change
     Bun.write(file, '[hosts.cl]\nbackend = "slurm"\nslurm_poll_interval_seconds = 1\n');
     const bad = sb.run(["doctor", "--json", "--config", file, "--host", "cl"]);

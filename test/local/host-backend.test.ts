@@ -63,10 +63,14 @@ describe("--host without --backend uses the host's backend", () => {
     mkdirSync(emptyBin, { recursive: true });
     const r = sb.run(["doctor", "--json", "--host", "cl"], { env: { PATH: emptyBin } });
     const mine = r.json.checks.filter((c: { check: string }) => c.check.startsWith("cl: "));
-    expect(mine.map((c: { check: string }) => c.check)).toEqual(["cl: scheduler calls", "cl: slurm clients"]);
-    expect(mine[1].ok).toBe(false);
-    expect(mine[1].detail).toContain("sbatch");
-    expect(mine[1].fix).toContain('transport = "local"');
+    expect(mine.map((c: { check: string }) => c.check)).toEqual([
+      "cl: scheduler calls",
+      "cl: completion",
+      "cl: slurm clients",
+    ]);
+    expect(mine[2].ok).toBe(false);
+    expect(mine[2].detail).toContain("sbatch");
+    expect(mine[2].fix).toContain('transport = "local"');
     expect(r.code).not.toBe(0);
   });
 

@@ -2,7 +2,9 @@
 // and the controller answers. Each check names its host ("cl: slurm clients").
 import { userInfo } from "node:os";
 import type { Defaults, HostConfig } from "../../config/config.ts";
+import { WATCH_INTERVAL } from "../ssh/ssh-watch.ts";
 import { LocalRunner } from "./runner.ts";
+import { LOCAL_LOOK_MS, NOT_SHARED_AFTER_MS } from "./slurm-events.ts";
 import { isLocalLoginNode } from "./slurm-host.ts";
 import { pacingDetail, roundsKey, slurmPacing } from "./slurm-pacing.ts";
 
@@ -41,6 +43,25 @@ export function slurmPacingCheck(
     check: `${name}: scheduler calls`,
     ok: true,
     detail: pacingDetail(pacing, watchers?.(roundsKey(name))),
+  };
+}
+
+/** How completion is observed on a cluster (doctor --host): the event path, or polling only and why. */
+export function slurmCompletionCheck(name: string, hosts: Record<string, HostConfig>): SlurmDoctorCheck {
+  const check = `${name}: completion`;
+  if (hosts[name]?.slurm_watch === false)
+    return {
+      check,
+      ok: true,
+      detail: `polling only (slurm_watch = false in [hosts.${name}]): a result waits for the next squeue/sacct round`,
+    };
+  const how = isLocalLoginNode(name, hosts)
+    ? `this machine (the login node) watches slurm_job_dir: inotify and a look every ${LOCAL_LOOK_MS / 1000} s`
+    : `the login node's SSH watch channel looks at slurm_job_dir every ${WATCH_INTERVAL} s`;
+  return {
+    check,
+    ok: true,
+    detail: `events: ${how}; an exit record is reported within about a second, then sacct confirms (OOM, node failure win); falls back to polling when the login node does not see the job directory (no started record ${NOT_SHARED_AFTER_MS / 1000} s into a running job)`,
   };
 }
 

@@ -10,7 +10,7 @@ import type { ArtifactEntry, BackendId, Job } from "../../core/job.ts";
 import { HEARTBEAT_SECONDS } from "../../core/liveness.ts";
 import { emptyScan, type LogQuery, type LogScan } from "../../core/log-scan.ts";
 import { attemptKey, attemptOf, attemptSuffix } from "../../core/retries.ts";
-import { writeCancelRequest } from "../../wrapper/protocol.ts";
+import { FILES, writeCancelRequest } from "../../wrapper/protocol.ts";
 import { jobSpecText, localSecretValues, localSpecMissing, writeLocalSpec } from "../job-spec.ts";
 import { SshHost } from "../ssh/ssh-host.ts";
 import { resolveHostSettings } from "../ssh/ssh-target.ts";
@@ -60,6 +60,8 @@ export interface SlurmBackendId extends BackendId {
   submit_unconfirmed?: string;
   /** Since when the job is out of squeue with no final sacct line (the accounting grace started then). */
   unsettled_since?: string;
+  /** How its end was observed: "watch" (the event path) or "poll". */
+  completion?: "watch" | "poll";
 }
 
 export class SlurmBackend implements Backend {
@@ -196,7 +198,9 @@ export class SlurmBackend implements Backend {
   async observe(job: Job): Promise<Observation> {
     const h = this.host(job.host);
     const early = this.justSubmitted(h, job);
-    if (early) return early;
+    // the event path: once the wrapper's records are there, the job is past "just submitted" (it may have ended)
+    if (early && !(await this.recordsThere(h, job))) return early;
+    if (early) this.launched.delete(job.job_id);
     const { observation, ends } = await observeJob(h, job, this.deps, {
       launchGraceMs: this.opts.launchGraceSeconds * 1000,
       exitSettleMs: this.opts.exitSettleMs ?? DEFAULT_EXIT_SETTLE_MS,
@@ -240,6 +244,13 @@ export class SlurmBackend implements Backend {
         },
       }),
     };
+  }
+
+  /** With the event path on: whether the login side sees the wrapper's started record already. */
+  private async recordsThere(h: SlurmHost, job: Job): Promise<boolean> {
+    const dir = (job.backend_id as SlurmBackendId | null)?.remote_dir;
+    if (!h.events.on || dir === undefined) return false;
+    return (await h.runner.readFile(`${dir}/${FILES.started}`, 4096).catch(() => null)) !== null;
   }
 
   private async scancel(h: SlurmHost, slurmJobId: string, job: Job): Promise<void> {
@@ -329,7 +340,34 @@ export class SlurmBackend implements Backend {
       });
     }
     const since = Date.parse(bid?.submitted_at ?? job.created_at);
-    return this.host(job.host).poller.waitForPoll(id, since, timeoutMs, signal);
+    const h = this.host(job.host);
+    const dir = bid?.remote_dir;
+    if (!h.events.on || dir === undefined) return h.poller.waitForPoll(id, since, timeoutMs, signal);
+    // the event path: whichever comes first, the exit record seen from the login side or the next round
+    const first = new AbortController();
+    const stop = () => first.abort();
+    signal?.addEventListener("abort", stop, { once: true });
+    return Promise.race([
+      h.poller.waitForPoll(id, since, timeoutMs, first.signal),
+      h.events.wait(dir, id, timeoutMs, first.signal),
+    ]).finally(() => {
+      signal?.removeEventListener("abort", stop);
+      first.abort();
+    });
+  }
+
+  /** How this job's completion is observed (inspect): the event path, or polling and why. */
+  completionNote(job: Job): string {
+    const bid = (job.backend_id ?? {}) as SlurmBackendId;
+    if (bid.completion === "watch")
+      return "ended as seen by the login node's watch of the job directory (exit record), confirmed by sacct";
+    if (bid.completion === "poll") return "ended as seen by a scheduler poll round (squeue/sacct)";
+    const h = this.host(job.host);
+    const why = h.events.offReason;
+    const every = `squeue/sacct every ${Math.round(h.poller.currentIntervalMs / 1000)} s`;
+    return why === null
+      ? `events: the login node watches ${bid.remote_dir ?? "the job directory"} for the exit record, sacct confirms; ${every} besides`
+      : `polling only (${why}): ${every}`;
   }
 
   /**

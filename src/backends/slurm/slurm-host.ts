@@ -7,8 +7,11 @@ import { keyValues, PREPARE } from "../../wrapper/host-scripts.ts";
 import { WRAPPER_TEXT } from "../../wrapper/protocol.ts";
 import { onceUntilFailure } from "../host/job-host.ts";
 import { WRAPPER_FILE } from "../ssh/ssh-host.ts";
+import { SshWatch } from "../ssh/ssh-watch.ts";
 import type { CommandRunner } from "./runner.ts";
+import { localExitWatch, SlurmEvents, sleepFor, sshExitWatch } from "./slurm-events.ts";
 import { type PollerOptions, SlurmPoller } from "./slurm-poller.ts";
+import { SshRunner } from "./ssh-runner.ts";
 
 export const DEFAULT_ACCOUNTING_GRACE_SECONDS = 120;
 export const DEFAULT_SLURM_CALL_TIMEOUT_MS = 30_000;
@@ -23,6 +26,8 @@ export interface SlurmHostSettings {
   /** [hosts.NAME.slurm]: default resources, validated at launch. */
   defaults: Record<string, string | number>;
   callTimeoutMs: number;
+  /** slurm_watch: the login side watches job directories for exit records (the event path). */
+  watch: boolean;
 }
 
 export interface PreparedRoot {
@@ -40,6 +45,7 @@ export function slurmHostSettings(name: string, hosts: Record<string, HostConfig
     defaults: h.slurm ?? {},
     callTimeoutMs:
       h.operation_timeout !== undefined ? h.operation_timeout * 1000 : DEFAULT_SLURM_CALL_TIMEOUT_MS,
+    watch: h.slurm_watch ?? true,
   };
 }
 
@@ -57,6 +63,9 @@ export function isLocalLoginNode(name: string, hosts: Record<string, HostConfig>
 
 export class SlurmHost {
   readonly poller: SlurmPoller;
+  /** The event path: the exit record seen from the login side, then sacct for that job (off: polling only). */
+  readonly events: SlurmEvents;
+  private readonly watch: SshWatch | undefined;
 
   constructor(
     readonly settings: SlurmHostSettings,
@@ -64,6 +73,18 @@ export class SlurmHost {
     poller: PollerOptions,
   ) {
     this.poller = new SlurmPoller(runner, { callTimeoutMs: settings.callTimeoutMs, ...poller });
+    this.watch = runner instanceof SshRunner ? new SshWatch(runner.host) : undefined;
+    const watchExit = runner.isLocal ? localExitWatch : this.watch ? sshExitWatch(this.watch) : undefined;
+    const off = !settings.watch
+      ? `slurm_watch = false in [hosts.${settings.name}]`
+      : watchExit === undefined
+        ? "no watch for this login node's runner"
+        : null;
+    this.events = new SlurmEvents(runner, watchExit ?? ((_d, ms, s) => sleepFor(ms, s)), {
+      off,
+      callTimeoutMs: settings.callTimeoutMs,
+      maxGapMs: this.poller.currentIntervalMs,
+    });
   }
 
   get name(): string {
@@ -124,6 +145,7 @@ export class SlurmHost {
 
   close(): void {
     this.poller.close();
+    this.watch?.close();
     this.runner.close();
   }
 }

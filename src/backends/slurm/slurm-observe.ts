@@ -1,18 +1,19 @@
 // Owns one observation of a Slurm job: the shared poll's squeue/sacct lines, the wrapper's records in the job
 // directory, scontrol for exact exit codes, find-by-tag for unconfirmed submissions; reported as facts (slurm-facts).
-import type { ExitInfo, HeartbeatInfo, Observation, StartedInfo } from "../../core/backend.ts";
+import type { Observation } from "../../core/backend.ts";
 import type { Job } from "../../core/job.ts";
 import { decide, recordsOfThisRun } from "../../core/reconcile.ts";
 import { attemptKey } from "../../core/retries.ts";
 import type { SchedulerFacts } from "../../core/scheduler-facts.ts";
-import { FILES, parseExitRecord, parseHeartbeat, parseStarted } from "../../wrapper/protocol.ts";
-import { observationFromRecords } from "../observation.ts";
 import { SBATCH_STDERR_FILE } from "./sbatch-script.ts";
 import { type Patience, slurmFacts, slurmTime, unconfirmedFacts } from "./slurm-facts.ts";
 import type { SlurmHost } from "./slurm-host.ts";
+import { look, NONE, type WrapperView } from "./slurm-look.ts";
 import { parseScontrolJob, scontrolShowJobArgs } from "./slurm-queries.ts";
 import { observeSlurmJob, parseSlurmExitCode, type SlurmExit } from "./slurm-states.ts";
 import { findByTag } from "./slurm-submit.ts";
+
+export { wrapperView } from "./slurm-look.ts";
 
 /**
  * Per-process memory shared by observations. What a new process must not rebuild from scratch (an adopted ID, the
@@ -41,49 +42,14 @@ export interface PersistedFields {
   adopted?: boolean;
   /** ISO time since when squeue/sacct gave no final answer for a job out of the queue; absent when settled. */
   unsettled_since?: string | undefined;
+  /** How the end was observed: the exit record by the login side's watch (confirmed by sacct), or a poll round. */
+  completion?: "watch" | "poll";
 }
 
 export interface ObserveContext {
   launchGraceMs: number;
   exitSettleMs: number;
   scancel: (slurmJobId: string) => Promise<void>;
-}
-
-interface WrapperView {
-  started: StartedInfo | null;
-  exit: ExitInfo | null;
-  heartbeat: HeartbeatInfo | null;
-}
-
-/**
- * The wrapper's record texts (null: no such file) through the mapping local and SSH jobs use: an exit record written
- * before the command started (cancelled during the batch script's start-up) has exit_code null, never 0.
- */
-export function wrapperView(texts: {
-  started: string | null;
-  exit: string | null;
-  heartbeat: string | null;
-}): WrapperView {
-  const o = observationFromRecords(
-    {
-      started: texts.started === null ? null : parseStarted(texts.started),
-      exit: texts.exit === null ? null : parseExitRecord(texts.exit),
-      heartbeat: texts.heartbeat === null ? null : parseHeartbeat(texts.heartbeat),
-      queued: null,
-    },
-    { wrapperAlive: null, bootIdNow: null },
-  );
-  return { started: o.started, exit: o.exit, heartbeat: o.heartbeat };
-}
-
-async function readWrapper(h: SlurmHost, dir: string): Promise<WrapperView> {
-  const read = (name: string) => h.runner.readFile(`${dir}/${name}`, 4096);
-  const [started, exit, heartbeat] = await Promise.all([
-    read(FILES.started),
-    read(FILES.exit),
-    read(FILES.heartbeat),
-  ]);
-  return wrapperView({ started, exit, heartbeat });
 }
 
 function observation(
@@ -93,8 +59,6 @@ function observation(
   // wrapperAlive/bootIdNow: unknowable from the login node (the wrapper runs on a compute node); Slurm says instead
   return { ...w, wrapperAlive: null, bootIdNow: null, ...extra };
 }
-
-const NONE: WrapperView = { started: null, exit: null, heartbeat: null };
 
 /** The observation, and whether the reconcile rules end the job with it (this process then stops following it). */
 export async function observeJob(
@@ -122,19 +86,18 @@ export async function observeJob(
     if (typeof found === "object") return settle(job, ctx, observation(NONE, found));
     id = found;
   }
-  const snap = await h.poller.view(id, sinceMs);
-  const entry = snap.rows.get(id) ?? {};
-  // after a requeue the earlier run's records stay until this run's wrapper clears them (reconcile rule 1d)
-  const wrapper = recordsOfThisRun(
-    dir ? await readWrapper(h, dir).catch(() => NONE) : NONE,
-    slurmTime(entry.sacct?.start),
-  );
-  if (snap.error !== undefined) {
+  const looked = await look(h, id, sinceMs, dir);
+  if ("error" in looked) {
     return {
-      observation: observation(wrapper, { unreachable: `Slurm on ${h.name} did not answer: ${snap.error}` }),
+      observation: observation(looked.wrapper, {
+        unreachable: `Slurm on ${h.name} did not answer: ${looked.error}`,
+      }),
       ends: false,
     };
   }
+  const { entry, via } = looked;
+  // after a requeue the earlier run's records stay until this run's wrapper clears them (reconcile rule 1d)
+  const wrapper = recordsOfThisRun(looked.wrapper, slurmTime(entry.sacct?.start));
   const status = observeSlurmJob(entry);
   // Slurm can never start it (a parent ended so that its --dependency cannot hold): end it and take it off the queue.
   if (
@@ -199,6 +162,8 @@ export async function observeJob(
   });
   const r = settle(job, ctx, observation(wrapper, { scheduler }));
   if (r.ends) {
+    h.events.forget(id);
+    deps.persist?.(job, { completion: via });
     h.poller.forget(id);
     deps.exitSeen.delete(id);
     deps.unsettledSince.delete(id);

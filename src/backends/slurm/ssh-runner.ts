@@ -14,7 +14,7 @@ export class SshRunner implements CommandRunner {
   readonly files: SshJobHost;
   private home: string | null = null;
 
-  constructor(private readonly host: SshHost) {
+  constructor(readonly host: SshHost) {
     this.files = new SshJobHost(host);
   }
 

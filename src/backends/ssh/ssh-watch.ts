@@ -68,6 +68,11 @@ export class SshWatch {
     });
   }
 
+  /** True once the channel reported `dir`'s exit record. */
+  sawExit(dir: string): boolean {
+    return this.entries.get(dir)?.sig?.includes("x") === true;
+  }
+
   private wanted(): string[] {
     const now = Date.now();
     for (const [dir, e] of this.entries) {
