@@ -7,25 +7,12 @@ import type { Job, JobSpec } from "../../src/core/job.ts";
 import { afterMessage } from "../../src/core/reconcile.ts";
 import { parseExitRecord, parseQueued } from "../../src/wrapper/protocol.ts";
 import { renderSpec } from "../../src/wrapper/spec-render.ts";
+import { plainSpec } from "../helpers/spec.ts";
 
 const P = "job_01JD000000000000000000000A";
 const Q = "job_01JD000000000000000000000B";
 
-const spec = (over: Partial<JobSpec> = {}): JobSpec => ({
-  argv: ["true"],
-  cwd: "/",
-  env: {},
-  secret_env: [],
-  backend: "local",
-  host: null,
-  queue: null,
-  timeout_seconds: null,
-  stall_timeout_seconds: null,
-  artifacts: [],
-  slurm_options: {},
-  name: null,
-  ...over,
-});
+const spec = plainSpec;
 const job = (id: string, over: Partial<Job> = {}): Job =>
   ({
     job_id: id,
