@@ -146,6 +146,7 @@ export function buildCli(bind: Bind = () => () => {}): CAC {
     .command("queue <action> [name]", "named queues: `queue create NAME --concurrency N`, `queue list`")
     .option("--concurrency <n>", "create: jobs of the queue that run at once")
     .option("--host <name>", "the queue's host (default: this machine)")
+    .option("--all", "list: also the private queues of active job arrays (array.ARRAY_ID)")
     .action(bind("queue"));
   cli
     .command("import", "bring in the finished jobs of an Awaitless 0.8 store (never changes it)")

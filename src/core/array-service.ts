@@ -1,6 +1,7 @@
 // Job arrays over the job service: one array row, each task an ordinary job (its own directory, result, idempotency)
 // in the array's private queue of concurrency %N; wait, status, cancel and task addresses (`JOB_ID.7`) on arrays.
 import { resolve } from "node:path";
+import { removeEndedArrayQueues } from "./array-queues.ts";
 import { type ArraySpec, parseArraySpec, parseTaskAddress } from "./array-spec.ts";
 import {
   type ArrayRow,
@@ -269,6 +270,7 @@ export class ArrayService implements ArrayApi {
     }
     const v = await this.view(a);
     const done = isTerminal(v.state) && v.unlaunched_indices === undefined;
+    if (done) removeEndedArrayQueues(this.store);
     return {
       ...v,
       job_state: v.state,

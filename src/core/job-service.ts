@@ -1,6 +1,7 @@
 // The use cases shared by CLI and MCP: submit, run, wait, status, logs, cancel, list, inspect.
 // Every read reconciles what it needs first (no daemon): observe the wrapper, apply the rules in reconcile.ts.
 import { dirname, join } from "node:path";
+import { refuseArrayQueueCreate } from "./array-queues.ts";
 import { ArrayService } from "./array-service.ts";
 import { type Backend, isLeftoverStop, type LaunchInput } from "./backend.ts";
 import { canonicalJson, sha256Hex } from "./canonical-json.ts";
@@ -51,7 +52,7 @@ import type {
   LogsRequest,
   LogsResponse,
   QueueCreated,
-  QueueView,
+  QueueListing,
   RunResponse,
   SubmitResponse,
   WaitOptions,
@@ -486,6 +487,7 @@ export class JobService implements JobServiceApi {
   }
 
   async createQueue(name: string, concurrency: number, host?: string): Promise<QueueCreated> {
+    refuseArrayQueueCreate(name);
     if (host && this.settings.hostBackends?.[host] === "slurm") {
       throw invalid(
         `${host} is a Slurm cluster ([hosts.${host}] backend = "slurm"): its jobs cannot wait in named queues`,
@@ -496,10 +498,11 @@ export class JobService implements JobServiceApi {
     return { ...r.row, created: r.created };
   }
 
-  async listQueues(host?: string): Promise<QueueView[]> {
+  async listQueues(host?: string, opts?: { arrays?: boolean }): Promise<QueueListing> {
     return listQueues(
       { store: this.store, backends: this.backends, refresh: (id) => this.refresh(id) },
       host,
+      opts,
     );
   }
 

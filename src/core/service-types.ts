@@ -303,6 +303,8 @@ export interface QueuedJobView {
 /** `queue list`: one queue on one target. */
 export interface QueueView {
   name: string;
+  /** A job array's private queue (`array.<ARRAY_ID>`): that array's ID; absent for named queues. */
+  array_id?: string;
   /** "local" or the host name. */
   target: string;
   concurrency: number;
@@ -315,6 +317,12 @@ export interface QueueView {
   /** Estimated time until the last waiting job starts; null without history or when nothing waits. */
   eta_seconds: number | null;
   created_at: string;
+}
+
+/** `queue list`: the queues, and how many private queues of active job arrays were left out (0 with `arrays`). */
+export interface QueueListing {
+  queues: QueueView[];
+  hidden_array_queues: number;
 }
 
 export interface JobServiceApi {
@@ -353,7 +361,8 @@ export interface JobServiceApi {
   onTerminal(jobId: string, signal: AbortSignal): Promise<JobState>;
   /** Named queues: create one, list them with what runs and waits. */
   createQueue(name: string, concurrency: number, host?: string): Promise<QueueCreated>;
-  listQueues(host?: string): Promise<QueueView[]>;
+  /** Active job arrays' private queues (`array.<ARRAY_ID>`) are counted, and listed only with `arrays`. */
+  listQueues(host?: string, opts?: { arrays?: boolean }): Promise<QueueListing>;
   /** The listing with how many jobs match in all (`20 of 30 shown`). */
   listPage(req: ListRequest): Promise<{ jobs: JobStatus[]; total: number }>;
   /** The newest job's ID (by creation), undefined when there is none. */

@@ -324,16 +324,22 @@ export async function listQueuesTool(
   env: ToolEnv,
   args: v.InferOutput<typeof listQueuesInput>,
 ): Promise<CallToolResult> {
-  const queues = await queueService(env).listQueues(args.host);
+  const listing = await queueService(env).listQueues(args.host);
+  const { queues, hidden_array_queues: hidden } = listing;
+  // an array's private queue is the array's business: its progress is get_job_status of the array
+  const arrays =
+    hidden === 0
+      ? ""
+      : `\n${hidden} job array(s) active; their private queues are not listed (get_job_status with an array's ID shows its tasks).`;
   if (queues.length === 0) {
-    return toolResult({ queues }, "No queues yet. Create one with create_queue.");
+    return toolResult(listing, `No queues yet. Create one with create_queue.${arrays}`);
   }
   const lines = queues.map((q) => {
     const eta = q.eta_seconds === null ? "" : `, ETA ~${formatSeconds(q.eta_seconds)}`;
     const order = q.waiting.length ? `; waiting: ${q.waiting.map((w) => w.job_id).join(", ")}` : "";
     return `- ${q.name} on ${q.target}: ${q.running}/${q.concurrency} running, ${q.queued} queued${eta}${order}`;
   });
-  return toolResult({ queues }, `${queues.length} queue(s):\n${lines.join("\n")}`);
+  return toolResult(listing, `${queues.length} queue(s):\n${lines.join("\n")}${arrays}`);
 }
 
 export async function listTool(env: ToolEnv, args: v.InferOutput<typeof listInput>): Promise<CallToolResult> {
