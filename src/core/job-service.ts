@@ -18,6 +18,7 @@ import {
   launchDueAttempt,
   msUntilAttempt,
   type RetryDeps,
+  retryWait,
 } from "./job-retry.ts";
 import { formatDuration, jobStatus } from "./job-status.ts";
 import { type JobStore, nowIso, type StoredJob } from "./job-store.ts";
@@ -60,6 +61,11 @@ import type {
 } from "./service-types.ts";
 import { describeFree, isNoSpace, noSpaceFromErrno } from "./store-errors.ts";
 import { observedActive, observedTerminal, reserveNotice, storeNotice } from "./unsealed.ts";
+
+function nextAttemptOf(job: StoredJob): { next_attempt_at?: string } {
+  const r = retryWait(job);
+  return r ? { next_attempt_at: r.at } : {};
+}
 
 /** Longest gap between re-reads of a waited-on job whose files are watched by events and that does not change. */
 export const QUIET_POLL_MAX_MS = 10_000;
@@ -728,6 +734,7 @@ export class JobService implements JobServiceApi {
       delivery_state: "pending",
       waited_seconds,
       status_message: await this.progressMessage(job),
+      ...nextAttemptOf(job),
     };
   }
 
@@ -764,6 +771,7 @@ export class JobService implements JobServiceApi {
     const st = await this.toStatus(job);
     if (isTerminal(job.state)) return `${job.state}`;
     const elapsed = formatDuration(st.elapsed_seconds ?? 0);
+    if (st.next_attempt_at) return st.status_message!;
     if (job.state === "queued" && job.status_message) return `${job.status_message}, for ${elapsed}`;
     if (job.state === "starting" || job.state === "queued") return `${job.state} for ${elapsed}`;
     const obs = await this.backendFor(job).observe(job);

@@ -72,6 +72,8 @@ export interface JobStatus {
   /** Jobs with retries: the attempt shown (1, 2, …) and how many the job may have (1 + retries); absent without. */
   attempt?: number;
   attempts?: number;
+  /** While a retry waits out its backoff: when that attempt starts (status_message says so, and how the last ended). */
+  next_attempt_at?: string;
   /** Set when the job's host could not be reached just now: the state shown is the last known one. */
   host_unreachable?: string;
 }
@@ -98,6 +100,8 @@ export interface WaitEnvelope {
   /** How long this job has been waited on, across every wait that ended so far (stored). */
   waited_seconds: number;
   status_message?: string;
+  /** While a retry waits out its backoff: when that attempt starts (as in JobStatus). */
+  next_attempt_at?: string;
   /** Set when the wait ended because the job's host cannot be reached (the job keeps its state). */
   host_unreachable?: string;
   next_action?: string;
@@ -135,6 +139,7 @@ export const ENVELOPE_FIELDS = [
   "delivery_state",
   "waited_seconds",
   "status_message",
+  "next_attempt_at",
   "host_unreachable",
   "next_action",
   "next_command",

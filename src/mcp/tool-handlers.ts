@@ -18,6 +18,7 @@ import {
   isFailure,
   mcpWait,
   nextDetachedAction,
+  retryWaitOf,
   toolResult,
 } from "./results.ts";
 import { finalToolResult, type TaskView, taskView } from "./task-view.ts";
@@ -108,9 +109,11 @@ export async function runTool(env: ToolEnv, args: RunArgs, ctx: CallCtx): Promis
   env.watch.watch(resp.job_id);
   const out = mcpWait(resp);
   if (out.delivery === "detached") {
-    out.next_action = nextDetachedAction(out.job_id, out.job_state);
-    const why =
-      out.detach_reason === "queued"
+    const retry = retryWaitOf(out);
+    out.next_action = nextDetachedAction(out.job_id, out.job_state, retry);
+    const why = retry
+      ? `is ${retry}`
+      : out.detach_reason === "queued"
         ? "is queued"
         : env.ending?.aborted
           ? "is still running (the client's input ended, so the call answered at once)"
@@ -137,7 +140,7 @@ export async function submitTool(
   const resp = await env.service.submit(req);
   env.finished?.track(resp.job_id, resp.job);
   env.watch.watch(resp.job_id);
-  const next_action = nextDetachedAction(resp.job_id, resp.state);
+  const next_action = nextDetachedAction(resp.job_id, resp.state, retryWaitOf(resp.job));
   const replay = resp.launch_resumed
     ? " (this request ID created it, but its first client stopped before launching it; launched now)"
     : resp.idempotent_replay
