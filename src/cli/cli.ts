@@ -286,6 +286,12 @@ function aliased(argv: string[], names: string[]): string[] {
 function withNearestOption(e: unknown, cli: ReturnType<typeof buildCli>): unknown {
   const unknown = /^Unknown option `(-{1,2}[^`]+)`$/.exec((e as Error)?.message ?? "")?.[1];
   if ((e as { name?: string })?.name !== "CACError" || unknown === undefined) return e;
+  if (/^-\d/.test(unknown)) {
+    // `--retries -1`: cac reads the value as an option; what was meant is a negative number, which none takes
+    const err = new Error(`${(e as Error).message} (a negative number? option values here are 0 or more)`);
+    err.name = "CACError";
+    return err;
+  }
   const options = [...(cli.matchedCommand?.options ?? []), ...cli.globalCommand.options];
   const flags = options.flatMap((o) => o.rawName.split(/[\s,]+/).filter((w) => w.startsWith("--")));
   const near = nearestName(
