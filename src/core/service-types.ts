@@ -11,6 +11,7 @@ import type { LeftoverStop } from "./backend.ts";
 import type { AwaitlessError } from "./errors.ts";
 import type { BackendName, JobResult, JobState, StateChange } from "./job.ts";
 import type { LogPage } from "./log-scan.ts";
+import type { AttemptRecord } from "./store-rows.ts";
 
 export interface LaunchRequest {
   argv: string[];
@@ -265,19 +266,10 @@ export interface InspectResponse {
   result?: JobResult;
 }
 
-/** One earlier attempt of a retried job, as `inspect` shows it. */
-export interface AttemptView {
-  attempt: number;
-  state: JobState;
-  reason: string | null;
-  exit_code: number | null;
-  signal: string | null;
-  launched_at: string | null;
-  started_at: string | null;
-  finished_at: string;
-  job_dir: string;
+/** One earlier attempt of a retried job, as `inspect` shows it: its stored record, the result parsed. */
+export type AttemptView = Omit<AttemptRecord, "backend_id" | "result_json" | "result_sha256"> & {
   result: JobResult;
-}
+};
 
 /** Progress callback for held waits: called at least every `intervalMs` with a human sentence. */
 export type ProgressFn = (message: string) => void;
