@@ -94,30 +94,13 @@ describe("an array's private queue", () => {
   }, 90_000);
 
   test("wait on an ended array removes its queue; replaying its submit launches nothing and leaves none", () => {
-    const sub = sb.run([
-      "submit",
-      "--json",
-      "--client-request-id",
-      "sweep-1",
-      "--array",
-      "0-2%1",
-      "--",
-      "true",
-    ]);
+    const submit = ["submit", "--json", "--client-request-id", "sweep-1", "--array", "0-2%1", "--", "true"];
+    const sub = sb.run(submit);
     expect(sub.code).toBe(0);
     const id = sub.json.job_id;
     expect(sb.run(["wait", id]).code).toBe(0);
     expect(arrayQueueRows()).toEqual([]);
-    const again = sb.run([
-      "submit",
-      "--json",
-      "--client-request-id",
-      "sweep-1",
-      "--array",
-      "0-2%1",
-      "--",
-      "true",
-    ]);
+    const again = sb.run(submit);
     expect(again.json).toMatchObject({ job_id: id, idempotent_replay: true });
     expect(arrayQueueRows()).toEqual([]);
   }, 60_000);
