@@ -301,7 +301,9 @@ export const COMMANDS: Record<string, Action> = {
       ...(opts.limit !== undefined ? { limit: parseIntOption(opts.limit, "--limit", 1, 10_000) } : {}),
     });
     const shown = ctx.arrays.annotate(jobs);
-    out(io, opts.json ? toJson({ jobs: shown }) : renderList(shown, styleFor(io.stdout, io.env)));
+    const arrays = ctx.arrays.progress(jobs.map((j) => j.job_id));
+    const listing = arrays.length > 0 ? { jobs: shown, arrays } : { jobs: shown };
+    out(io, opts.json ? toJson(listing) : renderList(shown, styleFor(io.stdout, io.env), arrays));
     if (!opts.json && total > jobs.length)
       io.stderr.write(`${jobs.length} of ${total} shown (--limit ${Math.min(total, 10_000)} for all)\n`);
     return EXIT.ok;

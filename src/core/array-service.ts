@@ -1,6 +1,7 @@
 // Job arrays over the job service: one array row, each task an ordinary job (its own directory, result, idempotency)
 // in the array's private queue of concurrency %N; wait, status, cancel and task addresses (`JOB_ID.7`) on arrays.
 import { resolve } from "node:path";
+import { type ArrayProgress, arrayProgress } from "./array-progress.ts";
 import { removeEndedArrayQueues } from "./array-queues.ts";
 import { type ArraySpec, parseArraySpec, parseTaskAddress } from "./array-spec.ts";
 import {
@@ -329,6 +330,11 @@ export class ArrayService implements ArrayApi {
       );
     }
     return out;
+  }
+
+  /** The progress of every array these jobs are tasks of (array-progress.ts). */
+  progress(jobIds: string[]): ArrayProgress[] {
+    return arrayProgress(this.store, jobIds);
   }
 
   /** Adds `array_task` (ARRAY_ID.INDEX) to the statuses of array tasks. */

@@ -1,5 +1,6 @@
 // Request and response shapes of the job use cases shared by the CLI and MCP (PROTOCOL.md field names).
 
+import type { ArrayProgress } from "./array-progress.ts";
 import type {
   ArrayCancelResponse,
   ArraySubmitResponse,
@@ -447,4 +448,6 @@ export interface ArrayApi {
   expandAll(ids: string[], max: number): string[];
   /** Adds `array_task` (ARRAY_ID.INDEX) to the statuses of array tasks. */
   annotate<T extends JobStatus>(statuses: T[]): (T & { array_task?: string })[];
+  /** How far each array these jobs are tasks of has got (a listing's `arrays`); empty when none is a task. */
+  progress(jobIds: string[]): ArrayProgress[];
 }

@@ -2,9 +2,15 @@
 
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import type * as v from "valibot";
+import { progressWords } from "../core/array-progress.ts";
 import type { ArrayView } from "../core/array-types.ts";
 import { isTerminal } from "../core/job.ts";
-import { isDelivered, type JobServiceApi, type LaunchRequest } from "../core/service-types.ts";
+import {
+  isDelivered,
+  type JobServiceApi,
+  type JobStatus,
+  type LaunchRequest,
+} from "../core/service-types.ts";
 import type { McpConfig } from "./config.ts";
 import type { SessionFinishedJobs } from "./finished-jobs.ts";
 import { assertLaunchable } from "./guards.ts";
@@ -271,9 +277,14 @@ export async function statusTool(
   }
   const status = await env.service.status(taskJob(env, args.job_id));
   env.finished?.remember(status.job_id, status);
+  // the attempt of a retried job, unless its status message already names the one it waits for
+  const attempt =
+    status.attempts !== undefined && !status.next_attempt_at
+      ? `, attempt ${status.attempt} of ${status.attempts}`
+      : "";
   const text = isTerminal(status.state)
-    ? `Job ${status.job_id} ${status.state}${status.exit_code !== null ? ` (exit ${status.exit_code})` : ""}. wait_for_job returns its full result.`
-    : `Job ${status.job_id}: ${statusSentence(status)}. Call wait_for_job with {"job_id":"${status.job_id}"} to wait for it.`;
+    ? `Job ${status.job_id} ${status.state}${status.exit_code !== null ? ` (exit ${status.exit_code})` : ""}${attempt}. wait_for_job returns its full result.`
+    : `Job ${status.job_id}: ${statusSentence(status)}${attempt}. Call wait_for_job with {"job_id":"${status.job_id}"} to wait for it.`;
   return toolResult(status, text, { jobId: status.job_id });
 }
 
@@ -357,11 +368,30 @@ export async function listTool(env: ToolEnv, args: v.InferOutput<typeof listInpu
       `No jobs match${filters ? ` (${filters})` : ""}. Start one with run or submit_job.`,
     );
   }
-  const lines = jobs.map(
+  const arrayApi = env.service.arrays;
+  const shown = arrayApi ? arrayApi.annotate(jobs) : jobs;
+  const arrays = arrayApi ? arrayApi.progress(jobs.map((j) => j.job_id)) : [];
+  const lines = shown.map(
     (job) =>
-      `${job.job_id}  ${job.state.padEnd(9)}  ${(job.elapsed_seconds === undefined ? "-" : formatSeconds(job.elapsed_seconds)).padStart(6)}  ${job.name ?? job.argv.join(" ").slice(0, 60)}`,
+      `${job.job_id}  ${job.state.padEnd(9)}  ${(job.elapsed_seconds === undefined ? "-" : formatSeconds(job.elapsed_seconds)).padStart(6)}  ${job.name ?? job.argv.join(" ").slice(0, 60)}${listNote(job)}`,
   );
-  return toolResult({ jobs, count: jobs.length }, `${jobs.length} job(s):\n${lines.join("\n")}`);
+  const progress = arrays.map((a) => `Array ${a.job_id} (${a.array}) ${a.state}: ${progressWords(a)}`);
+  return toolResult(
+    arrays.length > 0 ? { jobs: shown, count: jobs.length, arrays } : { jobs: shown, count: jobs.length },
+    `${jobs.length} job(s):\n${[...lines, ...progress].join("\n")}`,
+  );
+}
+
+/** What a listed job's line adds: its array task, its attempt, what a held or retrying job waits for. */
+function listNote(job: JobStatus & { array_task?: string }): string {
+  const notes = [
+    ...(job.array_task ? [`task ${job.array_task}`] : []),
+    ...(job.attempts !== undefined ? [`attempt ${job.attempt} of ${job.attempts}`] : []),
+    ...(job.state === "queued" && (job.after || job.next_attempt_at) && job.status_message
+      ? [job.status_message]
+      : []),
+  ];
+  return notes.length > 0 ? `  [${notes.join("; ")}]` : "";
 }
 
 /** A task address `ARRAY_ID.INDEX` → its job ID; any other ID as given. */
