@@ -7,6 +7,7 @@ import { noSpaceFromErrno } from "../core/store-errors.ts";
 import type { CliIo } from "./cli-io.ts";
 import { type Action, COMMANDS } from "./commands.ts";
 import { paint, shellWord, styleFor } from "./render.ts";
+import { keepTypedValues } from "./typed-values.ts";
 
 const LAUNCH_OPTIONS: [string, string][] = [
   ["--backend <name>", "local (default), ssh or slurm"],
@@ -210,6 +211,7 @@ export async function runCli(argv: string[], io: CliIo, makeCtx: () => Promise<C
       ACTIONS[name]!(a, io, keepCtx),
     );
   });
+  keepTypedValues(cli);
   const style = styleFor(io.stderr, io.env);
   try {
     const names = cli.commands.map((c) => c.name.split(" ")[0]!).filter(Boolean);

@@ -24,7 +24,22 @@ const CASES: [string[], string][] = [
   [["--after", "job_01ARZ3NDEKTSV4RRFFQ69G5FAV:faild"], "(did you mean `failed`?)"],
   [["--after", "job_01ARZ3NDEKTSV4RRFFQ69G5FAV:zzz"], 'unknown condition "zzz", not one of ok, any, failed'],
   [["--array", "0-3%x"], 'bad array throttle %x in "0-3%x"'],
+  // values that only look like numbers are read as typed, never as the number they resemble
+  [["--array", ""], "empty array specification"],
+  [["--array", "0x3"], 'bad array index "0x3" in "0x3"'],
+  [["--retries", ""], '--retries: bad number ""'],
+  [["--retries", "0x2"], '--retries: bad number "0x2"'],
+  [["--retries", "1", "--retry-on", ""], 'bad retry class ""'],
 ];
+
+describe("values as typed", () => {
+  test("a name or index that looks like a number is kept as written", () => {
+    const r = sb.run(["submit", "--json", "--name", "007", "--array", "01,2", "--", "true"]);
+    expect(r.code).toBe(0);
+    expect(r.json).toMatchObject({ name: "007", array: "01,2", tasks: 2 });
+    expect(sb.run(["wait", r.json.job_id]).code).toBe(0);
+  });
+});
 
 describe("issue 17 options: bad input", () => {
   for (const command of ["submit", "run"]) {
