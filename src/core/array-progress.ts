@@ -36,20 +36,10 @@ export function arrayProgress(store: JobStore, jobIds: string[]): ArrayProgress[
     const counts: Partial<Record<JobState, number>> = {};
     for (const t of tasks) counts[t.state] = (counts[t.state] ?? 0) + 1;
     const active = tasks.filter((t) => !isTerminal(t.state));
-    const state: JobState =
-      active.length > 0
-        ? active.some((t) => t.state === "running" || t.state === "stalled")
-          ? "running"
-          : "queued"
-        : tasks.some((t) => FAILED.includes(t.state))
-          ? "failed"
-          : tasks.some((t) => t.state === "cancelled")
-            ? "cancelled"
-            : "succeeded";
     out.push({
       job_id: arrayId,
       array: a.spec_text,
-      state,
+      state: arrayState(tasks, false),
       tasks: (JSON.parse(a.indices_json) as number[]).length,
       done: tasks.length - active.length,
       counts,
@@ -72,4 +62,21 @@ export function progressWords(p: ArrayProgress): string {
     [`${p.done}/${p.tasks} done${ended.length ? ` (${ended.join(", ")})` : ""}`, ...active].join(", ") +
     failed
   );
+}
+
+/**
+ * An array's state from its tasks': active while any is (`running` if one runs); then failed if any failed, timed
+ * out or was lost, else cancelled if any was, else succeeded. `removedAll`: gc removed every task (each had ended).
+ */
+export function arrayState(ts: { state: JobState }[], removedAll: boolean): JobState {
+  const active = ts.filter((t) => !isTerminal(t.state));
+  if (active.length > 0) {
+    if (active.some((t) => t.state === "running" || t.state === "stalled")) return "running";
+    return active.some((t) => t.state === "starting") ? "starting" : "queued";
+  }
+  // every task gc removed: each had ended, but no result is left to say how
+  if (ts.length === 0) return removedAll ? "lost" : "queued";
+  if (ts.some((t) => FAILED.includes(t.state))) return "failed";
+  if (ts.some((t) => t.state === "cancelled")) return "cancelled";
+  return "succeeded";
 }

@@ -1,21 +1,11 @@
 // Bad input to issue 17's MCP arguments (retries, retry_on, after, array) through the binary and the official client:
 // an error naming what is wrong (the nearest valid word for a typo) and what to pass, in MCP words; nothing created.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { structured, textOf } from "./harness.ts";
-import { connectStdio, makeSandbox } from "./stdio-client.ts";
-
-type Conn = Awaited<ReturnType<typeof connectStdio>>;
+import { stdioSession } from "./stdio-client.ts";
 
 describe("issue 17 arguments over MCP: bad input", () => {
-  const box = makeSandbox();
-  let conn: Conn;
-  beforeAll(async () => {
-    conn = await connectStdio("modern", box.env, box.root);
-  });
-  afterAll(async () => {
-    await conn?.close();
-    box.remove();
-  });
+  const session = stdioSession();
 
   test("a typo gets the nearest valid word, every answer says what to pass, and no job is created", async () => {
     const cases: [Record<string, unknown>, string][] = [
@@ -27,7 +17,10 @@ describe("issue 17 arguments over MCP: bad input", () => {
     ];
     for (const tool of ["submit_job", "run"]) {
       for (const [args, says] of cases) {
-        const r = await conn.client.callTool({ name: tool, arguments: { command: ["true"], ...args } });
+        const r = await session.conn!.client.callTool({
+          name: tool,
+          arguments: { command: ["true"], ...args },
+        });
         expect({ tool, args, isError: r.isError }).toEqual({ tool, args, isError: true });
         const text = textOf(r);
         expect({ args, has: text.includes(says) }).toEqual({ args, has: true });
@@ -36,7 +29,7 @@ describe("issue 17 arguments over MCP: bad input", () => {
       }
     }
     const jobs = structured<{ jobs: unknown[] }>(
-      await conn.client.callTool({ name: "list_jobs", arguments: {} }),
+      await session.conn!.client.callTool({ name: "list_jobs", arguments: {} }),
     ).jobs;
     expect(jobs).toEqual([]);
   }, 60_000);

@@ -1,29 +1,21 @@
 // list_jobs and get_job_status show a job graph over MCP (the official client against the compiled server): a job
 // held by `after` says which parent it waits for, a retried job its attempt, an array task its address and the
 // array its progress (structured `arrays`, and in the text).
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { until } from "../helpers/until.ts";
 import { structured, textOf } from "./harness.ts";
-import { connectStdio, makeSandbox } from "./stdio-client.ts";
+import { stdioSession } from "./stdio-client.ts";
 
-type Conn = Awaited<ReturnType<typeof connectStdio>>;
 // biome-ignore lint/suspicious/noExplicitAny: the tools' structured answers
 type Json = any;
 
 describe("a job graph in list_jobs and get_job_status", () => {
-  const box = makeSandbox();
-  let conn: Conn;
-  beforeAll(async () => {
-    conn = await connectStdio("modern", box.env, box.root);
-  });
-  afterAll(async () => {
-    await conn?.close();
-    box.remove();
-  });
+  const session = stdioSession();
+  const box = session.box;
   const call = (name: string, args: Record<string, unknown>) =>
-    conn.client.callTool({ name, arguments: args });
+    session.conn!.client.callTool({ name, arguments: args });
 
   test("dependencies, attempts and array progress", async () => {
     const go = join(box.root, "go");
