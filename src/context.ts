@@ -7,6 +7,7 @@ import { SlurmBackend } from "./backends/slurm/slurm-backend.ts";
 import { SshBackend } from "./backends/ssh/ssh-backend.ts";
 import { type Config, loadConfig } from "./config/config.ts";
 import { profileKeysFor, profileRefusal } from "./config/config-legacy.ts";
+import { arrayOfQueue } from "./core/array-queues.ts";
 import type { ArrayService } from "./core/array-service.ts";
 import type { Backend } from "./core/backend.ts";
 import { useHintTable } from "./core/errors.ts";
@@ -121,7 +122,10 @@ export function createContext(env: Record<string, string | undefined>, configFla
     countJobs: () => store.countJobs(),
     jobDirs: () => store.jobDirs(),
     recentJobIds: (limit) => store.list({ limit }).map((j) => j.job_id),
-    queueNames: () => listQueueRows(store).map((q) => q.name),
+    queueNames: () =>
+      listQueueRows(store)
+        .map((q) => q.name)
+        .filter((n) => arrayOfQueue(n) === undefined),
     meta: (key) => store.meta(key),
     setMeta: (key, value) => store.setMeta(key, value),
     claimAutoGc: (seconds) => store.claimAutoGc(seconds),

@@ -55,6 +55,10 @@ export const HINTS: HintTable = {
     cli: `use it as it is (--queue ${a.name}), or pick another name; concurrency ${a.concurrency} stays`,
     mcp: `Use it as it is (queue: "${a.name}"), or pick another name; concurrency ${a.concurrency} stays.`,
   }),
+  array_queue_private: (a) => ({
+    cli: `the array's %N is how many of its tasks run at once; see it with \`awaitless status ${a.job_id}\`, and give your own queues a name not starting with "array."`,
+    mcp: `The array's %N is how many of its tasks run at once; call get_job_status with {"job_id":"${a.job_id}"} to see it, and give your own queues a name not starting with "array.".`,
+  }),
   queue_create_first: (a) => ({
     cli: `create it first: awaitless queue create ${a.name} --concurrency N${a.target === "local" ? "" : ` --host ${a.target}`}`,
     mcp: `Create it first: call create_queue with {"name":"${a.name}","concurrency":N${a.target === "local" ? "" : `,"host":"${a.target}"`}}.`,

@@ -7,6 +7,7 @@ import { noSpaceFromErrno } from "../core/store-errors.ts";
 import type { CliIo } from "./cli-io.ts";
 import { type Action, COMMANDS } from "./commands.ts";
 import { paint, shellWord, styleFor } from "./render.ts";
+import { keepTypedValues } from "./typed-values.ts";
 
 const LAUNCH_OPTIONS: [string, string][] = [
   ["--backend <name>", "local (default), ssh or slurm"],
@@ -146,6 +147,7 @@ export function buildCli(bind: Bind = () => () => {}): CAC {
     .command("queue <action> [name]", "named queues: `queue create NAME --concurrency N`, `queue list`")
     .option("--concurrency <n>", "create: jobs of the queue that run at once")
     .option("--host <name>", "the queue's host (default: this machine)")
+    .option("--all", "list: also the private queues of active job arrays (array.ARRAY_ID)")
     .action(bind("queue"));
   cli
     .command("import", "bring in the finished jobs of an Awaitless 0.8 store (never changes it)")
@@ -209,6 +211,7 @@ export async function runCli(argv: string[], io: CliIo, makeCtx: () => Promise<C
       ACTIONS[name]!(a, io, keepCtx),
     );
   });
+  keepTypedValues(cli);
   const style = styleFor(io.stderr, io.env);
   try {
     const names = cli.commands.map((c) => c.name.split(" ")[0]!).filter(Boolean);
@@ -285,6 +288,12 @@ function aliased(argv: string[], names: string[]): string[] {
 function withNearestOption(e: unknown, cli: ReturnType<typeof buildCli>): unknown {
   const unknown = /^Unknown option `(-{1,2}[^`]+)`$/.exec((e as Error)?.message ?? "")?.[1];
   if ((e as { name?: string })?.name !== "CACError" || unknown === undefined) return e;
+  if (/^-\d/.test(unknown)) {
+    // `--retries -1`: cac reads the value as an option; what was meant is a negative number, which none takes
+    const err = new Error(`${(e as Error).message} (a negative number? option values here are 0 or more)`);
+    err.name = "CACError";
+    return err;
+  }
   const options = [...(cli.matchedCommand?.options ?? []), ...cli.globalCommand.options];
   const flags = options.flatMap((o) => o.rawName.split(/[\s,]+/).filter((w) => w.startsWith("--")));
   const near = nearestName(

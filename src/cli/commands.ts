@@ -86,7 +86,7 @@ function cliNext(w: WaitResponse): WaitResponse {
   const next_command = `awaitless wait ${w.job_id}`;
   const next_action = w.host_unreachable
     ? `The job's host cannot be reached now; the job keeps its state (${w.job_state}) and may still be running. Run \`${next_command}\` again once the host is reachable.`
-    : `The job is still ${w.job_state}: only this wait ended, the job was not killed or changed. Run \`${next_command}\` to collect the result.`;
+    : `The job is still ${w.job_state}${w.next_attempt_at && w.status_message ? `, ${w.status_message}` : ""}: only this wait ended, the job was not killed or changed. Run \`${next_command}\` to collect the result.`;
   return withNext(w, { next_action, next_command });
 }
 
@@ -301,7 +301,9 @@ export const COMMANDS: Record<string, Action> = {
       ...(opts.limit !== undefined ? { limit: parseIntOption(opts.limit, "--limit", 1, 10_000) } : {}),
     });
     const shown = ctx.arrays.annotate(jobs);
-    out(io, opts.json ? toJson({ jobs: shown }) : renderList(shown, styleFor(io.stdout, io.env)));
+    const arrays = ctx.arrays.progress(jobs.map((j) => j.job_id));
+    const listing = arrays.length > 0 ? { jobs: shown, arrays } : { jobs: shown };
+    out(io, opts.json ? toJson(listing) : renderList(shown, styleFor(io.stdout, io.env), arrays));
     if (!opts.json && total > jobs.length)
       io.stderr.write(`${jobs.length} of ${total} shown (--limit ${Math.min(total, 10_000)} for all)\n`);
     return EXIT.ok;

@@ -1,4 +1,5 @@
 // Writing results for people and for scripts (--json). Terminal results are replayed byte-identically.
+import { type ArrayProgress, progressWords } from "../core/array-progress.ts";
 import type { JobResult } from "../core/job.ts";
 import {
   type CancelResponse,
@@ -135,14 +136,17 @@ export function renderStatus(s: JobStatus & { array_task?: string }, style: Styl
   return rows.map(([k, v]) => `${paint(style, "dim", k.padEnd(w))}  ${v}`).join("\n");
 }
 
-export function renderList(jobs: JobStatus[], style: Style): string {
+export function renderList(jobs: JobStatus[], style: Style, arrays: ArrayProgress[] = []): string {
   if (jobs.length === 0) return "no jobs match (submit one with `awaitless run -- <command>`)";
-  return table(
+  const progress = arrays.map(
+    (a) =>
+      `${paint(style, "dim", "array")} ${a.job_id} ${a.array} ${stateText(style, a.state)}: ${progressWords(a)}`,
+  );
+  const rows = table(
     ["JOB", "STATE", "AGE", "DURATION", "EXIT", "HOST", "QUEUE", "NAME", "COMMAND"],
     jobs.map((j) => [
       j.job_id,
-      stateText(style, j.state) +
-        (j.attempt !== undefined && j.attempt > 1 ? ` (attempt ${j.attempt}/${j.attempts})` : ""),
+      stateText(style, j.state) + stateNote(j),
       ago(j.created_at).replace(" ago", ""),
       // A job that has not started has no duration yet (its AGE says how long it has waited).
       j.started_at === null ? "-" : humanDuration(j.elapsed_seconds),
@@ -154,6 +158,16 @@ export function renderList(jobs: JobStatus[], style: Style): string {
     ]),
     style,
   );
+  return [rows, ...progress].join("\n");
+}
+
+/** What a list row adds to its state: the attempt of a retried job, the parent a held job waits for. */
+function stateNote(j: JobStatus): string {
+  if (j.attempt !== undefined && j.attempt > 1) return ` (attempt ${j.attempt}/${j.attempts})`;
+  // a job held by --after: its status message names the parent still awaited ("waiting for job_… to succeed")
+  const parent =
+    j.after && j.state === "queued" ? /^waiting for (job_\S+)/.exec(j.status_message ?? "")?.[1] : undefined;
+  return parent ? ` (after ${parent})` : "";
 }
 
 /** `gc` for people: what went (or would go), and the store against its quota. */

@@ -81,7 +81,8 @@ export function parsePairs(values: string[], flag: string): Record<string, strin
 }
 
 export function parseIntOption(v: unknown, flag: string, min: number, max: number): number {
-  const n = Number(v);
+  // a value as typed (typed-values.ts) is read only when it is written as a whole number: not "", "0x10" or "1e3"
+  const n = typeof v === "string" && !/^\s*-?\d+\s*$/.test(v) ? Number.NaN : Number(v);
   if (!Number.isInteger(n) || n < min || n > max) {
     throw invalid(`${flag}: bad number ${JSON.stringify(v)}`, `give a whole number from ${min} to ${max}`);
   }

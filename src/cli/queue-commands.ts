@@ -1,9 +1,10 @@
 // `awaitless queue create|list`: named queues on this machine or a host.
 
 import type { Ctx } from "../context.ts";
+import { arrayOfQueue } from "../core/array-queues.ts";
 import { EXIT, invalid } from "../core/errors.ts";
 import { didYouMean } from "../core/nearest-name.ts";
-import type { QueueView } from "../core/service-types.ts";
+import type { QueueListing } from "../core/service-types.ts";
 import type { CliIo } from "./cli-io.ts";
 import { toJson } from "./output.ts";
 import { parseIntOption } from "./parse.ts";
@@ -44,11 +45,18 @@ export async function queueCommand(args: unknown[], io: CliIo, makeCtx: () => Pr
     return EXIT.ok;
   }
   if (action === "list") {
-    if (name !== undefined)
-      throw invalid(`queue list takes no name (got ${name})`, "awaitless queue list [--host NAME]");
+    if (name !== undefined) {
+      const arrayId = arrayOfQueue(name);
+      throw invalid(
+        `queue list takes no name (got ${name})`,
+        arrayId === undefined
+          ? "awaitless queue list [--host NAME] [--all]"
+          : `${name} is job array ${arrayId}'s queue: awaitless status ${arrayId} shows its tasks, awaitless queue list --all every array's queue`,
+      );
+    }
     const ctx = await makeCtx();
-    const queues = await ctx.service.listQueues(host);
-    out(io, opts.json ? toJson({ queues }) : renderQueues(queues, styleFor(io.stdout, io.env)));
+    const listing = await ctx.service.listQueues(host, { arrays: opts.all === true });
+    out(io, opts.json ? toJson(listing) : renderQueues(listing, styleFor(io.stdout, io.env)));
     return EXIT.ok;
   }
   throw invalid(
@@ -57,8 +65,21 @@ export async function queueCommand(args: unknown[], io: CliIo, makeCtx: () => Pr
   );
 }
 
-export function renderQueues(queues: QueueView[], style: Style): string {
-  if (queues.length === 0) return "no queues yet; create one: awaitless queue create NAME --concurrency N";
+export function renderQueues({ queues, hidden_array_queues: hidden }: QueueListing, style: Style): string {
+  const arrays =
+    hidden === 0
+      ? []
+      : [
+          paint(
+            style,
+            "dim",
+            `${hidden} job array${hidden === 1 ? "" : "s"} active, ${hidden === 1 ? "its private queue" : "their private queues"} not shown (awaitless queue list --all shows ${hidden === 1 ? "it" : "them"})`,
+          ),
+        ];
+  if (queues.length === 0) {
+    const none = "no queues yet; create one: awaitless queue create NAME --concurrency N";
+    return [none, ...arrays].join("\n");
+  }
   const rows = queues.map((q) => [
     q.name,
     q.target,
@@ -73,5 +94,5 @@ export function renderQueues(queues: QueueView[], style: Style): string {
     const order = q.waiting.map((w) => `${w.position}. ${w.job_id}`).join("  ");
     lines.push(`${paint(style, "dim", `${q.name} waiting:`)} ${order}`);
   }
-  return lines.join("\n");
+  return [...lines, ...arrays].join("\n");
 }

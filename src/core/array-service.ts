@@ -1,6 +1,8 @@
 // Job arrays over the job service: one array row, each task an ordinary job (its own directory, result, idempotency)
 // in the array's private queue of concurrency %N; wait, status, cancel and task addresses (`JOB_ID.7`) on arrays.
 import { resolve } from "node:path";
+import { type ArrayProgress, arrayProgress, arrayState } from "./array-progress.ts";
+import { removeEndedArrayQueues } from "./array-queues.ts";
 import { type ArraySpec, parseArraySpec, parseTaskAddress } from "./array-spec.ts";
 import {
   type ArrayRow,
@@ -269,6 +271,7 @@ export class ArrayService implements ArrayApi {
     }
     const v = await this.view(a);
     const done = isTerminal(v.state) && v.unlaunched_indices === undefined;
+    if (done) removeEndedArrayQueues(this.store);
     return {
       ...v,
       job_state: v.state,
@@ -329,6 +332,11 @@ export class ArrayService implements ArrayApi {
     return out;
   }
 
+  /** The progress of every array these jobs are tasks of (array-progress.ts). */
+  progress(jobIds: string[]): ArrayProgress[] {
+    return arrayProgress(this.store, jobIds);
+  }
+
   /** Adds `array_task` (ARRAY_ID.INDEX) to the statuses of array tasks. */
   annotate<T extends JobStatus>(statuses: T[]): (T & { array_task?: string })[] {
     return statuses.map((s) => {
@@ -343,17 +351,4 @@ function ambiguous(prefix: string, ids: string[]): AwaitlessError {
     `job ID prefix ${prefix} is ambiguous: ${ids.join(", ")}`,
     "give more characters of the ID (arrays and their first tasks share a long prefix)",
   );
-}
-
-function arrayState(ts: ArrayTaskView[], removedAll: boolean): JobState {
-  const active = ts.filter((t) => !isTerminal(t.state));
-  if (active.length > 0) {
-    if (active.some((t) => t.state === "running" || t.state === "stalled")) return "running";
-    return active.some((t) => t.state === "starting") ? "starting" : "queued";
-  }
-  // every task gc removed: each had ended, but no result is left to say how
-  if (ts.length === 0) return removedAll ? "lost" : "queued";
-  if (ts.some((t) => FAILED.includes(t.state))) return "failed";
-  if (ts.some((t) => t.state === "cancelled")) return "cancelled";
-  return "succeeded";
 }

@@ -33,3 +33,24 @@ export function err(
     ? { stage, reason, retryable, suggestion }
     : { stage, reason, retryable, suggestion, detail };
 }
+
+/** A `lost` end: nothing says how the job ended, so no exit code or signal; retryable, with what to do and why. */
+export function lostDecision(o: {
+  reason: string;
+  finished_at: string;
+  started_at: string | null;
+  suggestion: string;
+  detail: string;
+}): TerminalDecision {
+  return {
+    kind: "terminal",
+    to: "lost",
+    exit_code: null,
+    signal: null,
+    reason: o.reason,
+    finished_at: o.finished_at,
+    started_at: o.started_at,
+    descendants_alive: false,
+    error: err("lost", o.reason, true, o.suggestion, o.detail),
+  };
+}

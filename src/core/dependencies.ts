@@ -3,6 +3,7 @@
 import { AwaitlessError, hint, invalid } from "./errors.ts";
 import type { AfterCondition, Dependency, Job, JobSpec, JobState } from "./job.ts";
 import { isTerminal } from "./job.ts";
+import { didYouMean } from "./nearest-name.ts";
 
 /** A parent still active at submit: the target waits for it, in its job directory there. */
 export interface DependencyWait extends Dependency {
@@ -22,6 +23,7 @@ export interface DependencyPlan {
 
 const MAX_PARENTS = 64;
 const AFTER_RE = /^(job_[0-9A-Za-z]+)(?::(ok|any|failed))?$/;
+const CONDITIONS: readonly AfterCondition[] = ["ok", "any", "failed"];
 
 /** The syntax of `after` entries: "JOB_ID[:ok|any|failed]" (default ok); at most 64, each parent once. */
 export function parseAfter(given: unknown): Dependency[] {
@@ -51,6 +53,13 @@ export function parseAfter(given: unknown): Dependency[] {
 }
 
 function badAfter(text: string): AwaitlessError {
+  const cond = /^job_[0-9A-Za-z]+:(.*)$/.exec(text)?.[1];
+  if (cond !== undefined) {
+    return invalid(
+      `bad dependency ${text}: unknown condition ${JSON.stringify(cond)}${didYouMean(cond, CONDITIONS)}, not one of ${CONDITIONS.join(", ")}`,
+      hint("after_form"),
+    );
+  }
   return invalid(`bad dependency ${text}`, hint("after_form"));
 }
 

@@ -55,6 +55,7 @@ export type HintAction =
   | "queue_concurrency_range"
   | "queue_use_existing"
   | "queue_create_first"
+  | "array_queue_private"
   | "free_space_local"
   | "free_space_remote"
   | "give_command"

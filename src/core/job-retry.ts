@@ -47,7 +47,9 @@ export async function beginRetry(
   const policy = job.spec.retry!;
   const wait = backoffBefore(policy, next);
   const retryAt = new Date(Date.now() + wait * 1000).toISOString();
-  const why = d.reason ?? d.to;
+  // what ended this attempt, as the wait for the next one says it (job-status.ts)
+  const why =
+    d.to === "failed" && d.exit_code !== null ? `with exit code ${d.exit_code}` : `(${d.reason ?? d.to})`;
   return deps.store.beginRetry(
     job.job_id,
     {
@@ -67,7 +69,7 @@ export async function beginRetry(
     {
       job_dir: `${firstAttemptDir(job)}${attemptSuffix(next)}`,
       retry_at: retryAt,
-      message: `attempt ${attempt} of ${policy.retries + 1} ${d.to} (${why}); attempt ${next} starts at ${retryAt}`,
+      message: `attempt ${attempt} ${d.to} ${why}`,
     },
   );
 }
@@ -99,6 +101,25 @@ export async function launchDueAttempt(deps: RetryDeps, job: StoredJob): Promise
     : {};
   await deps.launch(now, secrets);
   return true;
+}
+
+/**
+ * While a reserved attempt waits out its backoff (not yet claimed): when it starts and what to say of the wait, with
+ * how the attempt before it ended (kept in the job's status message since it was reserved).
+ */
+export function retryWait(job: StoredJob): { at: string; message: string } | undefined {
+  if (!awaitingAttempt(job) || job.launcher || !job.retry_at || !job.spec.retry) return undefined;
+  const secs = Math.ceil(msUntilAttempt(job) / 1000);
+  const about =
+    secs < 60 ? `${secs}s` : secs < 5400 ? `${Math.round(secs / 60)} min` : `${Math.round(secs / 3600)} h`;
+  const when = secs <= 0 ? "now" : `in about ${about}`;
+  // a message stored before this wording also said when the attempt starts
+  const before = job.status_message?.replace(
+    / of \d+ (\w+) \((.*)\); attempt \d+ starts at \S+$/,
+    " $1 ($2)",
+  );
+  const next = `waiting for attempt ${attemptOf(job)} of ${job.spec.retry.retries + 1} ${when}`;
+  return { at: job.retry_at, message: before ? `${next}; ${before}` : next };
 }
 
 /** When a waiting reader should look again for a reserved attempt: its launch time, or now. */

@@ -1,6 +1,7 @@
 // The use cases shared by CLI and MCP: submit, run, wait, status, logs, cancel, list, inspect.
 // Every read reconciles what it needs first (no daemon): observe the wrapper, apply the rules in reconcile.ts.
 import { dirname, join } from "node:path";
+import { refuseArrayQueueCreate } from "./array-queues.ts";
 import { ArrayService } from "./array-service.ts";
 import { type Backend, isLeftoverStop, type LaunchInput } from "./backend.ts";
 import { canonicalJson, sha256Hex } from "./canonical-json.ts";
@@ -17,6 +18,7 @@ import {
   launchDueAttempt,
   msUntilAttempt,
   type RetryDeps,
+  retryWait,
 } from "./job-retry.ts";
 import { formatDuration, jobStatus } from "./job-status.ts";
 import { type JobStore, nowIso, type StoredJob } from "./job-store.ts";
@@ -51,7 +53,7 @@ import type {
   LogsRequest,
   LogsResponse,
   QueueCreated,
-  QueueView,
+  QueueListing,
   RunResponse,
   SubmitResponse,
   WaitOptions,
@@ -59,6 +61,11 @@ import type {
 } from "./service-types.ts";
 import { describeFree, isNoSpace, noSpaceFromErrno } from "./store-errors.ts";
 import { observedActive, observedTerminal, reserveNotice, storeNotice } from "./unsealed.ts";
+
+function nextAttemptOf(job: StoredJob): { next_attempt_at?: string } {
+  const r = retryWait(job);
+  return r ? { next_attempt_at: r.at } : {};
+}
 
 /** Longest gap between re-reads of a waited-on job whose files are watched by events and that does not change. */
 export const QUIET_POLL_MAX_MS = 10_000;
@@ -486,6 +493,7 @@ export class JobService implements JobServiceApi {
   }
 
   async createQueue(name: string, concurrency: number, host?: string): Promise<QueueCreated> {
+    refuseArrayQueueCreate(name);
     if (host && this.settings.hostBackends?.[host] === "slurm") {
       throw invalid(
         `${host} is a Slurm cluster ([hosts.${host}] backend = "slurm"): its jobs cannot wait in named queues`,
@@ -496,10 +504,11 @@ export class JobService implements JobServiceApi {
     return { ...r.row, created: r.created };
   }
 
-  async listQueues(host?: string): Promise<QueueView[]> {
+  async listQueues(host?: string, opts?: { arrays?: boolean }): Promise<QueueListing> {
     return listQueues(
       { store: this.store, backends: this.backends, refresh: (id) => this.refresh(id) },
       host,
+      opts,
     );
   }
 
@@ -725,6 +734,7 @@ export class JobService implements JobServiceApi {
       delivery_state: "pending",
       waited_seconds,
       status_message: await this.progressMessage(job),
+      ...nextAttemptOf(job),
     };
   }
 
@@ -761,6 +771,7 @@ export class JobService implements JobServiceApi {
     const st = await this.toStatus(job);
     if (isTerminal(job.state)) return `${job.state}`;
     const elapsed = formatDuration(st.elapsed_seconds ?? 0);
+    if (st.next_attempt_at) return st.status_message!;
     if (job.state === "queued" && job.status_message) return `${job.status_message}, for ${elapsed}`;
     if (job.state === "starting" || job.state === "queued") return `${job.state} for ${elapsed}`;
     const obs = await this.backendFor(job).observe(job);

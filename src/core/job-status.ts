@@ -1,10 +1,12 @@
 // The status view of a job as stored (no observation): what `status`, `list` and MCP show.
+import { retryWait } from "./job-retry.ts";
 import { type Redactor, shapeRedactor } from "./redact.ts";
 import type { JobStatus } from "./service-types.ts";
 import type { StoredJob } from "./store-rows.ts";
 
 export function jobStatus(job: StoredJob, redactor: Redactor = shapeRedactor): JobStatus {
   const elapsed = elapsedSeconds(job);
+  const retry = retryWait(job);
   return {
     job_id: job.job_id,
     name: job.name,
@@ -12,7 +14,7 @@ export function jobStatus(job: StoredJob, redactor: Redactor = shapeRedactor): J
     host: job.host,
     queue: job.queue,
     state: job.state,
-    status_message: job.status_message,
+    status_message: retry ? retry.message : job.status_message,
     // Command lines are shown, so they pass through the job's redactor (its secrets, credential shapes).
     argv: job.spec.argv.map((a) => redactor.redact(a)),
     cwd: job.spec.cwd,
@@ -30,6 +32,7 @@ export function jobStatus(job: StoredJob, redactor: Redactor = shapeRedactor): J
     backend_id: job.backend_id,
     ...(job.spec.after ? { after: job.spec.after.map((d) => `${d.job_id}:${d.on}`) } : {}),
     ...(job.spec.retry ? { attempt: job.attempt ?? 1, attempts: job.spec.retry.retries + 1 } : {}),
+    ...(retry ? { next_attempt_at: retry.at } : {}),
   };
 }
 

@@ -1,15 +1,17 @@
 // Named queues as use cases: the admission a launch needs, and the `queue list` view (target truth + history).
+import { arrayOfQueue, refuseForeignArrayQueue, removeEndedArrayQueues } from "./array-queues.ts";
 import type { Backend, LaunchAdmission } from "./backend.ts";
 import { AwaitlessError, hint } from "./errors.ts";
 import type { JobSpec } from "./job.ts";
 import type { JobStore } from "./job-store.ts";
 import { listQueueRows, meanRuntimeSeconds, requireQueue, targetOf } from "./queue-store.ts";
-import type { QueueView } from "./service-types.ts";
+import type { QueueListing, QueueView } from "./service-types.ts";
 
 /** What the wrapper must wait for before starting this job; undefined when it starts at once. */
 export function admissionFor(store: JobStore, spec: JobSpec, backend: Backend): LaunchAdmission | undefined {
   const resources = spec.resources ?? [];
   if (spec.queue === null && resources.length === 0) return undefined;
+  refuseForeignArrayQueue(spec);
   if (!backend.supportsAdmission) {
     throw new AwaitlessError(
       "invalid_argument",
@@ -32,10 +34,17 @@ export interface QueueListDeps {
 /**
  * Every queue (of one target when `host` is given): concurrency from the database, running and waiting jobs from
  * the target's queue directory when its backend can read it (else from the database), ETA from past runtimes.
+ * Ended arrays' queues are removed first; active arrays' private queues are counted, and listed only with `arrays`.
  */
-export async function listQueues(deps: QueueListDeps, host?: string): Promise<QueueView[]> {
-  const rows = listQueueRows(deps.store, host === undefined ? undefined : targetOf(host));
+export async function listQueues(
+  deps: QueueListDeps,
+  host?: string,
+  opts: { arrays?: boolean } = {},
+): Promise<QueueListing> {
   for (const id of deps.store.activeJobIds()) await deps.refresh(id).catch(() => undefined);
+  removeEndedArrayQueues(deps.store);
+  const all = listQueueRows(deps.store, host === undefined ? undefined : targetOf(host));
+  const rows = opts.arrays ? all : all.filter((r) => arrayOfQueue(r.name) === undefined);
   const snapshots = new Map<string, Awaited<ReturnType<NonNullable<Backend["queueSnapshot"]>>> | null>();
   const views: QueueView[] = [];
   for (const row of rows) {
@@ -59,8 +68,10 @@ export async function listQueues(deps: QueueListDeps, host?: string): Promise<Qu
     }
     const mean = meanRuntimeSeconds(deps.store, row.name, hostName);
     const rounds = Math.ceil(waiting.length / row.concurrency);
+    const arrayId = arrayOfQueue(row.name);
     views.push({
       name: row.name,
+      ...(arrayId === undefined ? {} : { array_id: arrayId }),
       target: row.target,
       concurrency: row.concurrency,
       running: running.length,
@@ -72,7 +83,7 @@ export async function listQueues(deps: QueueListDeps, host?: string): Promise<Qu
       created_at: row.created_at,
     });
   }
-  return views;
+  return { queues: views, hidden_array_queues: all.length - rows.length };
 }
 
 async function snapshotOf(deps: QueueListDeps, host: string | null) {

@@ -2,7 +2,7 @@
 // state, for local, SSH and Slurm jobs alike. Pure.
 
 import type { Observation, QueuedInfo } from "./backend.ts";
-import { type Decision, err } from "./decision.ts";
+import { type Decision, err, lostDecision } from "./decision.ts";
 import type { Job } from "./job.ts";
 import { HEARTBEAT_SECONDS, LEGACY_HEARTBEAT_SECONDS, lostAfterSeconds } from "./liveness.ts";
 import type { SchedulerFacts } from "./scheduler-facts.ts";
@@ -398,25 +398,16 @@ function exitDecision(job: Job, obs: Observation): Decision {
 }
 
 function lost(job: Job, obs: Observation, reason: string, detail: string): Decision {
-  return {
-    kind: "terminal",
-    to: "lost",
-    exit_code: null,
-    signal: null,
+  return lostDecision({
     reason,
     finished_at: obs.heartbeat?.at ?? new Date().toISOString(),
     started_at: obs.started?.started_at ?? job.started_at,
-    descendants_alive: false,
-    error: err(
-      "lost",
-      reason,
-      true,
+    suggestion:
       reason === "launch_interrupted"
         ? "submit the command again (a new client_request_id) — it never ran"
         : "its output so far is in the tails; run it again if it must finish",
-      detail,
-    ),
-  };
+    detail,
+  });
 }
 
 /** "waiting for job_X to succeed": the first parent condition a held job still waits for (JOB_ID:ON). */

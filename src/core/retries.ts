@@ -3,6 +3,7 @@
 import type { TerminalDecision } from "./decision.ts";
 import { invalid } from "./errors.ts";
 import type { Job, RetryClass, RetryPolicy } from "./job.ts";
+import { didYouMean } from "./nearest-name.ts";
 
 export const RETRY_CLASSES: readonly RetryClass[] = ["lost", "infrastructure", "exit"];
 const MAX_RETRIES = 100;
@@ -36,15 +37,22 @@ export function parseRetry(retries: unknown, retryOn: unknown, backoff: unknown)
   const on: RetryClass[] = [];
   for (const c of given) {
     if (typeof c !== "string" || !(RETRY_CLASSES as readonly string[]).includes(c)) {
-      throw invalid(`bad retry class ${JSON.stringify(c)}`, "give one or more of lost, infrastructure, exit");
+      const near = typeof c === "string" ? didYouMean(c, RETRY_CLASSES) : "";
+      throw invalid(
+        `bad retry class ${JSON.stringify(c)}${near}`,
+        "give one or more of lost, infrastructure, exit",
+      );
     }
     if (!on.includes(c as RetryClass)) on.push(c as RetryClass);
   }
   const b = backoff ?? DEFAULT_BACKOFF_SECONDS;
   if (typeof b !== "number" || !Number.isFinite(b) || b < 0 || b > MAX_BACKOFF_SECONDS) {
+    const over = typeof b === "number" && b > MAX_BACKOFF_SECONDS;
     throw invalid(
-      `bad retry backoff ${JSON.stringify(backoff)}`,
-      `give a duration 0–${MAX_BACKOFF_SECONDS}s`,
+      over
+        ? `retry backoff of ${b}s is longer than the most, ${MAX_BACKOFF_SECONDS}s (1h): later retries double it up to that`
+        : `bad retry backoff ${JSON.stringify(backoff)}`,
+      `give a backoff from 0 to ${MAX_BACKOFF_SECONDS} seconds (1h), e.g. 30s or 10m`,
     );
   }
   if (retries === 0) return undefined;

@@ -1,6 +1,6 @@
 // The Decisions the scheduler rules of src/core/reconcile.ts reach, worded: which fields, which error, which hint. Pure.
 import type { Observation } from "./backend.ts";
-import { type Decision, err, type TerminalDecision } from "./decision.ts";
+import { type Decision, err, lostDecision, type TerminalDecision } from "./decision.ts";
 import type { Job } from "./job.ts";
 import type { SchedulerEnd, SchedulerFacts } from "./scheduler-facts.ts";
 
@@ -114,23 +114,13 @@ export function lostByScheduler(
   suggestion: string,
   detail: string = s.message,
 ): Decision {
-  return {
-    kind: "terminal",
-    to: "lost",
-    exit_code: null,
-    signal: null,
+  return lostDecision({
     reason,
     finished_at: new Date(nowMs).toISOString(),
     started_at: obs.started?.started_at ?? job.started_at,
-    descendants_alive: false,
-    error: err(
-      "lost",
-      reason,
-      true,
-      suggestion,
-      `${s.words.name} job ${s.job_id}: ${detail} (for longer than ${s.words.grace_setting})`,
-    ),
-  };
+    suggestion,
+    detail: `${s.words.name} job ${s.job_id}: ${detail} (for longer than ${s.words.grace_setting})`,
+  });
 }
 
 /** Lost: a submission whose reply was lost, and no job carries its tag. */
@@ -138,15 +128,11 @@ export function submissionNotFound(job: Job, s: SchedulerFacts, nowMs: number): 
   const never = job.backend_id === null;
   const reason = never ? "launch_interrupted" : "submission_not_found";
   const w = s.words.not_found;
-  return {
-    kind: "terminal",
-    to: "lost",
-    exit_code: null,
-    signal: null,
+  return lostDecision({
     reason,
     finished_at: new Date(nowMs).toISOString(),
     started_at: null,
-    descendants_alive: false,
-    error: err("lost", reason, true, w.suggestion, never ? w.never_launched : w.reply_lost),
-  };
+    suggestion: w.suggestion,
+    detail: never ? w.never_launched : w.reply_lost,
+  });
 }

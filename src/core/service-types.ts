@@ -1,5 +1,6 @@
 // Request and response shapes of the job use cases shared by the CLI and MCP (PROTOCOL.md field names).
 
+import type { ArrayProgress } from "./array-progress.ts";
 import type {
   ArrayCancelResponse,
   ArraySubmitResponse,
@@ -11,6 +12,7 @@ import type { LeftoverStop } from "./backend.ts";
 import type { AwaitlessError } from "./errors.ts";
 import type { BackendName, JobResult, JobState, StateChange } from "./job.ts";
 import type { LogPage } from "./log-scan.ts";
+import type { AttemptRecord } from "./store-rows.ts";
 
 export interface LaunchRequest {
   argv: string[];
@@ -72,6 +74,8 @@ export interface JobStatus {
   /** Jobs with retries: the attempt shown (1, 2, …) and how many the job may have (1 + retries); absent without. */
   attempt?: number;
   attempts?: number;
+  /** While a retry waits out its backoff: when that attempt starts (status_message says so, and how the last ended). */
+  next_attempt_at?: string;
   /** Set when the job's host could not be reached just now: the state shown is the last known one. */
   host_unreachable?: string;
 }
@@ -98,6 +102,8 @@ export interface WaitEnvelope {
   /** How long this job has been waited on, across every wait that ended so far (stored). */
   waited_seconds: number;
   status_message?: string;
+  /** While a retry waits out its backoff: when that attempt starts (as in JobStatus). */
+  next_attempt_at?: string;
   /** Set when the wait ended because the job's host cannot be reached (the job keeps its state). */
   host_unreachable?: string;
   next_action?: string;
@@ -135,6 +141,7 @@ export const ENVELOPE_FIELDS = [
   "delivery_state",
   "waited_seconds",
   "status_message",
+  "next_attempt_at",
   "host_unreachable",
   "next_action",
   "next_command",
@@ -260,19 +267,10 @@ export interface InspectResponse {
   result?: JobResult;
 }
 
-/** One earlier attempt of a retried job, as `inspect` shows it. */
-export interface AttemptView {
-  attempt: number;
-  state: JobState;
-  reason: string | null;
-  exit_code: number | null;
-  signal: string | null;
-  launched_at: string | null;
-  started_at: string | null;
-  finished_at: string;
-  job_dir: string;
+/** One earlier attempt of a retried job, as `inspect` shows it: its stored record, the result parsed. */
+export type AttemptView = Omit<AttemptRecord, "backend_id" | "result_json" | "result_sha256"> & {
   result: JobResult;
-}
+};
 
 /** Progress callback for held waits: called at least every `intervalMs` with a human sentence. */
 export type ProgressFn = (message: string) => void;
@@ -303,6 +301,8 @@ export interface QueuedJobView {
 /** `queue list`: one queue on one target. */
 export interface QueueView {
   name: string;
+  /** A job array's private queue (`array.<ARRAY_ID>`): that array's ID; absent for named queues. */
+  array_id?: string;
   /** "local" or the host name. */
   target: string;
   concurrency: number;
@@ -315,6 +315,12 @@ export interface QueueView {
   /** Estimated time until the last waiting job starts; null without history or when nothing waits. */
   eta_seconds: number | null;
   created_at: string;
+}
+
+/** `queue list`: the queues, and how many private queues of active job arrays were left out (0 with `arrays`). */
+export interface QueueListing {
+  queues: QueueView[];
+  hidden_array_queues: number;
 }
 
 export interface JobServiceApi {
@@ -353,7 +359,8 @@ export interface JobServiceApi {
   onTerminal(jobId: string, signal: AbortSignal): Promise<JobState>;
   /** Named queues: create one, list them with what runs and waits. */
   createQueue(name: string, concurrency: number, host?: string): Promise<QueueCreated>;
-  listQueues(host?: string): Promise<QueueView[]>;
+  /** Active job arrays' private queues (`array.<ARRAY_ID>`) are counted, and listed only with `arrays`. */
+  listQueues(host?: string, opts?: { arrays?: boolean }): Promise<QueueListing>;
   /** The listing with how many jobs match in all (`20 of 30 shown`). */
   listPage(req: ListRequest): Promise<{ jobs: JobStatus[]; total: number }>;
   /** The newest job's ID (by creation), undefined when there is none. */
@@ -441,4 +448,6 @@ export interface ArrayApi {
   expandAll(ids: string[], max: number): string[];
   /** Adds `array_task` (ARRAY_ID.INDEX) to the statuses of array tasks. */
   annotate<T extends JobStatus>(statuses: T[]): (T & { array_task?: string })[];
+  /** How far each array these jobs are tasks of has got (a listing's `arrays`); empty when none is a task. */
+  progress(jobIds: string[]): ArrayProgress[];
 }

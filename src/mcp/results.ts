@@ -49,7 +49,15 @@ export function errorResult(error: unknown): CallToolResult {
 /** Silence after which a pending answer offers cancel_job (a stalled job always gets the offer). */
 export const QUIET_CANCEL_SECONDS = 300;
 
-export function nextWaitAction(jobId: string, state: JobState, quietSeconds?: number): string {
+/** A job waiting out a retry's backoff: what status_message says of it (next_attempt_at set), else undefined. */
+export type RetryWaitText = string | undefined;
+
+export function nextWaitAction(
+  jobId: string,
+  state: JobState,
+  quietSeconds?: number,
+  retryWait?: RetryWaitText,
+): string {
   const stuck =
     state === "stalled"
       ? "It has stalled (no output past its stall timeout)"
@@ -57,18 +65,26 @@ export function nextWaitAction(jobId: string, state: JobState, quietSeconds?: nu
         ? `It has made no output for ${formatSeconds(quietSeconds)}`
         : undefined;
   return (
-    `Job ${jobId} is still ${state}: only this wait ended, the job was not killed or changed. ` +
+    `Job ${jobId} is still ${state}${retryWait ? `, ${retryWait}` : ""}: only this wait ended, the job was not killed or changed. ` +
     `Call wait_for_job with {"job_id":"${jobId}"} to keep waiting, or get_job_logs to look at its output so far.` +
     (stuck ? ` ${stuck}: if it is stuck, call cancel_job with {"job_id":"${jobId}"}.` : "")
   );
 }
 
-export function nextDetachedAction(jobId: string, state: JobState): string {
+export function nextDetachedAction(jobId: string, state: JobState, retryWait?: RetryWaitText): string {
+  const how = retryWait
+    ? `is ${retryWait}; it goes on`
+    : `keeps ${state === "queued" ? "waiting in its queue" : "running"}`;
   return (
-    `Job ${jobId} keeps ${state === "queued" ? "waiting in its queue" : "running"} in the background. ` +
+    `Job ${jobId} ${how} in the background. ` +
     `Call wait_for_job with {"job_id":"${jobId}"} to collect the result (no polling needed), ` +
     `or subscribe to ${jobUri(jobId)}.`
   );
+}
+
+/** The retry wait a status or pending answer describes (its next_attempt_at set), as its status_message words it. */
+export function retryWaitOf(r: { next_attempt_at?: string; status_message?: string | null }): RetryWaitText {
+  return r.next_attempt_at && r.status_message ? r.status_message : undefined;
 }
 
 /** MCP surface of a wait-like response: next_action names the MCP call; the CLI's next_command is dropped. */
@@ -80,7 +96,7 @@ export function mcpWait<T extends WaitResponse>(resp: T, quietSeconds?: number):
       next_action: out.host_unreachable
         ? `The job's host cannot be reached now; job ${out.job_id} keeps its state (${out.job_state}) and may still ` +
           `be running. Call wait_for_job with {"job_id":"${out.job_id}"} again once the host is reachable.`
-        : nextWaitAction(out.job_id, out.job_state, quietSeconds),
+        : nextWaitAction(out.job_id, out.job_state, quietSeconds, retryWaitOf(out)),
     });
     // A held call may end many times before the job does: each pending answer carries only a short tail, so
     // repeated waits do not re-send the whole budget (get_job_logs reads the whole log).

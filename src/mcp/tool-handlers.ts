@@ -2,9 +2,15 @@
 
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import type * as v from "valibot";
+import { progressWords } from "../core/array-progress.ts";
 import type { ArrayView } from "../core/array-types.ts";
 import { isTerminal } from "../core/job.ts";
-import { isDelivered, type JobServiceApi, type LaunchRequest } from "../core/service-types.ts";
+import {
+  isDelivered,
+  type JobServiceApi,
+  type JobStatus,
+  type LaunchRequest,
+} from "../core/service-types.ts";
 import type { McpConfig } from "./config.ts";
 import type { SessionFinishedJobs } from "./finished-jobs.ts";
 import { assertLaunchable } from "./guards.ts";
@@ -18,6 +24,7 @@ import {
   isFailure,
   mcpWait,
   nextDetachedAction,
+  retryWaitOf,
   toolResult,
 } from "./results.ts";
 import { finalToolResult, type TaskView, taskView } from "./task-view.ts";
@@ -108,9 +115,11 @@ export async function runTool(env: ToolEnv, args: RunArgs, ctx: CallCtx): Promis
   env.watch.watch(resp.job_id);
   const out = mcpWait(resp);
   if (out.delivery === "detached") {
-    out.next_action = nextDetachedAction(out.job_id, out.job_state);
-    const why =
-      out.detach_reason === "queued"
+    const retry = retryWaitOf(out);
+    out.next_action = nextDetachedAction(out.job_id, out.job_state, retry);
+    const why = retry
+      ? `is ${retry}`
+      : out.detach_reason === "queued"
         ? "is queued"
         : env.ending?.aborted
           ? "is still running (the client's input ended, so the call answered at once)"
@@ -137,7 +146,7 @@ export async function submitTool(
   const resp = await env.service.submit(req);
   env.finished?.track(resp.job_id, resp.job);
   env.watch.watch(resp.job_id);
-  const next_action = nextDetachedAction(resp.job_id, resp.state);
+  const next_action = nextDetachedAction(resp.job_id, resp.state, retryWaitOf(resp.job));
   const replay = resp.launch_resumed
     ? " (this request ID created it, but its first client stopped before launching it; launched now)"
     : resp.idempotent_replay
@@ -268,9 +277,14 @@ export async function statusTool(
   }
   const status = await env.service.status(taskJob(env, args.job_id));
   env.finished?.remember(status.job_id, status);
+  // the attempt of a retried job, unless its status message already names the one it waits for
+  const attempt =
+    status.attempts !== undefined && !status.next_attempt_at
+      ? `, attempt ${status.attempt} of ${status.attempts}`
+      : "";
   const text = isTerminal(status.state)
-    ? `Job ${status.job_id} ${status.state}${status.exit_code !== null ? ` (exit ${status.exit_code})` : ""}. wait_for_job returns its full result.`
-    : `Job ${status.job_id}: ${statusSentence(status)}. Call wait_for_job with {"job_id":"${status.job_id}"} to wait for it.`;
+    ? `Job ${status.job_id} ${status.state}${status.exit_code !== null ? ` (exit ${status.exit_code})` : ""}${attempt}. wait_for_job returns its full result.`
+    : `Job ${status.job_id}: ${statusSentence(status)}${attempt}. Call wait_for_job with {"job_id":"${status.job_id}"} to wait for it.`;
   return toolResult(status, text, { jobId: status.job_id });
 }
 
@@ -324,16 +338,22 @@ export async function listQueuesTool(
   env: ToolEnv,
   args: v.InferOutput<typeof listQueuesInput>,
 ): Promise<CallToolResult> {
-  const queues = await queueService(env).listQueues(args.host);
+  const listing = await queueService(env).listQueues(args.host);
+  const { queues, hidden_array_queues: hidden } = listing;
+  // an array's private queue is the array's business: its progress is get_job_status of the array
+  const arrays =
+    hidden === 0
+      ? ""
+      : `\n${hidden} job array(s) active; their private queues are not listed (get_job_status with an array's ID shows its tasks).`;
   if (queues.length === 0) {
-    return toolResult({ queues }, "No queues yet. Create one with create_queue.");
+    return toolResult(listing, `No queues yet. Create one with create_queue.${arrays}`);
   }
   const lines = queues.map((q) => {
     const eta = q.eta_seconds === null ? "" : `, ETA ~${formatSeconds(q.eta_seconds)}`;
     const order = q.waiting.length ? `; waiting: ${q.waiting.map((w) => w.job_id).join(", ")}` : "";
     return `- ${q.name} on ${q.target}: ${q.running}/${q.concurrency} running, ${q.queued} queued${eta}${order}`;
   });
-  return toolResult({ queues }, `${queues.length} queue(s):\n${lines.join("\n")}`);
+  return toolResult(listing, `${queues.length} queue(s):\n${lines.join("\n")}${arrays}`);
 }
 
 export async function listTool(env: ToolEnv, args: v.InferOutput<typeof listInput>): Promise<CallToolResult> {
@@ -348,11 +368,30 @@ export async function listTool(env: ToolEnv, args: v.InferOutput<typeof listInpu
       `No jobs match${filters ? ` (${filters})` : ""}. Start one with run or submit_job.`,
     );
   }
-  const lines = jobs.map(
+  const arrayApi = env.service.arrays;
+  const shown = arrayApi ? arrayApi.annotate(jobs) : jobs;
+  const arrays = arrayApi ? arrayApi.progress(jobs.map((j) => j.job_id)) : [];
+  const lines = shown.map(
     (job) =>
-      `${job.job_id}  ${job.state.padEnd(9)}  ${(job.elapsed_seconds === undefined ? "-" : formatSeconds(job.elapsed_seconds)).padStart(6)}  ${job.name ?? job.argv.join(" ").slice(0, 60)}`,
+      `${job.job_id}  ${job.state.padEnd(9)}  ${(job.elapsed_seconds === undefined ? "-" : formatSeconds(job.elapsed_seconds)).padStart(6)}  ${job.name ?? job.argv.join(" ").slice(0, 60)}${listNote(job)}`,
   );
-  return toolResult({ jobs, count: jobs.length }, `${jobs.length} job(s):\n${lines.join("\n")}`);
+  const progress = arrays.map((a) => `Array ${a.job_id} (${a.array}) ${a.state}: ${progressWords(a)}`);
+  return toolResult(
+    arrays.length > 0 ? { jobs: shown, count: jobs.length, arrays } : { jobs: shown, count: jobs.length },
+    `${jobs.length} job(s):\n${[...lines, ...progress].join("\n")}`,
+  );
+}
+
+/** What a listed job's line adds: its array task, its attempt, what a held or retrying job waits for. */
+function listNote(job: JobStatus & { array_task?: string }): string {
+  const notes = [
+    ...(job.array_task ? [`task ${job.array_task}`] : []),
+    ...(job.attempts !== undefined ? [`attempt ${job.attempt} of ${job.attempts}`] : []),
+    ...(job.state === "queued" && (job.after || job.next_attempt_at) && job.status_message
+      ? [job.status_message]
+      : []),
+  ];
+  return notes.length > 0 ? `  [${notes.join("; ")}]` : "";
 }
 
 /** A task address `ARRAY_ID.INDEX` → its job ID; any other ID as given. */

@@ -110,7 +110,7 @@ export function startUi(service: JobServiceApi, opts: UiOptions = {}): UiServer 
       if (path === "/app.js") return text(appJs, "text/javascript");
       if (path === "/style.css") return text(styleCss, "text/css");
       if (path === "/api/jobs") return listJobs(service, url);
-      if (path === "/api/queues") return json({ queues: await service.listQueues() });
+      if (path === "/api/queues") return json(await service.listQueues());
       if (path === "/api/events") return sseResponse(req, (send) => feed.subscribe(send));
       const m = /^\/api\/jobs\/([^/]+)(\/logs|\/follow)?$/.exec(path);
       if (m) {

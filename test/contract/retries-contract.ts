@@ -152,9 +152,18 @@ export function retriesContract(name: string, setup: () => Promise<Target>, avai
       // a wait that times out (client_timeout) is no end of the job: it stays waiting for attempt 2
       const w = await t.sb.runAsync(["wait", "--json", "--timeout", "3s", held]);
       expect(w.json).toMatchObject({ wait_state: "client_timeout", job_state: "queued" });
+      // what it waits for is said: the next attempt, when, and how the one before ended
+      const waiting = "waiting for attempt 2 of 4 in about 60 min; attempt 1 failed with exit code 1";
+      expect(w.json.status_message).toBe(waiting);
+      expect(w.json.next_action).toContain(`The job is still queued, ${waiting}: only this wait ended`);
       const st = t.sb.status(held);
-      expect(st).toMatchObject({ state: "queued", attempt: 2, attempts: 4 });
-      expect(st.status_message).toContain("attempt 2 starts at");
+      expect(st).toMatchObject({ state: "queued", attempt: 2, attempts: 4, status_message: waiting });
+      expect(Date.parse(st.next_attempt_at) - Date.now()).toBeGreaterThan(3_000_000);
+      const human = t.sb.run(["status", held]).stdout;
+      expect(human).toContain(`queued (${waiting})`);
+      const timedOut = await t.sb.runAsync(["wait", "--timeout", "1s", held]);
+      expect(timedOut.code).toBe(4);
+      expect(timedOut.stdout + timedOut.stderr).toContain(`is still queued (${waiting})`);
       const b = t.sb.run(["cancel", "--json", held]);
       expect(b.json.job_state).toBe("cancelled");
       const rb = await waitFor(t, held);

@@ -58,6 +58,28 @@ describe("job arrays over MCP", () => {
     expect(c.structuredContent).toMatchObject({ job_id: id, job_state: "cancelled", cancel_requested: 4 });
   }, 60_000);
 
+  test("list_queues leaves an active array's private queue out and counts it; create_queue of it is refused", async () => {
+    const sub = await call("submit_job", { command: ["sh", "-c", "echo started; sleep 60"], array: "0-2%1" });
+    const id = sub.structuredContent.job_id as string;
+    expect(id).toMatch(/^job_/);
+    const listed = (await conn.client.callTool({ name: "list_queues", arguments: {} })) as Json;
+    expect(listed.structuredContent.queues.map((q: Json) => q.name)).not.toContain(`array.${id}`);
+    expect(listed.structuredContent.hidden_array_queues).toBe(1);
+    const text = listed.content[0].text as string;
+    expect(text).toContain("1 job array(s) active; their private queues are not listed (get_job_status");
+    const create = (await conn.client.callTool({
+      name: "create_queue",
+      arguments: { name: `array.${id}`, concurrency: 3 },
+    })) as Json;
+    expect(create.isError).toBe(true);
+    expect(create.content[0].text).toContain(`call get_job_status with {"job_id":"${id}"}`);
+    expect(create.content[0].text).not.toContain("awaitless ");
+    await call("cancel_job", { job_id: id, grace_period_seconds: 1 });
+    const after = (await conn.client.callTool({ name: "list_queues", arguments: {} })) as Json;
+    expect(after.structuredContent.hidden_array_queues).toBe(0);
+    expect(after.content[0].text).not.toContain("job array");
+  }, 60_000);
+
   test("bad indices are refused with what to do, and nothing is created", async () => {
     const r = await call("submit_job", { command: ["true"], array: "9-1" });
     expect(r.isError).toBe(true);

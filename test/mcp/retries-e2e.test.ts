@@ -52,4 +52,39 @@ describe("retries over MCP", () => {
     expect(JSON.stringify(bad.content)).toContain("lost, infrastructure, exit");
     expect(structured<{ jobs: unknown[] }>(await call("list_jobs", { limit: 100 })).jobs.length).toBe(before);
   }, 90_000);
+
+  test("while a retry waits out its backoff, every answer says it waits for attempt N, when, and why", async () => {
+    const box = makeSandbox();
+    cleanups.push(box.remove);
+    const conn = await connectStdio("modern", box.env, box.root);
+    cleanups.push(conn.close);
+    const call = (name: string, args: Record<string, unknown>) =>
+      conn.client.callTool({ name, arguments: args });
+    const text = (r: unknown) => (r as { content: { text: string }[] }).content[0]!.text;
+    // the default backoff (10 s) is the window the answers below fall in
+    const args = { command: "exit 7", retries: 1, retry_on: ["exit"] };
+    const sub = structured<{ job_id: string }>(
+      await call("submit_job", { ...args, client_request_id: "backoff-1" }),
+    );
+    const w = await call("wait_for_job", { job_id: sub.job_id, timeout_seconds: 2 });
+    const pending = structured<{ wait_state: string; status_message: string; next_action: string }>(w);
+    expect(pending.wait_state).toBe("client_timeout");
+    expect(pending.status_message).toMatch(
+      /^waiting for attempt 2 of 2 in about \d+s; attempt 1 failed with exit code 7$/,
+    );
+    expect(pending.next_action).toContain(
+      `Job ${sub.job_id} is still queued, ${pending.status_message}: only this`,
+    );
+    const st = await call("get_job_status", { job_id: sub.job_id });
+    expect(structured<{ next_attempt_at: string }>(st).next_attempt_at).toBeString();
+    expect(text(st)).toContain("waiting for attempt 2 of 2 in about");
+    // the same request again replays the job: its next step says what it waits for, not "its queue"
+    const again = await call("submit_job", { ...args, client_request_id: "backoff-1" });
+    const next = structured<{ next_action: string }>(again).next_action;
+    expect(next).toMatch(
+      /is waiting for attempt 2 of 2 in about \d+s; attempt 1 failed with exit code 7; it goes on in the/,
+    );
+    expect(next).not.toContain("waiting in its queue");
+    await call("cancel_job", { job_id: sub.job_id });
+  }, 90_000);
 });

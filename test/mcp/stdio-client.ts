@@ -1,4 +1,5 @@
 // Spawns `awaitless mcp` (the compiled binary) and connects the official client to it over stdio.
+import { afterAll, beforeAll } from "bun:test";
 import { existsSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -66,4 +67,18 @@ export async function connectStdio(
       }
     },
   };
+}
+
+/** A sandbox and one modern client for a describe block: connected before its tests, closed and removed after. */
+export function stdioSession() {
+  const box = makeSandbox();
+  const session = { box, conn: undefined as Awaited<ReturnType<typeof connectStdio>> | undefined };
+  beforeAll(async () => {
+    session.conn = await connectStdio("modern", box.env, box.root);
+  });
+  afterAll(async () => {
+    await session.conn?.close();
+    box.remove();
+  });
+  return session;
 }
