@@ -147,6 +147,11 @@ export interface Backend {
    * when its leader is certainly the job's command (pid > 1, start time as recorded); says what was done.
    */
   stopLeftover?(job: Job, graceSeconds: number): Promise<LeftoverStop>;
+  /**
+   * A job with retries has ended (`outcome`: succeeded or not): tells the dependents held on its target (wrapper.sh
+   * "Dependencies", the `final` record) and wakes them. False when that could not be written now.
+   */
+  settle?(job: Job, outcome: "ok" | "failed"): Promise<boolean>;
   readTail(job: Job, stream: Stream, maxBytes: number): Promise<LogTail>;
   /**
    * Answers `query` over the whole retained log (head, a marker line where the log cap dropped bytes, rolling tail),

@@ -36,6 +36,7 @@ import {
   readTails,
 } from "./result-builder.ts";
 import { retryDue } from "./retries.ts";
+import { parentsToLookAt, type SettleDeps, settleRetried } from "./retry-dependents.ts";
 import type { ServiceCore, ServiceSettings } from "./service-deps.ts";
 import type {
   CancelResponse,
@@ -68,6 +69,8 @@ export type { ServiceSettings };
 export class JobService implements JobServiceApi {
   private readonly unreachable = new Map<string, string>();
   private readonly notices = new Set<string>();
+  /** Retried jobs whose `final` record this process wrote (retry-dependents.ts). */
+  private readonly settle: SettleDeps = { backendFor: (job) => this.backendFor(job), settled: new Set() };
   /** What the use-case modules (job-reads, log-read, log-follow, completions) get: never handed to a surface. */
   private readonly core: ServiceCore;
   /** Job arrays: each task a job of this service (array-service.ts). */
@@ -268,7 +271,11 @@ export class JobService implements JobServiceApi {
       const same = p && p.backend === v.spec.backend && p.host === v.spec.host;
       if (p) parents.push(same ? await this.refresh(d.job_id) : p);
     }
-    return planDependencies(v.spec, parents);
+    const firstRemoteDir = (id: string) => {
+      const dir = this.store.attempts(id)[0]?.backend_id?.remote_dir;
+      return typeof dir === "string" ? dir : undefined;
+    };
+    return planDependencies(v.spec, parents, firstRemoteDir);
   }
 
   private async endDependencyFailed(job: StoredJob, dependency: string): Promise<SubmitResponse> {
@@ -362,6 +369,7 @@ export class JobService implements JobServiceApi {
         };
       }
       this.finishWithError(job, e);
+      await settleRetried(this.settle, this.getJob(job.job_id));
       throw e;
     }
     const started = await this.waitForStart(job.job_id);
@@ -420,9 +428,9 @@ export class JobService implements JobServiceApi {
   }
 
   /** A retried job cancelled before its next attempt was launched: it ends now, that attempt never runs. */
-  private endCancelledBeforeLaunch(job: StoredJob): StoredJob {
+  private async endCancelledBeforeLaunch(job: StoredJob): Promise<StoredJob> {
     const built = cancelledBeforeLaunchResult(job);
-    return this.store.transition(job.job_id, "cancelled", {
+    const ended = this.store.transition(job.job_id, "cancelled", {
       historyReason: "cancelled",
       terminal: {
         exit_code: null,
@@ -435,6 +443,8 @@ export class JobService implements JobServiceApi {
         result_sha256: built.sha256,
       },
     }).job;
+    await settleRetried(this.settle, ended);
+    return ended;
   }
 
   /** A launch that failed before the wrapper ran: the job is failed with stage launch_failed, never left dangling. */
@@ -538,9 +548,14 @@ export class JobService implements JobServiceApi {
       this.unreachable.delete(jobId);
       return job;
     }
+    // A child held on its target for a parent with retries: that parent's next attempt, or its end, needs a reader.
+    for (const parent of parentsToLookAt(job, (id) => this.store.get(id) ?? undefined)) {
+      const now = isTerminal(parent.state) ? parent : await this.refresh(parent.job_id);
+      await settleRetried(this.settle, now);
+    }
     if (awaitingAttempt(job)) {
       // A retry's next attempt: ended if cancelled first, launched once its backoff passed, else nothing to observe.
-      if (job.cancel_requested_at !== null && !job.launcher) return this.endCancelledBeforeLaunch(job);
+      if (job.cancel_requested_at !== null && !job.launcher) return await this.endCancelledBeforeLaunch(job);
       if (await launchDueAttempt(this.retries, job)) return this.getJob(jobId);
       if (!job.launcher) return job;
     }
@@ -601,7 +616,7 @@ export class JobService implements JobServiceApi {
       if (begun !== "refused") return this.refresh(jobId);
     }
     // The exit record stays on disk: when the store is full the result is reported now and sealed by a later reader.
-    return this.recorded(
+    const ended = this.recorded(
       () =>
         this.store.transition(jobId, d.to, {
           ...(d.started_at ? { started_at: d.started_at } : {}),
@@ -619,6 +634,10 @@ export class JobService implements JobServiceApi {
         }).job,
       () => observedTerminal(job, d, built),
     );
+    // Only an end the store holds is told to the dependents (a full store's observed end is not yet the job's).
+    const stored = this.store.get(jobId);
+    if (stored && isTerminal(stored.state)) await settleRetried(this.settle, stored);
+    return ended;
   }
 
   private resultOf(job: StoredJob): JobResult | undefined {
@@ -650,7 +669,12 @@ export class JobService implements JobServiceApi {
       job = await this.refresh(jobId);
       // With file events a start, exit or cancel ends the wait at once; re-reading a job where nothing happened
       // only catches what no file shows (a killed wrapper), so those re-reads back off (MCP servers hold many waits).
-      const quiet = evented === true && before === `${job.state} ${job.status_message}`;
+      // A child held for a parent with retries is not quiet: its reader makes that parent's attempts (whose files
+      // are not the child's) and settles its end.
+      const quiet =
+        evented === true &&
+        before === `${job.state} ${job.status_message}` &&
+        parentsToLookAt(job, (id) => this.store.get(id) ?? undefined).length === 0;
       quietMs = quiet
         ? Math.min(quietMs * 2, Math.max(this.settings.pollIntervalMs, QUIET_POLL_MAX_MS))
         : this.settings.pollIntervalMs;
@@ -837,7 +861,7 @@ export class JobService implements JobServiceApi {
     }
     job = this.getJob(jobId);
     if (awaitingAttempt(job) && !job.launcher) {
-      job = this.endCancelledBeforeLaunch(job);
+      job = await this.endCancelledBeforeLaunch(job);
       return {
         job_id: jobId,
         job_state: job.state,
