@@ -1,7 +1,7 @@
 // Job dependencies (`--after JOB[:ok|:any|:failed]`, MCP `after`): their syntax, the same-target rule, and what a
 // parent's state means for a child at submit. The wait itself happens on the target (wrapper.sh "Dependencies").
 import { AwaitlessError, hint, invalid } from "./errors.ts";
-import type { AfterCondition, Dependency, Job, JobSpec, JobState } from "./job.ts";
+import type { AfterCondition, BackendId, Dependency, Job, JobSpec, JobState } from "./job.ts";
 import { isTerminal } from "./job.ts";
 import { attemptOf, attemptSuffix, firstAttemptDir } from "./retries.ts";
 
@@ -70,13 +70,13 @@ function targetName(j: { backend: string; host: string | null }): string {
 /**
  * Checks each parent against the child's spec (it exists, runs on the same target) and plans the launch from
  * the parents' states now: ended parents are decided here (condition met: nothing to wait for; impossible:
- * `failed`), active ones are waited for on the target. `parents` are the refreshed parent jobs; `firstRemoteDir`
- * names a retried SSH parent's first attempt's remote directory as recorded (its current attempt may not have one).
+ * `failed`), active ones are waited for on the target. `parents` are the refreshed parent jobs; `attemptsOf` gives a
+ * retried parent's ended attempts as recorded (its current attempt may have no directory or Slurm job yet).
  */
 export function planDependencies(
   spec: JobSpec,
   parents: Job[],
-  firstRemoteDir: (jobId: string) => string | undefined = () => undefined,
+  attemptsOf: (jobId: string) => readonly { backend_id: BackendId | null }[] = () => [],
 ): DependencyPlan {
   const plan: DependencyPlan = { waits: [], failed: null };
   for (const dep of spec.after ?? []) {
@@ -101,15 +101,19 @@ export function planDependencies(
       continue;
     }
     const retried = parent.spec?.retry !== undefined;
-    if (retried && parent.backend === "slurm") {
+    if (retried && parent.backend === "slurm" && dep.on !== "ok") {
       throw invalid(
-        `job ${parent.job_id} is ${parent.state} and may be retried (it has retries): on a Slurm cluster a dependency on it cannot yet follow its attempts`,
-        "wait for it to end first, then submit this job",
+        `job ${parent.job_id} is ${parent.state} and may be retried (it has retries): on a Slurm cluster only an :ok dependency can follow its attempts, not :${dep.on}`,
+        hint("after_retried_slurm", { job_id: parent.job_id }),
         { job_id: parent.job_id },
       );
     }
-    const dir = waitDir(parent, firstRemoteDir);
-    const schedulerId = parent.backend_id?.slurm_job_id;
+    const recorded = attemptsOf(parent.job_id);
+    const dir = waitDir(parent, recorded[0]?.backend_id?.remote_dir);
+    // Between attempts a Slurm parent has no job of its own: the last attempt's (ended) until the next one's launch
+    // moves the dependency (redepend).
+    const schedulerId =
+      parent.backend_id?.slurm_job_id ?? (retried ? recorded.at(-1)?.backend_id?.slurm_job_id : undefined);
     if (typeof dir !== "string" || (parent.backend === "slurm" && schedulerId === undefined)) {
       throw new AwaitlessError(
         "launch_failed",
@@ -131,12 +135,11 @@ export function planDependencies(
  * Where the target waits for `parent`: its job directory there; for a parent with retries its first attempt's, where
  * its `final` record appears once its last attempt ended (wrapper.sh "Dependencies").
  */
-function waitDir(parent: Job, firstRemoteDir: (jobId: string) => string | undefined): string | undefined {
+function waitDir(parent: Job, firstRemoteDir: unknown): string | undefined {
   const current = parent.backend === "ssh" ? parent.backend_id?.remote_dir : parent.job_dir;
   if (!parent.spec?.retry) return typeof current === "string" ? current : undefined;
   if (parent.backend !== "ssh") return firstAttemptDir(parent);
-  const recorded = firstRemoteDir(parent.job_id);
-  if (recorded !== undefined) return recorded;
+  if (typeof firstRemoteDir === "string") return firstRemoteDir;
   const s = attemptSuffix(attemptOf(parent));
   if (typeof current !== "string") return undefined;
   return s && current.endsWith(s) ? current.slice(0, -s.length) : current;

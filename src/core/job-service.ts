@@ -36,7 +36,13 @@ import {
   readTails,
 } from "./result-builder.ts";
 import { retryDue } from "./retries.ts";
-import { parentsToLookAt, type SettleDeps, settleRetried } from "./retry-dependents.ts";
+import {
+  dependencyFailedNow,
+  parentsToLookAt,
+  type SettleDeps,
+  settleRetried,
+  slurmWaitsNow,
+} from "./retry-dependents.ts";
 import type { ServiceCore, ServiceSettings } from "./service-deps.ts";
 import type {
   CancelResponse,
@@ -69,6 +75,8 @@ export type { ServiceSettings };
 export class JobService implements JobServiceApi {
   private readonly unreachable = new Map<string, string>();
   private readonly notices = new Set<string>();
+  /** Held Slurm children whose dependency this process moved, and to what (redepend). */
+  private readonly redepended = new Map<string, string>();
   /** Retried jobs whose `final` record this process wrote (retry-dependents.ts). */
   private readonly settle: SettleDeps = { backendFor: (job) => this.backendFor(job), settled: new Set() };
   /** What the use-case modules (job-reads, log-read, log-follow, completions) get: never handed to a surface. */
@@ -112,8 +120,41 @@ export class JobService implements JobServiceApi {
           { admission: admissionFor(this.store, spec, this.backendFor(job)), after: undefined },
           false,
         ).catch(() => undefined);
+        // A Slurm attempt is a new Slurm job: the held children's afterok moves to it.
+        if (job.backend !== "slurm") return;
+        for (const d of this.store.dependentsOf(job.job_id)) {
+          const child = this.store.get(d.job_id);
+          if (child && parentsToLookAt(child, (id) => this.store.get(id) ?? undefined).length > 0)
+            await this.redepend(child);
+        }
       },
     };
+  }
+
+  /**
+   * What an observation of `job` must know: it waits for a parent with retries and no parent has failed its condition,
+   * so Slurm's "never satisfied" names an earlier attempt (or a view older than the move to the current one).
+   */
+  private lookOf(job: StoredJob): { parentMayRetry?: boolean } {
+    const get = (id: string) => this.store.get(id) ?? undefined;
+    const retried = parentsToLookAt(job, get).length > 0;
+    return retried && !dependencyFailedNow(job, get) ? { parentMayRetry: true } : {};
+  }
+
+  /** Points a held Slurm child's native dependency at its parents' current Slurm jobs (slurmWaitsNow). */
+  private async redepend(child: StoredJob): Promise<void> {
+    const backend = this.backendFor(child);
+    const waits = slurmWaitsNow(child, (id) => this.store.get(id) ?? undefined);
+    if (!backend.redepend || !waits) return;
+    // Once per dependency and process: a poll round's view may show "never satisfied" a while after the move.
+    const key = waits.map((w) => `${w.on}:${w.scheduler_id}`).join(",");
+    if (this.redepended.get(child.job_id) === key) return;
+    try {
+      await backend.redepend(child, waits);
+      this.redepended.set(child.job_id, key);
+    } catch {
+      // the next look at the child tries again
+    }
   }
 
   private backendFor(job: Pick<Job, "backend"> & { backend_id?: Job["backend_id"] }): Backend {
@@ -271,11 +312,7 @@ export class JobService implements JobServiceApi {
       const same = p && p.backend === v.spec.backend && p.host === v.spec.host;
       if (p) parents.push(same ? await this.refresh(d.job_id) : p);
     }
-    const firstRemoteDir = (id: string) => {
-      const dir = this.store.attempts(id)[0]?.backend_id?.remote_dir;
-      return typeof dir === "string" ? dir : undefined;
-    };
-    return planDependencies(v.spec, parents, firstRemoteDir);
+    return planDependencies(v.spec, parents, (id) => this.store.attempts(id));
   }
 
   private async endDependencyFailed(job: StoredJob, dependency: string): Promise<SubmitResponse> {
@@ -483,7 +520,7 @@ export class JobService implements JobServiceApi {
   /** A queued job whose wrapper has not yet taken its place in line, or was just admitted (about to start). */
   private async admissionPending(job: StoredJob): Promise<boolean> {
     if (job.state !== "queued" || (job.spec.queue === null && !job.spec.resources)) return false;
-    const q = (await this.backendFor(job).observe(job)).queued;
+    const q = (await this.backendFor(job).observe(job, this.lookOf(job))).queued;
     return q === undefined || q.admitted;
   }
 
@@ -553,6 +590,7 @@ export class JobService implements JobServiceApi {
       const now = isTerminal(parent.state) ? parent : await this.refresh(parent.job_id);
       await settleRetried(this.settle, now);
     }
+    const parentMayRetry = this.lookOf(job).parentMayRetry === true;
     if (awaitingAttempt(job)) {
       // A retry's next attempt: ended if cancelled first, launched once its backoff passed, else nothing to observe.
       if (job.cancel_requested_at !== null && !job.launcher) return await this.endCancelledBeforeLaunch(job);
@@ -560,10 +598,17 @@ export class JobService implements JobServiceApi {
       if (!job.launcher) return job;
     }
     const backend = this.backendFor(job);
-    const obs = await backend.observe(job);
+    const obs = await backend.observe(job, parentMayRetry ? { parentMayRetry } : {});
     if (obs.unreachable) this.unreachable.set(jobId, obs.unreachable);
     else this.unreachable.delete(jobId);
-    const d = decide(job, obs, { nowMs: Date.now(), launchGraceSeconds: this.settings.launchGraceSeconds });
+    // Slurm found the child's dependency never satisfied by a parent's earlier attempt: point it at the current one
+    // (repairs a retry launch whose client died before moving it).
+    if (parentMayRetry && obs.scheduler?.dependency_never_satisfied) await this.redepend(job);
+    const d = decide(job, obs, {
+      nowMs: Date.now(),
+      launchGraceSeconds: this.settings.launchGraceSeconds,
+      parentMayRetry,
+    });
     if (d.kind === "none") return job;
     if (d.kind === "unreachable") {
       if (job.status_message === d.message) return job;
@@ -787,7 +832,7 @@ export class JobService implements JobServiceApi {
     const elapsed = formatDuration(st.elapsed_seconds ?? 0);
     if (job.state === "queued" && job.status_message) return `${job.status_message}, for ${elapsed}`;
     if (job.state === "starting" || job.state === "queued") return `${job.state} for ${elapsed}`;
-    const obs = await this.backendFor(job).observe(job);
+    const obs = await this.backendFor(job).observe(job, this.lookOf(job));
     const last = obs.heartbeat
       ? Math.max(0, (Date.now() - Date.parse(obs.heartbeat.last_change_at)) / 1000)
       : null;
@@ -801,7 +846,7 @@ export class JobService implements JobServiceApi {
     const unreachable = this.unreachable.get(jobId);
     if (unreachable) return { ...st, host_unreachable: unreachable };
     if (!isTerminal(job.state) && job.state !== "starting") {
-      const obs = await this.backendFor(job).observe(job);
+      const obs = await this.backendFor(job).observe(job, this.lookOf(job));
       if (obs.heartbeat) {
         st.stdout_bytes = obs.heartbeat.stdout_bytes;
         st.stderr_bytes = obs.heartbeat.stderr_bytes;
