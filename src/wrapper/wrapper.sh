@@ -917,7 +917,7 @@ awl_final_of() {
     awl_fo=ok
     return 0
     ;;
-  exited/?*) awl_fc=exit ;;
+  exited/?*) awl_fc='exit' ;;
   launch_failed/*) awl_fc=infrastructure ;;
   esac
   [ -n "$awl_fc" ] && [ "$AWL_RETRY_LEFT" -gt 0 ] || return 0
