@@ -45,6 +45,15 @@ export function jobSpecText(job: Job, input: LaunchInput, opts: JobSpecOptions):
     heartbeatSeconds: opts.heartbeatSeconds,
     logCapBytes: input.logCapBytes,
     ...(opts.scheduler ? { scheduler: opts.scheduler } : {}),
+    ...(job.spec.retry
+      ? {
+          retry: {
+            attempt: job.attempt ?? 1,
+            left: Math.max(0, job.spec.retry.retries + 1 - (job.attempt ?? 1)),
+            on: job.spec.retry.on,
+          },
+        }
+      : {}),
     // Slurm waits for its parents itself (sbatch --dependency); a wrapper waits on local and SSH targets.
     ...(input.after && opts.scheduler !== "slurm" ? { after: input.after } : {}),
     ...(input.admission && opts.admissionDir !== undefined

@@ -1,6 +1,6 @@
 // What every backend offers the job engine: launch, observe, cancel, read logs and artifacts, watch.
 import type { Decision } from "./decision.ts";
-import type { DependencyPlan } from "./dependencies.ts";
+import type { DependencyPlan, DependencyWait } from "./dependencies.ts";
 import type { ArtifactEntry, BackendId, BackendName, Job } from "./job.ts";
 import type { LogQuery, LogScan } from "./log-scan.ts";
 import type { SchedulerFacts } from "./scheduler-facts.ts";
@@ -139,7 +139,8 @@ export interface Backend {
   /** Backend-specific launch options (Slurm resources), checked and canonicalized before anything is reserved. */
   checkOptions?(raw: Record<string, string>): Record<string, string>;
   launch(input: LaunchInput): Promise<BackendId>;
-  observe(job: Job): Promise<Observation>;
+  /** `look.parentMayRetry`: a parent with retries is active (Slurm: a never-satisfied dependency is not final yet). */
+  observe(job: Job, look?: { parentMayRetry?: boolean }): Promise<Observation>;
   /** Persisted intent already exists in the store; this signals the target. */
   cancel(job: Job, graceSeconds: number): Promise<unknown>;
   /**
@@ -147,6 +148,13 @@ export interface Backend {
    * when its leader is certainly the job's command (pid > 1, start time as recorded); says what was done.
    */
   stopLeftover?(job: Job, graceSeconds: number): Promise<LeftoverStop>;
+  /**
+   * A job with retries has ended (`outcome`: succeeded or not): tells the dependents held on its target (wrapper.sh
+   * "Dependencies", the `final` record) and wakes them. False when that could not be written now.
+   */
+  settle?(job: Job, outcome: "ok" | "failed"): Promise<boolean>;
+  /** Slurm: points a pending job's native dependency at these parents' current scheduler jobs (a retry's new one). */
+  redepend?(job: Job, waits: DependencyWait[]): Promise<void>;
   readTail(job: Job, stream: Stream, maxBytes: number): Promise<LogTail>;
   /**
    * Answers `query` over the whole retained log (head, a marker line where the log cap dropped bytes, rolling tail),

@@ -1,14 +1,17 @@
 // Job dependencies (`--after JOB[:ok|:any|:failed]`, MCP `after`): their syntax, the same-target rule, and what a
 // parent's state means for a child at submit. The wait itself happens on the target (wrapper.sh "Dependencies").
 import { AwaitlessError, hint, invalid } from "./errors.ts";
-import type { AfterCondition, Dependency, Job, JobSpec, JobState } from "./job.ts";
+import type { AfterCondition, BackendId, Dependency, Job, JobSpec, JobState } from "./job.ts";
 import { isTerminal } from "./job.ts";
 import { didYouMean } from "./nearest-name.ts";
+import { attemptOf, attemptSuffix, firstAttemptDir } from "./retries.ts";
 
 /** A parent still active at submit: the target waits for it, in its job directory there. */
 export interface DependencyWait extends Dependency {
   /** The parent's job directory on the target (local: job_dir; SSH: its remote directory). */
   dir: string;
+  /** The parent has retries: `dir` is its first attempt's, and the target waits for its `final` record there. */
+  final?: boolean;
   /** Slurm: the parent's scheduler job ID, for a native --dependency. */
   scheduler_id?: string;
 }
@@ -76,9 +79,14 @@ function targetName(j: { backend: string; host: string | null }): string {
 /**
  * Checks each parent against the child's spec (it exists, runs on the same target) and plans the launch from
  * the parents' states now: ended parents are decided here (condition met: nothing to wait for; impossible:
- * `failed`), active ones are waited for on the target. `parents` are the refreshed parent jobs.
+ * `failed`), active ones are waited for on the target. `parents` are the refreshed parent jobs; `attemptsOf` gives a
+ * retried parent's ended attempts as recorded (its current attempt may have no directory or Slurm job yet).
  */
-export function planDependencies(spec: JobSpec, parents: Job[]): DependencyPlan {
+export function planDependencies(
+  spec: JobSpec,
+  parents: Job[],
+  attemptsOf: (jobId: string) => readonly { backend_id: BackendId | null }[] = () => [],
+): DependencyPlan {
   const plan: DependencyPlan = { waits: [], failed: null };
   for (const dep of spec.after ?? []) {
     const parent = parents.find((p) => p.job_id === dep.job_id);
@@ -101,15 +109,20 @@ export function planDependencies(spec: JobSpec, parents: Job[]): DependencyPlan 
         plan.failed = `${dep.job_id}:${dep.on}`;
       continue;
     }
-    if (parent.spec?.retry) {
+    const retried = parent.spec?.retry !== undefined;
+    if (retried && parent.backend === "slurm" && dep.on !== "ok") {
       throw invalid(
-        `job ${parent.job_id} is ${parent.state} and may be retried (it has retries): a dependency on it cannot yet tell its last attempt from an earlier one`,
-        "wait for it to end first, then submit this job",
+        `job ${parent.job_id} is ${parent.state} and may be retried (it has retries): on a Slurm cluster only an :ok dependency can follow its attempts, not :${dep.on}`,
+        hint("after_retried_slurm", { job_id: parent.job_id }),
         { job_id: parent.job_id },
       );
     }
-    const dir = parent.backend === "ssh" ? parent.backend_id?.remote_dir : parent.job_dir;
-    const schedulerId = parent.backend_id?.slurm_job_id;
+    const recorded = attemptsOf(parent.job_id);
+    const dir = waitDir(parent, recorded[0]?.backend_id?.remote_dir);
+    // Between attempts a Slurm parent has no job of its own: the last attempt's (ended) until the next one's launch
+    // moves the dependency (redepend).
+    const schedulerId =
+      parent.backend_id?.slurm_job_id ?? (retried ? recorded.at(-1)?.backend_id?.slurm_job_id : undefined);
     if (typeof dir !== "string" || (parent.backend === "slurm" && schedulerId === undefined)) {
       throw new AwaitlessError(
         "launch_failed",
@@ -120,10 +133,25 @@ export function planDependencies(spec: JobSpec, parents: Job[]): DependencyPlan 
     plan.waits.push({
       ...dep,
       dir,
+      ...(retried ? { final: true } : {}),
       ...(schedulerId !== undefined ? { scheduler_id: String(schedulerId) } : {}),
     });
   }
   return plan;
+}
+
+/**
+ * Where the target waits for `parent`: its job directory there; for a parent with retries its first attempt's, where
+ * its `final` record appears once its last attempt ended (wrapper.sh "Dependencies").
+ */
+function waitDir(parent: Job, firstRemoteDir: unknown): string | undefined {
+  const current = parent.backend === "ssh" ? parent.backend_id?.remote_dir : parent.job_dir;
+  if (!parent.spec?.retry) return typeof current === "string" ? current : undefined;
+  if (parent.backend !== "ssh") return firstAttemptDir(parent);
+  if (typeof firstRemoteDir === "string") return firstRemoteDir;
+  const s = attemptSuffix(attemptOf(parent));
+  if (typeof current !== "string") return undefined;
+  return s && current.endsWith(s) ? current.slice(0, -s.length) : current;
 }
 
 /** "after job_X:ok, job_Y:any" for status lines; empty when the job has no dependencies. */

@@ -38,6 +38,13 @@ import {
   readTails,
 } from "./result-builder.ts";
 import { retryDue } from "./retries.ts";
+import {
+  dependencyFailedNow,
+  parentsToLookAt,
+  type SettleDeps,
+  settleRetried,
+  slurmWaitsNow,
+} from "./retry-dependents.ts";
 import type { ServiceCore, ServiceSettings } from "./service-deps.ts";
 import type {
   CancelResponse,
@@ -75,6 +82,10 @@ export type { ServiceSettings };
 export class JobService implements JobServiceApi {
   private readonly unreachable = new Map<string, string>();
   private readonly notices = new Set<string>();
+  /** Held Slurm children whose dependency this process moved, and to what (redepend). */
+  private readonly redepended = new Map<string, string>();
+  /** Retried jobs whose `final` record this process wrote (retry-dependents.ts). */
+  private readonly settle: SettleDeps = { backendFor: (job) => this.backendFor(job), settled: new Set() };
   /** What the use-case modules (job-reads, log-read, log-follow, completions) get: never handed to a surface. */
   private readonly core: ServiceCore;
   /** Job arrays: each task a job of this service (array-service.ts). */
@@ -116,8 +127,41 @@ export class JobService implements JobServiceApi {
           { admission: admissionFor(this.store, spec, this.backendFor(job)), after: undefined },
           false,
         ).catch(() => undefined);
+        // A Slurm attempt is a new Slurm job: the held children's afterok moves to it.
+        if (job.backend !== "slurm") return;
+        for (const d of this.store.dependentsOf(job.job_id)) {
+          const child = this.store.get(d.job_id);
+          if (child && parentsToLookAt(child, (id) => this.store.get(id) ?? undefined).length > 0)
+            await this.redepend(child);
+        }
       },
     };
+  }
+
+  /**
+   * What an observation of `job` must know: it waits for a parent with retries and no parent has failed its condition,
+   * so Slurm's "never satisfied" names an earlier attempt (or a view older than the move to the current one).
+   */
+  private lookOf(job: StoredJob): { parentMayRetry?: boolean } {
+    const get = (id: string) => this.store.get(id) ?? undefined;
+    const retried = parentsToLookAt(job, get).length > 0;
+    return retried && !dependencyFailedNow(job, get) ? { parentMayRetry: true } : {};
+  }
+
+  /** Points a held Slurm child's native dependency at its parents' current Slurm jobs (slurmWaitsNow). */
+  private async redepend(child: StoredJob): Promise<void> {
+    const backend = this.backendFor(child);
+    const waits = slurmWaitsNow(child, (id) => this.store.get(id) ?? undefined);
+    if (!backend.redepend || !waits) return;
+    // Once per dependency and process: a poll round's view may show "never satisfied" a while after the move.
+    const key = waits.map((w) => `${w.on}:${w.scheduler_id}`).join(",");
+    if (this.redepended.get(child.job_id) === key) return;
+    try {
+      await backend.redepend(child, waits);
+      this.redepended.set(child.job_id, key);
+    } catch {
+      // the next look at the child tries again
+    }
   }
 
   private backendFor(job: Pick<Job, "backend"> & { backend_id?: Job["backend_id"] }): Backend {
@@ -275,7 +319,7 @@ export class JobService implements JobServiceApi {
       const same = p && p.backend === v.spec.backend && p.host === v.spec.host;
       if (p) parents.push(same ? await this.refresh(d.job_id) : p);
     }
-    return planDependencies(v.spec, parents);
+    return planDependencies(v.spec, parents, (id) => this.store.attempts(id));
   }
 
   private async endDependencyFailed(job: StoredJob, dependency: string): Promise<SubmitResponse> {
@@ -369,6 +413,7 @@ export class JobService implements JobServiceApi {
         };
       }
       this.finishWithError(job, e);
+      await settleRetried(this.settle, this.getJob(job.job_id));
       throw e;
     }
     const started = await this.waitForStart(job.job_id);
@@ -427,9 +472,9 @@ export class JobService implements JobServiceApi {
   }
 
   /** A retried job cancelled before its next attempt was launched: it ends now, that attempt never runs. */
-  private endCancelledBeforeLaunch(job: StoredJob): StoredJob {
+  private async endCancelledBeforeLaunch(job: StoredJob): Promise<StoredJob> {
     const built = cancelledBeforeLaunchResult(job);
-    return this.store.transition(job.job_id, "cancelled", {
+    const ended = this.store.transition(job.job_id, "cancelled", {
       historyReason: "cancelled",
       terminal: {
         exit_code: null,
@@ -442,6 +487,8 @@ export class JobService implements JobServiceApi {
         result_sha256: built.sha256,
       },
     }).job;
+    await settleRetried(this.settle, ended);
+    return ended;
   }
 
   /** A launch that failed before the wrapper ran: the job is failed with stage launch_failed, never left dangling. */
@@ -480,7 +527,7 @@ export class JobService implements JobServiceApi {
   /** A queued job whose wrapper has not yet taken its place in line, or was just admitted (about to start). */
   private async admissionPending(job: StoredJob): Promise<boolean> {
     if (job.state !== "queued" || (job.spec.queue === null && !job.spec.resources)) return false;
-    const q = (await this.backendFor(job).observe(job)).queued;
+    const q = (await this.backendFor(job).observe(job, this.lookOf(job))).queued;
     return q === undefined || q.admitted;
   }
 
@@ -547,17 +594,30 @@ export class JobService implements JobServiceApi {
       this.unreachable.delete(jobId);
       return job;
     }
+    // A child held on its target for a parent with retries: that parent's next attempt, or its end, needs a reader.
+    for (const parent of parentsToLookAt(job, (id) => this.store.get(id) ?? undefined)) {
+      const now = isTerminal(parent.state) ? parent : await this.refresh(parent.job_id);
+      await settleRetried(this.settle, now);
+    }
+    const parentMayRetry = this.lookOf(job).parentMayRetry === true;
     if (awaitingAttempt(job)) {
       // A retry's next attempt: ended if cancelled first, launched once its backoff passed, else nothing to observe.
-      if (job.cancel_requested_at !== null && !job.launcher) return this.endCancelledBeforeLaunch(job);
+      if (job.cancel_requested_at !== null && !job.launcher) return await this.endCancelledBeforeLaunch(job);
       if (await launchDueAttempt(this.retries, job)) return this.getJob(jobId);
       if (!job.launcher) return job;
     }
     const backend = this.backendFor(job);
-    const obs = await backend.observe(job);
+    const obs = await backend.observe(job, parentMayRetry ? { parentMayRetry } : {});
     if (obs.unreachable) this.unreachable.set(jobId, obs.unreachable);
     else this.unreachable.delete(jobId);
-    const d = decide(job, obs, { nowMs: Date.now(), launchGraceSeconds: this.settings.launchGraceSeconds });
+    // Slurm found the child's dependency never satisfied by a parent's earlier attempt: point it at the current one
+    // (repairs a retry launch whose client died before moving it).
+    if (parentMayRetry && obs.scheduler?.dependency_never_satisfied) await this.redepend(job);
+    const d = decide(job, obs, {
+      nowMs: Date.now(),
+      launchGraceSeconds: this.settings.launchGraceSeconds,
+      parentMayRetry,
+    });
     if (d.kind === "none") return job;
     if (d.kind === "unreachable") {
       if (job.status_message === d.message) return job;
@@ -610,7 +670,7 @@ export class JobService implements JobServiceApi {
       if (begun !== "refused") return this.refresh(jobId);
     }
     // The exit record stays on disk: when the store is full the result is reported now and sealed by a later reader.
-    return this.recorded(
+    const ended = this.recorded(
       () =>
         this.store.transition(jobId, d.to, {
           ...(d.started_at ? { started_at: d.started_at } : {}),
@@ -628,6 +688,10 @@ export class JobService implements JobServiceApi {
         }).job,
       () => observedTerminal(job, d, built),
     );
+    // Only an end the store holds is told to the dependents (a full store's observed end is not yet the job's).
+    const stored = this.store.get(jobId);
+    if (stored && isTerminal(stored.state)) await settleRetried(this.settle, stored);
+    return ended;
   }
 
   private resultOf(job: StoredJob): JobResult | undefined {
@@ -659,7 +723,12 @@ export class JobService implements JobServiceApi {
       job = await this.refresh(jobId);
       // With file events a start, exit or cancel ends the wait at once; re-reading a job where nothing happened
       // only catches what no file shows (a killed wrapper), so those re-reads back off (MCP servers hold many waits).
-      const quiet = evented === true && before === `${job.state} ${job.status_message}`;
+      // A child held for a parent with retries is not quiet: its reader makes that parent's attempts (whose files
+      // are not the child's) and settles its end.
+      const quiet =
+        evented === true &&
+        before === `${job.state} ${job.status_message}` &&
+        parentsToLookAt(job, (id) => this.store.get(id) ?? undefined).length === 0;
       quietMs = quiet
         ? Math.min(quietMs * 2, Math.max(this.settings.pollIntervalMs, QUIET_POLL_MAX_MS))
         : this.settings.pollIntervalMs;
@@ -774,7 +843,7 @@ export class JobService implements JobServiceApi {
     if (st.next_attempt_at) return st.status_message!;
     if (job.state === "queued" && job.status_message) return `${job.status_message}, for ${elapsed}`;
     if (job.state === "starting" || job.state === "queued") return `${job.state} for ${elapsed}`;
-    const obs = await this.backendFor(job).observe(job);
+    const obs = await this.backendFor(job).observe(job, this.lookOf(job));
     const last = obs.heartbeat
       ? Math.max(0, (Date.now() - Date.parse(obs.heartbeat.last_change_at)) / 1000)
       : null;
@@ -788,7 +857,7 @@ export class JobService implements JobServiceApi {
     const unreachable = this.unreachable.get(jobId);
     if (unreachable) return { ...st, host_unreachable: unreachable };
     if (!isTerminal(job.state) && job.state !== "starting") {
-      const obs = await this.backendFor(job).observe(job);
+      const obs = await this.backendFor(job).observe(job, this.lookOf(job));
       if (obs.heartbeat) {
         st.stdout_bytes = obs.heartbeat.stdout_bytes;
         st.stderr_bytes = obs.heartbeat.stderr_bytes;
@@ -848,7 +917,7 @@ export class JobService implements JobServiceApi {
     }
     job = this.getJob(jobId);
     if (awaitingAttempt(job) && !job.launcher) {
-      job = this.endCancelledBeforeLaunch(job);
+      job = await this.endCancelledBeforeLaunch(job);
       return {
         job_id: jobId,
         job_state: job.state,

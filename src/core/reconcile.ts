@@ -23,6 +23,8 @@ export { type Decision, err } from "./decision.ts";
 export interface ReconcileContext {
   nowMs: number;
   launchGraceSeconds: number;
+  /** A parent with retries is still active: the scheduler's "never satisfied" may be about an earlier attempt. */
+  parentMayRetry?: boolean;
 }
 
 export function decide(job: Job, observed: Observation, ctx: ReconcileContext): Decision {
@@ -40,7 +42,7 @@ export function decide(job: Job, observed: Observation, ctx: ReconcileContext): 
   // Rule 1c: what a scheduler says (Slurm: pending reasons, its own time limit, OOM, requeue) decides first, by the
   // scheduler rules S1–S16 below; where they leave it to the wrapper's records, rules 2–7.
   if (obs.scheduler) {
-    const d = schedulerRules(job, obs, obs.scheduler, ctx.nowMs);
+    const d = schedulerRules(job, obs, obs.scheduler, ctx.nowMs, ctx.parentMayRetry === true);
     if (d) return d;
   }
 
@@ -118,7 +120,13 @@ export function decide(job: Job, observed: Observation, ctx: ReconcileContext): 
 }
 
 // The scheduler rules: what a scheduler's facts mean with the wrapper's records; undefined leaves it to rules 2–7.
-function schedulerRules(job: Job, obs: Observation, s: SchedulerFacts, nowMs: number): Decision | undefined {
+function schedulerRules(
+  job: Job,
+  obs: Observation,
+  s: SchedulerFacts,
+  nowMs: number,
+  parentMayRetry: boolean,
+): Decision | undefined {
   const x = obs.exit;
   const name = s.words.name;
   switch (s.phase) {
@@ -133,8 +141,9 @@ function schedulerRules(job: Job, obs: Observation, s: SchedulerFacts, nowMs: nu
       return keep(job, s.message);
     case "pending":
       // Rule S2a: the scheduler can never start it (a parent ended so that its dependency cannot hold) and the
-      // wrapper never started: cancelled, reason dependency_failed; the command never ran.
-      if (s.dependency_never_satisfied && obs.started === null && x === null)
+      // wrapper never started: cancelled, reason dependency_failed; the command never ran. Not while a parent with
+      // retries is active: its ended attempt is not its last, and its next one becomes the dependency (redepend).
+      if (s.dependency_never_satisfied && !parentMayRetry && obs.started === null && x === null)
         return dependencyFailed(
           {
             exit_code: null,

@@ -14,6 +14,7 @@ import prepare from "./host/prepare.sh" with { type: "text" };
 import queueSnapshot from "./host/queue-snapshot.sh" with { type: "text" };
 import readLog from "./host/read-log.sh" with { type: "text" };
 import remove from "./host/remove.sh" with { type: "text" };
+import settle from "./host/settle.sh" with { type: "text" };
 import watch from "./host/watch.sh" with { type: "text" };
 import { parseKeyValue } from "./records.ts";
 import { assemble, hostProgram } from "./shell-text.ts";
@@ -33,6 +34,7 @@ export const OBSERVE = hostProgram(observe);
 export const READ_LOG = hostProgram(readLog);
 export const LOG_SCAN = hostProgram(logScan);
 export const REMOVE = hostProgram(remove);
+export const SETTLE = hostProgram(settle);
 export const WATCH = hostProgram(watch);
 export const QUEUE_SNAPSHOT = hostProgram(queueSnapshot);
 export const ARTIFACT_FILES = hostProgram(artifactFiles);
@@ -53,6 +55,7 @@ export const HOST_PROGRAM_FILES = {
   "queue-snapshot.sh": queueSnapshot,
   "read-log.sh": readLog,
   "remove.sh": remove,
+  "settle.sh": settle,
   "watch.sh": watch,
 } as const;
 export { assemble };

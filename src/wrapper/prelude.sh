@@ -96,3 +96,37 @@ awl_q_entry_alive() {
   [ -n "$e_pid$e_pgid" ] || return 1
   awl_group_alive "$e_pid" "$e_pgid"
 }
+
+# awl_wake_dependents DIR: USR1 to every live held dependent whose wake address is in DIR/dependents (wrapper.sh
+# "Dependencies"); only a process started when the address says (a reused pid is not woken: USR1 would end it).
+# shellcheck disable=SC2317 # not every includer calls every reader
+awl_wake_dependents() {
+  if [ ! -d "$1/dependents" ] || [ -h "$1/dependents" ]; then return 0; fi
+  for awl_f in "$1"/dependents/*; do
+    if [ ! -f "$awl_f" ] || [ -h "$awl_f" ]; then continue; fi
+    awl_wp='' awl_ws=''
+    { while IFS='=' read -r awl_k awl_v; do
+      case $awl_k in
+      wrapper_pid) awl_wp=$awl_v ;;
+      proc_start) awl_ws=$awl_v ;;
+      esac
+    done <"$awl_f"; } 2>/dev/null
+    case $awl_wp in '' | *[!0-9]* | 0 | 1) continue ;; esac
+    [ -n "$awl_ws" ] || [ ! -r /proc/self/stat ] || continue
+    awl_pid_alive "$awl_wp" "$awl_ws" && kill -USR1 "$awl_wp" 2>/dev/null
+  done
+  return 0
+}
+
+# awl_put_final DIR OUTCOME ATTEMPT: DIR (a retried job's first attempt's directory) gets its `final` record,
+# outcome=ok|failed and attempt=N: the job's last attempt ended so and no retry follows. An existing record is kept
+# (every writer states the same end); the text goes to a fresh name with noclobber, then is renamed, never through a
+# symlink.
+# shellcheck disable=SC2317 # not every includer calls every reader
+awl_put_final() {
+  [ -d "$1" ] && [ ! -h "$1/final" ] || return 1
+  [ ! -f "$1/final" ] || return 0
+  rm -f "$1/final.tmp.$$"
+  { (set -C && printf '%s\n' "outcome=$2" "attempt=$3" >"$1/final.tmp.$$") &&
+    mv -f "$1/final.tmp.$$" "$1/final"; } 2>/dev/null
+}

@@ -30,15 +30,25 @@ export interface SpecInput {
   admission?: SpecAdmission;
   /** Hold until parents ended (wrapper.sh "Dependencies"); absent = no dependencies. */
   after?: SpecAfter;
+  /** The job has retries: which attempt this is and what a client would retry (wrapper.sh awl_final_of). */
+  retry?: SpecRetry;
   /** The wrapper runs as a Slurm batch script: Slurm's TERM is the cancel (wrapper.sh "Cancel"). */
   scheduler?: "slurm";
 }
 
 /** Dependencies (wrapper.sh "Dependencies"): parents' job directories on this machine, or a condition that failed. */
 export interface SpecAfter {
-  waits: readonly { job_id: string; on: "ok" | "any" | "failed"; dir: string }[];
+  /** `final`: the parent has retries; `dir` is its first attempt's directory, where its `final` record appears. */
+  waits: readonly { job_id: string; on: "ok" | "any" | "failed"; dir: string; final?: boolean }[];
   /** JOB_ID:ON found impossible by the client: the job ends dependency_failed at once. */
   failed: string | null;
+}
+
+/** A retried job's attempt (wrapper.sh "Dependencies"): its number, the retries left after it, the classes retried. */
+export interface SpecRetry {
+  attempt: number;
+  left: number;
+  on: readonly ("lost" | "infrastructure" | "exit")[];
 }
 
 /** Queue admission settings (wrapper.sh "Queue admission"). */
@@ -147,6 +157,7 @@ export function renderSpec(input: SpecInput): string {
     "# Awaitless job spec (protocol 1), rendered by renderSpec(); sourced by wrapper.sh. Do not edit.",
     ...admissionLines(input.admission),
     ...afterLines(input.after),
+    ...retryLines(input.retry),
     `AWL_JOB_ID=${shellQuote(input.jobId)}`,
     `AWL_CWD=${shellQuote(input.cwd)}`,
     `AWL_TIMEOUT=${timeoutSeconds}`,
@@ -185,9 +196,26 @@ function afterLines(a: SpecAfter | undefined): string[] {
       `AWL_AFTER_${n}_ID=${w.job_id}`,
       `AWL_AFTER_${n}_ON=${w.on}`,
       `AWL_AFTER_${n}_DIR=${shellQuote(w.dir)}`,
+      ...(w.final ? [`AWL_AFTER_${n}_FINAL=1`] : []),
     );
   }
   return lines;
+}
+
+function retryLines(r: SpecRetry | undefined): string[] {
+  if (r === undefined) return [];
+  const ok = (n: number) => Number.isInteger(n) && n >= 0;
+  if (!ok(r.attempt) || r.attempt < 1 || !ok(r.left) || r.on.some((c) => !/^[a-z]+$/.test(c))) {
+    invalid(
+      `retry ${JSON.stringify(r)} is not valid`,
+      "Pass an attempt ≥ 1, the retries left and the classes.",
+    );
+  }
+  return [
+    `AWL_ATTEMPT=${r.attempt}`,
+    `AWL_RETRY_LEFT=${r.left}`,
+    `AWL_RETRY_ON=${shellQuote(r.on.join(" "))}`,
+  ];
 }
 
 function admissionLines(a: SpecAdmission | undefined): string[] {

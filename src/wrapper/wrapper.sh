@@ -491,7 +491,7 @@ dependency=$awl_a_failed}"
   # commands running than its queue admits; a wrapper that dies in between has its slot reclaimed.
   [ -z "$awl_q_slot" ] || rm -f "$awl_q_slot"
   [ -z "$awl_q_entry" ] || rm -f "$awl_q_entry"
-  awl_after_wake
+  awl_after_wake "$1" "$2"
   # Under Slurm the batch script's status is what afterok/afternotok dependencies see: 0 only for a command that
   # succeeded (or a job cancelled, which Slurm records as CANCELLED itself).
   [ "$AWL_SCHEDULER" = slurm ] || exit 0
@@ -761,6 +761,11 @@ awl_q_mark_running() {
 #                          sleeping process: between wakes it only looks again after a backoff (AWL_TICK doubling to
 #                          60 s) that catches a parent whose wrapper was killed. A client's cancel wakes it with USR2.
 # AWL_AFTER_FAILED=ID:ON: the client found that condition impossible at submit; the job ends at once, as above.
+# AWL_AFTER_i_FINAL=1: the parent has retries (core/retries.ts), and PARENT_DIR is its first attempt's directory. An
+#   attempt's exit record or dead wrapper says nothing then (a retry may follow); the parent has ended only once
+#   PARENT_DIR/final exists (outcome=ok|failed attempt=N), written by the last attempt's wrapper when its end is
+#   certainly the last (awl_final_of), else by the client that records the job's end (host/settle.sh). Both wake the
+#   dependents registered in PARENT_DIR/dependents.
 
 # awl_a_outcome DIR: sets awl_a_out to ok | failed (the parent ended so) or '' (it has not ended).
 # shellcheck disable=SC2317 # called through awl_a_each "$1"
@@ -768,6 +773,14 @@ awl_a_outcome() {
   awl_a_out=''
   if [ ! -d "$1" ]; then
     awl_a_out=failed
+    return 0
+  fi
+  if [ "$awl_a_fin" = 1 ]; then
+    [ -f "$1/final" ] || return 0
+    awl_a_out=failed
+    { while IFS='=' read -r awl_k awl_v; do
+      [ "$awl_k=$awl_v" != outcome=ok ] || awl_a_out=ok
+    done <"$1/final"; } 2>/dev/null
     return 0
   fi
   if [ ! -f "$1/exit" ]; then
@@ -806,8 +819,8 @@ awl_a_outcome() {
 awl_a_each() {
   awl_a_i=1
   while [ "$awl_a_i" -le "$AWL_AFTER_N" ]; do
-    awl_a_id='' awl_a_on='' awl_a_dir=''
-    eval "awl_a_id=\${AWL_AFTER_${awl_a_i}_ID-} awl_a_on=\${AWL_AFTER_${awl_a_i}_ON-} awl_a_dir=\${AWL_AFTER_${awl_a_i}_DIR-}"
+    awl_a_id='' awl_a_on='' awl_a_dir='' awl_a_fin=''
+    eval "awl_a_id=\${AWL_AFTER_${awl_a_i}_ID-} awl_a_on=\${AWL_AFTER_${awl_a_i}_ON-} awl_a_dir=\${AWL_AFTER_${awl_a_i}_DIR-} awl_a_fin=\${AWL_AFTER_${awl_a_i}_FINAL-}"
     case $awl_a_dir in '' | /*) ;; *) awl_a_dir=$awl_start_dir/$awl_a_dir ;; esac
     "$1"
     awl_a_i=$((awl_a_i + 1))
@@ -894,24 +907,38 @@ awl_after_hold() {
   awl_a_end
 }
 
-# awl_after_wake (in awl_finish, after the exit record): USR1 to every live held dependent of this job.
+# awl_final_of CODE REASON: awl_fo = ok | failed when this attempt's end is certainly the job's last, '' when a
+# client may retry it: its class (exit: the command failed; infrastructure: the launch failed) is in AWL_RETRY_ON and
+# AWL_RETRY_LEFT > 0 (core/retries.ts retryDue decides the same from the same record).
+awl_final_of() {
+  awl_fo=failed awl_fc=''
+  case $2/$1 in
+  exited/0)
+    awl_fo=ok
+    return 0
+    ;;
+  exited/?*) awl_fc='exit' ;;
+  launch_failed/*) awl_fc=infrastructure ;;
+  esac
+  [ -n "$awl_fc" ] && [ "$AWL_RETRY_LEFT" -gt 0 ] || return 0
+  case " $AWL_RETRY_ON " in *" $awl_fc "*) awl_fo='' ;; esac
+}
+
+# awl_after_wake CODE REASON (in awl_finish, after the exit record): wakes the held dependents. A job without
+# retries wakes those in its own directory; a retried job's dependents wait in its first attempt's directory
+# (awl_root) for its `final` record, written here when this end is certainly the last (see "Dependencies").
 awl_after_wake() {
-  if [ ! -d dependents ] || [ -h dependents ]; then return 0; fi
-  for awl_a_f in dependents/*; do
-    if [ ! -f "$awl_a_f" ] || [ -h "$awl_a_f" ]; then continue; fi
-    awl_a_pid='' awl_a_ps=''
-    { while IFS='=' read -r awl_k awl_v; do
-      case $awl_k in
-      wrapper_pid) awl_a_pid=$awl_v ;;
-      proc_start) awl_a_ps=$awl_v ;;
-      esac
-    done <"$awl_a_f"; } 2>/dev/null
-    case $awl_a_pid in '' | *[!0-9]* | 0 | 1) continue ;; esac
-    # Only a process started when the record says: a reused pid is not woken (USR1 would end it).
-    [ -n "$awl_a_ps" ] || [ ! -r /proc/self/stat ] || continue
-    awl_pid_alive "$awl_a_pid" "$awl_a_ps" && kill -USR1 "$awl_a_pid" 2>/dev/null
-  done
-  return 0
+  if [ -z "$AWL_RETRY_ON" ]; then
+    awl_wake_dependents .
+    return 0
+  fi
+  awl_final_of "$1" "$2"
+  [ -n "$awl_fo" ] || return 0
+  if awl_put_final "$awl_root" "$awl_fo" "$AWL_ATTEMPT"; then
+    awl_wake_dependents "$awl_root"
+  else
+    awl_log "dependencies: could not write $awl_root/final; a client will"
+  fi
 }
 
 # --- main -------------------------------------------------------------------------------------------------
@@ -934,6 +961,7 @@ for awl_f in stdout stderr progress exit.tmp exit started heartbeat no_space mon
   [ ! -h "$awl_f" ] || { rm -f "$awl_f" && awl_log "removed the symlink $awl_dir/$awl_f; the wrapper writes it"; }
 done
 AWL_QUEUE='' AWL_RESOURCES='' AWL_QUEUE_DIR='' AWL_QUEUE_LOCK='' AWL_SCHEDULER='' AWL_AFTER_N=0 AWL_AFTER_FAILED=''
+AWL_ATTEMPT=1 AWL_RETRY_LEFT=0 AWL_RETRY_ON='' awl_root=$awl_dir
 # First the exit record's room, so that output filling the disk later cannot take it; no room: nothing starts.
 awl_reserve_exit ||
   awl_launch_failed "no space for the job's records in '$awl_dir'; free space (awaitless gc) or use a larger file system"
@@ -953,6 +981,9 @@ awl_number AWL_CHECK_MAX 15
 awl_number AWL_LOG_CAP 0
 awl_number AWL_QUEUE_CONCURRENCY 1
 awl_number AWL_AFTER_N 0
+awl_number AWL_ATTEMPT 1
+awl_number AWL_RETRY_LEFT 0
+[ "$AWL_ATTEMPT" -le 1 ] || awl_root=${awl_dir%/attempts/"$AWL_ATTEMPT"}
 [ "$AWL_QUEUE_CONCURRENCY" -gt 0 ] || awl_launch_failed "AWL_QUEUE_CONCURRENCY=0 in spec.sh; a queue admits at least 1 job"
 [ "$AWL_TICK" -gt 0 ] || AWL_TICK=1
 [ "$AWL_HEARTBEAT" -gt 0 ] || AWL_HEARTBEAT=1

@@ -1,9 +1,9 @@
 // The host programs (src/wrapper/host/*.sh) run by real sh, dash and busybox on temp dirs, their output read by the
 // parsers the backends use: prepare → keyValues, launch → keyValues (a real wrapper started and observed),
-// observe → parseObserveReport, read-log → its sizes line, job-dir-present. The prelude's readers are the ones
+// observe → parseObserveReport, read-log → its sizes line, job-dir-present, settle (a retried job's final record). The prelude's readers are the ones
 // under test here too (start time, boot ID, zombie-aware liveness).
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseObserveReport } from "../../src/backends/ssh/ssh-observe.ts";
@@ -14,6 +14,7 @@ import {
   OBSERVE,
   PREPARE,
   READ_LOG,
+  SETTLE,
   script,
 } from "../../src/wrapper/host-scripts.ts";
 import { renderSpec, WRAPPER_SHA256, WRAPPER_TEXT } from "../../src/wrapper/protocol.ts";
@@ -126,5 +127,46 @@ describe.each(shells)("host programs under %s", (name, shell) => {
     const stat = readFileSync("/proc/self/stat", "utf8");
     expect(job?.alive).toBe(true);
     expect(job?.procStart).toBe(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]);
+  });
+
+  test("settle writes a retried job's final record once and wakes its held dependents with USR1", async () => {
+    const dir = join(root, "jobs", "job_SETTLE");
+    const woke = join(root, "woke");
+    mkdirSync(join(dir, "dependents"), { recursive: true });
+    const held = Bun.spawn(
+      [
+        "sh",
+        "-c",
+        "trap 'touch \"$1\"; exit 0' USR1; i=0; while [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done",
+        "sh",
+        woke,
+      ],
+      { stdout: "ignore", stderr: "ignore" },
+    );
+    // USR1 is signal 10: its bit in SigCgt says the trap is set (an untrapped USR1 would end the holder)
+    const trapsUsr1 = () => {
+      const m = /SigCgt:\s*([0-9a-f]+)/.exec(readFileSync(`/proc/${held.pid}/status`, "utf8"));
+      return m !== null && (BigInt(`0x${m[1]}`) & 0x200n) !== 0n;
+    };
+    try {
+      await until("the holder's USR1 trap", trapsUsr1);
+      const stat = readFileSync(`/proc/${held.pid}/stat`, "utf8");
+      const procStart = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+      writeFileSync(
+        join(dir, "dependents", "job_CHILD"),
+        `wrapper_pid=${held.pid}\nproc_start=${procStart}\n`,
+      );
+      expect(run(shell, SETTLE, [dir, "ok", "3"]).out).toBe("settled=1\n");
+      expect(readFileSync(join(dir, "final"), "utf8")).toBe("outcome=ok\nattempt=3\n");
+      await until("the dependent woken", () => existsSync(woke));
+      expect(await held.exited).toBe(0);
+      // kept when present: every writer states the same end
+      expect(run(shell, SETTLE, [dir, "failed", "3"]).out).toBe("settled=1\n");
+      expect(readFileSync(join(dir, "final"), "utf8")).toBe("outcome=ok\nattempt=3\n");
+      expect(run(shell, SETTLE, [join(root, "jobs", "job_GONE"), "ok", "1"]).out).toBe("settled=0\n");
+      expect(run(shell, SETTLE, [dir, "maybe", "1"]).code).toBe(2);
+    } finally {
+      killQuietly(held.pid);
+    }
   });
 });

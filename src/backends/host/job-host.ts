@@ -43,6 +43,11 @@ export interface JobHost {
   queueSnapshot(): Promise<QueueSnapshot>;
   /** True only when certain that nothing a launch writes before starting a wrapper is at `dir`. */
   neverStarted(dir: string): Promise<boolean>;
+  /**
+   * host/settle.sh: a retried job ended `outcome` with attempt `attempt`; `dir` (its first attempt's directory) gets
+   * the `final` record its held dependents wait for, and they are woken. False when `dir` is gone or unwritable.
+   */
+  settle(dir: string, outcome: "ok" | "failed", attempt: number): Promise<boolean>;
   /** Removes a finished job's directory. */
   remove(dir: string): Promise<void>;
   close?(): void;

@@ -122,6 +122,13 @@ export class WrapperBackend implements Backend {
     return host.cancel(dir, Math.max(0, Math.ceil(graceSeconds)), await this.queueDirOf(job));
   }
 
+  async settle(job: Job, outcome: "ok" | "failed"): Promise<boolean> {
+    const dir = await this.dirOf(job);
+    const s = attemptSuffix(job.attempt ?? 1);
+    const first = s && dir.endsWith(s) ? dir.slice(0, -s.length) : dir;
+    return this.hostOfJob(job).settle(first, outcome, job.attempt ?? 1);
+  }
+
   stopLeftover(job: Job, graceSeconds: number): Promise<LeftoverStop> {
     return this.cancel(job, graceSeconds);
   }

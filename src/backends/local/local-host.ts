@@ -21,7 +21,7 @@ import type { ArtifactEntry, BackendId } from "../../core/job.ts";
 import type { LogQuery, LogScan } from "../../core/log-scan.ts";
 import { freeSpace, isNoSpace, noSpaceError } from "../../core/store-errors.ts";
 import { assertTrustedDir, makeOwnDir } from "../../core/trusted-dir.ts";
-import { parseQueueSnapshot, QUEUE_SNAPSHOT, script } from "../../wrapper/host-scripts.ts";
+import { parseQueueSnapshot, QUEUE_SNAPSHOT, SETTLE, script } from "../../wrapper/host-scripts.ts";
 import {
   CANCEL_TEXT,
   EXIT_RESERVATION,
@@ -274,6 +274,11 @@ export class LocalHost implements JobHost {
       // A file that appeared just before the watch started would be missed: check once after arming.
       if (!anyFile && existsSync(join(dir, "exit"))) done();
     });
+  }
+
+  async settle(dir: string, outcome: "ok" | "failed", attempt: number): Promise<boolean> {
+    const r = await runDetached(this.opts.shell, ["-s"], script(SETTLE, [dir, outcome, String(attempt)]));
+    return r.code === 0 && r.stdout.includes("settled=1");
   }
 
   async remove(dir: string): Promise<void> {

@@ -59,7 +59,7 @@ function checkPath(label: string, value: string, hint: string): string {
 
 /** Renders the batch script; throws invalid_argument for a bad job ID, path or option. */
 /** A --dependency value we built: TYPE:ID[:ID…] joined by commas (all must hold), TYPE afterok|afterany|afternotok. */
-function checkDependency(dep: string): string {
+export function checkDependency(dep: string): string {
   if (
     !/^(afterok|afterany|afternotok)(:[0-9]+(_[0-9]+)?)+(,(afterok|afterany|afternotok)(:[0-9]+(_[0-9]+)?)+)*$/.test(
       dep,

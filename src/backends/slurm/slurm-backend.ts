@@ -5,6 +5,7 @@
 import { rmSync } from "node:fs";
 import type { HostConfig } from "../../config/config.ts";
 import type { Backend, LaunchInput, LogTail, Observation, Stream } from "../../core/backend.ts";
+import type { DependencyWait } from "../../core/dependencies.ts";
 import { AwaitlessError } from "../../core/errors.ts";
 import type { ArtifactEntry, BackendId, Job } from "../../core/job.ts";
 import { HEARTBEAT_SECONDS } from "../../core/liveness.ts";
@@ -16,7 +17,7 @@ import { SshHost } from "../ssh/ssh-host.ts";
 import { resolveHostSettings } from "../ssh/ssh-target.ts";
 import { assertJobDir, type CommandRunner, LocalRunner } from "./runner.ts";
 import { renderSbatchScript } from "./sbatch-script.ts";
-import { slurmDependency } from "./slurm-dependency.ts";
+import { slurmDependency, updateDependency } from "./slurm-dependency.ts";
 import { DEFAULT_EXIT_SETTLE_MS, slurmFacts } from "./slurm-facts.ts";
 import { isLocalLoginNode, SlurmHost, slurmHostSettings } from "./slurm-host.ts";
 import { type ObserveDeps, observeJob, type PersistedFields } from "./slurm-observe.ts";
@@ -195,7 +196,7 @@ export class SlurmBackend implements Backend {
     return localSpecMissing(job.job_dir);
   }
 
-  async observe(job: Job): Promise<Observation> {
+  async observe(job: Job, look: { parentMayRetry?: boolean } = {}): Promise<Observation> {
     const h = this.host(job.host);
     const early = this.justSubmitted(h, job);
     // the event path: once the wrapper's records are there, the job is past "just submitted" (it may have ended)
@@ -205,6 +206,7 @@ export class SlurmBackend implements Backend {
       launchGraceMs: this.opts.launchGraceSeconds * 1000,
       exitSettleMs: this.opts.exitSettleMs ?? DEFAULT_EXIT_SETTLE_MS,
       scancel: (id) => this.scancel(h, id, job),
+      parentMayRetry: look.parentMayRetry === true,
     });
     if (ends) this.written.delete(attemptKey(job));
     return observation;
@@ -267,6 +269,18 @@ export class SlurmBackend implements Backend {
       );
     }
     this.deps.scancelled.add(slurmJobId);
+  }
+
+  async redepend(job: Job, waits: DependencyWait[]): Promise<void> {
+    const id = (job.backend_id as SlurmBackendId | null)?.slurm_job_id;
+    if (id === undefined) return;
+    const h = this.host(job.host);
+    await updateDependency(
+      h.runner,
+      h.settings.callTimeoutMs,
+      String(id),
+      slurmDependency({ waits, failed: null }) ?? "",
+    );
   }
 
   async cancel(job: Job, graceSeconds: number): Promise<void> {

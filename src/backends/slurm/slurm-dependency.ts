@@ -1,6 +1,9 @@
 // Job dependencies on Slurm: parents still active become one native sbatch --dependency (both on one cluster);
 // a pending reason of DependencyNeverSatisfied is reported as a fact (slurm-observe.ts; reconcile rule S2a ends it).
 import type { DependencyPlan } from "../../core/dependencies.ts";
+import { AwaitlessError } from "../../core/errors.ts";
+import type { CommandRunner } from "./runner.ts";
+import { checkDependency } from "./sbatch-script.ts";
 
 const TYPE = { ok: "afterok", any: "afterany", failed: "afternotok" } as const;
 
@@ -14,4 +17,28 @@ export function slurmDependency(plan: DependencyPlan | undefined): string | unde
   }
   if (by.size === 0) return undefined;
   return [...by].map(([t, ids]) => `${t}:${ids.join(":")}`).join(",");
+}
+
+/**
+ * Points a pending Slurm job's dependency at other Slurm jobs (a retried parent's new attempt), or clears it ("":
+ * every parent ended as its condition asks): `scontrol update JobId=ID Dependency=…`; Slurm re-evaluates it, also
+ * after DependencyNeverSatisfied.
+ */
+export async function updateDependency(
+  runner: CommandRunner,
+  timeoutMs: number,
+  slurmJobId: string,
+  dependency: string,
+): Promise<void> {
+  const r = await runner.exec(
+    ["scontrol", "update", `JobId=${slurmJobId}`, `Dependency=${dependency && checkDependency(dependency)}`],
+    { timeoutMs },
+  );
+  if (r.code !== 0) {
+    throw new AwaitlessError(
+      "connection_failed",
+      `scontrol update of Slurm job ${slurmJobId}'s dependency failed (exit ${r.code}): ${r.stderr.trim().slice(0, 300)}`,
+      "the next look at the job tries again",
+    );
+  }
 }

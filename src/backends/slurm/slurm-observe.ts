@@ -50,6 +50,8 @@ export interface ObserveContext {
   launchGraceMs: number;
   exitSettleMs: number;
   scancel: (slurmJobId: string) => Promise<void>;
+  /** A parent with retries is active: a never-satisfied dependency may be moved to its next attempt (redepend). */
+  parentMayRetry?: boolean;
 }
 
 function observation(
@@ -105,9 +107,16 @@ export async function observeJob(
     entry.squeue.reason === "DependencyNeverSatisfied" &&
     wrapper.started === null
   ) {
+    const facts = slurmFacts({ job, slurmJobId: id, status, patience });
+    if (ctx.parentMayRetry) {
+      // Not final yet: kept in the queue (and polled) while the parent's next attempt may become the dependency.
+      return {
+        observation: observation(wrapper, { scheduler: { ...facts, dependency_never_satisfied: true } }),
+        ends: false,
+      };
+    }
     if (!deps.scancelled.has(id)) await ctx.scancel(id).catch(() => undefined);
     h.poller.forget(id);
-    const facts = slurmFacts({ job, slurmJobId: id, status, patience });
     return {
       observation: observation(wrapper, { scheduler: { ...facts, dependency_never_satisfied: true } }),
       ends: true,

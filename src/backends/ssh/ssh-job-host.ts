@@ -7,7 +7,7 @@ import type { ArtifactEntry, BackendId } from "../../core/job.ts";
 import type { LogQuery, LogScan } from "../../core/log-scan.ts";
 import { isNoSpace, noSpaceError } from "../../core/store-errors.ts";
 import { humanBytes } from "../../core/text.ts";
-import { JOB_DIR_PRESENT, keyValues, launchScript, REMOVE } from "../../wrapper/host-scripts.ts";
+import { JOB_DIR_PRESENT, keyValues, launchScript, REMOVE, SETTLE } from "../../wrapper/host-scripts.ts";
 import { CANCEL_TEXT, WRAPPER_SHA256 } from "../../wrapper/protocol.ts";
 import type { HostRoot, JobHost, WrapperIdentity } from "../host/job-host.ts";
 import { unreachableObservation } from "../host/wrapper-backend.ts";
@@ -162,6 +162,11 @@ export class SshJobHost implements JobHost {
 
   async remove(dir: string): Promise<void> {
     await this.host.run(REMOVE, [dir]);
+  }
+
+  async settle(dir: string, outcome: "ok" | "failed", attempt: number): Promise<boolean> {
+    const r = await this.host.run(SETTLE, [dir, outcome, String(attempt)]);
+    return r.code === 0 && keyValues(r.stdout.toString()).settled === "1";
   }
 
   /** Closes the watch channel and the connection (tests; MCP shutdown). */
