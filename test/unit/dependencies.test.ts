@@ -3,7 +3,7 @@
 import { describe, expect, test } from "bun:test";
 import { slurmDependency } from "../../src/backends/slurm/slurm-dependency.ts";
 import { conditionHolds, parseAfter, planDependencies } from "../../src/core/dependencies.ts";
-import type { Job, JobSpec } from "../../src/core/job.ts";
+import type { Job } from "../../src/core/job.ts";
 import { afterMessage } from "../../src/core/reconcile.ts";
 import { parseExitRecord, parseQueued } from "../../src/wrapper/protocol.ts";
 import { renderSpec } from "../../src/wrapper/spec-render.ts";
