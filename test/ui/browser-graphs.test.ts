@@ -86,7 +86,9 @@ if (gateOnAvailability("dashboard browser tests (job graphs)", browserAvailable(
       const end = join(box.root, "end-page");
       const id = box.submit(arrayCommand(end), ["--array", "0-5%4", "--name", "sweep-page"]);
       await page.goto(`${ui.url}#/array/${id}`);
-      await page.waitForSelector('#task-grid .cell[data-index="3"][data-state="failed"]', { timeout: 20_000 });
+      await page.waitForSelector('#task-grid .cell[data-index="3"][data-state="failed"]', {
+        timeout: 20_000,
+      });
       expect(await page.$$("#task-grid .cell")).toHaveLength(6);
       expect(await page.textContent("#failed-indices")).toBe("failed: 3 ");
       expect(await page.getAttribute('#task-grid .cell[data-index="3"]', "title")).toContain("exit 3");
@@ -162,7 +164,8 @@ if (gateOnAvailability("dashboard browser tests (job graphs)", browserAvailable(
       );
       await page.waitForFunction(
         // biome-ignore lint/suspicious/noExplicitAny: the page's document
-        () => ((globalThis as any).document.getElementById("log")?.textContent ?? "").includes("output of run 3"),
+        () =>
+          ((globalThis as any).document.getElementById("log")?.textContent ?? "").includes("output of run 3"),
         undefined,
         { timeout: 20_000 },
       );
