@@ -10,9 +10,11 @@ import {
   type Browser,
   browserAvailable,
   launchBrowser,
+  logShows,
   type Page,
   screenshotDir,
   startUiProcess,
+  textShows,
   type UiProcess,
 } from "./browser.ts";
 
@@ -62,13 +64,7 @@ if (gateOnAvailability("dashboard browser tests (job graphs)", browserAvailable(
       await page.goto(`${ui.url}#/`);
       const row = `tr.array-row[data-array="${id}"]`;
       await page.waitForSelector(row, { timeout: 20_000 });
-      await page.waitForFunction(
-        (sel) =>
-          // biome-ignore lint/suspicious/noExplicitAny: the page's document
-          ((globalThis as any).document.querySelector(sel)?.textContent ?? "").includes("1 failed"),
-        `${row} .array-progress`,
-        { timeout: 20_000 },
-      );
+      await textShows(page, `${row} .array-progress`, "1 failed", 20_000);
       // folded: no task has a row of its own
       for (const t of tasks) expect(await page.$(`tr[data-job="${t.job_id}"]`)).toBeNull();
       expect(await page.textContent(`${row} .array-progress`)).toContain("/6 ended");
@@ -162,13 +158,7 @@ if (gateOnAvailability("dashboard browser tests (job graphs)", browserAvailable(
       expect(await page.textContent('#attempts tr.attempt[data-attempt="2"] details')).toContain(
         "output of run 2",
       );
-      await page.waitForFunction(
-        // biome-ignore lint/suspicious/noExplicitAny: the page's document
-        () =>
-          ((globalThis as any).document.getElementById("log")?.textContent ?? "").includes("output of run 3"),
-        undefined,
-        { timeout: 20_000 },
-      );
+      await logShows(page, "output of run 3", true, 20_000);
       await page.screenshot({ path: join(shots, "job-attempts.png"), fullPage: true });
     }, 90_000);
   });

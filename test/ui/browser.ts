@@ -87,3 +87,11 @@ export async function logShows(page: Page, text: string, shown: boolean, timeout
   };
   await page.waitForFunction(check, [text, shown] as [string, boolean], { timeout });
 }
+
+/** Waits until the element `selector` matches contains `text`. */
+export async function textShows(page: Page, selector: string, text: string, timeout: number): Promise<void> {
+  const check = ([sel, t]: [string, string]) =>
+    // biome-ignore lint/suspicious/noExplicitAny: the page's document
+    (((globalThis as any).document.querySelector(sel)?.textContent ?? "") as string).includes(t);
+  await page.waitForFunction(check, [selector, text] as [string, string], { timeout });
+}
