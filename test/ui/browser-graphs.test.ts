@@ -160,6 +160,10 @@ if (gateOnAvailability("dashboard browser tests (job graphs)", browserAvailable(
       );
       await logShows(page, "output of run 3", true, 20_000);
       await page.screenshot({ path: join(shots, "job-attempts.png"), fullPage: true });
+      // the jobs list says which attempt a row shows
+      await page.goto(`${ui.url}#/`);
+      await page.waitForSelector(`tr[data-job="${id}"] .attempt-of`);
+      expect(await page.textContent(`tr[data-job="${id}"] .attempt-of`)).toBe(" attempt 3 of 3");
     }, 90_000);
   });
 }
