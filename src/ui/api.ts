@@ -26,7 +26,7 @@ function intParam(url: URL, name: string): number | undefined {
   return n;
 }
 
-/** GET /api/jobs?state=&host=&queue=&name=&q=&limit=: q keeps jobs whose ID, name or command contains it. */
+/** GET /api/jobs?state=&host=&queue=&name=&q=&limit=: q keeps jobs whose ID, task address, name or command has it. */
 export async function listJobs(service: JobServiceApi, url: URL): Promise<Response> {
   const p = url.searchParams;
   const req: ListRequest = { limit: intParam(url, "limit") ?? 500 };
@@ -38,16 +38,19 @@ export async function listJobs(service: JobServiceApi, url: URL): Promise<Respon
   }
   const page = await service.listPage(req);
   const q = p.get("q")?.toLowerCase();
+  const listed: (JobStatus & { array_task?: string })[] = annotate(service, page.jobs);
   const jobs = q
-    ? page.jobs.filter((j) =>
-        [j.job_id, j.name ?? "", j.argv.join(" ")].some((s) => s.toLowerCase().includes(q)),
+    ? listed.filter((j) =>
+        [j.job_id, j.array_task ?? "", j.name ?? "", j.argv.join(" ")].some((s) =>
+          s.toLowerCase().includes(q),
+        ),
       )
-    : page.jobs;
-  return json({ jobs: annotate(service, jobs), total: q ? jobs.length : page.total });
+    : listed;
+  return json({ jobs, total: q ? jobs.length : page.total });
 }
 
 /** Array tasks carry `array_task` (ARRAY_ID.INDEX): the pages fold them into their array's row. */
-export function annotate(service: JobServiceApi, jobs: JobStatus[]): JobStatus[] {
+export function annotate(service: JobServiceApi, jobs: JobStatus[]): (JobStatus & { array_task?: string })[] {
   return service.arrays ? service.arrays.annotate(jobs) : jobs;
 }
 

@@ -192,6 +192,8 @@ describe("arrays and attempts", () => {
     expect(listed.map((j: { array_task?: string }) => j.array_task).sort()).toEqual(
       [0, 1, 2].map((i) => `${a.job_id}.${i}`),
     );
+    const found = JSON.parse((await raw(ui.port, "GET", `/api/jobs?q=${a.job_id}.1`, auth())).body).jobs;
+    expect(found.map((j: JobStatus) => j.job_id)).toEqual([v.task_list[1].job_id]);
     // the array's own ID as a job: says it is an array; ARRAY.INDEX is that task's job
     expect(JSON.parse((await raw(ui.port, "GET", `/api/jobs/${a.job_id}`, auth())).body)).toEqual({
       kind: "array",
