@@ -5,6 +5,7 @@ import { arrayCancel, arrayDetail, errorResponse, jobDetail, jobId, jobLogs, jso
 import appJs from "./assets/app.js.txt" with { type: "text" };
 import graphJs from "./assets/graph.js.txt" with { type: "text" };
 import indexBundle from "./assets/index.html" with { type: "text" };
+import logJs from "./assets/log.js.txt" with { type: "text" };
 import loginBundle from "./assets/login.html" with { type: "text" };
 import styleCss from "./assets/style.css" with { type: "text" };
 import { LiveFeed } from "./feed.ts";
@@ -110,6 +111,7 @@ export function startUi(service: JobServiceApi, opts: UiOptions = {}): UiServer 
       if (path === "/" || path === "/index.html") return text(page, "text/html");
       if (path === "/app.js") return text(appJs, "text/javascript");
       if (path === "/graph.js") return text(graphJs, "text/javascript");
+      if (path === "/log.js") return text(logJs, "text/javascript");
       if (path === "/style.css") return text(styleCss, "text/css");
       if (path === "/api/jobs") return listJobs(service, url);
       if (path === "/api/queues") return json({ queues: await service.listQueues() });
