@@ -76,6 +76,17 @@ if (gateOnAvailability("dashboard browser tests (job graphs)", browserAvailable(
       writeFileSync(end, "");
       await page.waitForSelector(`${row}[data-state="failed"]`, { timeout: 30_000 });
       expect(await page.textContent(`${row} .array-progress`)).toContain("6/6 ended");
+      // a filter picks tasks: the row stays whole (its progress counts every task), unfolded it shows the matching
+      await page.selectOption("#f-state", "failed");
+      await page.waitForFunction(() => {
+        // biome-ignore lint/suspicious/noExplicitAny: the page's document
+        return (globalThis as any).document.querySelectorAll("tr.task-row[data-job]").length === 1;
+      });
+      expect(await page.getAttribute("tr.task-row[data-job]", "data-job")).toBe(tasks[3]!.job_id);
+      expect(await page.textContent(`${row} .array-progress`)).toContain(
+        "6/6 ended · 5 succeeded · 1 failed",
+      );
+      await page.selectOption("#f-state", "");
     }, 90_000);
 
     test("the array page: counts, the task grid and failed indices, live as tasks end; a task's page links back", async () => {
