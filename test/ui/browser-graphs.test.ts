@@ -126,6 +126,12 @@ if (gateOnAvailability("dashboard browser tests (job graphs)", browserAvailable(
     test("cancel of the whole array asks first; then no task runs and waiting ones never start", async () => {
       const end = join(box.root, "end-never");
       const id = box.submit(arrayCommand(end), ["--array", "10-17%2", "--name", "to-cancel"]);
+      // a task's page by its address follows that task live: cancelled from the CLI, it shows at once
+      await page.goto(`${ui.url}#/job/${id}.10`);
+      await page.waitForSelector('#job-head [data-state="running"]', { timeout: 20_000 });
+      expect(await page.textContent("#array-task")).toBe(`task 10 of array ${id}`);
+      expect((await box.runAsync(["cancel", `${id}.10`])).code).toBe(0);
+      await page.waitForSelector('#job-head [data-state="cancelled"]', { timeout: 20_000 });
       await page.goto(`${ui.url}#/array/${id}`);
       await page.waitForSelector('#task-grid .cell[data-state="running"]', { timeout: 20_000 });
       await page.click("#cancel-array");
@@ -140,7 +146,7 @@ if (gateOnAvailability("dashboard browser tests (job graphs)", browserAvailable(
       expect(states).toEqual(Array(8).fill("cancelled"));
       const st = box.run(["status", "--json", id]).json;
       expect(st.cancelled_indices).toEqual([10, 11, 12, 13, 14, 15, 16, 17]);
-      expect(await page.textContent("#action-msg")).toContain("cancel requested for 8 tasks");
+      expect(await page.textContent("#action-msg")).toContain("cancel requested for 7 tasks (1 had ended)");
     }, 90_000);
 
     test("a retried job shows every attempt: state, exit code, reason and each earlier attempt's own output", async () => {
