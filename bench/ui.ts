@@ -1,12 +1,15 @@
-// The dashboard's costs: time from a job's exit to the live feed showing it (the event path, read by an SSE client
-// as a page reads it), and the CPU of `awaitless ui` with 100 active jobs and 3 open pages (SSE streams) against
-// `awaitless list` run in a loop (back to back, and every 2 s as `watch` does) over the same window.
-// CPU is utime+stime from /proc (the server's process; the loop's children via their rusage).
+// The dashboard's costs: time from a job's exit to the page showing it (the event path): to the SSE event a raw
+// client reads, and, with chromium, to the job's row in a real jobs page changing its state (a MutationObserver in
+// the page stamps it); measured with few and with 100 active jobs. Then the CPU of `awaitless ui` with 100 active
+// jobs and 3 open pages (chromium jobs pages; SSE readers without chromium) against `awaitless list` run in a loop
+// (back to back, and every 2 s as `watch` does) over the same window. CPU is utime+stime from /proc (the server's
+// process; the loop's children via their rusage).
 // Usage: bun run build && bun bench/ui.ts [--quick]   AWAITLESS_BENCH_BIN=/path/to/awaitless: another build.
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { type Browser, chromiumPath, launchBrowser, type Page } from "../test/ui/browser.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const BIN = process.env.AWAITLESS_BENCH_BIN ?? join(ROOT, "dist", "awaitless");
@@ -82,7 +85,61 @@ const { url: loginUrl } = JSON.parse(new TextDecoder().decode(first.value).split
 const url = loginUrl.replace(/\?token=.*$/, "");
 const token = loginUrl.split("token=")[1];
 const ctl = new AbortController();
+const browser: Browser | null = chromiumPath() ? await launchBrowser() : null;
+const pages: Page[] = [];
+
+/** Resolves with the wall-clock time (ms) at which the page's row of `jobId` first shows a finished state. */
+function rowEnds(page: Page, jobId: string): Promise<number> {
+  return page.evaluate((id) => {
+    // biome-ignore lint/suspicious/noExplicitAny: the page's document
+    const doc = (globalThis as any).document;
+    const ended = () => {
+      const row = doc.querySelector(`tr[data-job="${id}"]`);
+      return row && ["succeeded", "failed", "cancelled", "timed_out", "lost"].includes(row.dataset.state);
+    };
+    return new Promise<number>((resolve) => {
+      if (ended()) return resolve(Date.now());
+      // biome-ignore lint/suspicious/noExplicitAny: the page's MutationObserver
+      const obs = new (globalThis as any).MutationObserver(() => {
+        if (ended()) {
+          obs.disconnect();
+          resolve(Date.now());
+        }
+      });
+      obs.observe(doc.body, { subtree: true, childList: true, attributes: true });
+    });
+  }, jobId);
+}
+
+/** Exit → SSE event and exit → page row for jobs already listed as running; each ended by a write to its FIFO. */
+async function latencies(
+  list: { id: string; fifo: string }[],
+  waiting: Map<string, (t: number) => void>,
+): Promise<{ sse: number[]; page: number[] }> {
+  const sse: number[] = [];
+  const shownInPage: number[] = [];
+  for (const job of list) {
+    const shown = new Promise<number>((resolve) => waiting.set(job.id, resolve));
+    const inPage = pages[0] ? rowEnds(pages[0], job.id) : null;
+    const wall0 = Date.now();
+    const t0 = performance.now();
+    writeFileSync(job.fifo, "go\n");
+    sse.push((await shown) - t0);
+    if (inPage) shownInPage.push((await inPage) - wall0);
+  }
+  return { sse, page: shownInPage };
+}
+const fmt = (xs: number[]) => `median ${median(xs).toFixed(0)} ms, max ${Math.max(...xs).toFixed(0)} ms`;
+
 try {
+  if (browser) {
+    for (let p = 0; p < PAGES; p++) {
+      const page = await browser.newPage();
+      await page.goto(loginUrl);
+      await page.waitForSelector("#live.on", { timeout: 20_000 });
+      pages.push(page);
+    }
+  }
   // 1. exit → feed: one job at a time, already listed as running, ended by a write to its FIFO.
   const waiting = new Map<string, (t: number) => void>();
   await openFeed(
@@ -93,7 +150,7 @@ try {
     },
     ctl.signal,
   );
-  const lat: number[] = [];
+  const lat = { sse: [] as number[], page: [] as number[] };
   for (let i = 0; i < SAMPLES; i++) {
     const job = fifoJob(`lat-${i}`);
     const running = new Promise<void>((resolve) => {
@@ -106,18 +163,16 @@ try {
     });
     await running;
     await Bun.sleep(2500); // the feed has listed it (its rescan is 2 s) and waits on its watch
-    const shown = new Promise<number>((resolve) => waiting.set(job.id, resolve));
-    const t0 = performance.now();
-    writeFileSync(job.fifo, "go\n");
-    lat.push((await shown) - t0);
+    const l = await latencies([job], waiting);
+    lat.sse.push(...l.sse);
+    lat.page.push(...l.page);
   }
-  console.log(
-    `exit → feed (SSE, ${SAMPLES} jobs): median ${median(lat).toFixed(0)} ms, max ${Math.max(...lat).toFixed(0)} ms`,
-  );
+  console.log(`exit → feed, 1 active job (${SAMPLES} jobs): SSE ${fmt(lat.sse)}`);
+  if (browser) console.log(`exit → page row, 1 active job (${SAMPLES} jobs): chromium ${fmt(lat.page)}`);
 
   // 2. CPU: N active jobs, 3 pages, a quiet window.
   const jobs = Array.from({ length: N_JOBS }, (_, i) => fifoJob(`cpu-${i}`));
-  for (let p = 1; p < PAGES; p++) await openFeed(url, token, () => {}, ctl.signal);
+  if (!browser) for (let p = 1; p < PAGES; p++) await openFeed(url, token, () => {}, ctl.signal);
   await Bun.sleep(3000);
   const c0 = cpuTicks(server.pid);
   await Bun.sleep(WINDOW_S * 1000);
@@ -147,8 +202,15 @@ try {
   console.log(
     `  list every 2 s (${watch.runs} runs):     ${watch.cpu.toFixed(2)} s  → ratio list/ui ${(watch.cpu / Math.max(uiCpu, 0.01)).toFixed(1)}×`,
   );
-  for (const j of jobs) writeFileSync(j.fifo, "go\n");
+  // 3. exit → page again, now with every other of the N jobs active (each of these is listed and watched)
+  const loaded = await latencies(jobs.slice(0, SAMPLES), waiting);
+  console.log(`exit → feed, ${N_JOBS} active jobs (${SAMPLES} jobs): SSE ${fmt(loaded.sse)}`);
+  if (browser)
+    console.log(`exit → page row, ${N_JOBS} active jobs (${SAMPLES} jobs): chromium ${fmt(loaded.page)}`);
+  console.log(browser ? `pages: ${PAGES} chromium jobs pages` : `pages: ${PAGES} SSE readers (no chromium)`);
+  for (const j of jobs.slice(SAMPLES)) writeFileSync(j.fifo, "go\n");
 } finally {
+  await browser?.close();
   ctl.abort();
   server.kill("SIGTERM");
   await server.exited;

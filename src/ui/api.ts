@@ -1,6 +1,6 @@
-// The dashboard's JSON API over JobServiceApi: listings, one job (spec without env values), logs, queues, actions.
+// The dashboard's JSON API over JobServiceApi: listings, one job (spec without env values), arrays, logs, actions.
 import { AwaitlessError } from "../core/errors.ts";
-import type { JobServiceApi, ListRequest, LogsRequest } from "../core/service-types.ts";
+import type { JobServiceApi, JobStatus, ListRequest, LogsRequest } from "../core/service-types.ts";
 
 export function json(data: unknown, status = 200): Response {
   return new Response(JSON.stringify(data), {
@@ -26,7 +26,7 @@ function intParam(url: URL, name: string): number | undefined {
   return n;
 }
 
-/** GET /api/jobs?state=&host=&queue=&name=&q=&limit=: q keeps jobs whose ID, name or command contains it. */
+/** GET /api/jobs?state=&host=&queue=&name=&q=&limit=: q keeps jobs whose ID, task address, name or command has it. */
 export async function listJobs(service: JobServiceApi, url: URL): Promise<Response> {
   const p = url.searchParams;
   const req: ListRequest = { limit: intParam(url, "limit") ?? 500 };
@@ -38,27 +38,83 @@ export async function listJobs(service: JobServiceApi, url: URL): Promise<Respon
   }
   const page = await service.listPage(req);
   const q = p.get("q")?.toLowerCase();
+  const listed: (JobStatus & { array_task?: string })[] = annotate(service, page.jobs);
   const jobs = q
-    ? page.jobs.filter((j) =>
-        [j.job_id, j.name ?? "", j.argv.join(" ")].some((s) => s.toLowerCase().includes(q)),
+    ? listed.filter((j) =>
+        [j.job_id, j.array_task ?? "", j.name ?? "", j.argv.join(" ")].some((s) =>
+          s.toLowerCase().includes(q),
+        ),
       )
-    : page.jobs;
+    : listed;
   return json({ jobs, total: q ? jobs.length : page.total });
 }
 
-/** GET /api/jobs/ID: the inspect view; the spec's env shows names only (values never leave the service's copy). */
-export async function jobDetail(service: JobServiceApi, jobId: string): Promise<Response> {
-  const view = await service.inspect(jobId);
+/** Array tasks carry `array_task` (ARRAY_ID.INDEX): the pages fold them into their array's row. */
+export function annotate(service: JobServiceApi, jobs: JobStatus[]): (JobStatus & { array_task?: string })[] {
+  return service.arrays ? service.arrays.annotate(jobs) : jobs;
+}
+
+/** A job ID, a unique prefix, or a task address ARRAY_ID.INDEX → what it names (an array or a job). */
+export function resolveId(service: JobServiceApi, text: string): { kind: "array" | "job"; id: string } {
+  return service.arrays ? service.arrays.resolve(text) : { kind: "job", id: text };
+}
+
+/** An ID that must name one job (logs, follow, cancel, submit again): an array's ID is refused, saying where to go. */
+export function jobId(service: JobServiceApi, text: string): string {
+  const r = resolveId(service, text);
+  if (r.kind === "array")
+    throw new AwaitlessError(
+      "invalid_argument",
+      `${r.id} is a job array, not one job`,
+      `use /api/arrays/${r.id}, or one task as ${r.id}.INDEX`,
+    );
+  return r.id;
+}
+
+/**
+ * GET /api/jobs/ID: the inspect view (with `attempt_history` for a retried job); the spec's env shows names only
+ * (values never leave the service's copy). An array's ID answers `{kind: "array", array_id}` (its page is
+ * /api/arrays/ID); a task address ARRAY_ID.INDEX is that task's job.
+ */
+export async function jobDetail(service: JobServiceApi, text: string): Promise<Response> {
+  const target = resolveId(service, text);
+  if (target.kind === "array") return json({ kind: "array", array_id: target.id });
+  const view = await service.inspect(target.id);
   const { env, ...spec } = view.spec as { env?: Record<string, string> } & Record<string, unknown>;
-  return json({ ...view, spec: { ...spec, env_names: Object.keys(env ?? {}) } });
+  const job = annotate(service, [view.job])[0]!;
+  return json({ kind: "job", ...view, job, spec: { ...spec, env_names: Object.keys(env ?? {}) } });
+}
+
+function arraysOf(service: JobServiceApi) {
+  if (!service.arrays)
+    throw new AwaitlessError("not_found", "this service has no job arrays", "open the jobs page");
+  return service.arrays;
+}
+
+/** GET /api/arrays/ID: the array's counts by state, failed/cancelled indices and every task (index, job, state, exit). */
+export async function arrayDetail(service: JobServiceApi, text: string): Promise<Response> {
+  const arrays = arraysOf(service);
+  const target = arrays.resolve(text);
+  if (target.kind !== "array")
+    throw new AwaitlessError("not_found", `no array ${text}`, `open the job's page: #/job/${target.id}`);
+  return json(await arrays.status(target.id));
+}
+
+/** POST /api/arrays/ID/cancel: cancels every task not ended (as `awaitless cancel ARRAY_ID`). */
+export async function arrayCancel(service: JobServiceApi, text: string): Promise<Response> {
+  const arrays = arraysOf(service);
+  const target = arrays.resolve(text);
+  if (target.kind !== "array")
+    throw new AwaitlessError("not_found", `no array ${text}`, "cancel one job with /api/jobs/ID/cancel");
+  return json(await arrays.cancel(target.id));
 }
 
 const STREAMS = new Set(["stdout", "stderr", "both"]);
 
 /** GET /api/jobs/ID/logs?stream=&tail=&head=&from=&to=&grep=: the service's whole-log reads, paged. */
-export async function jobLogs(service: JobServiceApi, jobId: string, url: URL): Promise<Response> {
+export async function jobLogs(service: JobServiceApi, text: string, url: URL): Promise<Response> {
   const p = url.searchParams;
-  const req: LogsRequest = { job_id: jobId, max_bytes: 256 * 1024 };
+  const req: LogsRequest = { job_id: jobId(service, text), max_bytes: 256 * 1024 };
   const stream = p.get("stream");
   if (stream) {
     if (!STREAMS.has(stream))

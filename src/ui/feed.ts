@@ -1,6 +1,7 @@
 // The live feed behind every open page: one loop per server, listing jobs and waiting on their event-driven watches.
 import { isTerminal } from "../core/job.ts";
 import type { JobServiceApi, JobStatus } from "../core/service-types.ts";
+import { annotate } from "./api.ts";
 
 /** How many jobs a page shows and the feed follows. */
 export const FEED_LIMIT = 500;
@@ -10,7 +11,14 @@ export const RESCAN_MS = 2000;
 type Listener = (event: string, data: unknown) => void;
 
 function signature(j: JobStatus): string {
-  return [j.state, j.status_message, j.finished_at, j.started_at, j.host_unreachable ?? ""].join("\u0000");
+  return [
+    j.state,
+    j.status_message,
+    j.finished_at,
+    j.started_at,
+    j.attempt ?? 1,
+    j.host_unreachable ?? "",
+  ].join("\u0000");
 }
 
 export class LiveFeed {
@@ -26,7 +34,7 @@ export class LiveFeed {
 
   /** Adds a page; its first event is the current listing (`snapshot`), then `job` for each change. */
   async subscribe(listener: Listener): Promise<() => void> {
-    const { jobs } = await this.service.listPage({ limit: FEED_LIMIT });
+    const { jobs } = await this.listing();
     listener("snapshot", { jobs });
     // What the page has seen: the loop's next listing sends each job that changed since.
     for (const j of jobs) if (!this.seen.has(j.job_id)) this.seen.set(j.job_id, signature(j));
@@ -40,6 +48,12 @@ export class LiveFeed {
 
   get pages(): number {
     return this.listeners.size;
+  }
+
+  /** The newest jobs, array tasks marked with their `array_task` (the pages fold them into one row per array). */
+  private async listing(): Promise<{ jobs: JobStatus[] }> {
+    const { jobs } = await this.service.listPage({ limit: FEED_LIMIT });
+    return { jobs: annotate(this.service, jobs) };
   }
 
   private start(): void {
@@ -59,7 +73,7 @@ export class LiveFeed {
     while (!signal.aborted) {
       let active: string[] = [];
       try {
-        const { jobs } = await this.service.listPage({ limit: FEED_LIMIT });
+        const { jobs } = await this.listing();
         for (const j of jobs) {
           const sig = signature(j);
           if (this.seen.get(j.job_id) !== sig) {

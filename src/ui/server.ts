@@ -1,9 +1,11 @@
 // `awaitless ui`'s HTTP server (Bun.serve): the gate on every request, embedded pages, the API and its SSE streams.
 import { hostname as machineName, networkInterfaces } from "node:os";
 import type { JobServiceApi } from "../core/service-types.ts";
-import { errorResponse, jobDetail, jobLogs, json, listJobs } from "./api.ts";
+import { arrayCancel, arrayDetail, errorResponse, jobDetail, jobId, jobLogs, json, listJobs } from "./api.ts";
 import appJs from "./assets/app.js.txt" with { type: "text" };
+import graphJs from "./assets/graph.js.txt" with { type: "text" };
 import indexBundle from "./assets/index.html" with { type: "text" };
+import logJs from "./assets/log.js.txt" with { type: "text" };
 import loginBundle from "./assets/login.html" with { type: "text" };
 import styleCss from "./assets/style.css" with { type: "text" };
 import { LiveFeed } from "./feed.ts";
@@ -108,25 +110,32 @@ export function startUi(service: JobServiceApi, opts: UiOptions = {}): UiServer 
     if (req.method === "GET") {
       if (path === "/" || path === "/index.html") return text(page, "text/html");
       if (path === "/app.js") return text(appJs, "text/javascript");
+      if (path === "/graph.js") return text(graphJs, "text/javascript");
+      if (path === "/log.js") return text(logJs, "text/javascript");
       if (path === "/style.css") return text(styleCss, "text/css");
       if (path === "/api/jobs") return listJobs(service, url);
       if (path === "/api/queues") return json(await service.listQueues());
       if (path === "/api/events") return sseResponse(req, (send) => feed.subscribe(send));
+      const a = /^\/api\/arrays\/([^/]+)$/.exec(path);
+      if (a) return arrayDetail(service, decodeURIComponent(a[1]!));
       const m = /^\/api\/jobs\/([^/]+)(\/logs|\/follow)?$/.exec(path);
       if (m) {
         const id = decodeURIComponent(m[1]!);
         if (m[2] === "/logs") return jobLogs(service, id, url);
         if (m[2] === "/follow") {
-          await service.status(id); // an unknown ID answers 404 before the stream opens
-          return followStream(req, service, id);
+          const one = jobId(service, id);
+          await service.status(one); // an unknown ID answers 404 before the stream opens
+          return followStream(req, service, one);
         }
         return jobDetail(service, id);
       }
     }
     if (req.method === "POST") {
+      const a = /^\/api\/arrays\/([^/]+)\/cancel$/.exec(path);
+      if (a) return arrayCancel(service, decodeURIComponent(a[1]!));
       const m = /^\/api\/jobs\/([^/]+)\/(cancel|submit-again)$/.exec(path);
       if (m) {
-        const id = decodeURIComponent(m[1]!);
+        const id = jobId(service, decodeURIComponent(m[1]!));
         if (m[2] === "cancel") return json(await service.cancel(id));
         return json(await service.submitAgain(id));
       }

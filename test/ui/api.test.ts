@@ -20,7 +20,16 @@ afterAll(async () => {
 
 describe("the token", () => {
   test("every request without it is refused with 401: API, SSE, assets; the page is a login page", async () => {
-    for (const path of ["/api/jobs", "/api/events", "/app.js", "/style.css", "/api/queues"]) {
+    for (const path of [
+      "/api/jobs",
+      "/api/events",
+      "/app.js",
+      "/graph.js",
+      "/log.js",
+      "/style.css",
+      "/api/queues",
+      "/api/arrays/job_01XXXXXXXXXXXXXXXXXXXXXXXX",
+    ]) {
       const r = await raw(ui.port, "GET", path);
       expect({ path, status: r.status }).toEqual({ path, status: 401 });
       expect(r.body).not.toContain(ui.token);

@@ -1,13 +1,13 @@
 // The dashboard in a real browser (chromium): the token refusal, the list updating live as a job ends, the log
 // tail with grep, a confirmed cancel. Screenshots go to $AWAITLESS_UI_SCREENSHOTS (default: the sandbox).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Sandbox } from "../helpers/cli.ts";
 import { gateOnAvailability } from "../helpers/sshd.ts";
 import {
   type Browser,
   browserAvailable,
+  gated,
   launchBrowser,
   logShows,
   type Page,
@@ -15,17 +15,6 @@ import {
   startUiProcess,
   type UiProcess,
 } from "./browser.ts";
-
-/** A job that prints `lines` and then waits (bounded) until the test creates its end file. */
-function gated(box: Sandbox, tag: string): { argv: string[]; end(): void } {
-  const end = join(box.root, `end-${tag}`);
-  const script = [
-    'printf "%s\\n" "hello from $2" "ERROR one" "plain two";',
-    'i=0; while [ ! -e "$1" ] && [ "$i" -lt 3000 ]; do i=$((i + 1)); sleep 0.1; done;',
-    'if [ -e "$1" ]; then cat "$1"; fi; echo "finished $2"',
-  ].join(" ");
-  return { argv: ["sh", "-c", script, "gated", end, tag], end: () => writeFileSync(end, "late line\n") };
-}
 
 if (gateOnAvailability("dashboard browser tests", browserAvailable())) {
   describe("awaitless ui in chromium", () => {
@@ -62,7 +51,7 @@ if (gateOnAvailability("dashboard browser tests", browserAvailable())) {
     });
 
     test("the job list updates live when a job ends", async () => {
-      const g = gated(box, "live");
+      const g = gated(box.root, "live");
       const id = box.submit(g.argv, ["--name", "live-end"]);
       await page.goto(ui.loginUrl);
       const row = `tr[data-job="${id}"]`;
@@ -75,7 +64,7 @@ if (gateOnAvailability("dashboard browser tests", browserAvailable())) {
     });
 
     test("the log tail shows new lines live, and grep narrows it over the whole log", async () => {
-      const g = gated(box, "tail");
+      const g = gated(box.root, "tail");
       const id = box.submit(g.argv, ["--name", "tail-me"]);
       await page.goto(`${ui.url}#/job/${id}`);
       await logShows(page, "plain two", true, 20_000);
@@ -91,7 +80,7 @@ if (gateOnAvailability("dashboard browser tests", browserAvailable())) {
     });
 
     test("cancel asks first, then the job is cancelled", async () => {
-      const g = gated(box, "cancel");
+      const g = gated(box.root, "cancel");
       const id = box.submit(g.argv, ["--name", "cancel-me"]);
       await page.goto(`${ui.url}#/job/${id}`);
       await page.waitForSelector('#job-head [data-state="running"]', { timeout: 20_000 });
@@ -122,8 +111,8 @@ if (gateOnAvailability("dashboard browser tests", browserAvailable())) {
       await page.screenshot({ path: join(shots, "job-failed.png"), fullPage: true });
 
       box.run(["queue", "create", "one", "--concurrency", "1"]);
-      const g1 = gated(box, "q1");
-      const g2 = gated(box, "q2");
+      const g1 = gated(box.root, "q1");
+      const g2 = gated(box.root, "q2");
       const first = box.submit(g1.argv, ["--queue", "one", "--name", "q-first"]);
       const second = box.submit(g2.argv, ["--queue", "one", "--name", "q-second"]);
       await page.goto(`${ui.url}#/queues`);

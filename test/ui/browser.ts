@@ -1,6 +1,6 @@
 // The real browser of the dashboard tests: Debian's chromium driven by playwright-core (the only importer of it),
 // and `awaitless ui` started from the compiled binary in a sandbox, its URL read from its first line.
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { type Sandbox, until } from "../helpers/cli.ts";
@@ -86,4 +86,34 @@ export async function logShows(page: Page, text: string, shown: boolean, timeout
     return ((log?.textContent ?? "") as string).includes(t) === want;
   };
   await page.waitForFunction(check, [text, shown] as [string, boolean], { timeout });
+}
+
+/** Waits until the element `selector` matches contains `text`. */
+export async function textShows(page: Page, selector: string, text: string, timeout: number): Promise<void> {
+  const check = ([sel, t]: [string, string]) =>
+    // biome-ignore lint/suspicious/noExplicitAny: the page's document
+    (((globalThis as any).document.querySelector(sel)?.textContent ?? "") as string).includes(t);
+  await page.waitForFunction(check, [selector, text] as [string, string], { timeout });
+}
+
+/**
+ * A job that prints three lines (`hello from TAG`, `ERROR one`, `plain two`) and then waits (bounded, 5 minutes)
+ * until the test creates its end file in `dir`, then prints that file and `finished TAG`.
+ */
+export function gated(dir: string, tag: string): { argv: string[]; end(): void } {
+  const end = join(dir, `end-${tag}`);
+  const script = [
+    'printf "%s\\n" "hello from $2" "ERROR one" "plain two";',
+    'i=0; while [ ! -e "$1" ] && [ "$i" -lt 3000 ]; do i=$((i + 1)); sleep 0.1; done;',
+    'if [ -e "$1" ]; then cat "$1"; fi; echo "finished $2"',
+  ].join(" ");
+  return {
+    argv: ["sh", "-c", script, "gated", end, tag],
+    end: () => writeFileSync(end, "late line\n", { mode: 0o644 }),
+  };
+}
+
+/** Both needs met, or the first one missing (its how-to). */
+export function both(a: Availability, b: Availability): Availability {
+  return !a.ok ? a : b;
 }

@@ -1,4 +1,4 @@
-// Takes docs/ui.png: a demo store (finished, failed, running and queued jobs) in the dashboard, in chromium.
+// Takes docs/ui.png: a demo store (finished, failed, running, queued and retried jobs, an array) in the dashboard.
 // Run: bun run build && bun test/ui/screenshot.ts [OUT.png]  (default: docs/ui.png)
 import { join } from "node:path";
 import { ROOT, Sandbox, until } from "../helpers/cli.ts";
@@ -21,18 +21,43 @@ run(
 );
 run(["sh", "-c", "sleep 60"], ["--name", "sweep-b", "--queue", "gpu"]);
 run(["sh", "-c", "echo report"], ["--name", "report", "--after", ids[4]!]);
+const counter = join(box.root, "flaky-count");
+run(
+  [
+    "sh",
+    "-c",
+    'n=$(cat "$1" 2>/dev/null || echo 0); echo $((n + 1)) > "$1"; [ "$n" -ge 1 ]',
+    "flaky",
+    counter,
+  ],
+  ["--name", "fetch-data", "--retries", "2", "--retry-on", "exit", "--retry-backoff", "0.2s"],
+);
+// a sweep: 0-3 done, 5 failed, four running, three waiting for a slot
+const sweep = box.submit(
+  ["sh", "-c", 'i=$AWAITLESS_ARRAY_INDEX; [ "$i" = 5 ] && exit 1; [ "$i" -lt 4 ] && exit 0; sleep 60'],
+  ["--name", "hyper-sweep", "--array", "0-11%4"],
+);
+await until(
+  "the sweep to have 4 running and 5 ended",
+  () => {
+    const c = box.run(["status", "--json", sweep]).json?.counts ?? {};
+    return c.running === 4 && c.succeeded === 4 && c.failed === 1;
+  },
+  30_000,
+);
 const ui = await startUiProcess(box);
 const browser = await launchBrowser();
 try {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 620 } });
+  const page = await browser.newPage({ viewport: { width: 1280, height: 700 } });
   await page.goto(ui.loginUrl);
   await page.waitForSelector("#live.on");
   await page.waitForSelector(`tr[data-job="${ids[6]}"]`);
+  await page.waitForSelector(`tr.array-row[data-array="${sweep}"]`);
   await page.screenshot({ path: out });
   console.log(`wrote ${out}`);
 } finally {
   await browser.close();
-  for (const id of ids) box.run(["cancel", "--grace-period", "0s", id]);
+  for (const id of [...ids, sweep]) box.run(["cancel", "--grace-period", "0s", id]);
   await ui.stop();
   box.cleanup();
 }

@@ -1,0 +1,124 @@
+// The dashboard's array and attempt reads in process over the real job service: /api/arrays/ID and its cancel
+// (behind the token header), tasks marked and addressed as ARRAY_ID.INDEX, a retried job's attempts over the feed.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import type { JobStatus } from "../../src/core/service-types.ts";
+import { startUi, type UiServer } from "../../src/ui/server.ts";
+import { type RealService, realService } from "../mcp/real-service.ts";
+import { raw, readEvents } from "./http.ts";
+
+let real: RealService;
+let ui: UiServer;
+const auth = () => ({ "x-awaitless-token": ui.token });
+
+beforeAll(() => {
+  real = realService();
+  ui = startUi(real.service, { rescanMs: 200 });
+});
+afterAll(async () => {
+  await ui.stop();
+  await real.dispose();
+});
+
+describe("arrays and attempts", () => {
+  test("an array: its page's read, tasks marked in the listing, task addresses, its ID refused where one job is meant", async () => {
+    const arrays = real.service.arrays!;
+    const a = await arrays.submit(
+      { argv: ["sh", "-c", 'exit "$AWAITLESS_ARRAY_INDEX"'], name: "arr-api" },
+      "0-2",
+    );
+    await arrays.wait(a.job_id, { timeoutMs: 30_000 });
+    const d = await raw(ui.port, "GET", `/api/arrays/${a.job_id}`, auth());
+    expect(d.status).toBe(200);
+    const v = JSON.parse(d.body);
+    expect([v.tasks, v.state, v.counts, v.failed_indices]).toEqual([
+      3,
+      "failed",
+      { succeeded: 1, failed: 2 },
+      [1, 2],
+    ]);
+    expect(v.task_list.map((t: { index: number; exit_code: number }) => [t.index, t.exit_code])).toEqual([
+      [0, 0],
+      [1, 1],
+      [2, 2],
+    ]);
+    const listed = JSON.parse((await raw(ui.port, "GET", "/api/jobs?name=arr-api", auth())).body).jobs;
+    expect(listed.map((j: { array_task?: string }) => j.array_task).sort()).toEqual(
+      [0, 1, 2].map((i) => `${a.job_id}.${i}`),
+    );
+    const found = JSON.parse((await raw(ui.port, "GET", `/api/jobs?q=${a.job_id}.1`, auth())).body).jobs;
+    expect(found.map((j: JobStatus) => j.job_id)).toEqual([v.task_list[1].job_id]);
+    // the array's own ID as a job: says it is an array; ARRAY.INDEX is that task's job
+    expect(JSON.parse((await raw(ui.port, "GET", `/api/jobs/${a.job_id}`, auth())).body)).toEqual({
+      kind: "array",
+      array_id: a.job_id,
+    });
+    const task = JSON.parse((await raw(ui.port, "GET", `/api/jobs/${a.job_id}.2`, auth())).body);
+    expect([task.kind, task.job.job_id, task.job.array_task, task.job.exit_code]).toEqual([
+      "job",
+      v.task_list[2].job_id,
+      `${a.job_id}.2`,
+      2,
+    ]);
+    const logs = await raw(ui.port, "GET", `/api/jobs/${a.job_id}/logs`, auth());
+    expect(logs.status).toBe(400);
+    expect(JSON.parse(logs.body).error.hint).toContain(`${a.job_id}.INDEX`);
+    expect((await raw(ui.port, "GET", `/api/arrays/${v.task_list[0].job_id}`, auth())).status).toBe(404);
+    expect((await raw(ui.port, "GET", `/api/jobs/${a.job_id}.9`, auth())).status).toBe(404);
+  });
+
+  test("cancel of an array is a POST with the token header; it cancels every task not ended", async () => {
+    const arrays = real.service.arrays!;
+    const gate = real.gate();
+    const a = await arrays.submit({ argv: gate.command }, "0-3%2");
+    const cookieOnly = await raw(ui.port, "POST", `/api/arrays/${a.job_id}/cancel`, {
+      cookie: `awaitless_ui_token=${ui.token}`,
+    });
+    expect(cookieOnly.status).toBe(401);
+    expect((await arrays.status(a.job_id)).counts.cancelled).toBeUndefined();
+    const c = await raw(ui.port, "POST", `/api/arrays/${a.job_id}/cancel`, auth());
+    expect(c.status).toBe(200);
+    const r = JSON.parse(c.body);
+    expect([r.cancel_requested, r.already_terminal]).toEqual([4, 0]);
+    const w = await arrays.wait(a.job_id, { timeoutMs: 30_000 });
+    expect([w.state, w.cancelled_indices]).toEqual(["cancelled", [0, 1, 2, 3]]);
+    gate.end(0);
+  });
+
+  test("a retried job's detail carries its attempts, each with its own result; the feed sends each new attempt", async () => {
+    const counter = join(real.root, "attempt-counter");
+    const sub = await real.service.submit({
+      argv: [
+        "sh",
+        "-c",
+        'n=$(cat "$1" 2>/dev/null || echo 0); n=$((n+1)); echo $n > "$1"; echo "run $n"; [ $n -ge 2 ]',
+        "r",
+        counter,
+      ],
+      retries: 1,
+      retry_on: ["exit"],
+      retry_backoff_seconds: 0.1,
+    });
+    const attempts: number[] = [];
+    await readEvents(`${ui.url}api/events`, auth(), (event, data) => {
+      const j =
+        event === "snapshot"
+          ? (data as { jobs: JobStatus[] }).jobs.find((x) => x.job_id === sub.job_id)
+          : (data as JobStatus);
+      if (j?.job_id === sub.job_id && j.attempt !== undefined && attempts.at(-1) !== j.attempt)
+        attempts.push(j.attempt);
+      return j?.job_id === sub.job_id && j.state === "succeeded";
+    });
+    expect(attempts.at(-1)).toBe(2);
+    const d = JSON.parse((await raw(ui.port, "GET", `/api/jobs/${sub.job_id}`, auth())).body);
+    expect([d.job.attempt, d.job.attempts]).toEqual([2, 2]);
+    expect(
+      d.attempt_history.map((a: { attempt: number; state: string; exit_code: number }) => [
+        a.attempt,
+        a.state,
+        a.exit_code,
+      ]),
+    ).toEqual([[1, "failed", 1]]);
+    expect(d.attempt_history[0].result.stdout_tail).toBe("run 1\n");
+  });
+});
