@@ -73,8 +73,13 @@
 #   within about CAP plus the output of one check gap (AWL_TICK while output grows, up to AWL_CHECK_MAX after a
 #   quiet spell; see awl_monitor). A reader shows head + [dropped-HEAD bytes omitted] + prev + live;
 #   the tail is the end of prev + live; bytes written = dropped + size(prev) + size(live).
-#   The one race: bytes the command writes between the copy reaching end-of-file and the truncation are lost and
-#   not counted (a window of a process exit; none after the command and its group have exited).
+#   No byte is lost between the copy and the truncation: the bulk is copied while the command runs, then the
+#   command's process group is stopped (SIGSTOP, every thread seen stopped in /proc), the rest copied, the live
+#   file truncated and the group resumed (SIGCONT; a watchdog in its own session resumes it after 5 s should the
+#   wrapper die meanwhile). A group that does not stop within 2 s is resumed and the rotation postponed. Not
+#   covered: writers outside the command's process group (a descendant that left it), and jobs without a group of
+#   their own (no setsid) or without /proc: for those, bytes written between the copy reaching end-of-file and the
+#   truncation are lost and not counted.
 
 awl_umask=$(umask)
 umask 077
