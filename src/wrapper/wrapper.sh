@@ -73,8 +73,13 @@
 #   within about CAP plus the output of one check gap (AWL_TICK while output grows, up to AWL_CHECK_MAX after a
 #   quiet spell; see awl_monitor). A reader shows head + [dropped-HEAD bytes omitted] + prev + live;
 #   the tail is the end of prev + live; bytes written = dropped + size(prev) + size(live).
-#   The one race: bytes the command writes between the copy reaching end-of-file and the truncation are lost and
-#   not counted (a window of a process exit; none after the command and its group have exited).
+#   No byte is lost between the copy and the truncation: the bulk is copied while the command runs, then the
+#   command's process group is stopped (SIGSTOP, every thread seen stopped in /proc), the rest copied, the live
+#   file truncated and the group resumed (SIGCONT; a watchdog in its own session resumes it after 5 s should the
+#   wrapper die meanwhile). A group that does not stop within 2 s is resumed and the rotation postponed. Not
+#   covered: writers outside the command's process group (a descendant that left it), and jobs without a group of
+#   their own (no setsid) or without /proc: for those, bytes written between the copy reaching end-of-file and the
+#   truncation are lost and not counted.
 
 awl_umask=$(umask)
 umask 077
@@ -158,13 +163,34 @@ awl_rotate() {
       return 1
     fi
   fi
+  # The bulk is copied while the command runs; only what it wrote meanwhile is copied with its group frozen, and
+  # the live file is truncated before the group resumes, so no byte falls between the copy and the truncation.
   if ! { cat "$1" >"$1.snap"; } 2>/dev/null; then
     rm -f "$1.snap"
     : >no_space
     awl_log "log cap: no room to rotate $1 (disk full?); rotation postponed"
     return 1
   fi
-  : >"$1"
+  awl_freeze
+  case $? in
+  1)
+    rm -f "$1.snap"
+    return 1
+    ;;
+  0)
+    awl_size "$1.snap"
+    if ! { tail -c +$((awl_sz + 1)) "$1" >>"$1.snap"; } 2>/dev/null; then
+      awl_thaw
+      rm -f "$1.snap"
+      : >no_space
+      awl_log "log cap: no room to rotate $1 (disk full?); rotation postponed"
+      return 1
+    fi
+    : >"$1"
+    awl_thaw
+    ;;
+  *) : >"$1" ;;
+  esac
   awl_size "$1.snap"
   awl_total=$(($2 + awl_sz))
   awl_kept=$awl_total
@@ -187,6 +213,50 @@ awl_rotate() {
   awl_drop=$(($3 + awl_total - awl_prev))
   # Written after the old prev and the snapshot are gone, so the space they held takes it.
   awl_put "$1.dropped" "$awl_drop" 2>/dev/null || awl_log "log cap: could not record $1.dropped=$awl_drop"
+}
+
+# awl_freeze: stop the command's process group (SIGSTOP) for the last copy and the truncation of a rotation, so that
+# none of its processes appends meanwhile; awl_thaw resumes it. Returns 0 once every thread of the group is stopped,
+# 1 when one did not stop within 2 s (resumed; the rotation is postponed), 2 when nothing needs or allows freezing:
+# the group is gone, or it has none of its own (no setsid), or no /proc to see it stop; the rotation then truncates
+# right after the copy, as before (bytes written in between are lost and not counted). A watchdog in its own
+# session resumes the group after 5 s should this process die while it is stopped.
+awl_freeze() {
+  if [ -z "$pgid" ] || [ -z "$awl_setsid" ] || [ ! -r /proc/self/stat ]; then return 2; fi
+  # shellcheck disable=SC2016 # $1 is the watchdog's own argument
+  "$awl_setsid" sh -c 'sleep 5; kill -CONT -"$1"' awl-thaw "$pgid" </dev/null >/dev/null 2>&1 &
+  awl_wd=$!
+  if ! awl_signal_group STOP; then
+    kill "$awl_wd" 2>/dev/null
+    return 2
+  fi
+  awl_fz=0
+  while [ "$awl_fz" -lt 100 ]; do
+    awl_fz_run=0
+    for awl_fz_f in /proc/[0-9]*/stat; do
+      { read -r awl_l <"$awl_fz_f"; } 2>/dev/null || continue
+      awl_stat_line "$awl_l"
+      [ "$awl_pg" = "$pgid" ] || continue
+      # every thread: a thread still inside write() finishes it before it stops
+      for awl_fz_t in "${awl_fz_f%/stat}"/task/[0-9]*/stat; do
+        { read -r awl_l <"$awl_fz_t"; } 2>/dev/null || continue
+        awl_stat_line "$awl_l"
+        case $awl_st in T | t | Z | X) ;; *) awl_fz_run=1 && break ;; esac
+      done
+      [ "$awl_fz_run" = 0 ] || break
+    done
+    [ "$awl_fz_run" = 1 ] || return 0
+    awl_fz=$((awl_fz + 1))
+    sleep 0.02 2>/dev/null || { sleep 1 && awl_fz=$((awl_fz + 49)); }
+  done
+  awl_thaw
+  awl_log "log cap: process group $pgid did not stop within 2 s; rotation postponed"
+  return 1
+}
+
+awl_thaw() {
+  awl_signal_group CONT
+  kill "$awl_wd" 2>/dev/null
 }
 
 # awl_read_started: sets pid, pgid and pid_start from the started file when it exists. A record naming pid or pgid

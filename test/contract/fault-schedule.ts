@@ -1,5 +1,6 @@
 // The randomized fault schedule: seeded runs that kill the client, the wrapper or the SSH connection (and the
-// cancel client) at random points of submit, wait and cancel, then check the invariants a durable job owes its user.
+// cancel client) at random points of submit (also just after reserving or launching), wait and cancel, then check
+// the invariants a durable job owes its user.
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -69,7 +70,7 @@ async function submitThroughFaults(r: Run, argv: string[]): Promise<string> {
     "--",
     ...argv,
   ];
-  const how = pick(r.rand, ["none", "kill", "crash-after-reserve"] as const);
+  const how = pick(r.rand, ["none", "kill", "crash-after-reserve", "crash-after-launch"] as const);
   if (how === "kill") {
     const p = r.t.sb.spawn(args);
     await moment(between(r.rand, 0, 400));
@@ -81,6 +82,10 @@ async function submitThroughFaults(r: Run, argv: string[]): Promise<string> {
   } else if (how === "crash-after-reserve") {
     const c = await r.t.sb.runAsync(args, { env: { AWAITLESS_TEST_CRASH_AFTER_RESERVE: "1" } });
     if (c.code === 99) r.fault("submit client died after reserve");
+  } else if (how === "crash-after-launch") {
+    // launched, but the backend's ID never stored: the retry and every reader must still find the job's directory
+    const c = await r.t.sb.runAsync(args, { env: { AWAITLESS_TEST_CRASH_AFTER_LAUNCH: "1" } });
+    if (c.code === 98) r.fault("submit client died after launch");
   }
   const again = await r.t.sb.runAsync(args);
   if (again.code !== 0) throw new Error(`the retried submit failed (${again.code}): ${again.stderr}`);

@@ -35,7 +35,10 @@ export async function sshTarget(kind: "dash" | "busybox" = "dash"): Promise<Targ
     flags: ["--backend", "ssh", "--host", host],
     queueFlags: ["--host", host],
     jobMs: 20_000,
-    jobDir: (id) => w.sb.status(id).backend_id.remote_dir as string,
+    // a client killed right after the launch stored no remote_dir: the job is where the launch put it
+    jobDir: (id) =>
+      (w.sb.status(id).backend_id?.remote_dir as string | undefined) ??
+      join(homedir(w.sshd.users[kind]), ".awaitless", "jobs", id),
     dropConnections() {
       const serving = sessionPids(w.sshd, w.sshd.users[kind]);
       for (const p of serving) killQuietly(p);
@@ -59,9 +62,9 @@ export async function slurmTarget(): Promise<Target> {
     queueFlags: [],
     jobMs: 60_000,
     jobDir: (id) => {
-      const b = sb.status(id).backend_id as { slurm_job_id?: string; remote_dir: string };
-      if (b.slurm_job_id) submitted.add(b.slurm_job_id);
-      return b.remote_dir;
+      const b = sb.status(id).backend_id as { slurm_job_id?: string; remote_dir?: string } | null;
+      if (b?.slurm_job_id) submitted.add(b.slurm_job_id);
+      return b?.remote_dir ?? join(sb.root, "cluster", "jobs", id);
     },
     async close() {
       if (submitted.size > 0) await run(["scancel", ...submitted]);
@@ -104,7 +107,8 @@ export async function slurmFakeTarget(): Promise<Target> {
     flags: ["--backend", "slurm", "--host", "localhost"],
     queueFlags: [],
     jobMs: 20_000,
-    jobDir: (id) => sb.status(id).backend_id.remote_dir as string,
+    jobDir: (id) =>
+      (sb.status(id).backend_id?.remote_dir as string | undefined) ?? join(sb.root, "cluster", "jobs", id),
     async close() {
       const all = pids().filter((p) => p > 1);
       for (const p of all) killQuietly(p);
@@ -112,4 +116,14 @@ export async function slurmFakeTarget(): Promise<Target> {
       sb.cleanup();
     },
   };
+}
+
+/** A user's home directory, from /etc/passwd. */
+function homedir(user: string): string {
+  const line = readFileSync("/etc/passwd", "utf8")
+    .split("\n")
+    .find((l) => l.startsWith(`${user}:`));
+  const home = line?.split(":")[5];
+  if (!home) throw new Error(`no home directory for ${user} in /etc/passwd`);
+  return home;
 }

@@ -1,5 +1,5 @@
 // wrapper.sh log cap: disk stays near the cap, the head and the true tail are kept, and
-// dropped + kept == written exactly once the command has exited.
+// dropped + kept == written exactly once the command has exited, also while the command writes during rotations.
 
 import { expect, test } from "bun:test";
 import { existsSync, statSync, writeFileSync } from "node:fs";
@@ -50,6 +50,18 @@ describeEachShell("wrapper log cap", (shell) => {
     expectReconstructs(job, "stdout", data, exit.stdoutDroppedBytes);
     expectReconstructs(job, "stderr", data, exit.stderrDroppedBytes);
   });
+
+  test("a command writing without pause while rotations run: no byte lost or repeated, accounting exact", async () => {
+    // about 7 MB of one-line writes, several ticks long: every rotation lands in the middle of the writes
+    const lines = 600_000;
+    const data = new TextEncoder().encode(Array.from({ length: lines }, (_, i) => `line ${i}\n`).join(""));
+    await using job = newJob();
+    const script = `i=0; while [ $i -lt ${lines} ]; do echo "line $i"; i=$((i+1)); done`;
+    job.start(shell, { argv: ["sh", "-c", script], logCapBytes: CAP });
+    const exit = await job.exit(120_000);
+    expect(exit).toMatchObject({ exitCode: 0, stdoutBytes: data.length });
+    expectReconstructs(job, "stdout", data, exit.stdoutDroppedBytes);
+  }, 120_000);
 
   test("rotation while the command runs keeps disk near the cap and the accounting exact", async () => {
     const CHUNK = 100 * 1024;

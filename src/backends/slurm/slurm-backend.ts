@@ -140,7 +140,7 @@ export class SlurmBackend implements Backend {
     const { job } = input;
     const h = this.host(job.host);
     const prepared = await h.prepare();
-    const dir = `${prepared.root}/jobs/${job.job_id}${attemptSuffix(attemptOf(job))}`;
+    const dir = clusterDirIn(prepared.root, job);
     const cwd = h.resolveCwd(job.spec.cwd, prepared.home);
     const options = mergeSlurmOptions(
       h.settings.defaults,
@@ -196,7 +196,25 @@ export class SlurmBackend implements Backend {
     return localSpecMissing(job.job_dir);
   }
 
-  async observe(job: Job, look: { parentMayRetry?: boolean } = {}): Promise<Observation> {
+  /**
+   * The job with its cluster directory named: recorded at launch, else derived from the prepared root as the launch
+   * names it. A client that died between sbatch and storing the backend_id left none, yet the wrapper may have run
+   * there to its end: its exit record and logs are read, not a COMPLETED without a record and empty tails.
+   */
+  private async located(job: Job): Promise<Job> {
+    const bid = (job.backend_id ?? {}) as SlurmBackendId;
+    if (bid.remote_dir !== undefined || localSpecMissing(job.job_dir)) return job;
+    try {
+      const root = (await this.host(job.host).prepare()).root;
+      return { ...job, backend_id: { ...bid, remote_dir: clusterDirIn(root, job) } };
+    } catch {
+      // the login node away or its root refused: read as before, the next look derives it
+      return job;
+    }
+  }
+
+  async observe(unlocated: Job, look: { parentMayRetry?: boolean } = {}): Promise<Observation> {
+    const job = await this.located(unlocated);
     const h = this.host(job.host);
     const early = this.justSubmitted(h, job);
     // the event path: once the wrapper's records are there, the job is past "just submitted" (it may have ended)
@@ -283,7 +301,8 @@ export class SlurmBackend implements Backend {
     );
   }
 
-  async cancel(job: Job, graceSeconds: number): Promise<void> {
+  async cancel(unlocated: Job, graceSeconds: number): Promise<void> {
+    const job = await this.located(unlocated);
     const h = this.host(job.host);
     const bid = job.backend_id as SlurmBackendId | null;
     const dir = bid?.remote_dir;
@@ -317,13 +336,13 @@ export class SlurmBackend implements Backend {
   }
 
   async readTail(job: Job, stream: Stream, maxBytes: number): Promise<LogTail> {
-    const dir = (job.backend_id as SlurmBackendId | null)?.remote_dir;
+    const dir = ((await this.located(job)).backend_id as SlurmBackendId | null)?.remote_dir;
     if (!dir) return { bytes: new Uint8Array(0), totalBytes: 0, droppedBytes: 0 };
     return this.host(job.host).runner.files.readTail(dir, stream, maxBytes);
   }
 
   async scanLog(job: Job, stream: Stream, query: LogQuery): Promise<LogScan> {
-    const dir = (job.backend_id as SlurmBackendId | null)?.remote_dir;
+    const dir = ((await this.located(job)).backend_id as SlurmBackendId | null)?.remote_dir;
     if (!dir) return emptyScan(query);
     return this.host(job.host).runner.files.scanLog(dir, stream, query);
   }
@@ -389,7 +408,7 @@ export class SlurmBackend implements Backend {
    * later gc; any other failure to remove the cluster's copy is not worth keeping the job for.
    */
   async remove(job: Job): Promise<void> {
-    const dir = (job.backend_id as SlurmBackendId | null)?.remote_dir;
+    const dir = ((await this.located(job)).backend_id as SlurmBackendId | null)?.remote_dir;
     if (dir) {
       assertJobDir(dir);
       await this.host(job.host)
@@ -409,4 +428,9 @@ export class SlurmBackend implements Backend {
   close(): void {
     for (const h of this.hosts.values()) h.close();
   }
+}
+
+/** Where a job's attempt runs on the cluster: <slurm_job_dir>/jobs/<job_id>[.N]. */
+function clusterDirIn(root: string, job: Job): string {
+  return `${root}/jobs/${job.job_id}${attemptSuffix(attemptOf(job))}`;
 }
