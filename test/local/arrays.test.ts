@@ -229,7 +229,10 @@ describe("idempotency and bad input", () => {
     expect(sb.jobCount()).toBe(before);
   });
 
-  test("an array on a Slurm cluster is refused before anything is submitted", () => {
+  test.each([
+    [["--after", "job_01ZZZZZZZZZZZZZZZZZZZZZZZZ"], "--after with --array is not supported on Slurm"],
+    [["--retries", "2"], "--retries with --array is not supported on Slurm"],
+  ])("an array on a Slurm cluster with %p is refused before anything is submitted", (extra, words) => {
     const bin = join(sb.root, "bin");
     mkdirSync(bin, { recursive: true });
     const calls = join(sb.root, "sbatch-calls");
@@ -244,12 +247,12 @@ describe("idempotency and bad input", () => {
     ]);
     sb.writeConfig('[hosts.cl]\nbackend = "slurm"\n');
     const before = sb.jobCount();
-    const r = sb.run(["submit", "--host", "cl", "--array", "0-3", "--", "true"], {
+    const r = sb.run(["submit", "--host", "cl", "--array", "0-3", ...extra, "--", "true"], {
       env: { PATH: `${bin}:${sb.env.PATH}` },
     });
     sb.writeConfig("");
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain("not supported on Slurm");
+    expect(r.stderr).toContain(words);
     expect(sb.jobCount()).toBe(before);
     expect(existsSync(calls)).toBe(false);
   });

@@ -4,7 +4,15 @@
 // LOCAL job dir (a 0600 copy of spec.sh, for redaction); backend_id.remote_dir names the cluster one.
 import { rmSync } from "node:fs";
 import type { HostConfig } from "../../config/config.ts";
-import type { Backend, LaunchInput, LogTail, Observation, Stream } from "../../core/backend.ts";
+import type {
+  ArrayLaunch,
+  ArrayTaskLaunch,
+  Backend,
+  LaunchInput,
+  LogTail,
+  Observation,
+  Stream,
+} from "../../core/backend.ts";
 import { AwaitlessError } from "../../core/errors.ts";
 import type { ArtifactEntry, BackendId, Job } from "../../core/job.ts";
 import { HEARTBEAT_SECONDS } from "../../core/liveness.ts";
@@ -16,6 +24,7 @@ import { SshHost } from "../ssh/ssh-host.ts";
 import { resolveHostSettings } from "../ssh/ssh-target.ts";
 import { assertJobDir, type CommandRunner, LocalRunner } from "./runner.ts";
 import { renderSbatchScript } from "./sbatch-script.ts";
+import { launchSlurmArray, scancelTargets } from "./slurm-array.ts";
 import { slurmDependency } from "./slurm-dependency.ts";
 import { DEFAULT_EXIT_SETTLE_MS, slurmFacts } from "./slurm-facts.ts";
 import { isLocalLoginNode, SlurmHost, slurmHostSettings } from "./slurm-host.ts";
@@ -185,6 +194,61 @@ export class SlurmBackend implements Backend {
     if (out.unconfirmed !== undefined) id.submit_unconfirmed = out.unconfirmed;
     if (out.slurmJobId !== undefined) this.launched.add(attemptKey(job));
     return id;
+  }
+
+  async launchArray(tasks: ArrayTaskLaunch[], array: ArrayLaunch): Promise<(BackendId | Error)[]> {
+    const job = tasks[0]?.input.job;
+    if (!job) return [];
+    const h = this.host(job.host);
+    const ids = await launchSlurmArray(
+      {
+        h,
+        tickSeconds: this.opts.tickSeconds ?? 1,
+        ...(this.opts.heartbeatSeconds !== undefined ? { heartbeatSeconds: this.opts.heartbeatSeconds } : {}),
+        adoptWindowMs: this.opts.adoptWindowMs ?? 10_000,
+      },
+      tasks,
+      array,
+    );
+    // the next round asks about every task at once (one squeue + one sacct for the whole array)
+    const since = Date.now();
+    tasks.forEach((t, i) => {
+      const id = ids[i] as SlurmBackendId | Error;
+      if (id instanceof Error || id.slurm_job_id === undefined) return;
+      this.launched.add(attemptKey(t.input.job));
+      h.poller.track(id.slurm_job_id, Date.parse(id.submitted_at ?? "") || since);
+    });
+    return ids;
+  }
+
+  /** One scancel for every chunk of an array these tasks are in (cancel files first, as for one job). */
+  async cancelMany(jobs: Job[], graceSeconds: number): Promise<void> {
+    const job = jobs[0];
+    if (!job) return;
+    const h = this.host(job.host);
+    const grace = `${Math.max(0, Math.ceil(graceSeconds))}\n`;
+    for (const j of jobs) {
+      const dir = (j.backend_id as SlurmBackendId | null)?.remote_dir;
+      if (dir) await h.runner.writeFile(`${dir}/cancel`, grace, 0o600).catch(() => undefined);
+    }
+    const targets = scancelTargets(jobs);
+    if (targets.length === 0) return;
+    const r = await h.runner.exec(["scancel", ...targets], { timeoutMs: h.settings.callTimeoutMs });
+    if (r.code !== 0) {
+      throw new AwaitlessError(
+        "connection_failed",
+        `scancel ${targets.join(" ")} failed on ${h.name} (exit ${r.code}): ${r.stderr.trim().slice(0, 300)}`,
+        {
+          cli: "the cancel request is recorded; run `awaitless cancel` again once Slurm answers",
+          mcp: "The cancel request is recorded; call cancel_job again once Slurm answers.",
+        },
+        { host: h.name, scheduler_command: "scancel", scheduler_message: r.stderr.slice(0, 2000) },
+      );
+    }
+    for (const j of jobs) {
+      const id = (j.backend_id as SlurmBackendId | null)?.slurm_job_id;
+      if (id !== undefined) this.deps.scancelled.add(id);
+    }
   }
 
   /**
