@@ -328,6 +328,7 @@ export class JobService implements JobServiceApi {
       }
     }
     if (todo.length === 0) return jobs.map((j) => j.job_id);
+    if (process.env.AWAITLESS_TEST_CRASH_AFTER_RESERVE === "1") process.exit(99);
     let ids: (Job["backend_id"] | Error)[];
     try {
       ids = await backend.launchArray(
@@ -345,6 +346,8 @@ export class JobService implements JobServiceApi {
     } catch (e) {
       ids = todo.map(() => (e instanceof Error ? e : new Error(String(e))));
     }
+    // after sbatch, before any task records its Slurm ID: a resubmit must find the array by its tag
+    if (process.env.AWAITLESS_TEST_CRASH_AFTER_LAUNCH === "1") process.exit(98);
     todo.forEach((t, n) => {
       const id = ids[n];
       if (id instanceof Error || id === undefined || id === null) this.finishWithError(t.job, id);
