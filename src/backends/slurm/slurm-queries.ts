@@ -254,5 +254,8 @@ export function findTaggedJobs(rows: readonly SlurmRow[], jobId: string): string
   const ids = rows
     .filter((r) => r.name.endsWith(`-${jobId}`) || r.comment === `${SLURM_COMMENT_PREFIX}${jobId}`)
     .flatMap((r) => expandCollapsedArrayId(r.slurmJobId) ?? [r.slurmJobId]);
-  return [...new Set(ids)].sort((a, b) => Number.parseInt(a, 10) - Number.parseInt(b, 10));
+  const task = (id: string) => arrayTaskOf(id)?.taskId ?? -1;
+  return [...new Set(ids)].sort(
+    (a, b) => Number.parseInt(a, 10) - Number.parseInt(b, 10) || task(a) - task(b),
+  );
 }
