@@ -271,3 +271,35 @@ export function scancelTargets(jobs: readonly Job[]): string[] {
   }
   return [...whole, ...ids];
 }
+
+/** Cancel files in every task's directory (the wrapper's TERM, then KILL after the grace), then one scancel. */
+export async function scancelArray(
+  h: SlurmHost,
+  jobs: readonly Job[],
+  graceSeconds: number,
+  scancelled: Set<string>,
+): Promise<void> {
+  const grace = `${Math.max(0, Math.ceil(graceSeconds))}\n`;
+  for (const j of jobs) {
+    const dir = (j.backend_id as ArrayTaskBackendId | null)?.remote_dir;
+    if (dir) await h.runner.writeFile(`${dir}/cancel`, grace, 0o600).catch(() => undefined);
+  }
+  const targets = scancelTargets(jobs);
+  if (targets.length === 0) return;
+  const r = await h.runner.exec(["scancel", ...targets], { timeoutMs: h.settings.callTimeoutMs });
+  if (r.code !== 0) {
+    throw new AwaitlessError(
+      "connection_failed",
+      `scancel ${targets.join(" ")} failed on ${h.name} (exit ${r.code}): ${r.stderr.trim().slice(0, 300)}`,
+      {
+        cli: "the cancel request is recorded; run `awaitless cancel` again once Slurm answers",
+        mcp: "The cancel request is recorded; call cancel_job again once Slurm answers.",
+      },
+      { host: h.name, scheduler_command: "scancel", scheduler_message: r.stderr.slice(0, 2000) },
+    );
+  }
+  for (const j of jobs) {
+    const id = (j.backend_id as ArrayTaskBackendId | null)?.slurm_job_id;
+    if (id !== undefined) scancelled.add(id);
+  }
+}

@@ -24,13 +24,14 @@ import { SshHost } from "../ssh/ssh-host.ts";
 import { resolveHostSettings } from "../ssh/ssh-target.ts";
 import { assertJobDir, type CommandRunner, LocalRunner } from "./runner.ts";
 import { renderSbatchScript } from "./sbatch-script.ts";
-import { launchSlurmArray, scancelTargets } from "./slurm-array.ts";
+import { launchSlurmArray, scancelArray } from "./slurm-array.ts";
 import { slurmDependency } from "./slurm-dependency.ts";
 import { DEFAULT_EXIT_SETTLE_MS, slurmFacts } from "./slurm-facts.ts";
 import { isLocalLoginNode, SlurmHost, slurmHostSettings } from "./slurm-host.ts";
 import { type ObserveDeps, observeJob, type PersistedFields } from "./slurm-observe.ts";
 import { formatSlurmTime, mergeSlurmOptions, validateSlurmOptions } from "./slurm-options.ts";
 import { roundsKey, slurmPacing } from "./slurm-pacing.ts";
+import { arrayTaskOf } from "./slurm-queries.ts";
 import type { SharedRounds } from "./slurm-shared-rounds.ts";
 import { submitBatch } from "./slurm-submit.ts";
 import { SshRunner } from "./ssh-runner.ts";
@@ -224,31 +225,7 @@ export class SlurmBackend implements Backend {
   /** One scancel for every chunk of an array these tasks are in (cancel files first, as for one job). */
   async cancelMany(jobs: Job[], graceSeconds: number): Promise<void> {
     const job = jobs[0];
-    if (!job) return;
-    const h = this.host(job.host);
-    const grace = `${Math.max(0, Math.ceil(graceSeconds))}\n`;
-    for (const j of jobs) {
-      const dir = (j.backend_id as SlurmBackendId | null)?.remote_dir;
-      if (dir) await h.runner.writeFile(`${dir}/cancel`, grace, 0o600).catch(() => undefined);
-    }
-    const targets = scancelTargets(jobs);
-    if (targets.length === 0) return;
-    const r = await h.runner.exec(["scancel", ...targets], { timeoutMs: h.settings.callTimeoutMs });
-    if (r.code !== 0) {
-      throw new AwaitlessError(
-        "connection_failed",
-        `scancel ${targets.join(" ")} failed on ${h.name} (exit ${r.code}): ${r.stderr.trim().slice(0, 300)}`,
-        {
-          cli: "the cancel request is recorded; run `awaitless cancel` again once Slurm answers",
-          mcp: "The cancel request is recorded; call cancel_job again once Slurm answers.",
-        },
-        { host: h.name, scheduler_command: "scancel", scheduler_message: r.stderr.slice(0, 2000) },
-      );
-    }
-    for (const j of jobs) {
-      const id = (j.backend_id as SlurmBackendId | null)?.slurm_job_id;
-      if (id !== undefined) this.deps.scancelled.add(id);
-    }
+    if (job) await scancelArray(this.host(job.host), jobs, graceSeconds, this.deps.scancelled);
   }
 
   /**
@@ -313,7 +290,8 @@ export class SlurmBackend implements Backend {
   /** With the event path on: whether the login side sees the wrapper's started record already. */
   private async recordsThere(h: SlurmHost, job: Job): Promise<boolean> {
     const dir = (job.backend_id as SlurmBackendId | null)?.remote_dir;
-    if (!h.events.on || dir === undefined) return false;
+    const id = (job.backend_id as SlurmBackendId | null)?.slurm_job_id;
+    if (!h.events.on || dir === undefined || (id !== undefined && arrayTaskOf(id))) return false;
     return (await h.runner.readFile(`${dir}/${FILES.started}`, 4096).catch(() => null)) !== null;
   }
 
@@ -406,7 +384,8 @@ export class SlurmBackend implements Backend {
     const since = Date.parse(bid?.submitted_at ?? job.created_at);
     const h = this.host(job.host);
     const dir = bid?.remote_dir;
-    if (!h.events.on || dir === undefined) return h.poller.waitForPoll(id, since, timeoutMs, signal);
+    if (!h.events.on || dir === undefined || arrayTaskOf(id))
+      return h.poller.waitForPoll(id, since, timeoutMs, signal);
     // the event path: whichever comes first, the exit record seen from the login side or the next round
     const first = new AbortController();
     const stop = () => first.abort();
@@ -427,8 +406,10 @@ export class SlurmBackend implements Backend {
       return "ended as seen by the login node's watch of the job directory (exit record), confirmed by sacct";
     if (bid.completion === "poll") return "ended as seen by a scheduler poll round (squeue/sacct)";
     const h = this.host(job.host);
-    const why = h.events.offReason;
     const every = `squeue/sacct every ${Math.round(h.poller.currentIntervalMs / 1000)} s`;
+    if (bid.slurm_job_id !== undefined && arrayTaskOf(bid.slurm_job_id))
+      return `an array task: the array's shared rounds (${every}, one squeue and one sacct for every task)`;
+    const why = h.events.offReason;
     return why === null
       ? `events: the login node watches ${bid.remote_dir ?? "the job directory"} for the exit record, sacct confirms; ${every} besides`
       : `polling only (${why}): ${every}`;
