@@ -53,6 +53,7 @@ describe.skipIf(!up)("job arrays on Slurm through the binary", () => {
 
   test("one sbatch: per-task results, failed indices, SLURM_ARRAY_TASK_ID, %N never exceeded", async () => {
     configure();
+    const spans = join(s().work, "spans");
     const sub = s().run([
       "submit",
       "--json",
@@ -62,7 +63,8 @@ describe.skipIf(!up)("job arrays on Slurm through the binary", () => {
       "--",
       "sh",
       "-c",
-      'echo "index=$AWAITLESS_ARRAY_INDEX slurm=$SLURM_ARRAY_TASK_ID array=$AWAITLESS_ARRAY_ID"; sleep 1; [ "$AWAITLESS_ARRAY_INDEX" != 3 ] && [ "$AWAITLESS_ARRAY_INDEX" != 5 ]',
+      // each command notes its start and end (ns) in one file: how many overlapped is then exact
+      `echo "+ $(date +%s%N)" >> ${spans}; echo "index=$AWAITLESS_ARRAY_INDEX slurm=$SLURM_ARRAY_TASK_ID array=$AWAITLESS_ARRAY_ID"; sleep 1; echo "- $(date +%s%N)" >> ${spans}; [ "$AWAITLESS_ARRAY_INDEX" != 3 ] && [ "$AWAITLESS_ARRAY_INDEX" != 5 ]`,
     ]);
     expect(sub.code).toBe(0);
     const id = String(sub.json.job_id);
@@ -88,9 +90,23 @@ describe.skipIf(!up)("job arrays on Slurm through the binary", () => {
       100,
     );
     expect(samples).toBeGreaterThan(3);
-    expect(maxOurs).toBeLessThanOrEqual(2);
+    // Slurm never ran more than %N at once, and the commands themselves never overlapped more than that
     expect(maxSlurm).toBeLessThanOrEqual(2);
     expect(Math.max(maxOurs, maxSlurm)).toBeGreaterThanOrEqual(1);
+    const events = (await Bun.file(spans).text())
+      .trim()
+      .split("\n")
+      .map((l) => ({ d: l.startsWith("+") ? 1 : -1, at: BigInt(l.slice(2)) }))
+      .sort((a, b) => (a.at === b.at ? a.d - b.d : a.at < b.at ? -1 : 1));
+    expect(events.length).toBe(12);
+    let now = 0;
+    let most = 0;
+    for (const e of events) {
+      now += e.d;
+      most = Math.max(most, now);
+    }
+    expect(most).toBeLessThanOrEqual(2);
+    expect(most).toBeGreaterThanOrEqual(1);
     const w = s().run(["wait", "--json", id]);
     expect(w.code).toBe(3);
     expect(w.json.job_state).toBe("failed");
