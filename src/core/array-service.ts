@@ -125,12 +125,6 @@ export class ArrayService implements ArrayApi {
     const target = resolveTarget(req, this.defaults);
     // on Slurm the array is one sbatch --array (Slurm's own %N), not a queue of ours
     const slurm = target.backend === "slurm";
-    if (slurm && req.after && req.after.length > 0) {
-      throw invalid(
-        "--after with --array is not supported on Slurm by this version: nothing was submitted",
-        "wait for the parent first (awaitless wait PARENT), then submit the array; or run the array on this machine or an SSH host",
-      );
-    }
     if (slurm && (req.retries ?? 0) > 0) {
       throw invalid(
         "--retries with --array is not supported on Slurm by this version: nothing was submitted",

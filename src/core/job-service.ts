@@ -278,6 +278,14 @@ export class JobService implements JobServiceApi {
     if (refusal) throw refusal;
     const backend = this.backendFor(v0.spec);
     if (!backend.launchArray) throw invalid(`the ${v0.spec.backend} backend has no array submission`, "");
+    // the parents once for every task (the same launch): resolved IDs in each task's spec and fingerprint
+    const after = await this.dependencyPlan(v0);
+    if (after) {
+      for (const v of vs) {
+        v.spec = { ...v.spec, after: v0.spec.after! };
+        v.fingerprint = sha256Hex(canonicalJson(v.spec));
+      }
+    }
     const jobs: StoredJob[] = [];
     const todo: { job: StoredJob; v: ValidatedLaunch; index: number }[] = [];
     let resumed = false;
@@ -329,6 +337,11 @@ export class JobService implements JobServiceApi {
     }
     if (todo.length === 0) return jobs.map((j) => j.job_id);
     if (process.env.AWAITLESS_TEST_CRASH_AFTER_RESERVE === "1") process.exit(99);
+    // a parent already ended so that no task can run: every task ends dependency_failed, nothing is submitted
+    if (after?.failed) {
+      for (const t of todo) await this.endDependencyFailed(t.job, after.failed);
+      return jobs.map((j) => j.job_id);
+    }
     let ids: (Job["backend_id"] | Error)[];
     try {
       ids = await backend.launchArray(
@@ -339,6 +352,7 @@ export class JobService implements JobServiceApi {
             secretValues: t.v.secretValues,
             graceSeconds: s.graceSeconds,
             logCapBytes: s.logCapBytes,
+            ...(after ? { after } : {}),
           },
         })),
         { ...array, resumed },

@@ -190,6 +190,65 @@ describe.skipIf(!up)("job arrays on Slurm through the binary", () => {
     expect(secondStart).toBeGreaterThanOrEqual(firstEnd);
   }, 240_000);
 
+  test("--after: the array's one sbatch waits for its parent natively; a parent that fails cancels every task", async () => {
+    configure();
+    const marker = join(s().work, "parent-go");
+    const parent = s().submit(
+      ["sh", "-c", `while [ ! -e ${marker} ]; do sleep 0.2; done; exit "$(cat ${marker})"`],
+      target,
+    );
+    arrayJobs.add(slurmIdOf(parent));
+    const ok = s().run(["submit", "--json", ...target, "--after", parent, "--array", "0-2", "--", "true"]);
+    expect(ok.code).toBe(0);
+    const okId = String(ok.json.job_id);
+    const failed = s().run([
+      "submit",
+      "--json",
+      ...target,
+      "--after",
+      `${parent}:failed`,
+      "--array",
+      "0-1",
+      "--",
+      "true",
+    ]);
+    const failedId = String(failed.json.job_id);
+    const [okJob] = [...arrayJobsOf(okId)];
+    arrayJobsOf(failedId);
+    const dep = await run(["scontrol", "--oneliner", "show", "job", `${okJob}_0`]);
+    expect(dep.stdout).toMatch(/Dependency=afterok:\d+/);
+    await until("the parent running", () => s().status(parent).state === "running", 60_000);
+    expect(tasks(okId).every((t) => t.state === "queued")).toBe(true);
+    await Bun.write(marker, "0");
+    const w = s().run(["wait", "--json", "--timeout", "120s", okId]);
+    expect(w.json.job_state).toBe("succeeded");
+    expect(w.json.counts).toEqual({ succeeded: 3 });
+    const parentEnd = Date.parse(String(s().run(["wait", "--json", parent]).json.finished_at));
+    for (const t of tasks(okId)) {
+      const r = s().run(["wait", "--json", t.job_id]).json;
+      expect(Date.parse(String(r.started_at))).toBeGreaterThanOrEqual(parentEnd - 1000);
+    }
+    // the parent succeeded: a task waiting for it to fail can never run
+    const f = s().run(["wait", "--json", "--timeout", "120s", failedId]);
+    expect(f.json.job_state).toBe("cancelled");
+    expect(f.json.cancelled_indices).toEqual([0, 1]);
+    for (const t of tasks(failedId)) expect(s().status(t.job_id).reason).toBe("dependency_failed");
+    // a parent that already ended: nothing is submitted, every task ends at once
+    const late = s().run([
+      "submit",
+      "--json",
+      ...target,
+      "--after",
+      `${parent}:failed`,
+      "--array",
+      "0-1",
+      "--",
+      "true",
+    ]);
+    expect(late.json.state).toBe("cancelled");
+    for (const t of tasks(String(late.json.job_id))) expect(s().status(t.job_id).backend_id).toBeNull();
+  }, 300_000);
+
   test("the same client_request_id replays the array; a submit killed before or after its sbatch is completed once", async () => {
     configure();
     const marker = join(s().work, "array-runs");

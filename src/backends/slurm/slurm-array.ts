@@ -6,6 +6,7 @@ import type { BackendId, Job } from "../../core/job.ts";
 import { HEARTBEAT_SECONDS } from "../../core/liveness.ts";
 import { jobSpecText, writeLocalSpec } from "../job-spec.ts";
 import { renderSbatchScript, slurmJobName } from "./sbatch-script.ts";
+import { slurmDependency } from "./slurm-dependency.ts";
 import type { SlurmHost } from "./slurm-host.ts";
 import { formatSlurmTime, mergeSlurmOptions } from "./slurm-options.ts";
 import {
@@ -194,6 +195,10 @@ export async function launchSlurmArray(
         );
       // across chunks %N holds for the whole array: chunk k starts once every task of chunk k-1 ended
       const previous = chunkJob.get(c.k - 1);
+      const dependency = [
+        slurmDependency(first.input.after),
+        throttled && previous !== undefined ? `afterany:${previous}` : undefined,
+      ].filter((d) => d !== undefined);
       const script = renderSbatchScript({
         jobId: tag,
         ...(job0.name ? { jobName: job0.name } : {}),
@@ -204,7 +209,7 @@ export async function launchSlurmArray(
           taskIds: arrayIndexText(toSubmit.map((t) => t.index - c.base)),
           ...(throttled ? { throttle: array.throttle } : {}),
         },
-        ...(throttled && previous !== undefined ? { dependency: `afterany:${previous}` } : {}),
+        ...(dependency.length > 0 ? { dependency: dependency.join(",") } : {}),
       });
       const sub = await submitBatch(
         h.runner,
