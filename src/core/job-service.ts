@@ -277,7 +277,11 @@ export class JobService implements JobServiceApi {
     const refusal = v0.spec.host === null ? undefined : s.refuseHost?.(v0.spec.host, v0.spec.backend);
     if (refusal) throw refusal;
     const backend = this.backendFor(v0.spec);
-    if (!backend.launchArray) throw invalid(`the ${v0.spec.backend} backend has no array submission`, "");
+    if (!backend.launchArray)
+      throw invalid(
+        `the ${v0.spec.backend} backend has no array submission`,
+        "run the array on this machine or an SSH host",
+      );
     // the parents once for every task (the same launch): resolved IDs in each task's spec and fingerprint
     const after = await this.dependencyPlan(v0);
     if (after) {
