@@ -32,10 +32,19 @@ import type { ArrayApi, JobServiceApi, JobStatus, LaunchRequest, WaitOptions } f
 
 const FAILED: readonly JobState[] = ["failed", "timed_out", "lost"];
 
+/** What arrays need of the job service beyond its surface: one backend submission and one cancel for many tasks. */
+export interface ArrayTaskLauncher {
+  launchArrayTasks(
+    reqs: { req: LaunchRequest; index: number }[],
+    array: { arrayId: string; indices: readonly number[]; throttle: number },
+  ): Promise<string[]>;
+  cancelMany(jobIds: string[], gracePeriodSeconds?: number): Promise<number>;
+}
+
 export class ArrayService implements ArrayApi {
   constructor(
     private readonly store: JobStore,
-    private readonly jobs: JobServiceApi,
+    private readonly jobs: JobServiceApi & ArrayTaskLauncher,
     private readonly defaults: Pick<LaunchDefaults, "backend" | "host" | "hostBackends" | "cwd">,
   ) {}
 
@@ -116,10 +125,12 @@ export class ArrayService implements ArrayApi {
       );
     }
     const target = resolveTarget(req, this.defaults);
-    if (target.backend === "slurm") {
+    // on Slurm the array is one sbatch --array (Slurm's own %N), not a queue of ours
+    const slurm = target.backend === "slurm";
+    if (slurm && (req.retries ?? 0) > 0) {
       throw invalid(
-        "job arrays are not supported on Slurm by this version",
-        "run the array on this machine or an SSH host, or use Slurm's own sbatch --array",
+        "--retries with --array is not supported on Slurm by this version: nothing was submitted",
+        "leave --retries out (submit the failed indices again as a new array), or run the array on this machine or an SSH host",
       );
     }
     // stored as asked, with its directory resolved (a replay from elsewhere launches the same) and no secret values
@@ -155,14 +166,14 @@ export class ArrayService implements ArrayApi {
         throttle: spec.throttle,
         backend: target.backend,
         host: target.host,
-        queue: `array.${id}`,
+        queue: slurm ? null : `array.${id}`,
         created_at: nowIso(),
       };
       if (!insertArray(this.store, row)) {
         a = arrayByRequestId(this.store, req.client_request_id!)!;
         replay = true;
       } else {
-        createQueue(this.store, row.queue!, targetOf(row.host), row.throttle);
+        if (row.queue !== null) createQueue(this.store, row.queue, targetOf(row.host), row.throttle);
         a = row;
       }
     }
@@ -173,19 +184,31 @@ export class ArrayService implements ArrayApi {
   private async launchMissing(a: ArrayRow, spec: ArraySpec, secrets?: Record<string, string>): Promise<void> {
     const have = new Set(tasksOf(this.store, a.array_id).map((t) => t.index));
     const base = a.client_request_id ?? a.array_id;
+    const taskReq = (index: number): LaunchRequest => ({
+      ...a.request,
+      ...(a.queue !== null ? { queue: a.queue } : {}),
+      env: {
+        ...(a.request.env ?? {}),
+        AWAITLESS_ARRAY_ID: a.array_id,
+        AWAITLESS_ARRAY_INDEX: String(index),
+      },
+      client_request_id: `${base}.${index}`,
+      ...(secrets ? { secret_values: secrets } : {}),
+    });
+    if (a.backend === "slurm") {
+      // one sbatch --array for the tasks not recorded yet (a task reserved by a dead submit is resumed, never doubled)
+      const missing = spec.indices.filter((i) => !have.has(i));
+      if (missing.length === 0) return;
+      const ids = await this.jobs.launchArrayTasks(
+        missing.map((index) => ({ req: taskReq(index), index })),
+        { arrayId: a.array_id, indices: spec.indices, throttle: spec.throttle },
+      );
+      for (const [n, index] of missing.entries()) addTask(this.store, a.array_id, index, ids[n]!);
+      return;
+    }
     for (const index of spec.indices) {
       if (have.has(index)) continue;
-      const r = await this.jobs.submit({
-        ...a.request,
-        queue: a.queue!,
-        env: {
-          ...(a.request.env ?? {}),
-          AWAITLESS_ARRAY_ID: a.array_id,
-          AWAITLESS_ARRAY_INDEX: String(index),
-        },
-        client_request_id: `${base}.${index}`,
-        ...(secrets ? { secret_values: secrets } : {}),
-      });
+      const r = await this.jobs.submit(taskReq(index));
       addTask(this.store, a.array_id, index, r.job_id);
     }
   }
@@ -289,7 +312,17 @@ export class ArrayService implements ArrayApi {
     const a = this.row(arrayId);
     let requested = 0;
     let already = 0;
-    for (let pass = 0; pass < 3; pass++) {
+    if (a.backend === "slurm") {
+      // one scancel per sbatch of the array: Slurm drops the pending tasks, the wrapper stops the running ones
+      const ts = await this.taskViews(a);
+      const active = ts.filter((t) => !isTerminal(t.state));
+      already = ts.length - active.length;
+      requested = await this.jobs.cancelMany(
+        active.map((t) => t.job_id),
+        gracePeriodSeconds,
+      );
+    }
+    for (let pass = 0; pass < (a.backend === "slurm" ? 0 : 3); pass++) {
       const ts = await this.taskViews(a);
       const active = ts.filter((t) => !isTerminal(t.state));
       if (pass === 0) already = ts.length - active.length;

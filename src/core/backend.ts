@@ -17,6 +17,21 @@ export interface LaunchInput {
   after?: DependencyPlan;
 }
 
+/** One task of an array launched by Backend.launchArray. */
+export interface ArrayTaskLaunch {
+  input: LaunchInput;
+  index: number;
+}
+
+/** The array a Backend.launchArray call belongs to (all its indices, so a resumed launch splits it the same way). */
+export interface ArrayLaunch {
+  arrayId: string;
+  indices: readonly number[];
+  /** At most this many tasks run at once (equal to the task count: no limit). */
+  throttle: number;
+  resumed: boolean;
+}
+
 /** Queue admission of one launch; the backend adds its target's queue directory. */
 export interface LaunchAdmission {
   queue: string | null;
@@ -139,6 +154,14 @@ export interface Backend {
   /** Backend-specific launch options (Slurm resources), checked and canonicalized before anything is reserved. */
   checkOptions?(raw: Record<string, string>): Record<string, string>;
   launch(input: LaunchInput): Promise<BackendId>;
+  /**
+   * A job array in one scheduler submission (Slurm: `sbatch --array`, its own %N): launches these reserved tasks of
+   * the array and answers, per task in order, its backend identity or why it was not submitted. `resumed`: an earlier
+   * submit may have submitted some of them already (they are adopted by the array's tag, never submitted twice).
+   */
+  launchArray?(tasks: ArrayTaskLaunch[], array: ArrayLaunch): Promise<(BackendId | Error)[]>;
+  /** Signals many tasks of one array at once (Slurm: one scancel per submission); intent is already persisted. */
+  cancelMany?(jobs: Job[], graceSeconds: number): Promise<void>;
   /** `look.parentMayRetry`: a parent with retries is active (Slurm: a never-satisfied dependency is not final yet). */
   observe(job: Job, look?: { parentMayRetry?: boolean }): Promise<Observation>;
   /** Persisted intent already exists in the store; this signals the target. */

@@ -216,7 +216,15 @@ export class JobService implements JobServiceApi {
 
   async submit(req: LaunchRequest): Promise<SubmitResponse> {
     const s = this.settings;
-    const v = validateLaunch(
+    const v = this.validated(req);
+    const refusal = v.spec.host === null ? undefined : s.refuseHost?.(v.spec.host, v.spec.backend);
+    if (refusal) throw refusal;
+    return this.submitValidated(v, req);
+  }
+
+  private validated(req: LaunchRequest): ValidatedLaunch {
+    const s = this.settings;
+    return validateLaunch(
       req,
       {
         backend: s.defaultBackend,
@@ -229,8 +237,10 @@ export class JobService implements JobServiceApi {
       },
       s.callerEnv,
     );
-    const refusal = v.spec.host === null ? undefined : s.refuseHost?.(v.spec.host, v.spec.backend);
-    if (refusal) throw refusal;
+  }
+
+  private async submitValidated(v: ValidatedLaunch, req: LaunchRequest): Promise<SubmitResponse> {
+    const s = this.settings;
     const backend = this.backendFor(v.spec);
     // A queued job waits on its target for a slot: it is `queued` until its command starts.
     const admission = admissionFor(this.store, v.spec, backend);
@@ -300,6 +310,142 @@ export class JobService implements JobServiceApi {
     if (after?.failed && v.spec.backend === "slurm") return this.endDependencyFailed(res.job, after.failed);
     const launched = await this.launchReserved(res.job, v, backend, { admission, after }, false);
     return { ...launched!, idempotent_replay: false };
+  }
+
+  /**
+   * The tasks of an array in one backend submission (Backend.launchArray): every task reserved as a job first (a
+   * replayed key is that task again), then the new ones and those an earlier, dead submit left unlaunched are handed
+   * to the backend together. Answers each task's job ID, in order.
+   */
+  async launchArrayTasks(
+    reqs: { req: LaunchRequest; index: number }[],
+    array: { arrayId: string; indices: readonly number[]; throttle: number },
+  ): Promise<string[]> {
+    const s = this.settings;
+    const vs = reqs.map((r) => this.validated(r.req));
+    const v0 = vs[0];
+    if (!v0) return [];
+    const refusal = v0.spec.host === null ? undefined : s.refuseHost?.(v0.spec.host, v0.spec.backend);
+    if (refusal) throw refusal;
+    const backend = this.backendFor(v0.spec);
+    if (!backend.launchArray)
+      throw invalid(
+        `the ${v0.spec.backend} backend has no array submission`,
+        "run the array on this machine or an SSH host",
+      );
+    // the parents once for every task (the same launch): resolved IDs in each task's spec and fingerprint
+    const after = await this.dependencyPlan(v0);
+    if (after) {
+      for (const v of vs) {
+        v.spec = { ...v.spec, after: v0.spec.after! };
+        v.fingerprint = sha256Hex(canonicalJson(v.spec));
+      }
+    }
+    const jobs: StoredJob[] = [];
+    const todo: { job: StoredJob; v: ValidatedLaunch; index: number }[] = [];
+    let resumed = false;
+    for (const [n, v] of vs.entries()) {
+      const jobId = newJobId();
+      const res = this.store.reserve(
+        {
+          job_id: jobId,
+          state: "queued",
+          spec: v.spec,
+          fingerprint: v.fingerprint,
+          client_request_id: v.clientRequestId,
+          active_key: v.activeKey,
+          created_at: nowIso(),
+          job_dir: v.spec.log_dir ? join(v.spec.log_dir, jobId) : this.jobDirFor(jobId),
+          ...(s.launchOwners ? { launcher: s.launchOwners.self() } : {}),
+        },
+        true,
+      );
+      if (res.kind === "conflict" || res.kind === "duplicate") {
+        throw new AwaitlessError(
+          "idempotency_conflict",
+          `client_request_id ${v.clientRequestId} was already used for job ${res.job.job_id} with different arguments`,
+          hint("new_client_request_id", { job_id: res.job.job_id }),
+          { job_id: res.job.job_id },
+        );
+      }
+      jobs.push(res.job);
+      const index = reqs[n]!.index;
+      if (res.kind !== "replay") {
+        todo.push({ job: res.job, v, index });
+        continue;
+      }
+      // a task an earlier submit reserved but never handed to the scheduler (that process is gone): launched now
+      const j = res.job;
+      const owners = s.launchOwners;
+      if (
+        owners &&
+        j.launcher &&
+        j.backend_id === null &&
+        !isTerminal(j.state) &&
+        j.cancel_requested_at === null &&
+        owners.isGone(j.launcher) &&
+        this.store.claimLaunch(j.job_id, j.launcher, owners.self())
+      ) {
+        resumed = true;
+        todo.push({ job: this.store.get(j.job_id)!, v, index });
+      }
+    }
+    if (todo.length === 0) return jobs.map((j) => j.job_id);
+    if (process.env.AWAITLESS_TEST_CRASH_AFTER_RESERVE === "1") process.exit(99);
+    // a parent already ended so that no task can run: every task ends dependency_failed, nothing is submitted
+    if (after?.failed) {
+      for (const t of todo) await this.endDependencyFailed(t.job, after.failed);
+      return jobs.map((j) => j.job_id);
+    }
+    let ids: (Job["backend_id"] | Error)[];
+    try {
+      ids = await backend.launchArray(
+        todo.map((t) => ({
+          index: t.index,
+          input: {
+            job: t.job,
+            secretValues: t.v.secretValues,
+            graceSeconds: s.graceSeconds,
+            logCapBytes: s.logCapBytes,
+            ...(after ? { after } : {}),
+          },
+        })),
+        { ...array, resumed },
+      );
+    } catch (e) {
+      ids = todo.map(() => (e instanceof Error ? e : new Error(String(e))));
+    }
+    // after sbatch, before any task records its Slurm ID: a resubmit must find the array by its tag
+    if (process.env.AWAITLESS_TEST_CRASH_AFTER_LAUNCH === "1") process.exit(98);
+    todo.forEach((t, n) => {
+      const id = ids[n];
+      if (id instanceof Error || id === undefined || id === null) this.finishWithError(t.job, id);
+      else this.store.setBackendId(t.job.job_id, id);
+    });
+    return jobs.map((j) => j.job_id);
+  }
+
+  /**
+   * Cancels many jobs of one target at once: each one's intent persisted first, then one backend call for all
+   * (Backend.cancelMany), then a wait for each to end. Answers how many were asked to cancel.
+   */
+  async cancelMany(jobIds: string[], gracePeriodSeconds?: number): Promise<number> {
+    const grace = gracePeriodSeconds ?? this.settings.graceSeconds;
+    const asked: StoredJob[] = [];
+    for (const id of jobIds) {
+      const job = await this.refresh(id);
+      if (isTerminal(job.state) || !this.store.requestCancel(id, nowIso())) continue;
+      asked.push(this.getJob(id));
+    }
+    const first = asked[0];
+    if (!first) return 0;
+    const backend = this.backendFor(first);
+    if (backend.cancelMany) await backend.cancelMany(asked, grace);
+    else for (const j of asked) await backend.cancel(j, grace);
+    const deadline = Date.now() + (grace + 5) * 1000;
+    for (const j of asked)
+      await this.wait(j.job_id, { timeoutMs: Math.max(0, deadline - Date.now()), untracked: true });
+    return asked.length;
   }
 
   /**
@@ -493,6 +639,7 @@ export class JobService implements JobServiceApi {
 
   /** A launch that failed before the wrapper ran: the job is failed with stage launch_failed, never left dangling. */
   private finishWithError(job: StoredJob, e: unknown): void {
+    if (e === undefined || e === null) e = new Error("the backend gave no identity for the job");
     const message = e instanceof Error ? e.message : String(e);
     const built = launchFailedResult(
       job,

@@ -3,6 +3,9 @@
 # squeue, sacct, scontrol or scancel would, in the formats src/backends/slurm/slurm-queries.ts parses. sbatch runs
 # the batch script at once on this machine, in the background (a runner waits for it and records how it ended);
 # state lives under $AWL_FAKE_SLURM (one directory per job: script, name, comment, state, times, exit, pids).
+# Arrays (`#SBATCH --array=IDS[%N]`): one directory per task `ID_T`, at most N RUNNING at once, `--dependency=afterany:J`
+# honoured for them, `%a` in --output/--error, --jobs=ID meaning every task; `scontrol show config` prints
+# MaxArraySize from $AWL_FAKE_SLURM/max_array_size (default 1001); every sbatch call is counted in sbatch_calls.
 set -u
 S=${AWL_FAKE_SLURM:?set AWL_FAKE_SLURM to the fake cluster state directory}
 prog=$1
@@ -14,13 +17,34 @@ field() { if [ -s "$1" ]; then cat "$1"; else printf '%s' "$2"; fi; }
 # put FILE TEXT: written whole (temp file, then rename), so a reader never sees half of it
 put() { printf '%s\n' "$2" >"$1.tmp" && mv -f "$1.tmp" "$1"; }
 
-# The IDs of --jobs=A,B (each once), else every job.
+# The IDs of --jobs=A,B (each once; an array's ID stands for its tasks), else every job and task.
 ids() {
   if [ -n "$1" ]; then
-    printf '%s\n' "$1" | tr ',' '\n' | awk 'NF && !seen[$0]++'
+    printf '%s\n' "$1" | tr ',' '\n' | awk 'NF && !seen[$0]++' | while read -r i; do
+      if [ -s "$S/jobs/$i/tasks" ]; then sed "s/^/${i}_/" "$S/jobs/$i/tasks"; else echo "$i"; fi
+    done
   else
-    for d in "$S"/jobs/*; do [ ! -d "$d" ] || echo "${d##*/}"; done | sort -n
+    for d in "$S"/jobs/*; do [ ! -d "$d" ] || [ -s "$d/tasks" ] || echo "${d##*/}"; done | sort -n
   fi
+}
+
+# Expands Slurm --array task IDs (`0-3,7`) one a line.
+array_ids() {
+  printf '%s\n' "$1" | tr ',' '\n' | while IFS=- read -r lo hi; do
+    i=$lo
+    while [ "$i" -le "${hi:-$lo}" ]; do
+      echo "$i"
+      i=$((i + 1))
+    done
+  done
+}
+
+# True when every task of array job $1 has ended.
+array_done() {
+  awl_tasks=$(cat "$S/jobs/$1/tasks")
+  for t in $awl_tasks; do
+    case $(field "$S/jobs/${1}_$t/state" PENDING) in PENDING | RUNNING) return 1 ;; esac
+  done
 }
 
 case $prog in
@@ -32,10 +56,32 @@ sbatch)
   d=$S/jobs/$id
   mkdir -p "$d"
   cat >"$d/script"
-  for key in job-name comment chdir output error; do
+  echo "$id" >>"$S/sbatch_calls"
+  for key in job-name comment chdir output error array dependency; do
     sed -n "s/^#SBATCH --$key=//p" "$d/script" | tail -n 1 >"$d/$key"
   done
   date +%s >"$d/submit"
+  if [ -s "$d/array" ]; then
+    spec=$(cat "$d/array")
+    case $spec in *%*) put "$d/throttle" "${spec#*%}" ;; *) put "$d/throttle" 0 ;; esac
+    sed -n 's/^afterany://p' "$d/dependency" >"$d/after"
+    array_ids "${spec%%%*}" >"$d/tasks"
+    tasks=$(cat "$d/tasks")
+    for t in $tasks; do
+      td=$S/jobs/${id}_$t
+      mkdir -p "$td"
+      cp "$d/script" "$d/job-name" "$d/comment" "$d/chdir" "$d/submit" "$td/"
+      sed "s/%a/$t/g" "$d/output" >"$td/output"
+      sed "s/%a/$t/g" "$d/error" >"$td/error"
+      echo "$id" >"$td/array_job"
+      echo "$t" >"$td/array_task"
+      put "$td/state" PENDING
+      sh "$0" runner "${id}_$t" </dev/null >/dev/null 2>&1 &
+      echo "$!" >"$td/runner_pid"
+    done
+    echo "$id"
+    exit 0
+  fi
   put "$d/state" PENDING
   # the runner outlives this call: no terminal, no pipe back to the caller
   sh "$0" runner "$id" </dev/null >/dev/null 2>&1 &
@@ -45,6 +91,35 @@ sbatch)
 runner)
   # one run per pass: a requeue (scontrol requeuehold) sends the job back to PENDING and, once released, again
   d=$S/jobs/$1
+  if [ -s "$d/array_job" ]; then
+    # an array task: after its dependency, then a slot under the array's %N (taken under the array's lock)
+    p=$(cat "$d/array_job")
+    pd=$S/jobs/$p
+    SLURM_ARRAY_TASK_ID=$(cat "$d/array_task")
+    export SLURM_ARRAY_JOB_ID="$p" SLURM_ARRAY_TASK_ID
+    after=$(field "$pd/after" '')
+    while [ -n "$after" ] && [ ! -e "$d/cancelled" ] && ! array_done "$after"; do
+      put "$d/reason" Dependency
+      sleep 0.1
+    done
+    n=$(field "$pd/throttle" 0)
+    while [ "$n" -gt 0 ] && [ ! -e "$d/cancelled" ]; do
+      until mkdir "$pd/lock" 2>/dev/null; do sleep 0.01; done
+      running=0
+      tasks=$(cat "$pd/tasks")
+      for t in $tasks; do
+        [ "$(field "$S/jobs/${p}_$t/state" '')" != RUNNING ] || running=$((running + 1))
+      done
+      if [ "$running" -lt "$n" ]; then
+        put "$d/state" RUNNING
+        rmdir "$pd/lock"
+        break
+      fi
+      rmdir "$pd/lock"
+      put "$d/reason" JobArrayTaskLimit
+      sleep 0.1
+    done
+  fi
   while :; do
     while [ -e "$d/hold" ] && [ ! -e "$d/cancelled" ]; do sleep 0.1; done
     if [ -e "$d/cancelled" ]; then
@@ -118,6 +193,10 @@ sacct)
   ;;
 scontrol)
   case $* in
+  "show config")
+    printf 'MaxArraySize            = %s\nMaxJobCount             = 10000\n' "$(field "$S/max_array_size" 1001)"
+    exit 0
+    ;;
   "requeuehold "*)
     # back to PENDING, held: the batch shell and the command's group are killed, as Slurm's requeue does
     d=$S/jobs/$2
@@ -150,7 +229,7 @@ scontrol)
     "$(field "$d/state" UNKNOWN)" "$(field "$d/exit" 0:0)"
   ;;
 scancel)
-  for id in "$@"; do
+  for id in $(ids "$(printf '%s,' "$@")"); do
     d=$S/jobs/$id
     [ -d "$d" ] || continue
     case $(field "$d/state" '') in

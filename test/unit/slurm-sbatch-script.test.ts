@@ -75,6 +75,25 @@ describe("renderSbatchScript golden files", () => {
     });
     expectGolden("mem-per-cpu.sbatch", script);
   });
+  test("an array chunk: --array=IDS%N, batch output through each task's link (%a), the task's directory by SLURM_ARRAY_TASK_ID", () => {
+    const script = renderSbatchScript({
+      ...BASE,
+      slurmJobDir: `/scratch/alice/.awaitless/arrays/${JOB_ID}/1`,
+      jobId: `${JOB_ID}.1`,
+      jobName: "sweep",
+      options: { mem: "1G" },
+      array: { taskIds: "0-99,105", throttle: 8 },
+      dependency: "afterany:1663",
+    });
+    expectGolden("array-chunk.sbatch", script);
+  });
+  test("an array without %N has no throttle; bad task IDs are refused", () => {
+    const script = renderSbatchScript({ ...BASE, array: { taskIds: "0-3" } });
+    expect(script).toContain("#SBATCH --array=0-3\n");
+    for (const taskIds of ["0-3%2", "a", "1;2", ""]) {
+      expect(() => renderSbatchScript({ ...BASE, array: { taskIds } })).toThrow(AwaitlessError);
+    }
+  });
   test("exclusive=no renders no --exclusive line", () => {
     expect(renderSbatchScript({ ...BASE, options: { exclusive: "no" } })).toBe(renderSbatchScript(BASE));
   });

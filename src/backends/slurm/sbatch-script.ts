@@ -21,10 +21,15 @@ export interface SbatchScriptInput {
   options: SlurmOptions;
   /** sbatch --dependency for parents on the same cluster (slurmDependency in src/backends/slurm/slurm-dependency.ts). */
   dependency?: string;
+  /**
+   * A job array (one chunk of ours): `--array=INDICES%N`; slurmJobDir is then the chunk's directory, which holds one
+   * link per Slurm task ID to that task's job directory: the script runs the wrapper in the one SLURM_ARRAY_TASK_ID names.
+   */
+  array?: { taskIds: string; throttle?: number };
 }
 
-// a job ID, or for a retried job's attempt N ≥ 2 job_….N (src/core/retries.ts attemptKey)
-const JOB_ID = /^job_[0-9A-Za-z]{1,64}(\.[0-9]{1,3})?$/;
+// a job ID, or for a retried job's attempt N ≥ 2 job_….N (src/core/retries.ts attemptKey), or an array chunk's tag ARRAY_ID.k
+const JOB_ID = /^job_[0-9A-Za-z]{1,64}(\.[0-9]{1,5})?$/;
 // Characters that survive an #SBATCH line untouched: sbatch splits those lines on blanks and
 // expands %-patterns and \-escapes in --output/--error, so none of those may appear.
 const SBATCH_SAFE_PATH = /^\/[A-Za-z0-9._/+@=,-]*$/;
@@ -93,22 +98,37 @@ export function renderSbatchScript(input: SbatchScriptInput): string {
     "Install the wrapper under a plain absolute path.",
   );
   const options = validateSlurmOptions(input.options as Record<string, unknown>);
+  const array = input.array;
+  if (array && (!/^\d+(-\d+)?(,\d+(-\d+)?)*$/.test(array.taskIds) || (array.throttle ?? 1) < 1)) {
+    throw new AwaitlessError(
+      "invalid_argument",
+      `Cannot render the Slurm array ${JSON.stringify(array.taskIds)}.`,
+      "Array task IDs are ranges and lists of whole numbers; this is a bug in the caller.",
+    );
+  }
+  // an array task's batch output goes to its own job directory, through the link named by its task ID (%a)
+  const out = array ? `${jobDir}/%a` : jobDir;
   const directives = [
     `--job-name=${slurmJobName(input.jobId, input.jobName)}`,
     `--comment=${slurmCommentTag(input.jobId)}`,
     `--chdir=${jobDir}`,
-    `--output=${jobDir}/${SBATCH_STDOUT_FILE}`,
-    `--error=${jobDir}/${SBATCH_STDERR_FILE}`,
+    `--output=${out}/${SBATCH_STDOUT_FILE}`,
+    `--error=${out}/${SBATCH_STDERR_FILE}`,
+    ...(array ? [`--array=${array.taskIds}${array.throttle ? `%${array.throttle}` : ""}`] : []),
     // a requeued job runs again: keep the first attempt's batch output
     "--open-mode=append",
     ...slurmOptionArgs(options),
     ...(input.dependency ? [`--dependency=${checkDependency(input.dependency)}`] : []),
   ];
-  return [
-    "#!/bin/sh",
-    ...directives.map((d) => `#SBATCH ${d}`),
-    `# Awaitless job ${input.jobId}: the wrapper records pid, heartbeat, output and exit status in the job directory.`,
-    `exec sh ${shellQuote(wrapper)} ${shellQuote(jobDir)}`,
-    "",
-  ].join("\n");
+  const run = array
+    ? [
+        `# Awaitless array ${input.jobId}: each task's wrapper records pid, heartbeat, output and exit status in the task's job directory.`,
+        `awl_dir=$(cd -P ${shellQuote(jobDir)}/"$SLURM_ARRAY_TASK_ID" && pwd) || { echo "awaitless: no task directory for array task $SLURM_ARRAY_TASK_ID in ${jobDir}" >&2; exit 126; }`,
+        `exec sh ${shellQuote(wrapper)} "$awl_dir"`,
+      ]
+    : [
+        `# Awaitless job ${input.jobId}: the wrapper records pid, heartbeat, output and exit status in the job directory.`,
+        `exec sh ${shellQuote(wrapper)} ${shellQuote(jobDir)}`,
+      ];
+  return ["#!/bin/sh", ...directives.map((d) => `#SBATCH ${d}`), ...run, ""].join("\n");
 }

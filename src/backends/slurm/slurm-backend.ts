@@ -4,7 +4,15 @@
 // LOCAL job dir (a 0600 copy of spec.sh, for redaction); backend_id.remote_dir names the cluster one.
 import { rmSync } from "node:fs";
 import type { HostConfig } from "../../config/config.ts";
-import type { Backend, LaunchInput, LogTail, Observation, Stream } from "../../core/backend.ts";
+import type {
+  ArrayLaunch,
+  ArrayTaskLaunch,
+  Backend,
+  LaunchInput,
+  LogTail,
+  Observation,
+  Stream,
+} from "../../core/backend.ts";
 import type { DependencyWait } from "../../core/dependencies.ts";
 import { AwaitlessError } from "../../core/errors.ts";
 import type { ArtifactEntry, BackendId, Job } from "../../core/job.ts";
@@ -17,12 +25,14 @@ import { SshHost } from "../ssh/ssh-host.ts";
 import { resolveHostSettings } from "../ssh/ssh-target.ts";
 import { assertJobDir, type CommandRunner, LocalRunner } from "./runner.ts";
 import { renderSbatchScript } from "./sbatch-script.ts";
+import { launchSlurmArray, scancelArray } from "./slurm-array.ts";
 import { slurmDependency, updateDependency } from "./slurm-dependency.ts";
 import { DEFAULT_EXIT_SETTLE_MS, slurmFacts } from "./slurm-facts.ts";
 import { isLocalLoginNode, SlurmHost, slurmHostSettings } from "./slurm-host.ts";
 import { type ObserveDeps, observeJob, type PersistedFields } from "./slurm-observe.ts";
 import { formatSlurmTime, mergeSlurmOptions, validateSlurmOptions } from "./slurm-options.ts";
 import { roundsKey, slurmPacing } from "./slurm-pacing.ts";
+import { arrayTaskOf } from "./slurm-queries.ts";
 import type { SharedRounds } from "./slurm-shared-rounds.ts";
 import { submitBatch } from "./slurm-submit.ts";
 import { SshRunner } from "./ssh-runner.ts";
@@ -188,6 +198,37 @@ export class SlurmBackend implements Backend {
     return id;
   }
 
+  async launchArray(tasks: ArrayTaskLaunch[], array: ArrayLaunch): Promise<(BackendId | Error)[]> {
+    const job = tasks[0]?.input.job;
+    if (!job) return [];
+    const h = this.host(job.host);
+    const ids = await launchSlurmArray(
+      {
+        h,
+        tickSeconds: this.opts.tickSeconds ?? 1,
+        ...(this.opts.heartbeatSeconds !== undefined ? { heartbeatSeconds: this.opts.heartbeatSeconds } : {}),
+        adoptWindowMs: this.opts.adoptWindowMs ?? 10_000,
+      },
+      tasks,
+      array,
+    );
+    // the next round asks about every task at once (one squeue + one sacct for the whole array)
+    const since = Date.now();
+    tasks.forEach((t, i) => {
+      const id = ids[i] as SlurmBackendId | Error;
+      if (id instanceof Error || id.slurm_job_id === undefined) return;
+      this.launched.add(attemptKey(t.input.job));
+      h.poller.track(id.slurm_job_id, Date.parse(id.submitted_at ?? "") || since);
+    });
+    return ids;
+  }
+
+  /** One scancel for every chunk of an array these tasks are in (cancel files first, as for one job). */
+  async cancelMany(jobs: Job[], graceSeconds: number): Promise<void> {
+    const job = jobs[0];
+    if (job) await scancelArray(this.host(job.host), jobs, graceSeconds, this.deps.scancelled);
+  }
+
   /**
    * No local spec copy: the launch writes it before the remote directory and sbatch, so nothing was submitted. Once
    * it exists, sbatch may have run: the tag search of observe adopts a job found, and nothing is resubmitted.
@@ -269,7 +310,8 @@ export class SlurmBackend implements Backend {
   /** With the event path on: whether the login side sees the wrapper's started record already. */
   private async recordsThere(h: SlurmHost, job: Job): Promise<boolean> {
     const dir = (job.backend_id as SlurmBackendId | null)?.remote_dir;
-    if (!h.events.on || dir === undefined) return false;
+    const id = (job.backend_id as SlurmBackendId | null)?.slurm_job_id;
+    if (!h.events.on || dir === undefined || (id !== undefined && arrayTaskOf(id))) return false;
     return (await h.runner.readFile(`${dir}/${FILES.started}`, 4096).catch(() => null)) !== null;
   }
 
@@ -375,7 +417,8 @@ export class SlurmBackend implements Backend {
     const since = Date.parse(bid?.submitted_at ?? job.created_at);
     const h = this.host(job.host);
     const dir = bid?.remote_dir;
-    if (!h.events.on || dir === undefined) return h.poller.waitForPoll(id, since, timeoutMs, signal);
+    if (!h.events.on || dir === undefined || arrayTaskOf(id))
+      return h.poller.waitForPoll(id, since, timeoutMs, signal);
     // the event path: whichever comes first, the exit record seen from the login side or the next round
     const first = new AbortController();
     const stop = () => first.abort();
@@ -396,8 +439,10 @@ export class SlurmBackend implements Backend {
       return "ended as seen by the login node's watch of the job directory (exit record), confirmed by sacct";
     if (bid.completion === "poll") return "ended as seen by a scheduler poll round (squeue/sacct)";
     const h = this.host(job.host);
-    const why = h.events.offReason;
     const every = `squeue/sacct every ${Math.round(h.poller.currentIntervalMs / 1000)} s`;
+    if (bid.slurm_job_id !== undefined && arrayTaskOf(bid.slurm_job_id))
+      return `an array task: the array's shared rounds (${every}, one squeue and one sacct for every task)`;
+    const why = h.events.offReason;
     return why === null
       ? `events: the login node watches ${bid.remote_dir ?? "the job directory"} for the exit record, sacct confirms; ${every} besides`
       : `polling only (${why}): ${every}`;

@@ -11,10 +11,13 @@ import { SshWatch } from "../ssh/ssh-watch.ts";
 import type { CommandRunner } from "./runner.ts";
 import { localExitWatch, SlurmEvents, sleepFor, sshExitWatch } from "./slurm-events.ts";
 import { type PollerOptions, SlurmPoller } from "./slurm-poller.ts";
+import { parseMaxArraySize, SCONTROL_CONFIG_ARGS } from "./slurm-queries.ts";
 import { SshRunner } from "./ssh-runner.ts";
 
 export const DEFAULT_ACCOUNTING_GRACE_SECONDS = 120;
 export const DEFAULT_SLURM_CALL_TIMEOUT_MS = 30_000;
+/** Slurm's own default MaxArraySize, assumed when `scontrol show config` does not say. */
+export const DEFAULT_MAX_ARRAY_SIZE = 1001;
 /** Relative to the login user's home; it must be on a file system the compute nodes see. */
 export const DEFAULT_SLURM_JOB_DIR = ".awaitless/slurm";
 
@@ -96,6 +99,12 @@ export class SlurmHost {
    * wrapper there, checking it once per process (a changed one is replaced).
    */
   readonly prepare: () => Promise<PreparedRoot> = onceUntilFailure(() => this.doPrepare());
+
+  /** The cluster's MaxArraySize (task IDs run from 0 to it minus one), read once per process from `scontrol show config`. */
+  readonly maxArraySize: () => Promise<number> = onceUntilFailure(async () => {
+    const r = await this.runner.exec(SCONTROL_CONFIG_ARGS, { timeoutMs: this.settings.callTimeoutMs });
+    return (r.code === 0 ? parseMaxArraySize(r.stdout) : undefined) ?? DEFAULT_MAX_ARRAY_SIZE;
+  });
 
   private async doPrepare(): Promise<PreparedRoot> {
     const home = await this.runner.homeDir();

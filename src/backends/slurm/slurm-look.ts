@@ -4,6 +4,7 @@ import type { ExitInfo, HeartbeatInfo, StartedInfo } from "../../core/backend.ts
 import { FILES, parseExitRecord, parseHeartbeat, parseStarted } from "../../wrapper/protocol.ts";
 import { observationFromRecords } from "../observation.ts";
 import type { SlurmHost } from "./slurm-host.ts";
+import { arrayTaskOf } from "./slurm-queries.ts";
 import type { PollEntry } from "./slurm-round.ts";
 
 export interface WrapperView {
@@ -59,7 +60,8 @@ export async function look(
   sinceMs: number,
   dir: string | undefined,
 ): Promise<Looked> {
-  const events = h.events.on && dir !== undefined;
+  // an array task is followed by the shared rounds alone: the event path's sacct per job would be one per task
+  const events = h.events.on && dir !== undefined && arrayTaskOf(id) === undefined;
   let wrapper = events && dir ? await readWrapper(h, dir).catch(() => NONE) : NONE;
   for (;;) {
     if (events && wrapper.exit !== null) {

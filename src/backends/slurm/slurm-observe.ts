@@ -6,6 +6,7 @@ import { decide, recordsOfThisRun } from "../../core/reconcile.ts";
 import { attemptKey } from "../../core/retries.ts";
 import type { SchedulerFacts } from "../../core/scheduler-facts.ts";
 import { SBATCH_STDERR_FILE } from "./sbatch-script.ts";
+import { findArrayTasks } from "./slurm-array.ts";
 import { type Patience, slurmFacts, slurmTime, unconfirmedFacts } from "./slurm-facts.ts";
 import type { SlurmHost } from "./slurm-host.ts";
 import { look, NONE, type WrapperView } from "./slurm-look.ts";
@@ -100,7 +101,7 @@ export async function observeJob(
   const { entry, via } = looked;
   // after a requeue the earlier run's records stay until this run's wrapper clears them (reconcile rule 1d)
   const wrapper = recordsOfThisRun(looked.wrapper, slurmTime(entry.sacct?.start));
-  const status = observeSlurmJob(entry);
+  const status = cancelledWhilePending(job, id, entry, wrapper.started !== null) ?? observeSlurmJob(entry);
   // Slurm can never start it (a parent ended so that its --dependency cannot hold): end it and take it off the queue.
   if (
     entry.squeue?.slurmState === "PENDING" &&
@@ -180,6 +181,27 @@ export async function observeJob(
   return r;
 }
 
+/**
+ * Slurm keeps no line of its own for an array task cancelled while pending: squeue drops it and sacct has at most its
+ * array's collapsed line (`123_[4-9]`, still PENDING when the task alone was cancelled). A task we scancelled that never
+ * started and that squeue no longer lists was cancelled by Slurm: that is the fact reported.
+ */
+function cancelledWhilePending(
+  job: Job,
+  id: string,
+  entry: { squeue?: unknown; sacct?: { collapsed?: true } },
+  started: boolean,
+): ReturnType<typeof observeSlurmJob> | undefined {
+  if (!/^\d+_\d+$/.test(id) || !job.cancel_requested_at || started || entry.squeue !== undefined)
+    return undefined;
+  if (entry.sacct !== undefined && entry.sacct.collapsed !== true) return undefined;
+  return {
+    kind: "terminal",
+    end: "cancelled",
+    statusMessage: `Slurm array task ${id} was cancelled while pending (Slurm keeps no accounting line for it)`,
+  };
+}
+
 /** Whether the rules end the job with this observation (the same rules the service applies next). */
 function settle(
   job: Job,
@@ -205,14 +227,21 @@ async function lookUp(
   });
   if (Date.now() - last < h.poller.currentIntervalMs) return facts(false);
   deps.lookups.set(attemptKey(job), Date.now());
+  const arr = job.backend_id as { array_tag?: string; array_task?: number } | null;
   let ids: string[];
   try {
-    ids = await findByTag(
-      h.runner,
-      { jobId: attemptKey(job), ...(job.name ? { jobName: job.name } : {}) },
-      new Date(sinceMs),
-      h.settings.callTimeoutMs,
-    );
+    ids =
+      arr?.array_tag !== undefined
+        ? // an array task: its chunk's tag, and of the tasks found the one with its task ID
+          (await findArrayTasks(h, arr.array_tag, job.name ?? undefined, new Date(sinceMs))).filter((x) =>
+            x.endsWith(`_${arr.array_task}`),
+          )
+        : await findByTag(
+            h.runner,
+            { jobId: attemptKey(job), ...(job.name ? { jobName: job.name } : {}) },
+            new Date(sinceMs),
+            h.settings.callTimeoutMs,
+          );
   } catch (e) {
     return { unreachable: `Slurm on ${h.name} did not answer: ${(e as Error).message}` };
   }

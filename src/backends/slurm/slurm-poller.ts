@@ -89,6 +89,11 @@ export class SlurmPoller {
     this.tracked.set(id, { sinceMs, interestMs: Date.now(), sharedUntilMs: 0 });
   }
 
+  /** Registers a job for the next round without waiting for it (an array's tasks, all in one round). */
+  track(id: string, sinceMs: number): void {
+    this.touch(id, sinceMs);
+  }
+
   /** Stops polling a job (it reached a terminal state). */
   forget(id: string): void {
     if (this.tracked.delete(id)) this.link?.drop([id]);

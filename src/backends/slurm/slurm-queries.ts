@@ -7,14 +7,63 @@ import { SLURM_COMMENT_PREFIX } from "./sbatch-script.ts";
 export const SQUEUE_FORMAT = "%i|%T|%r|%j|%k";
 export const SACCT_FIELDS = "JobID,State,ExitCode,Reason,Submit,Start,End,JobName,Comment";
 
-/** One squeue call for many jobs. A lone ID is repeated: `--jobs=X` fails (rc 1) once X is purged, `--jobs=X,X` does not. */
+/**
+ * One squeue call for many jobs. A lone ID is repeated: `--jobs=X` fails (rc 1) once X is purged, `--jobs=X,X` does
+ * not. `--array`: one line per array task (pending tasks are otherwise collapsed into `123_[0,4]`, even with --jobs).
+ */
 export function squeueArgs(slurmJobIds: readonly string[]): string[] {
   const ids = slurmJobIds.length === 1 ? [slurmJobIds[0], slurmJobIds[0]] : slurmJobIds;
-  return ["squeue", "--noheader", `--jobs=${ids.join(",")}`, `--format=${SQUEUE_FORMAT}`];
+  return ["squeue", "--noheader", "--array", `--jobs=${ids.join(",")}`, `--format=${SQUEUE_FORMAT}`];
 }
 /** Active jobs carrying our Slurm job name (find-by-tag: squeue knows a job the moment sbatch accepts it). */
 export function squeueByNameArgs(slurmJobName: string): string[] {
-  return ["squeue", "--noheader", `--name=${slurmJobName}`, `--format=${SQUEUE_FORMAT}`];
+  return ["squeue", "--noheader", "--array", `--name=${slurmJobName}`, `--format=${SQUEUE_FORMAT}`];
+}
+/** The cluster's configuration (MaxArraySize: the highest array task ID plus one). */
+export const SCONTROL_CONFIG_ARGS = ["scontrol", "show", "config"] as const;
+
+/** MaxArraySize from `scontrol show config`; undefined when the output does not say. */
+export function parseMaxArraySize(stdout: string): number | undefined {
+  const m = /^\s*MaxArraySize\s*=\s*(\d+)\s*$/m.exec(stdout);
+  return m ? Number(m[1]) : undefined;
+}
+
+/** An array task's ID `123_4` as its array job (`123`) and task ID (4); undefined for any other ID. */
+export function arrayTaskOf(slurmJobId: string): { arrayJobId: string; taskId: number } | undefined {
+  const m = /^(\d+)_(\d+)$/.exec(slurmJobId);
+  return m ? { arrayJobId: m[1]!, taskId: Number(m[2]) } : undefined;
+}
+
+/**
+ * The task IDs of a collapsed array line (`123_[1-3,7%2]`: pending tasks, or pending ones cancelled together) as full
+ * IDs (`123_1` …); undefined for any other ID. A range longer than `max` is cut there (a guard, not expected).
+ */
+export function expandCollapsedArrayId(slurmJobId: string, max = 100_000): string[] | undefined {
+  const m = /^(\d+)_\[([0-9,\-:]+)(?:%\d+)?\]$/.exec(slurmJobId);
+  if (!m) return undefined;
+  const out: string[] = [];
+  for (const part of m[2]!.split(",")) {
+    const r = /^(\d+)(?:-(\d+)(?::(\d+))?)?$/.exec(part);
+    if (!r) return undefined;
+    const lo = Number(r[1]);
+    const hi = r[2] === undefined ? lo : Number(r[2]);
+    const step = r[3] === undefined ? 1 : Math.max(1, Number(r[3]));
+    for (let i = lo; i <= hi && out.length < max; i += step) out.push(`${m[1]}_${i}`);
+  }
+  return out;
+}
+
+/** Sorted task IDs in Slurm's --array syntax: runs of consecutive IDs as ranges (`0-99,105`). */
+export function arrayIndexText(ids: readonly number[]): string {
+  const parts: string[] = [];
+  let i = 0;
+  while (i < ids.length) {
+    let j = i;
+    while (j + 1 < ids.length && ids[j + 1] === ids[j]! + 1) j++;
+    parts.push(j === i ? `${ids[i]}` : `${ids[i]}-${ids[j]}`);
+    i = j + 1;
+  }
+  return parts.join(",");
 }
 /** One sacct call for many jobs, allocation lines only, from an explicit start day (YYYY-MM-DD, a day early: sacct reads local time). */
 export function sacctArgs(slurmJobIds: readonly string[], since: Date): string[] {
@@ -204,6 +253,9 @@ export function parseScontrolJob(
 export function findTaggedJobs(rows: readonly SlurmRow[], jobId: string): string[] {
   const ids = rows
     .filter((r) => r.name.endsWith(`-${jobId}`) || r.comment === `${SLURM_COMMENT_PREFIX}${jobId}`)
-    .map((r) => r.slurmJobId);
-  return [...new Set(ids)].sort((a, b) => Number.parseInt(a, 10) - Number.parseInt(b, 10));
+    .flatMap((r) => expandCollapsedArrayId(r.slurmJobId) ?? [r.slurmJobId]);
+  const task = (id: string) => arrayTaskOf(id)?.taskId ?? -1;
+  return [...new Set(ids)].sort(
+    (a, b) => Number.parseInt(a, 10) - Number.parseInt(b, 10) || task(a) - task(b),
+  );
 }

@@ -1,11 +1,28 @@
 // Owns one scheduler round for a cluster: one squeue + one sacct for a set of Slurm job IDs, the snapshot it yields,
 // the next round's time (backoff when the scheduler errs or answers slowly), and the snapshot's text in the store.
 import type { CommandRunner } from "./runner.ts";
-import { parseSacct, parseSqueue, type SlurmRow, sacctArgs, squeueArgs } from "./slurm-queries.ts";
+import {
+  arrayTaskOf,
+  expandCollapsedArrayId,
+  parseSacct,
+  parseSqueue,
+  type SlurmRow,
+  sacctArgs,
+  squeueArgs,
+} from "./slurm-queries.ts";
 
 export interface PollEntry {
   squeue?: SlurmRow;
-  sacct?: SlurmRow;
+  /** `collapsed`: the array task's line is its array's collapsed one (`123_[4-9%2]`): pending tasks have no own line. */
+  sacct?: SlurmRow & { collapsed?: true };
+}
+
+/**
+ * What the round's squeue/sacct ask for: array tasks (`123_4`) by their array job (`123`), which lists every task of
+ * it, so a 1,000-task array is one ID on the command line; other IDs as they are.
+ */
+export function queryIds(ids: readonly string[]): string[] {
+  return [...new Set(ids.map((id) => arrayTaskOf(id)?.arrayJobId ?? id))];
 }
 
 export interface PollSnapshot {
@@ -47,8 +64,8 @@ export async function runRound(
   const timeoutMs = pacing.callTimeoutMs;
   try {
     const [q, a] = await Promise.all([
-      runner.exec(squeueArgs(ids), { timeoutMs }),
-      runner.exec(sacctArgs(ids, new Date(sinceMs)), { timeoutMs }),
+      runner.exec(squeueArgs(queryIds(ids)), { timeoutMs }),
+      runner.exec(sacctArgs(queryIds(ids), new Date(sinceMs)), { timeoutMs }),
     ]);
     for (const [what, r] of [
       ["squeue", q],
@@ -65,12 +82,24 @@ export async function runRound(
         snapshot.rows.set(row.slurmJobId, { squeue: row });
       }
     }
+    const collapsed: SlurmRow[] = [];
     for (const row of parseSacct(a.stdout)) {
+      if (row.step === undefined && expandCollapsedArrayId(row.slurmJobId)) collapsed.push(row);
       if (row.step !== undefined || !snapshot.ids.has(row.slurmJobId)) continue;
       const entry = snapshot.rows.get(row.slurmJobId) ?? {};
       // a requeued job has several allocation lines: the last one is the current attempt
       entry.sacct = row;
       snapshot.rows.set(row.slurmJobId, entry);
+    }
+    // a task without a line of its own (pending, or cancelled while pending) gets its array's collapsed line
+    for (const row of collapsed) {
+      for (const id of expandCollapsedArrayId(row.slurmJobId) ?? []) {
+        if (!snapshot.ids.has(id)) continue;
+        const entry = snapshot.rows.get(id) ?? {};
+        if (entry.sacct !== undefined) continue;
+        entry.sacct = { ...row, slurmJobId: id, collapsed: true };
+        snapshot.rows.set(id, entry);
+      }
     }
     const tookMs = Date.now() - atMs;
     // slow scheduler: poll less often, in proportion to how long it took to answer
