@@ -34,6 +34,8 @@ const FAILED: readonly JobState[] = ["failed", "timed_out", "lost"];
 
 /** What arrays need of the job service beyond its surface: one backend submission and one cancel for many tasks. */
 export interface ArrayTaskLauncher {
+  /** Refuses a launch request as submit would (its fields, target and dependencies), reserving nothing. */
+  checkLaunch(req: LaunchRequest): Promise<void>;
   launchArrayTasks(
     reqs: { req: LaunchRequest; index: number }[],
     array: { arrayId: string; indices: readonly number[]; throttle: number },
@@ -156,6 +158,8 @@ export class ArrayService implements ArrayApi {
       );
     }
     if (!a) {
+      // every task is this request with its index: refused here, before the array exists, not part-way through it
+      await this.jobs.checkLaunch({ ...asked, ...(secrets ? { secret_values: secrets } : {}) });
       const id = newJobId();
       const row: ArrayRow = {
         array_id: id,

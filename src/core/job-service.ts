@@ -222,6 +222,14 @@ export class JobService implements JobServiceApi {
     return this.submitValidated(v, req);
   }
 
+  async checkLaunch(req: LaunchRequest): Promise<void> {
+    const v = this.validated(req);
+    const refusal =
+      v.spec.host === null ? undefined : this.settings.refuseHost?.(v.spec.host, v.spec.backend);
+    if (refusal) throw refusal;
+    await this.dependencyPlan(v);
+  }
+
   private validated(req: LaunchRequest): ValidatedLaunch {
     const s = this.settings;
     return validateLaunch(

@@ -1,5 +1,6 @@
 // Job arrays end to end through the compiled binary on this machine: the throttle sampled while the array runs,
 // per-task results and failed indices, task addresses, cancel, idempotent resubmission, the completion feed, bad input.
+import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
@@ -256,6 +257,36 @@ describe("idempotency and bad input", () => {
       expect(existsSync(calls)).toBe(false);
     },
   );
+
+  test("an array whose --after a task would refuse is refused before the array exists (other target, unknown job)", () => {
+    const arrays = () => {
+      const db = new Database(join(sb.dataDir, "store.db"), { readonly: true });
+      try {
+        return (db.query("SELECT count(*) AS n FROM job_arrays").get() as { n: number }).n;
+      } finally {
+        db.close();
+      }
+    };
+    sb.writeConfig('[hosts.far]\nhostname = "127.0.0.1"\nport = 1\n');
+    const parent = sb.submit(["true"]);
+    const before = { arrays: arrays(), jobs: sb.jobCount() };
+    const cross = sb.run(["submit", "--host", "far", "--array", "0-3", "--after", parent, "--", "true"]);
+    sb.writeConfig("");
+    expect(cross.code).toBe(2);
+    expect(cross.stderr).toContain("same target");
+    const unknown = sb.run([
+      "submit",
+      "--array",
+      "0-3",
+      "--after",
+      "job_01JD000000000000000000000Z",
+      "--",
+      "true",
+    ]);
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.stderr).toContain("to depend on");
+    expect({ arrays: arrays(), jobs: sb.jobCount() }).toEqual(before);
+  });
 
   test("an array with --queue is refused: its %N is its queue", () => {
     sb.run(["queue", "create", "q1", "--concurrency", "1"]);
