@@ -42,12 +42,34 @@ describe("arrays and attempts", () => {
       [1, 1],
       [2, 2],
     ]);
-    const listed = JSON.parse((await raw(ui.port, "GET", "/api/jobs?name=arr-api", auth())).body).jobs;
-    expect(listed.map((j: { array_task?: string }) => j.array_task).sort()).toEqual(
-      [0, 1, 2].map((i) => `${a.job_id}.${i}`),
+    // listed as one entry with the array's own counts; its tasks are not listed as jobs
+    const listed = JSON.parse((await raw(ui.port, "GET", "/api/jobs?name=arr-api", auth())).body);
+    expect(listed.jobs).toEqual([]);
+    expect(
+      listed.arrays.map(
+        (e: { kind: string; job_id: string; done: number; tasks: number; counts: object }) => [
+          e.kind,
+          e.job_id,
+          e.done,
+          e.tasks,
+          e.counts,
+        ],
+      ),
+    ).toEqual([["array", a.job_id, 3, 3, { succeeded: 1, failed: 2 }]]);
+    const found = JSON.parse((await raw(ui.port, "GET", `/api/jobs?q=${a.job_id}`, auth())).body);
+    expect([found.jobs.length, found.arrays.map((e: { job_id: string }) => e.job_id)]).toEqual([
+      0,
+      [a.job_id],
+    ]);
+    // a state filter keeps an array with a task in that state
+    const failed = JSON.parse(
+      (await raw(ui.port, "GET", "/api/jobs?state=failed&name=arr-api", auth())).body,
     );
-    const found = JSON.parse((await raw(ui.port, "GET", `/api/jobs?q=${a.job_id}.1`, auth())).body).jobs;
-    expect(found.map((j: JobStatus) => j.job_id)).toEqual([v.task_list[1].job_id]);
+    expect(failed.arrays.map((e: { job_id: string }) => e.job_id)).toEqual([a.job_id]);
+    const queued = JSON.parse(
+      (await raw(ui.port, "GET", "/api/jobs?state=queued&name=arr-api", auth())).body,
+    );
+    expect(queued.arrays).toEqual([]);
     // the array's own ID as a job: says it is an array; ARRAY.INDEX is that task's job
     expect(JSON.parse((await raw(ui.port, "GET", `/api/jobs/${a.job_id}`, auth())).body)).toEqual({
       kind: "array",
