@@ -89,6 +89,42 @@ describe("arrays and attempts", () => {
     expect((await raw(ui.port, "GET", `/api/jobs/${a.job_id}.9`, auth())).status).toBe(404);
   });
 
+  test("submit again on a task: a standalone job with the task's index env, outside the array's queue, said so", async () => {
+    const arrays = real.service.arrays!;
+    const a = await arrays.submit(
+      { argv: ["sh", "-c", 'echo "index $AWAITLESS_ARRAY_INDEX of $AWAITLESS_ARRAY_ID"'], name: "again-api" },
+      "0-1%1",
+    );
+    await arrays.wait(a.job_id, { timeoutMs: 30_000 });
+    const r = await raw(ui.port, "POST", `/api/jobs/${a.job_id}.1/submit-again`, auth());
+    expect(r.status).toBe(200);
+    const again = JSON.parse(r.body);
+    expect(again.from_array_task).toBe(`${a.job_id}.1`);
+    await real.service.wait(again.job_id, { timeoutMs: 30_000 });
+    const st = await real.service.status(again.job_id);
+    expect([st.state, st.queue]).toEqual(["succeeded", null]);
+    expect((await real.service.logs({ job_id: again.job_id, stream: "stdout" })).stdout).toBe(
+      `index 1 of ${a.job_id}\n`,
+    );
+    // not a task of the array: its counts and tasks are as before; its page says where it came from
+    const v = await arrays.status(a.job_id);
+    expect([v.tasks, v.counts, v.task_list.map((t) => t.job_id).includes(again.job_id)]).toEqual([
+      2,
+      { succeeded: 2 },
+      false,
+    ]);
+    const d = JSON.parse((await raw(ui.port, "GET", `/api/jobs/${again.job_id}`, auth())).body);
+    expect([d.from_array_task, d.job.array_task]).toEqual([`${a.job_id}.1`, undefined]);
+    // a task's own page is the task (no from_array_task); a plain job's submit again says nothing of arrays
+    const task = JSON.parse((await raw(ui.port, "GET", `/api/jobs/${a.job_id}.1`, auth())).body);
+    expect(task.from_array_task).toBeUndefined();
+    const plain = JSON.parse(
+      (await raw(ui.port, "POST", `/api/jobs/${again.job_id}/submit-again`, auth())).body,
+    );
+    expect(plain.from_array_task).toBeUndefined();
+    await real.service.wait(plain.job_id, { timeoutMs: 30_000 });
+  });
+
   test("cancel of an array is a POST with the token header; it cancels every task not ended", async () => {
     const arrays = real.service.arrays!;
     const gate = real.gate();
