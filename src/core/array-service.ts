@@ -1,6 +1,7 @@
 // Job arrays over the job service: one array row, each task an ordinary job (its own directory, result, idempotency)
 // in the array's private queue of concurrency %N; wait, status, cancel and task addresses (`JOB_ID.7`) on arrays.
 import { resolve } from "node:path";
+import { type ArrayEntry, type ArrayListFilter, activeTaskIds, listArrays } from "./array-listing.ts";
 import { type ArrayProgress, arrayProgress, arrayState } from "./array-progress.ts";
 import { removeEndedArrayQueues } from "./array-queues.ts";
 import { type ArraySpec, parseArraySpec, parseTaskAddress } from "./array-spec.ts";
@@ -372,6 +373,14 @@ export class ArrayService implements ArrayApi {
   /** The progress of every array these jobs are tasks of (array-progress.ts). */
   progress(jobIds: string[]): ArrayProgress[] {
     return arrayProgress(this.store, jobIds);
+  }
+
+  list(filter: ArrayListFilter): ArrayEntry[] {
+    return listArrays(this.store, filter);
+  }
+
+  activeTasks(arrayIds: string[]): string[] {
+    return activeTaskIds(this.store, arrayIds);
   }
 
   /** Adds `array_task` (ARRAY_ID.INDEX) to the statuses of array tasks. */

@@ -1,9 +1,11 @@
 // Read-side use cases of the job service: list, inspect, and gc of finished jobs (logs: log-read.ts).
 import { type Dirent, lstatSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { taskOfJob } from "./array-store.ts";
 import { invalid } from "./errors.ts";
-import { isTerminal, JOB_STATES, type JobResult, type JobState, TERMINAL_STATES } from "./job.ts";
+import { isTerminal, type JobResult } from "./job.ts";
 import type { StoredJob } from "./job-store.ts";
+import { listStates } from "./list-states.ts";
 import { firstAttemptDir } from "./retries.ts";
 import type { ServiceCore } from "./service-deps.ts";
 import type {
@@ -29,20 +31,7 @@ export async function listJobsPage(
   const limit = req.limit ?? 20;
   if (!Number.isInteger(limit) || limit < 1 || limit > 10_000)
     throw invalid(`bad limit ${limit}`, "use 1–10000");
-  let states: readonly JobState[] | undefined;
-  // `pending` is Awaitless 0.8's word for a job waiting on Slurm or a queue: our `queued`
-  if (req.state === "pending") states = ["queued"];
-  else if (req.state === "active") states = JOB_STATES.filter((s) => !isTerminal(s));
-  else if (req.state === "terminal") states = TERMINAL_STATES;
-  else if (req.state !== undefined) {
-    if (!JOB_STATES.includes(req.state)) {
-      throw invalid(
-        `unknown state ${JSON.stringify(req.state)}`,
-        `use one of ${JOB_STATES.join(", ")}, active, terminal (pending is read as queued)`,
-      );
-    }
-    states = [req.state];
-  }
+  const states = listStates(req.state);
   // Reconcile the active jobs first so the listing shows fresh states (few are ever active). On a full store a
   // refresh reports what it observed without storing it: those jobs are listed as observed.
   const observed = new Map<string, StoredJob>();
@@ -54,6 +43,7 @@ export async function listJobsPage(
     ...(req.name !== undefined ? { name: req.name } : {}),
     ...(req.host !== undefined ? { host: req.host } : {}),
     ...(req.queue !== undefined ? { queue: req.queue } : {}),
+    ...(req.without_array_tasks ? { withoutArrayTasks: true } : {}),
   };
   const rows = svc.store.list({ ...(states ? { states } : {}), ...filter, limit });
   const listed = new Set(rows.map((j) => j.job_id));
@@ -62,7 +52,8 @@ export async function listJobsPage(
       !listed.has(j.job_id) &&
       (filter.name === undefined || j.name === filter.name) &&
       (filter.host === undefined || j.host === filter.host) &&
-      (filter.queue === undefined || j.queue === filter.queue),
+      (filter.queue === undefined || j.queue === filter.queue) &&
+      !(filter.withoutArrayTasks && taskOfJob(svc.store, j.job_id)),
   );
   const shown = [...rows, ...unsealed]
     .map((j) => observed.get(j.job_id) ?? j)

@@ -1,7 +1,7 @@
 // The use cases shared by CLI and MCP: submit, run, wait, status, logs, cancel, list, inspect.
 // Every read reconciles what it needs first (no daemon): observe the wrapper, apply the rules in reconcile.ts.
 import { dirname, join } from "node:path";
-import { refuseArrayQueueCreate } from "./array-queues.ts";
+import { arrayOfQueue, refuseArrayQueueCreate } from "./array-queues.ts";
 import { ArrayService } from "./array-service.ts";
 import { type Backend, isLeftoverStop, type LaunchInput } from "./backend.ts";
 import { canonicalJson, sha256Hex } from "./canonical-json.ts";
@@ -1134,7 +1134,8 @@ export class JobService implements JobServiceApi {
       secret_env: spec.secret_env,
       backend: spec.backend,
       ...(spec.host !== null ? { host: spec.host } : {}),
-      ...(spec.queue !== null ? { queue: spec.queue } : {}),
+      // an array task submitted again is a standalone job: not in the array's private queue (nor counted in it)
+      ...(spec.queue !== null && arrayOfQueue(spec.queue) === undefined ? { queue: spec.queue } : {}),
       ...(spec.resources ? { resources: spec.resources } : {}),
       ...(spec.timeout_seconds !== null ? { timeout_seconds: spec.timeout_seconds } : {}),
       ...(spec.stall_timeout_seconds !== null ? { stall_timeout_seconds: spec.stall_timeout_seconds } : {}),

@@ -815,5 +815,6 @@ function listWhere(filter: Omit<ListFilter, "limit">): { where: string; args: SQ
     where.push(`${key} = ?`);
     args.push(filter[key]);
   }
+  if (filter.withoutArrayTasks) where.push("job_id NOT IN (SELECT job_id FROM job_array_tasks)");
   return { where: where.length ? `WHERE ${where.join(" AND ")}` : "", args };
 }

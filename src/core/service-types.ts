@@ -1,5 +1,6 @@
 // Request and response shapes of the job use cases shared by the CLI and MCP (PROTOCOL.md field names).
 
+import type { ArrayEntry, ArrayListFilter } from "./array-listing.ts";
 import type { ArrayProgress } from "./array-progress.ts";
 import type {
   ArrayCancelResponse,
@@ -251,6 +252,8 @@ export interface ListRequest {
   host?: string;
   queue?: string;
   limit?: number;
+  /** Leave array tasks out (the dashboard shows each array as one entry, from ArrayApi.list). */
+  without_array_tasks?: boolean;
 }
 
 export interface InspectResponse {
@@ -352,6 +355,7 @@ export interface JobServiceApi {
   /**
    * Submits a new job with the stored spec of `jobId` (argv, cwd, env, target, limits, name, dependencies); secret
    * values are read again from this process's environment, as any submit does. `awaitless ui`'s "submit again".
+   * An array task's comes back as a standalone job: its AWAITLESS_ARRAY_* env kept, out of the array's queue.
    */
   submitAgain(jobId: string): Promise<SubmitResponse>;
   waitForAnyChange(jobIds: string[], timeoutMs: number, signal?: AbortSignal): Promise<void>;
@@ -450,4 +454,8 @@ export interface ArrayApi {
   annotate<T extends JobStatus>(statuses: T[]): (T & { array_task?: string })[];
   /** How far each array these jobs are tasks of has got (a listing's `arrays`); empty when none is a task. */
   progress(jobIds: string[]): ArrayProgress[];
+  /** The newest arrays as listing entries, each with its progress (core/array-listing.ts). */
+  list(filter: ArrayListFilter): ArrayEntry[];
+  /** The job IDs of these arrays' tasks not ended. */
+  activeTasks(arrayIds: string[]): string[];
 }

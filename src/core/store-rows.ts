@@ -111,6 +111,8 @@ export interface ListFilter {
   name?: string;
   host?: string;
   queue?: string;
+  /** Leave array tasks out (the dashboard lists each array as one entry): an indexed NOT IN on job_array_tasks. */
+  withoutArrayTasks?: boolean;
   limit: number;
 }
 

@@ -1,4 +1,6 @@
 // The dashboard's JSON API over JobServiceApi: listings, one job (spec without env values), arrays, logs, actions.
+
+import type { ArrayEntry } from "../core/array-listing.ts";
 import { AwaitlessError } from "../core/errors.ts";
 import type { JobServiceApi, JobStatus, ListRequest, LogsRequest } from "../core/service-types.ts";
 
@@ -26,27 +28,64 @@ function intParam(url: URL, name: string): number | undefined {
   return n;
 }
 
-/** GET /api/jobs?state=&host=&queue=&name=&q=&limit=: q keeps jobs whose ID, task address, name or command has it. */
+/** What a page lists: the newest jobs and arrays in one window (tasks left out: each array is one entry). */
+export interface Listing {
+  jobs: JobStatus[];
+  arrays: ArrayEntry[];
+  /** Jobs matching in all, plus the arrays listed. */
+  total: number;
+}
+
+/**
+ * The newest `limit` jobs and arrays together (by ID, newest first), array tasks left out: a 1,000-task array is
+ * one entry with its own counts, so it pushes no other job out. `q` keeps entries whose ID, name or command has it.
+ */
+export async function listing(service: JobServiceApi, req: ListRequest, q?: string): Promise<Listing> {
+  const limit = req.limit ?? DEFAULT_LIMIT;
+  const page = await service.listPage({
+    ...req,
+    limit,
+    ...(service.arrays ? { without_array_tasks: true } : {}),
+  });
+  const arrays = service.arrays
+    ? service.arrays.list({
+        ...(req.state !== undefined ? { state: req.state } : {}),
+        ...(req.name !== undefined ? { name: req.name } : {}),
+        ...(req.host !== undefined ? { host: req.host } : {}),
+        ...(req.queue !== undefined ? { queue: req.queue } : {}),
+        limit,
+      })
+    : [];
+  const has = (e: { job_id: string; name: string | null; argv: string[] }) =>
+    !q || [e.job_id, e.name ?? "", e.argv.join(" ")].some((s) => s.toLowerCase().includes(q));
+  const window = [
+    ...page.jobs
+      .filter(has)
+      .map((j) => ({ id: j.job_id, job: j as JobStatus | undefined, array: undefined })),
+    ...arrays.filter(has).map((a) => ({ id: a.job_id, job: undefined, array: a as ArrayEntry | undefined })),
+  ]
+    .sort((a, b) => b.id.localeCompare(a.id))
+    .slice(0, limit);
+  const jobs = window.flatMap((e) => (e.job ? [e.job] : []));
+  const shownArrays = window.flatMap((e) => (e.array ? [e.array] : []));
+  const total = q ? window.length : page.total + arrays.length;
+  return { jobs, arrays: shownArrays, total };
+}
+
+/** How many jobs and arrays a page lists and the feed follows. */
+export const DEFAULT_LIMIT = 500;
+
+/** GET /api/jobs?state=&host=&queue=&name=&q=&limit=: `listing`'s window (jobs, arrays, total). */
 export async function listJobs(service: JobServiceApi, url: URL): Promise<Response> {
   const p = url.searchParams;
-  const req: ListRequest = { limit: intParam(url, "limit") ?? 500 };
+  const req: ListRequest = { limit: intParam(url, "limit") ?? DEFAULT_LIMIT };
   const state = p.get("state");
   if (state) req.state = state as ListRequest["state"];
   for (const key of ["host", "queue", "name"] as const) {
     const v = p.get(key);
     if (v) req[key] = v;
   }
-  const page = await service.listPage(req);
-  const q = p.get("q")?.toLowerCase();
-  const listed: (JobStatus & { array_task?: string })[] = annotate(service, page.jobs);
-  const jobs = q
-    ? listed.filter((j) =>
-        [j.job_id, j.array_task ?? "", j.name ?? "", j.argv.join(" ")].some((s) =>
-          s.toLowerCase().includes(q),
-        ),
-      )
-    : listed;
-  return json({ jobs, total: q ? jobs.length : page.total });
+  return json(await listing(service, req, p.get("q")?.toLowerCase()));
 }
 
 /** Array tasks carry `array_task` (ARRAY_ID.INDEX): the pages fold them into their array's row. */
@@ -82,7 +121,33 @@ export async function jobDetail(service: JobServiceApi, text: string): Promise<R
   const view = await service.inspect(target.id);
   const { env, ...spec } = view.spec as { env?: Record<string, string> } & Record<string, unknown>;
   const job = annotate(service, [view.job])[0]!;
-  return json({ kind: "job", ...view, job, spec: { ...spec, env_names: Object.keys(env ?? {}) } });
+  const from = job.array_task === undefined ? arrayTaskEnv(env) : undefined;
+  return json({
+    kind: "job",
+    ...view,
+    job,
+    spec: { ...spec, env_names: Object.keys(env ?? {}) },
+    ...(from ? { from_array_task: from } : {}),
+  });
+}
+
+/** ARRAY_ID.INDEX when a job's env has an array task's variables (a task submitted again as a standalone job). */
+function arrayTaskEnv(env: Record<string, string> | undefined): string | undefined {
+  const id = env?.AWAITLESS_ARRAY_ID;
+  const index = env?.AWAITLESS_ARRAY_INDEX;
+  return id && index ? `${id}.${index}` : undefined;
+}
+
+/**
+ * POST /api/jobs/ID/submit-again: a new job with the same spec. An array task's is a standalone job (not a task of
+ * the array, outside its queue) that keeps the task's AWAITLESS_ARRAY_ID/INDEX, so the command reads the same input;
+ * the answer's `from_array_task` says which task it came from.
+ */
+export async function submitAgain(service: JobServiceApi, text: string): Promise<Response> {
+  const id = jobId(service, text);
+  const task = service.arrays?.annotate([await service.status(id)])[0]?.array_task;
+  const r = await service.submitAgain(id);
+  return json({ ...r, ...(task ? { from_array_task: task } : {}) });
 }
 
 function arraysOf(service: JobServiceApi) {

@@ -1,10 +1,12 @@
 // The live feed behind every open page: one loop per server, listing jobs and waiting on their event-driven watches.
+
+import type { ArrayEntry } from "../core/array-listing.ts";
 import { isTerminal } from "../core/job.ts";
 import type { JobServiceApi, JobStatus } from "../core/service-types.ts";
-import { annotate } from "./api.ts";
+import { DEFAULT_LIMIT, type Listing, listing } from "./api.ts";
 
-/** How many jobs a page shows and the feed follows. */
-export const FEED_LIMIT = 500;
+/** How many jobs and arrays (each one entry, its tasks left out) a page shows and the feed follows. */
+export const FEED_LIMIT = DEFAULT_LIMIT;
 /** Longest wait between two listings: how soon a job submitted elsewhere appears (changes of listed jobs wake at once). */
 export const RESCAN_MS = 2000;
 
@@ -21,6 +23,10 @@ function signature(j: JobStatus): string {
   ].join("\u0000");
 }
 
+function arraySignature(a: ArrayEntry): string {
+  return `array\u0000${a.state}\u0000${JSON.stringify(a.counts)}\u0000${a.failed_indices.join(",")}`;
+}
+
 export class LiveFeed {
   private readonly listeners = new Set<Listener>();
   private readonly seen = new Map<string, string>();
@@ -32,12 +38,16 @@ export class LiveFeed {
     private readonly rescanMs = RESCAN_MS,
   ) {}
 
-  /** Adds a page; its first event is the current listing (`snapshot`), then `job` for each change. */
+  /**
+   * Adds a page; its first event is the current listing (`snapshot`: jobs and arrays), then `job` for each job that
+   * changed and `array` for each array whose counts changed (one of its tasks started or ended).
+   */
   async subscribe(listener: Listener): Promise<() => void> {
-    const { jobs } = await this.listing();
-    listener("snapshot", { jobs });
-    // What the page has seen: the loop's next listing sends each job that changed since.
+    const { jobs, arrays } = await this.listing();
+    listener("snapshot", { jobs, arrays });
+    // What the page has seen: the loop's next listing sends each job and array that changed since.
     for (const j of jobs) if (!this.seen.has(j.job_id)) this.seen.set(j.job_id, signature(j));
+    for (const a of arrays) if (!this.seen.has(a.job_id)) this.seen.set(a.job_id, arraySignature(a));
     this.listeners.add(listener);
     if (!this.loop) this.start();
     return () => {
@@ -50,10 +60,9 @@ export class LiveFeed {
     return this.listeners.size;
   }
 
-  /** The newest jobs, array tasks marked with their `array_task` (the pages fold them into one row per array). */
-  private async listing(): Promise<{ jobs: JobStatus[] }> {
-    const { jobs } = await this.service.listPage({ limit: FEED_LIMIT });
-    return { jobs: annotate(this.service, jobs) };
+  /** The newest jobs and arrays (api.ts `listing`): an array's tasks are counted in its entry, not listed. */
+  private listing(): Promise<Listing> {
+    return listing(this.service, { limit: FEED_LIMIT });
   }
 
   private start(): void {
@@ -73,7 +82,7 @@ export class LiveFeed {
     while (!signal.aborted) {
       let active: string[] = [];
       try {
-        const { jobs } = await this.listing();
+        const { jobs, arrays } = await this.listing();
         for (const j of jobs) {
           const sig = signature(j);
           if (this.seen.get(j.job_id) !== sig) {
@@ -81,7 +90,19 @@ export class LiveFeed {
             this.emit("job", j);
           }
         }
-        active = jobs.filter((j) => !isTerminal(j.state)).map((j) => j.job_id);
+        for (const a of arrays) {
+          const sig = arraySignature(a);
+          if (this.seen.get(a.job_id) !== sig) {
+            this.seen.set(a.job_id, sig);
+            this.emit("array", a);
+          }
+        }
+        // an active array's tasks are waited on too: each task's start or end wakes the loop at once
+        const activeArrays = arrays.filter((a) => !isTerminal(a.state)).map((a) => a.job_id);
+        active = [
+          ...jobs.filter((j) => !isTerminal(j.state)).map((j) => j.job_id),
+          ...(this.service.arrays?.activeTasks(activeArrays) ?? []),
+        ];
       } catch (e) {
         this.emit("feed_error", { message: String((e as Error)?.message ?? e) });
       }

@@ -1,7 +1,17 @@
 // `awaitless ui`'s HTTP server (Bun.serve): the gate on every request, embedded pages, the API and its SSE streams.
 import { hostname as machineName, networkInterfaces } from "node:os";
 import type { JobServiceApi } from "../core/service-types.ts";
-import { arrayCancel, arrayDetail, errorResponse, jobDetail, jobId, jobLogs, json, listJobs } from "./api.ts";
+import {
+  arrayCancel,
+  arrayDetail,
+  errorResponse,
+  jobDetail,
+  jobId,
+  jobLogs,
+  json,
+  listJobs,
+  submitAgain,
+} from "./api.ts";
 import appJs from "./assets/app.js.txt" with { type: "text" };
 import graphJs from "./assets/graph.js.txt" with { type: "text" };
 import indexBundle from "./assets/index.html" with { type: "text" };
@@ -135,9 +145,8 @@ export function startUi(service: JobServiceApi, opts: UiOptions = {}): UiServer 
       if (a) return arrayCancel(service, decodeURIComponent(a[1]!));
       const m = /^\/api\/jobs\/([^/]+)\/(cancel|submit-again)$/.exec(path);
       if (m) {
-        const id = jobId(service, decodeURIComponent(m[1]!));
-        if (m[2] === "cancel") return json(await service.cancel(id));
-        return json(await service.submitAgain(id));
+        if (m[2] === "submit-again") return submitAgain(service, decodeURIComponent(m[1]!));
+        return json(await service.cancel(jobId(service, decodeURIComponent(m[1]!))));
       }
     }
     return json({ error: { code: "not_found", message: `no ${req.method} ${path}` } }, 404);

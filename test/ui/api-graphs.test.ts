@@ -42,12 +42,34 @@ describe("arrays and attempts", () => {
       [1, 1],
       [2, 2],
     ]);
-    const listed = JSON.parse((await raw(ui.port, "GET", "/api/jobs?name=arr-api", auth())).body).jobs;
-    expect(listed.map((j: { array_task?: string }) => j.array_task).sort()).toEqual(
-      [0, 1, 2].map((i) => `${a.job_id}.${i}`),
+    // listed as one entry with the array's own counts; its tasks are not listed as jobs
+    const listed = JSON.parse((await raw(ui.port, "GET", "/api/jobs?name=arr-api", auth())).body);
+    expect(listed.jobs).toEqual([]);
+    expect(
+      listed.arrays.map(
+        (e: { kind: string; job_id: string; done: number; tasks: number; counts: object }) => [
+          e.kind,
+          e.job_id,
+          e.done,
+          e.tasks,
+          e.counts,
+        ],
+      ),
+    ).toEqual([["array", a.job_id, 3, 3, { succeeded: 1, failed: 2 }]]);
+    const found = JSON.parse((await raw(ui.port, "GET", `/api/jobs?q=${a.job_id}`, auth())).body);
+    expect([found.jobs.length, found.arrays.map((e: { job_id: string }) => e.job_id)]).toEqual([
+      0,
+      [a.job_id],
+    ]);
+    // a state filter keeps an array with a task in that state
+    const failed = JSON.parse(
+      (await raw(ui.port, "GET", "/api/jobs?state=failed&name=arr-api", auth())).body,
     );
-    const found = JSON.parse((await raw(ui.port, "GET", `/api/jobs?q=${a.job_id}.1`, auth())).body).jobs;
-    expect(found.map((j: JobStatus) => j.job_id)).toEqual([v.task_list[1].job_id]);
+    expect(failed.arrays.map((e: { job_id: string }) => e.job_id)).toEqual([a.job_id]);
+    const queued = JSON.parse(
+      (await raw(ui.port, "GET", "/api/jobs?state=queued&name=arr-api", auth())).body,
+    );
+    expect(queued.arrays).toEqual([]);
     // the array's own ID as a job: says it is an array; ARRAY.INDEX is that task's job
     expect(JSON.parse((await raw(ui.port, "GET", `/api/jobs/${a.job_id}`, auth())).body)).toEqual({
       kind: "array",
@@ -65,6 +87,42 @@ describe("arrays and attempts", () => {
     expect(JSON.parse(logs.body).error.hint).toContain(`${a.job_id}.INDEX`);
     expect((await raw(ui.port, "GET", `/api/arrays/${v.task_list[0].job_id}`, auth())).status).toBe(404);
     expect((await raw(ui.port, "GET", `/api/jobs/${a.job_id}.9`, auth())).status).toBe(404);
+  });
+
+  test("submit again on a task: a standalone job with the task's index env, outside the array's queue, said so", async () => {
+    const arrays = real.service.arrays!;
+    const a = await arrays.submit(
+      { argv: ["sh", "-c", 'echo "index $AWAITLESS_ARRAY_INDEX of $AWAITLESS_ARRAY_ID"'], name: "again-api" },
+      "0-1%1",
+    );
+    await arrays.wait(a.job_id, { timeoutMs: 30_000 });
+    const r = await raw(ui.port, "POST", `/api/jobs/${a.job_id}.1/submit-again`, auth());
+    expect(r.status).toBe(200);
+    const again = JSON.parse(r.body);
+    expect(again.from_array_task).toBe(`${a.job_id}.1`);
+    await real.service.wait(again.job_id, { timeoutMs: 30_000 });
+    const st = await real.service.status(again.job_id);
+    expect([st.state, st.queue]).toEqual(["succeeded", null]);
+    expect((await real.service.logs({ job_id: again.job_id, stream: "stdout" })).stdout).toBe(
+      `index 1 of ${a.job_id}\n`,
+    );
+    // not a task of the array: its counts and tasks are as before; its page says where it came from
+    const v = await arrays.status(a.job_id);
+    expect([v.tasks, v.counts, v.task_list.map((t) => t.job_id).includes(again.job_id)]).toEqual([
+      2,
+      { succeeded: 2 },
+      false,
+    ]);
+    const d = JSON.parse((await raw(ui.port, "GET", `/api/jobs/${again.job_id}`, auth())).body);
+    expect([d.from_array_task, d.job.array_task]).toEqual([`${a.job_id}.1`, undefined]);
+    // a task's own page is the task (no from_array_task); a plain job's submit again says nothing of arrays
+    const task = JSON.parse((await raw(ui.port, "GET", `/api/jobs/${a.job_id}.1`, auth())).body);
+    expect(task.from_array_task).toBeUndefined();
+    const plain = JSON.parse(
+      (await raw(ui.port, "POST", `/api/jobs/${again.job_id}/submit-again`, auth())).body,
+    );
+    expect(plain.from_array_task).toBeUndefined();
+    await real.service.wait(plain.job_id, { timeoutMs: 30_000 });
   });
 
   test("cancel of an array is a POST with the token header; it cancels every task not ended", async () => {

@@ -73,6 +73,20 @@ if (gateOnAvailability("dashboard browser tests (job graphs)", browserAvailable(
       await page.waitForSelector(`tr.task-row[data-job="${tasks[3]!.job_id}"][data-state="failed"]`);
       expect(await page.$$("tr.task-row[data-job]")).toHaveLength(6);
       await page.screenshot({ path: join(shots, "jobs-array-row.png"), fullPage: true });
+      // the queue filter offers named queues only: the array's private queue is its row's
+      const queues = await page.$$eval("#f-queue option", (els) =>
+        els.map((e) => (e as unknown as { value: string }).value),
+      );
+      expect(queues.filter((q) => q.startsWith("array."))).toEqual([]);
+      // the queues page counts the active array's private queue, as `queue list` does
+      await page.goto(`${ui.url}#/queues`);
+      await textShows(page, "#hidden-array-queues", "job array", 20_000);
+      expect(await page.textContent("#hidden-array-queues")).toMatch(
+        /^\d+ job arrays? active, (its|their) private queues? not shown/,
+      );
+      expect(await page.$(`section.queue[data-queue="array.${id}"]`)).toBeNull();
+      await page.goto(`${ui.url}#/`);
+      await page.waitForSelector(row);
       writeFileSync(end, "");
       await page.waitForSelector(`${row}[data-state="failed"]`, { timeout: 30_000 });
       expect(await page.textContent(`${row} .array-progress`)).toContain("6/6 ended");
@@ -147,6 +161,37 @@ if (gateOnAvailability("dashboard browser tests (job graphs)", browserAvailable(
       const st = box.run(["status", "--json", id]).json;
       expect(st.cancelled_indices).toEqual([10, 11, 12, 13, 14, 15, 16, 17]);
       expect(await page.textContent("#action-msg")).toContain("cancel requested for 7 tasks (1 had ended)");
+    }, 90_000);
+
+    test("submit again on one task: a standalone job with that task's index env, said so before and after", async () => {
+      const id = box.submit(
+        ["sh", "-c", 'echo "index $AWAITLESS_ARRAY_INDEX of $AWAITLESS_ARRAY_ID"'],
+        ["--array", "0-1", "--name", "again"],
+      );
+      await page.goto(`${ui.url}#/job/${id}.1`);
+      await page.waitForSelector('#job-head [data-state="succeeded"]', { timeout: 30_000 });
+      expect(await page.textContent("#submit-again")).toBe("Submit this task again…");
+      await page.click("#submit-again");
+      const question = await page.textContent(".dialog p");
+      expect(question).toContain(`task 1 of array ${id} again as a standalone job`);
+      expect(question).toContain("AWAITLESS_ARRAY_INDEX=1");
+      expect(question).toContain("outside the array");
+      await page.click("#confirm-yes");
+      await page.waitForSelector("#from-array-task", { timeout: 20_000 });
+      expect(await page.textContent("#from-array-task")).toContain(`Submitted again from task ${id}.1`);
+      const again = decodeURIComponent(page.url().split("#/job/")[1]!);
+      await page.waitForSelector('#job-head [data-state="succeeded"]', { timeout: 30_000 });
+      await logShows(page, `index 1 of ${id}`, true, 20_000);
+      expect(await page.$("#array-task")).toBeNull();
+      // not a task: outside the array's queue, its counts unchanged; its own row in the jobs list
+      const st = box.run(["status", "--json", again]).json;
+      expect(st.queue ?? null).toBeNull();
+      expect(st.array_task).toBeUndefined();
+      const arr = box.run(["status", "--json", id]).json;
+      expect([arr.tasks, arr.counts]).toEqual([2, { succeeded: 2 }]);
+      await page.goto(`${ui.url}#/`);
+      await page.waitForSelector(`tr[data-job="${again}"]:not(.task-row)`, { timeout: 20_000 });
+      await page.screenshot({ path: join(shots, "task-submitted-again.png"), fullPage: true });
     }, 90_000);
 
     test("a retried job shows every attempt: state, exit code, reason and each earlier attempt's own output", async () => {

@@ -47,7 +47,7 @@ describe("awaitless ui", () => {
     expect((await fetch(`${base}api/jobs`)).status).toBe(401);
     const ok = await fetch(`${base}api/jobs`, { headers: { "x-awaitless-token": token! } });
     expect(ok.status).toBe(200);
-    expect(await ok.json()).toEqual({ jobs: [], total: 0 });
+    expect(await ok.json()).toEqual({ jobs: [], arrays: [], total: 0 });
     await until("the ssh -L hint", () => ui.stderr().includes("ssh -L"));
     expect(await ui.stop()).toBe(0);
   });
