@@ -71,7 +71,15 @@ if (gateOnAvailability("dashboard browser tests (job graphs)", browserAvailable(
       expect(await page.textContent("#count")).toContain("folded");
       await page.click(`${row} button.fold`);
       await page.waitForSelector(`tr.task-row[data-job="${tasks[3]!.job_id}"][data-state="failed"]`);
-      expect(await page.$$("tr.task-row[data-job]")).toHaveLength(6);
+      // the unfolded rows come from the array's own read: wait for all six rather than race a re-render
+      await page.waitForFunction(
+        // biome-ignore lint/suspicious/noExplicitAny: the page's document
+        () => (globalThis as any).document.querySelectorAll("tr.task-row[data-job]").length === 6,
+        undefined,
+        {
+          timeout: 20_000,
+        },
+      );
       await page.screenshot({ path: join(shots, "jobs-array-row.png"), fullPage: true });
       // the queue filter offers named queues only: the array's private queue is its row's
       const queues = await page.$$eval("#f-queue option", (els) =>
