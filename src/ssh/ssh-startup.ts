@@ -29,7 +29,7 @@ export function startupRefusal(
       "PerSourcePenalties is refusing (after failed or abandoned logins from it)",
     hint:
       "retry in a minute, with fewer connections at once (an --array submits every task over one connection); " +
-      "the host's sshd log says which limit (`drop connection #N … past Maxstartups` or `… penalty: …`); " +
+      "the host's sshd log says which limit (`drop connection #N … past MaxStartups` or `… penalty: …`); " +
       "its administrator can raise MaxStartups or add this address to PerSourcePenaltyExemptList in sshd_config",
   };
 }
