@@ -98,6 +98,25 @@ class Semaphore {
   }
 }
 
+// Sessions still open: when the process exits they say goodbye (SSH_MSG_DISCONNECT, then FIN), so the host logs a
+// client that disconnected rather than a connection that was lost. end() only queues bytes; exit never waits.
+const openSessions = new Set<Client>();
+let goodbyeOnExit = false;
+function sayGoodbyeOnExit(client: Client): void {
+  openSessions.add(client);
+  if (goodbyeOnExit) return;
+  goodbyeOnExit = true;
+  process.once("exit", () => {
+    for (const c of openSessions) {
+      try {
+        c.end();
+      } catch {
+        // already closed
+      }
+    }
+  });
+}
+
 export class SshSession implements SshTransport {
   readonly kind = "ssh2" as const;
   private sftpP: Promise<SFTPWrapper> | null = null;
@@ -111,6 +130,7 @@ export class SshSession implements SshTransport {
   ) {
     client.on("close", () => this.markClosed());
     client.on("error", () => this.markClosed());
+    sayGoodbyeOnExit(client);
   }
 
   static async connect(target: SessionTarget): Promise<SshSession> {
@@ -143,6 +163,7 @@ export class SshSession implements SshTransport {
   }
 
   private markClosed(): void {
+    openSessions.delete(this.client);
     if (this.closing.close()) this.jump?.destroy();
   }
 

@@ -20,7 +20,7 @@ describe.skipIf(!runE2e)("many submits to one host", () => {
   });
   const flags = () => ["--json", "--backend", "ssh", "--host", w.alias.dash];
 
-  test("40 sequential submits all launch, and no connection outlives its process", async () => {
+  test("40 sequential submits all launch, each disconnects cleanly, and no connection outlives its process", async () => {
     const ids = new Set<string>();
     const failures: string[] = [];
     for (let i = 0; i < 40; i++) {
@@ -32,7 +32,11 @@ describe.skipIf(!runE2e)("many submits to one host", () => {
     expect(failures).toEqual([]);
     expect(ids.size).toBe(40);
     await until("the host to serve no session", () => sessionPids(w.sshd, w.sshd.users.dash).length === 0);
-    expect(w.sshd.log().match(/^Accepted publickey for awl-dash/gm)?.length).toBe(40);
+    const log = w.sshd.log();
+    expect(log.match(/^Accepted publickey for awl-dash/gm)?.length).toBe(40);
+    // each process said goodbye (SSH_MSG_DISCONNECT) before exiting, rather than dropping the connection
+    expect(log.match(/^Received disconnect from 127\.0\.0\.1 port \d+:11:/gm)?.length).toBe(40);
+    expect(log).not.toContain("Connection closed by");
   }, 180_000);
 
   test("bursts of 16 concurrent submits (past the default MaxStartups 10) all launch once", async () => {
