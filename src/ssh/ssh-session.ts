@@ -13,6 +13,7 @@ import type {
 import { AwaitlessError } from "../core/errors.ts";
 import { type AuthPlan, allowedAgentKeys, authFailure, type ParsedKeyResult, planAuth } from "./ssh-auth.ts";
 import { decideHostKey, type HostKeyPolicy, hostKeyAlgorithms } from "./ssh-host-key.ts";
+import { STARTUP_ATTEMPTS, StartupRefused, startupBackoffMs, startupRefusal } from "./ssh-startup.ts";
 import { CloseSignal, type ExecResult, type SshTransport, type StreamHandle } from "./ssh-transport.ts";
 
 export interface SessionTarget {
@@ -97,6 +98,25 @@ class Semaphore {
   }
 }
 
+// Sessions still open: when the process exits they say goodbye (SSH_MSG_DISCONNECT, then FIN), so the host logs a
+// client that disconnected rather than a connection that was lost. end() only queues bytes; exit never waits.
+const openSessions = new Set<Client>();
+let goodbyeOnExit = false;
+function sayGoodbyeOnExit(client: Client): void {
+  openSessions.add(client);
+  if (goodbyeOnExit) return;
+  goodbyeOnExit = true;
+  process.once("exit", () => {
+    for (const c of openSessions) {
+      try {
+        c.end();
+      } catch {
+        // already closed
+      }
+    }
+  });
+}
+
 export class SshSession implements SshTransport {
   readonly kind = "ssh2" as const;
   private sftpP: Promise<SFTPWrapper> | null = null;
@@ -110,20 +130,22 @@ export class SshSession implements SshTransport {
   ) {
     client.on("close", () => this.markClosed());
     client.on("error", () => this.markClosed());
+    sayGoodbyeOnExit(client);
   }
 
   static async connect(target: SessionTarget): Promise<SshSession> {
     const lib = await loadSsh2();
     const jump = target.jump ? await SshSession.connect(target.jump) : null;
     try {
-      const sock = jump ? await jump.forward(target.host, target.port) : undefined;
       const plan = planAuth(
         target.identityFiles,
         target.agentSocket,
         parseKeyWith(lib),
         target.identitiesOnly ?? false,
       );
-      const client = await handshake(lib, target, plan, sock);
+      const client = await handshakeRetryingDrops(target, async () =>
+        handshake(lib, target, plan, jump ? await jump.forward(target.host, target.port) : undefined),
+      );
       return new SshSession(target, client, jump);
     } catch (e) {
       jump?.destroy();
@@ -141,6 +163,7 @@ export class SshSession implements SshTransport {
   }
 
   private markClosed(): void {
+    openSessions.delete(this.client);
     if (this.closing.close()) this.jump?.destroy();
   }
 
@@ -343,6 +366,28 @@ export class SshSession implements SshTransport {
   }
 }
 
+// sshd drops connections past MaxStartups (and, from 9.8, from penalized addresses) before its identification line:
+// such a drop is retried with jittered backoff; any other failure, and the last drop, is the caller's error.
+async function handshakeRetryingDrops(
+  target: SessionTarget,
+  attempt: () => Promise<Client>,
+): Promise<Client> {
+  const started = Date.now();
+  for (let n = 1; ; n++) {
+    try {
+      return await attempt();
+    } catch (e) {
+      if (!(e instanceof StartupRefused)) throw e;
+      if (n >= STARTUP_ATTEMPTS) {
+        const where = `${target.user}@${target.host}:${target.port}`;
+        const r = startupRefusal(target.label, where, n, Date.now() - started, e.message);
+        throw connectionError(target, r.message, r.hint, { sshd_limit: true });
+      }
+      await Bun.sleep(startupBackoffMs(n));
+    }
+  }
+}
+
 function handshake(
   lib: Ssh2,
   target: SessionTarget,
@@ -352,6 +397,7 @@ function handshake(
   const client = new lib.Client();
   client.on("error", () => undefined); // later errors surface through "close"; an unheard error would throw
   let refusal: { message: string; hint: string } | undefined;
+  let hostKeySeen = false;
   const agent = plan.agentSocket
     ? plan.agentKeys
       ? agentLimitedTo(lib, plan.agentSocket, plan.agentKeys)
@@ -372,18 +418,31 @@ function handshake(
     authHandler: methods.length > 0 ? methods : [{ type: "none", username: target.user }],
     algorithms: { serverHostKey: hostKeyAlgorithms(target.hostKey) as never },
     hostVerifier: (blob: Buffer) => {
+      hostKeySeen = true;
       const d = decideHostKey(target.hostKey, blob);
       refusal = d.refusal;
       return d.accept;
     },
     ...(sock ? { sock } : {}),
   };
+  // Set once the TCP connection is up, and once the server's identification line arrived (ssh2's "greeting" and
+  // "handshake" come later; its parser sees the identification first, then the key exchange calls hostVerifier).
+  let tcpUp = false;
+  let serverSpoke = false;
+  client.once("connect", () => {
+    tcpUp = true;
+  });
+  client.once("handshake", () => {
+    serverSpoke = true;
+  });
   return new Promise((resolve, reject) => {
     const onError = (e: Error & { level?: string; code?: string }) => {
       client.removeListener("ready", onReady);
       client.removeListener("close", onClose);
       const where = `${target.user}@${target.host}:${target.port}`;
       if (refusal) return reject(connectionError(target, refusal.message, refusal.hint));
+      if (tcpUp && !serverSpoke && !hostKeySeen && droppedAtStartup(e))
+        return reject(new StartupRefused(e.message));
       // sshd ends the connection once MaxAuthTries keys were rejected: an authentication failure too.
       const tooManyFailures = /too many authentication failures/i.test(e.message);
       if (e.level === "client-authentication" || tooManyFailures) {
@@ -419,4 +478,15 @@ function handshake(
       onError(e as Error);
     }
   });
+}
+
+/** A close or reset while waiting for the server's identification: what sshd's MaxStartups and penalties look like. */
+function droppedAtStartup(e: Error & { code?: string }): boolean {
+  return (
+    e.code === "ECONNRESET" ||
+    e.code === "EPIPE" ||
+    /connection lost before handshake|closed the connection during the handshake|ECONNRESET|EPIPE/i.test(
+      e.message,
+    )
+  );
 }

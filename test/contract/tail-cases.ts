@@ -39,30 +39,27 @@ function tailCase(rand: () => number, tag: string): TailCase {
   };
 }
 
-/** Submits `count` cases ten at a time, waits for each; returns one line per job whose sealed result is not as written. */
+/** Submits every case, then waits for each; returns one line per job whose sealed result is not as written. */
 export async function runTailCases(t: Target, seed: number, count: number): Promise<string[]> {
   const rand = rng(seed);
   const cases = Array.from({ length: count }, (_, n) => tailCase(rand, `${seed}-${n}`));
   const wrong: string[] = [];
-  // ten at a time: all submitted before the first wait, so their ends overlap
-  for (let from = 0; from < count; from += 10) {
-    const batch = cases.slice(from, from + 10);
-    const ids = batch.map((c) => t.sb.submit(["sh", "-c", c.script], t.flags));
-    for (const [i, id] of ids.entries()) {
-      const c = batch[i]!;
-      const r = await t.sb.runAsync(["wait", "--json", id]);
-      const out = String(r.json?.stdout_tail ?? "");
-      const err = String(r.json?.stderr_tail ?? "");
-      if (
-        r.json?.state !== "succeeded" ||
-        r.json.stdout_bytes !== c.outBytes ||
-        !out.endsWith(c.outEnd) ||
-        !err.endsWith(c.errEnd)
-      )
-        wrong.push(
-          `${c.script}: ${r.json?.state} stdout_bytes ${r.json?.stdout_bytes} (want ${c.outBytes}), stdout ends ${JSON.stringify(out.slice(-40))}, stderr ends ${JSON.stringify(err.slice(-40))}`,
-        );
-    }
+  // all submitted before the first wait, so their ends overlap
+  const ids = cases.map((c) => t.sb.submit(["sh", "-c", c.script], t.flags));
+  for (const [i, id] of ids.entries()) {
+    const c = cases[i]!;
+    const r = await t.sb.runAsync(["wait", "--json", id]);
+    const out = String(r.json?.stdout_tail ?? "");
+    const err = String(r.json?.stderr_tail ?? "");
+    if (
+      r.json?.state !== "succeeded" ||
+      r.json.stdout_bytes !== c.outBytes ||
+      !out.endsWith(c.outEnd) ||
+      !err.endsWith(c.errEnd)
+    )
+      wrong.push(
+        `${c.script}: ${r.json?.state} stdout_bytes ${r.json?.stdout_bytes} (want ${c.outBytes}), stdout ends ${JSON.stringify(out.slice(-40))}, stderr ends ${JSON.stringify(err.slice(-40))}`,
+      );
   }
   return wrong;
 }

@@ -10,6 +10,7 @@ import {
   descendantPids,
   ensureTestUsers,
   isAlive,
+  readLog,
   SSHD_BINARY,
   sshdAvailable,
 } from "./sshd.ts";
@@ -161,22 +162,19 @@ async function startNsSshd(
     ].join("\n"),
   );
   // `ip netns exec` execs sshd in place, so the pid is sshd's.
-  const proc = Bun.spawn(["ip", "netns", "exec", ns, SSHD_BINARY, "-D", "-e", "-f", config], {
+  const logPath = join(dir, "sshd.log"); // a file, not a pipe: a blocked reader would block sshd (see sshd.ts)
+  const proc = Bun.spawn(["ip", "netns", "exec", ns, SSHD_BINARY, "-D", "-E", logPath, "-f", config], {
     stdin: "ignore",
     stdout: "ignore",
-    stderr: "pipe",
+    stderr: "ignore",
   });
-  let logText = "";
-  const decoder = new TextDecoder();
-  void (async () => {
-    for await (const chunk of proc.stderr) logText += decoder.decode(chunk);
-  })();
+  const logText = () => readLog(logPath);
   const deadline = Date.now() + 15_000;
-  while (!logText.includes(`Server listening on ${addr} port ${port}`)) {
+  while (!logText().includes(`Server listening on ${addr} port ${port}`)) {
     if (proc.exitCode !== null || Date.now() > deadline) {
       await stopTree(proc);
       rmSync(dir, { recursive: true, force: true });
-      throw new Error(`sshd in namespace ${ns} did not start:\n${logText}`);
+      throw new Error(`sshd in namespace ${ns} did not start:\n${logText()}`);
     }
     await Bun.sleep(20);
   }
@@ -190,7 +188,7 @@ async function startNsSshd(
       pid: proc.pid,
       hostKeyLine: `[${addr}]:${port} ${type} ${key}`,
       clientKeyPath,
-      log: () => logText,
+      log: logText,
     },
   };
 }

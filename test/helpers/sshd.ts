@@ -149,7 +149,8 @@ export interface SshdHandle {
   /** Unencrypted ed25519 private key authorized for every user. */
   clientKeyPath: string;
   users: { dash: string; busybox: string };
-  /** sshd's log so far (it runs with -e). */
+  /** sshd's log so far (`-E` into a file in `dir`: a pipe the test's event loop reads would block sshd whenever a
+   * test spends a while in a synchronous spawn). */
   log(): string;
   stop(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
@@ -179,7 +180,7 @@ function sshdConfig(dir: string, port: number, users: string[], extra: string[])
     `AllowUsers ${users.join(" ")}`,
     "Subsystem sftp internal-sftp",
     "LogLevel VERBOSE",
-    "MaxStartups 64",
+    // MaxStartups, MaxSessions and the rest stay at OpenSSH's defaults, as on the hosts users have.
     ...extra,
     "",
   ].join("\n");
@@ -206,24 +207,20 @@ export async function startSshd(opts: StartSshdOptions = {}): Promise<SshdHandle
     const port = freePort();
     const configPath = join(dir, "sshd_config");
     writeFileSync(configPath, sshdConfig(dir, port, users, opts.extraConfig ?? []));
-    const proc = Bun.spawn([SSHD_BINARY, "-D", "-e", "-f", configPath], {
+    const logPath = join(dir, `sshd-${attempt}.log`);
+    const proc = Bun.spawn([SSHD_BINARY, "-D", "-E", logPath, "-f", configPath], {
       stdin: "ignore",
       stdout: "ignore",
-      stderr: "pipe",
+      stderr: "ignore",
     });
-    let logText = "";
-    const decoder = new TextDecoder();
-    const pump = (async () => {
-      for await (const chunk of proc.stderr) logText += decoder.decode(chunk);
-    })();
+    const logText = () => readLog(logPath);
     const listening = await waitFor(
-      () => logText.includes(`Server listening on 127.0.0.1 port ${port}`) || proc.exitCode !== null,
+      () => logText().includes(`Server listening on 127.0.0.1 port ${port}`) || proc.exitCode !== null,
       15_000,
     );
     if (listening && proc.exitCode === null) {
       const stop = async () => {
         await stopProcessTree(proc);
-        await pump.catch(() => {});
         rmSync(dir, { recursive: true, force: true });
       };
       return {
@@ -236,16 +233,26 @@ export async function startSshd(opts: StartSshdOptions = {}): Promise<SshdHandle
         hostKeyBase64,
         clientKeyPath,
         users: { dash: TEST_USERS.dash, busybox: TEST_USERS.busybox },
-        log: () => logText,
+        log: logText,
         stop,
         [Symbol.asyncDispose]: stop,
       };
     }
     await stopProcessTree(proc);
-    if (attempt >= 5 || !logText.includes("Address already in use")) {
+    const text = logText();
+    if (attempt >= 5 || !text.includes("Address already in use")) {
       rmSync(dir, { recursive: true, force: true });
-      throw new Error(`sshd did not start listening on 127.0.0.1:${port}:\n${logText}`);
+      throw new Error(`sshd did not start listening on 127.0.0.1:${port}:\n${text}`);
     }
+  }
+}
+
+/** A log file's text so far ("" before sshd creates it or after the directory is removed). */
+export function readLog(path: string): string {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return "";
   }
 }
 
