@@ -230,22 +230,32 @@ awl_freeze() {
     kill "$awl_wd" 2>/dev/null
     return 2
   fi
+  awl_now
+  awl_fz_t0=$awl_t
+  # The group's threads, found in one pass over /proc: a group being stopped gains no process (a fork that meets
+  # the pending STOP is restarted by the kernel), so only these need looking at again.
+  awl_fz_left=''
+  for awl_fz_f in /proc/[0-9]*/stat; do
+    { read -r awl_l <"$awl_fz_f"; } 2>/dev/null || continue
+    awl_stat_line "$awl_l"
+    [ "$awl_pg" = "$pgid" ] || continue
+    for awl_fz_t in "${awl_fz_f%/stat}"/task/[0-9]*/stat; do awl_fz_left="$awl_fz_left $awl_fz_t"; done
+  done
   awl_fz=0
   while [ "$awl_fz" -lt 100 ]; do
-    awl_fz_run=0
-    for awl_fz_f in /proc/[0-9]*/stat; do
-      { read -r awl_l <"$awl_fz_f"; } 2>/dev/null || continue
+    awl_fz_run=''
+    # shellcheck disable=SC2086 # /proc paths: split on the spaces between them, no glob characters
+    for awl_fz_t in $awl_fz_left; do
+      # a thread gone has exited; one inside write() finishes it before it stops
+      { read -r awl_l <"$awl_fz_t"; } 2>/dev/null || continue
       awl_stat_line "$awl_l"
-      [ "$awl_pg" = "$pgid" ] || continue
-      # every thread: a thread still inside write() finishes it before it stops
-      for awl_fz_t in "${awl_fz_f%/stat}"/task/[0-9]*/stat; do
-        { read -r awl_l <"$awl_fz_t"; } 2>/dev/null || continue
-        awl_stat_line "$awl_l"
-        case $awl_st in T | t | Z | X) ;; *) awl_fz_run=1 && break ;; esac
-      done
-      [ "$awl_fz_run" = 0 ] || break
+      case $awl_st in T | t | Z | X) ;; *) awl_fz_run="$awl_fz_run $awl_fz_t" ;; esac
     done
-    [ "$awl_fz_run" = 1 ] || return 0
+    [ -n "$awl_fz_run" ] || return 0
+    awl_fz_left=$awl_fz_run
+    # bounded by the clock, not only by rounds: on a loaded host a round is slow, and the watchdog resumes at 5 s
+    awl_now
+    [ $((awl_t - awl_fz_t0)) -lt 2 ] || break
     awl_fz=$((awl_fz + 1))
     sleep 0.02 2>/dev/null || { sleep 1 && awl_fz=$((awl_fz + 49)); }
   done
