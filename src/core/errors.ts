@@ -83,8 +83,7 @@ export type HintAction =
   | "after_form"
   | "after_parent_unknown"
   | "after_same_target"
-  | "after_parent_launching"
-  | "after_retried_slurm";
+  | "after_parent_launching";
 
 export interface ActionHint {
   action: HintAction;

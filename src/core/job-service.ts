@@ -40,6 +40,7 @@ import {
 import { retryDue } from "./retries.ts";
 import {
   dependencyFailedNow,
+  heldChildNow,
   parentsToLookAt,
   type SettleDeps,
   settleRetried,
@@ -84,8 +85,14 @@ export class JobService implements JobServiceApi {
   private readonly notices = new Set<string>();
   /** Held Slurm children whose dependency this process moved, and to what (redepend). */
   private readonly redepended = new Map<string, string>();
+  /** Held Slurm children this process released (heldChildNow; once is enough). */
+  private readonly released = new Set<string>();
   /** Retried jobs whose `final` record this process wrote (retry-dependents.ts). */
-  private readonly settle: SettleDeps = { backendFor: (job) => this.backendFor(job), settled: new Set() };
+  private readonly settle: SettleDeps = {
+    backendFor: (job) => this.backendFor(job),
+    settled: new Set(),
+    wakeHeld: (parent) => this.wakeHeld(parent),
+  };
   /** What the use-case modules (job-reads, log-read, log-follow, completions) get: never handed to a surface. */
   private readonly core: ServiceCore;
   /** Job arrays: each task a job of this service (array-service.ts). */
@@ -159,6 +166,28 @@ export class JobService implements JobServiceApi {
     try {
       await backend.redepend(child, waits);
       this.redepended.set(child.job_id, key);
+    } catch {
+      // the next look at the child tries again
+    }
+  }
+
+  /** A Slurm parent with retries ended: its held children are released or ended now, not at their next reader. */
+  private async wakeHeld(parent: Job): Promise<void> {
+    const get = (id: string) => this.store.get(id) ?? undefined;
+    for (const d of this.store.dependentsOf(parent.job_id)) {
+      const child = this.store.get(d.job_id);
+      const now = child ? heldChildNow(child, get) : null;
+      if (now === "release" || now === "failed") await this.refresh(d.job_id).catch(() => undefined);
+    }
+  }
+
+  /** Releases a held Slurm child whose parents with retries all ended as its conditions ask (heldChildNow). */
+  private async releaseHeld(child: StoredJob): Promise<void> {
+    const backend = this.backendFor(child);
+    if (!backend.release || this.released.has(child.job_id)) return;
+    try {
+      await backend.release(child);
+      this.released.add(child.job_id);
     } catch {
       // the next look at the child tries again
     }
@@ -754,6 +783,8 @@ export class JobService implements JobServiceApi {
       const now = isTerminal(parent.state) ? parent : await this.refresh(parent.job_id);
       await settleRetried(this.settle, now);
     }
+    const held = heldChildNow(job, (id) => this.store.get(id) ?? undefined);
+    if (held === "release") await this.releaseHeld(job);
     const parentMayRetry = this.lookOf(job).parentMayRetry === true;
     if (awaitingAttempt(job)) {
       // A retry's next attempt: ended if cancelled first, launched once its backoff passed, else nothing to observe.
@@ -762,7 +793,10 @@ export class JobService implements JobServiceApi {
       if (!job.launcher) return job;
     }
     const backend = this.backendFor(job);
-    const obs = await backend.observe(job, parentMayRetry ? { parentMayRetry } : {});
+    const obs = await backend.observe(job, {
+      ...(parentMayRetry ? { parentMayRetry } : {}),
+      ...(held === "failed" ? { heldFailed: true } : {}),
+    });
     if (obs.unreachable) this.unreachable.set(jobId, obs.unreachable);
     else this.unreachable.delete(jobId);
     // Slurm found the child's dependency never satisfied by a parent's earlier attempt: point it at the current one
