@@ -83,7 +83,8 @@ export type HintAction =
   | "after_form"
   | "after_parent_unknown"
   | "after_same_target"
-  | "after_parent_launching";
+  | "after_parent_launching"
+  | "after_retried_slurm_array";
 
 export interface ActionHint {
   action: HintAction;

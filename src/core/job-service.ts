@@ -37,7 +37,7 @@ import {
   launchFailedResult,
   readTails,
 } from "./result-builder.ts";
-import { retryDue } from "./retries.ts";
+import { arrayTaskEnv, retryDue } from "./retries.ts";
 import {
   dependencyFailedNow,
   heldChildNow,
@@ -127,8 +127,11 @@ export class JobService implements JobServiceApi {
       backendFor: (job) => this.backendFor(job),
       launch: async (job, secretValues) => {
         const spec = job.spec;
+        const taskEnv = arrayTaskEnv(job, this.store.attempts(job.job_id)[0]?.backend_id);
         await this.launchReserved(
-          job,
+          Object.keys(taskEnv).length === 0
+            ? job
+            : { ...job, spec: { ...spec, env: { ...spec.env, ...taskEnv } } },
           { secretValues } as ValidatedLaunch,
           this.backendFor(job),
           { admission: admissionFor(this.store, spec, this.backendFor(job)), after: undefined },
@@ -256,7 +259,16 @@ export class JobService implements JobServiceApi {
     const refusal =
       v.spec.host === null ? undefined : this.settings.refuseHost?.(v.spec.host, v.spec.backend);
     if (refusal) throw refusal;
-    await this.dependencyPlan(v);
+    const plan = await this.dependencyPlan(v);
+    // an array's one sbatch --array is not held for a :failed/:any parent with retries (heldOn): refused, not run early
+    const held = plan?.waits.find((w) => w.hold);
+    if (held) {
+      throw invalid(
+        `job ${held.job_id} is ${this.getJob(held.job_id).state} and may be retried (it has retries): on a Slurm cluster an array cannot wait for its last attempt with :${held.on}`,
+        hint("after_retried_slurm_array", { job_id: held.job_id }),
+        { job_id: held.job_id },
+      );
+    }
   }
 
   private validated(req: LaunchRequest): ValidatedLaunch {

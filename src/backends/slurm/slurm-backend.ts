@@ -206,6 +206,14 @@ export class SlurmBackend implements Backend {
   async launchArray(tasks: ArrayTaskLaunch[], array: ArrayLaunch): Promise<(BackendId | Error)[]> {
     const job = tasks[0]?.input.job;
     if (!job) return [];
+    // checkLaunch refuses it first; a resumed submit must not run the array before a parent's last attempt either
+    if (tasks.some((t) => t.input.after?.waits.some((w) => w.hold))) {
+      throw new AwaitlessError(
+        "invalid_argument",
+        `array ${array.arrayId} waits with :failed/:any for a parent with retries, which a Slurm array cannot`,
+        "wait for the parent first, then submit the array with a new client_request_id",
+      );
+    }
     const h = this.host(job.host);
     const ids = await launchSlurmArray(
       {
