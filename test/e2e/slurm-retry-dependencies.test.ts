@@ -81,6 +81,9 @@ describe.skipIf(!up)("Slurm: a dependency on a retried parent", () => {
     const shown = await slurmShow(failed);
     expect(shown).toContain("Reason=JobHeldUser");
     expect(shown).not.toContain("afternotok");
+    expect(s.status(failed).status_message).toContain(
+      "held for a parent with retries until its last attempt ends",
+    );
     const f = await wait(failed);
     track(p);
     track(failed);

@@ -308,7 +308,7 @@ function heldWords(held: boolean, status: SlurmStatus): SlurmStatus {
     ...status,
     statusMessage: status.statusMessage.replace(
       /held by its owner \(release with scontrol release\)/,
-      "held for a parent with retries until its last attempt ends (a client looking at the job or the parent releases it)",
+      "held for a parent with retries until its last attempt ends (a client looking at this job then releases it)",
     ),
   };
 }
