@@ -155,4 +155,26 @@ describe.skipIf(!up)("Slurm: a dependency on a retried parent", () => {
     const parent = (await s.runAsync(["wait", "--json", "--timeout", "60s", p])).json;
     expect([parent.state, parent.attempt, parent.attempts]).toEqual(["succeeded", 2, 2]);
   }, 300_000);
+
+  test("only the parent waited on: the client recording its end releases the held child, which runs in Slurm", async () => {
+    const s = sb!;
+    const count = join(s.work, "count-d");
+    const p = counting(count, 2, 1);
+    const any = saw(count, `${p}:any`);
+    const childSid = String(s.status(any).backend_id.slurm_job_id);
+    const parent = (await s.runAsync(["wait", "--json", "--timeout", "240s", p])).json;
+    submitted.push(childSid);
+    expect([parent.state, parent.attempt]).toEqual(["succeeded", 2]);
+    // no reader of the child since (not even a status): Slurm runs it to its end on its own
+    await until(
+      "the released child completed in Slurm",
+      async () =>
+        (await run(["sacct", "-n", "-X", "-P", "-j", childSid, "-o", "State"])).stdout.trim() === "COMPLETED",
+      60_000,
+      500,
+    );
+    track(p);
+    const a = await wait(any);
+    expect([a.job_state, a.stdout_tail]).toEqual(["succeeded", "saw 2\n"]);
+  }, 300_000);
 });
