@@ -177,4 +177,24 @@ describe.skipIf(!up)("Slurm: a dependency on a retried parent", () => {
     const a = await wait(any);
     expect([a.job_state, a.stdout_tail]).toEqual(["succeeded", "saw 2\n"]);
   }, 300_000);
+
+  test("a held child cancelled while its parent runs: cancelled, never ran, off the queue; the parent unaffected", async () => {
+    const s = sb!;
+    const p = s.submit(["sleep", "30"], [...flags, "--retries", "1", "--retry-on", "exit"]);
+    const child = s.submit(["sh", "-c", "echo never"], [...flags, "--after", `${p}:failed`]);
+    track(p);
+    track(child);
+    expect(await slurmShow(child)).toContain("Reason=JobHeldUser");
+    expect((await s.runAsync(["cancel", "--json", child])).code).toBe(0);
+    const c = await wait(child);
+    expect([c.job_state, c.started_at, c.stdout_tail]).toEqual(["cancelled", null, ""]);
+    await until(
+      "the cancelled child out of squeue",
+      gone(String(s.status(child).backend_id.slurm_job_id)),
+      30_000,
+      500,
+    );
+    expect(["queued", "starting", "running"]).toContain(s.status(p).state);
+    expect(s.run(["cancel", "--grace-period", "0", p]).code).toBe(0);
+  }, 120_000);
 });
