@@ -176,8 +176,8 @@ export const HINTS: HintTable = {
     cli: `retry in a moment (awaitless status ${a.job_id} shows when it is launched)`,
     mcp: "Retry in a moment, once the parent job is launched.",
   }),
-  after_retried_slurm: (a) => ({
-    cli: `use --after ${a.job_id} (:ok), or wait for the parent first (awaitless wait ${a.job_id}) and then submit`,
-    mcp: `Use after with ${a.job_id} (ok), or call wait_for_job on the parent first and then submit.`,
+  after_retried_slurm_array: (a) => ({
+    cli: `use --after ${a.job_id} (:ok), or wait for the parent first (awaitless wait ${a.job_id}) and then submit the array`,
+    mcp: `Use after with ${a.job_id} (ok), or call wait_for_job on the parent first and then submit the array.`,
   }),
 };

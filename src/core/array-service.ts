@@ -130,12 +130,6 @@ export class ArrayService implements ArrayApi {
     const target = resolveTarget(req, this.defaults);
     // on Slurm the array is one sbatch --array (Slurm's own %N), not a queue of ours
     const slurm = target.backend === "slurm";
-    if (slurm && (req.retries ?? 0) > 0) {
-      throw invalid(
-        "--retries with --array is not supported on Slurm by this version: nothing was submitted",
-        "leave --retries out (submit the failed indices again as a new array), or run the array on this machine or an SSH host",
-      );
-    }
     // stored as asked, with its directory resolved (a replay from elsewhere launches the same) and no secret values
     const { secret_values: secrets, ...rest } = req;
     const local = target.backend === "local";

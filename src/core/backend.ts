@@ -162,8 +162,11 @@ export interface Backend {
   launchArray?(tasks: ArrayTaskLaunch[], array: ArrayLaunch): Promise<(BackendId | Error)[]>;
   /** Signals many tasks of one array at once (Slurm: one scancel per submission); intent is already persisted. */
   cancelMany?(jobs: Job[], graceSeconds: number): Promise<void>;
-  /** `look.parentMayRetry`: a parent with retries is active (Slurm: a never-satisfied dependency is not final yet). */
-  observe(job: Job, look?: { parentMayRetry?: boolean }): Promise<Observation>;
+  /**
+   * `look.parentMayRetry`: a parent with retries is active (Slurm: a never-satisfied dependency is not final yet);
+   * `look.heldFailed`: a held Slurm child whose dependency can no longer hold (it is ended, never run).
+   */
+  observe(job: Job, look?: { parentMayRetry?: boolean; heldFailed?: boolean }): Promise<Observation>;
   /** Persisted intent already exists in the store; this signals the target. */
   cancel(job: Job, graceSeconds: number): Promise<unknown>;
   /**
@@ -178,6 +181,8 @@ export interface Backend {
   settle?(job: Job, outcome: "ok" | "failed"): Promise<boolean>;
   /** Slurm: points a pending job's native dependency at these parents' current scheduler jobs (a retry's new one). */
   redepend?(job: Job, waits: DependencyWait[]): Promise<void>;
+  /** Slurm: releases a job submitted held (heldChildNow says when). */
+  release?(job: Job): Promise<void>;
   readTail(job: Job, stream: Stream, maxBytes: number): Promise<LogTail>;
   /**
    * Answers `query` over the whole retained log (head, a marker line where the log cap dropped bytes, rolling tail),

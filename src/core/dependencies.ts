@@ -14,6 +14,11 @@ export interface DependencyWait extends Dependency {
   final?: boolean;
   /** Slurm: the parent's scheduler job ID, for a native --dependency. */
   scheduler_id?: string;
+  /**
+   * Slurm, :failed or :any on a parent with retries: no native dependency (Slurm's afternotok/afterany would start the
+   * child after an earlier attempt); the child is submitted held and a client releases or ends it (heldChildNow).
+   */
+  hold?: boolean;
 }
 
 /** What the launch must do about a job's dependencies. */
@@ -110,12 +115,9 @@ export function planDependencies(
       continue;
     }
     const retried = parent.spec?.retry !== undefined;
-    if (retried && parent.backend === "slurm" && dep.on !== "ok") {
-      throw invalid(
-        `job ${parent.job_id} is ${parent.state} and may be retried (it has retries): on a Slurm cluster only an :ok dependency can follow its attempts, not :${dep.on}`,
-        hint("after_retried_slurm", { job_id: parent.job_id }),
-        { job_id: parent.job_id },
-      );
+    if (heldOn(dep, parent)) {
+      plan.waits.push({ ...dep, dir: firstAttemptDir(parent), final: true, hold: true });
+      continue;
     }
     const recorded = attemptsOf(parent.job_id);
     const dir = waitDir(parent, recorded[0]?.backend_id?.remote_dir);
@@ -138,6 +140,14 @@ export function planDependencies(
     });
   }
   return plan;
+}
+
+/**
+ * Slurm, a :failed or :any dependency on a parent with retries: the child is held (sbatch --hold) until a client sees
+ * the parent's final end, then released or ended dependency_failed (docs/dependencies.md "A parent with retries").
+ */
+export function heldOn(dep: Dependency, parent: Pick<Job, "backend" | "spec">): boolean {
+  return parent.backend === "slurm" && parent.spec?.retry !== undefined && dep.on !== "ok";
 }
 
 /**

@@ -84,7 +84,7 @@ export type HintAction =
   | "after_parent_unknown"
   | "after_same_target"
   | "after_parent_launching"
-  | "after_retried_slurm";
+  | "after_retried_slurm_array";
 
 export interface ActionHint {
   action: HintAction;

@@ -37,9 +37,10 @@ import {
   launchFailedResult,
   readTails,
 } from "./result-builder.ts";
-import { retryDue } from "./retries.ts";
+import { arrayTaskEnv, retryDue } from "./retries.ts";
 import {
   dependencyFailedNow,
+  heldChildNow,
   parentsToLookAt,
   type SettleDeps,
   settleRetried,
@@ -84,8 +85,14 @@ export class JobService implements JobServiceApi {
   private readonly notices = new Set<string>();
   /** Held Slurm children whose dependency this process moved, and to what (redepend). */
   private readonly redepended = new Map<string, string>();
+  /** Held Slurm children this process released (heldChildNow; once is enough). */
+  private readonly released = new Set<string>();
   /** Retried jobs whose `final` record this process wrote (retry-dependents.ts). */
-  private readonly settle: SettleDeps = { backendFor: (job) => this.backendFor(job), settled: new Set() };
+  private readonly settle: SettleDeps = {
+    backendFor: (job) => this.backendFor(job),
+    settled: new Set(),
+    wakeHeld: (parent) => this.wakeHeld(parent),
+  };
   /** What the use-case modules (job-reads, log-read, log-follow, completions) get: never handed to a surface. */
   private readonly core: ServiceCore;
   /** Job arrays: each task a job of this service (array-service.ts). */
@@ -120,8 +127,11 @@ export class JobService implements JobServiceApi {
       backendFor: (job) => this.backendFor(job),
       launch: async (job, secretValues) => {
         const spec = job.spec;
+        const taskEnv = arrayTaskEnv(job, this.store.attempts(job.job_id)[0]?.backend_id);
         await this.launchReserved(
-          job,
+          Object.keys(taskEnv).length === 0
+            ? job
+            : { ...job, spec: { ...spec, env: { ...spec.env, ...taskEnv } } },
           { secretValues } as ValidatedLaunch,
           this.backendFor(job),
           { admission: admissionFor(this.store, spec, this.backendFor(job)), after: undefined },
@@ -159,6 +169,28 @@ export class JobService implements JobServiceApi {
     try {
       await backend.redepend(child, waits);
       this.redepended.set(child.job_id, key);
+    } catch {
+      // the next look at the child tries again
+    }
+  }
+
+  /** A Slurm parent with retries ended: its held children are released or ended now, not at their next reader. */
+  private async wakeHeld(parent: Job): Promise<void> {
+    const get = (id: string) => this.store.get(id) ?? undefined;
+    for (const d of this.store.dependentsOf(parent.job_id)) {
+      const child = this.store.get(d.job_id);
+      const now = child ? heldChildNow(child, get) : null;
+      if (now === "release" || now === "failed") await this.refresh(d.job_id).catch(() => undefined);
+    }
+  }
+
+  /** Releases a held Slurm child whose parents with retries all ended as its conditions ask (heldChildNow). */
+  private async releaseHeld(child: StoredJob): Promise<void> {
+    const backend = this.backendFor(child);
+    if (!backend.release || this.released.has(child.job_id)) return;
+    try {
+      await backend.release(child);
+      this.released.add(child.job_id);
     } catch {
       // the next look at the child tries again
     }
@@ -227,7 +259,16 @@ export class JobService implements JobServiceApi {
     const refusal =
       v.spec.host === null ? undefined : this.settings.refuseHost?.(v.spec.host, v.spec.backend);
     if (refusal) throw refusal;
-    await this.dependencyPlan(v);
+    const plan = await this.dependencyPlan(v);
+    // an array's one sbatch --array is not held for a :failed/:any parent with retries (heldOn): refused, not run early
+    const held = plan?.waits.find((w) => w.hold);
+    if (held) {
+      throw invalid(
+        `job ${held.job_id} is ${this.getJob(held.job_id).state} and may be retried (it has retries): on a Slurm cluster an array cannot wait for its last attempt with :${held.on}`,
+        hint("after_retried_slurm_array", { job_id: held.job_id }),
+        { job_id: held.job_id },
+      );
+    }
   }
 
   private validated(req: LaunchRequest): ValidatedLaunch {
@@ -754,6 +795,8 @@ export class JobService implements JobServiceApi {
       const now = isTerminal(parent.state) ? parent : await this.refresh(parent.job_id);
       await settleRetried(this.settle, now);
     }
+    const held = heldChildNow(job, (id) => this.store.get(id) ?? undefined);
+    if (held === "release") await this.releaseHeld(job);
     const parentMayRetry = this.lookOf(job).parentMayRetry === true;
     if (awaitingAttempt(job)) {
       // A retry's next attempt: ended if cancelled first, launched once its backoff passed, else nothing to observe.
@@ -762,7 +805,10 @@ export class JobService implements JobServiceApi {
       if (!job.launcher) return job;
     }
     const backend = this.backendFor(job);
-    const obs = await backend.observe(job, parentMayRetry ? { parentMayRetry } : {});
+    const obs = await backend.observe(job, {
+      ...(parentMayRetry ? { parentMayRetry } : {}),
+      ...(held === "failed" ? { heldFailed: true } : {}),
+    });
     if (obs.unreachable) this.unreachable.set(jobId, obs.unreachable);
     else this.unreachable.delete(jobId);
     // Slurm found the child's dependency never satisfied by a parent's earlier attempt: point it at the current one

@@ -2,7 +2,7 @@
 // covers, the backoff, and where each attempt's files live. Pure; the retry itself is JobService's (job-retry.ts).
 import type { TerminalDecision } from "./decision.ts";
 import { invalid } from "./errors.ts";
-import type { Job, RetryClass, RetryPolicy } from "./job.ts";
+import type { BackendId, Job, RetryClass, RetryPolicy } from "./job.ts";
 import { didYouMean } from "./nearest-name.ts";
 
 export const RETRY_CLASSES: readonly RetryClass[] = ["lost", "infrastructure", "exit"];
@@ -99,4 +99,17 @@ export function attemptKey(job: Pick<Job, "job_id" | "attempt">): string {
 export function firstAttemptDir(job: Pick<Job, "job_dir" | "attempt">): string {
   const s = attemptSuffix(attemptOf(job));
   return s && job.job_dir.endsWith(s) ? job.job_dir.slice(0, -s.length) : job.job_dir;
+}
+
+/**
+ * Slurm sets SLURM_ARRAY_TASK_ID only in an array's own sbatch: a retried array task's later attempt, a single Slurm
+ * job, is given its first attempt's task ID (from that attempt's Slurm ID, ARRAYJOB_TASK). Empty for other jobs.
+ */
+export function arrayTaskEnv(
+  job: Pick<Job, "backend">,
+  first: BackendId | null | undefined,
+): Record<string, string> {
+  const id = first?.slurm_job_id;
+  const m = job.backend === "slurm" && typeof id === "string" ? /^\d+_(\d+)$/.exec(id) : null;
+  return m ? { SLURM_ARRAY_TASK_ID: m[1]! } : {};
 }

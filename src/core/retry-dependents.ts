@@ -2,15 +2,18 @@
 // parent's last attempt ended from its `final` record. The last attempt's wrapper writes it when its end is certainly
 // the last; otherwise (a killed wrapper, a cancel during the backoff, a retry refused) only the client that records
 // the job's end knows, and it settles the record here. A held child's reader repairs a settle that never happened.
-// On Slurm the child's native afterok names the parent's current attempt's Slurm job, and is moved to the next one.
+// On Slurm the child's native afterok names the parent's current attempt's Slurm job, and is moved to the next one;
+// a :failed or :any child is held instead, and released or ended by the client that sees the parent's final end.
 import type { Backend } from "./backend.ts";
-import { conditionHolds, type DependencyWait } from "./dependencies.ts";
+import { conditionHolds, type DependencyWait, heldOn } from "./dependencies.ts";
 import { isTerminal, type Job } from "./job.ts";
 
 /** What a settle needs of the service; `settled` remembers parents settled by this process (once is enough). */
 export interface SettleDeps {
   backendFor(job: Job): Backend;
   settled: Set<string>;
+  /** Slurm: looks at the children held for this ended parent (heldChildNow), releasing or ending them. */
+  wakeHeld?(parent: Job): Promise<void>;
 }
 
 /** The outcome a dependency condition reads: a success, or any other end. */
@@ -24,8 +27,13 @@ export function finalOutcome(state: Job["state"]): "ok" | "failed" {
  */
 export async function settleRetried(deps: SettleDeps, job: Job): Promise<void> {
   if (!job.spec.retry || !isTerminal(job.state) || deps.settled.has(job.job_id)) return;
+  if (job.backend === "slurm") {
+    deps.settled.add(job.job_id);
+    await deps.wakeHeld?.(job).catch(() => undefined);
+    return;
+  }
   const backend = deps.backendFor(job);
-  if (!backend.settle || job.backend === "slurm") return;
+  if (!backend.settle) return;
   const ok = await backend.settle(job, finalOutcome(job.state)).catch(() => false);
   if (ok) deps.settled.add(job.job_id);
 }
@@ -59,6 +67,7 @@ export function slurmWaitsNow(child: Job, get: (id: string) => Job | undefined):
       if (!conditionHolds(d.on, p.state)) return null;
       continue;
     }
+    if (heldOn(d, p)) continue;
     const id = p.backend_id?.slurm_job_id;
     if (id === undefined) return null;
     waits.push({ ...d, dir: p.job_dir, scheduler_id: String(id) });
@@ -72,4 +81,23 @@ export function dependencyFailedNow(child: Job, get: (id: string) => Job | undef
     const p = get(d.job_id);
     return p !== undefined && isTerminal(p.state) && !conditionHolds(d.on, p.state);
   });
+}
+
+/**
+ * A Slurm child submitted held (backend_id.held) for :failed/:any parents with retries, while it has not started:
+ * "wait" while such a parent is active, "release" once each has ended so that its condition holds, "failed" once a
+ * parent has ended so that its condition cannot (it ends dependency_failed, never run). Null for any other job.
+ */
+export function heldChildNow(
+  child: Job,
+  get: (id: string) => Job | undefined,
+): "wait" | "release" | "failed" | null {
+  if (child.backend !== "slurm" || child.backend_id?.held !== true) return null;
+  if (child.state !== "queued" || child.started_at !== null) return null;
+  if (dependencyFailedNow(child, get)) return "failed";
+  for (const d of child.spec.after ?? []) {
+    const p = get(d.job_id);
+    if (p && heldOn(d, p) && !isTerminal(p.state)) return "wait";
+  }
+  return "release";
 }

@@ -230,34 +230,6 @@ describe("idempotency and bad input", () => {
     expect(sb.jobCount()).toBe(before);
   });
 
-  test.each([[["--retries", "2"], "--retries with --array is not supported on Slurm"]])(
-    "an array on a Slurm cluster with %p is refused before anything is submitted",
-    (extra, words) => {
-      const bin = join(sb.root, "bin");
-      mkdirSync(bin, { recursive: true });
-      const calls = join(sb.root, "sbatch-calls");
-      // a stand-in sbatch that only records being called: the refusal must come first
-      Bun.spawnSync([
-        "sh",
-        "-c",
-        `printf '#!/bin/sh\\necho called >> %s\\nexit 1\\n' "$1" > "$2/sbatch"; chmod +x "$2/sbatch"`,
-        "sh",
-        calls,
-        bin,
-      ]);
-      sb.writeConfig('[hosts.cl]\nbackend = "slurm"\n');
-      const before = sb.jobCount();
-      const r = sb.run(["submit", "--host", "cl", "--array", "0-3", ...extra, "--", "true"], {
-        env: { PATH: `${bin}:${sb.env.PATH}` },
-      });
-      sb.writeConfig("");
-      expect(r.code).toBe(2);
-      expect(r.stderr).toContain(words);
-      expect(sb.jobCount()).toBe(before);
-      expect(existsSync(calls)).toBe(false);
-    },
-  );
-
   test("an array whose --after a task would refuse is refused before the array exists (other target, unknown job)", () => {
     const arrays = () => {
       const db = new Database(join(sb.dataDir, "store.db"), { readonly: true });

@@ -1,10 +1,11 @@
 // Dependencies on a parent with retries, the decision logic: the wrapper's "is this end the last?" (awl_final_of,
 // run in sh) agrees with the client's retryDue for every end the wrapper records; the submit-time plan (the first
-// attempt's directory, Slurm's :ok only and the last attempt's Slurm job between attempts); what a held child's
-// reader looks at and what a Slurm child's dependency becomes (retry-dependents.ts).
+// attempt's directory, Slurm's :ok on the last attempt's Slurm job between attempts, :failed/:any held); what a held
+// child's reader looks at, what a Slurm child's dependency becomes and when a held one is released (retry-dependents.ts).
 import { describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
 import { observationFromRecords } from "../../src/backends/observation.ts";
+import { slurmDependency } from "../../src/backends/slurm/slurm-dependency.ts";
 import { planDependencies } from "../../src/core/dependencies.ts";
 import type { Job, RetryClass } from "../../src/core/job.ts";
 import { decide } from "../../src/core/reconcile.ts";
@@ -12,6 +13,7 @@ import { retryDue } from "../../src/core/retries.ts";
 import {
   dependencyFailedNow,
   finalOutcome,
+  heldChildNow,
   parentsToLookAt,
   slurmWaitsNow,
 } from "../../src/core/retry-dependents.ts";
@@ -155,23 +157,30 @@ describe("plan at submit for a parent with retries", () => {
     expect(planDependencies(s, [launched]).waits[0]?.dir).toBe("/home/u/.awl/jobs/P");
   });
 
-  test("Slurm: :ok follows the attempts (the last one's Slurm job between attempts); :failed and :any are refused", () => {
+  test("Slurm: :ok follows the attempts (the last one's Slurm job between attempts); :failed and :any are held", () => {
     const parent = job(P, {
       backend: "slurm",
       host: "hpc",
       attempt: 2,
       state: "queued",
+      job_dir: `/data/jobs/${P}/attempts/2`,
       spec: plainSpec({ retry }),
     });
     const ok = plainSpec({ backend: "slurm", host: "hpc", after: [{ job_id: P, on: "ok" }] });
     const plan = planDependencies(ok, [parent], () => [{ backend_id: { slurm_job_id: "41" } }]);
     expect(plan.waits[0]?.scheduler_id).toBe("41");
+    expect(slurmDependency(plan)).toBe("afterok:41");
     for (const on of ["failed", "any"] as const) {
       const s = plainSpec({ backend: "slurm", host: "hpc", after: [{ job_id: P, on }] });
-      expect(() => planDependencies(s, [parent])).toThrow(
-        `only an :ok dependency can follow its attempts, not :${on}`,
-      );
+      const held = planDependencies(s, [parent], () => [{ backend_id: { slurm_job_id: "41" } }]);
+      expect(held.waits).toEqual([{ job_id: P, on, dir: `/data/jobs/${P}`, final: true, hold: true }]);
+      // no native afternotok/afterany: Slurm would start the child after attempt 1
+      expect(slurmDependency(held)).toBeUndefined();
     }
+    // a parent without retries keeps its native dependency
+    const plain = job(P, { backend: "slurm", host: "hpc", backend_id: { slurm_job_id: "7" } });
+    const s = plainSpec({ backend: "slurm", host: "hpc", after: [{ job_id: P, on: "failed" }] });
+    expect(slurmDependency(planDependencies(s, [plain]))).toBe("afternotok:7");
   });
 });
 
@@ -220,5 +229,67 @@ describe("what a held child's reader looks at", () => {
     jobs.set(Q, job(Q, { backend: "slurm", state: "failed" }));
     expect(slurmWaitsNow(c, get)).toBeNull();
     expect(dependencyFailedNow(c, get)).toBe(true);
+  });
+});
+
+describe("a held Slurm child: wait, release or end", () => {
+  const retried = (over: Partial<Job> = {}) =>
+    job(P, {
+      backend: "slurm",
+      spec: plainSpec({ retry: { retries: 1, on: ["exit"], backoff_seconds: 0 } }),
+      backend_id: { slurm_job_id: "52" },
+      ...over,
+    });
+  const held = (after: Job["spec"]["after"], over: Partial<Job> = {}) =>
+    job(C, {
+      backend: "slurm",
+      state: "queued",
+      spec: plainSpec({ after }),
+      backend_id: { slurm_job_id: "60", held: true },
+      ...over,
+    });
+
+  test("held while a :failed/:any parent with retries is active, between attempts included", () => {
+    for (const on of ["failed", "any"] as const) {
+      const c = held([{ job_id: P, on }]);
+      expect(heldChildNow(c, () => retried())).toBe("wait");
+      expect(heldChildNow(c, () => retried({ state: "queued", backend_id: null }))).toBe("wait");
+    }
+  });
+
+  test("released once the parent ended as asked; ended once it cannot hold", () => {
+    const c = (on: "failed" | "any") => held([{ job_id: P, on }]);
+    expect(heldChildNow(c("failed"), () => retried({ state: "failed" }))).toBe("release");
+    expect(heldChildNow(c("failed"), () => retried({ state: "cancelled" }))).toBe("release");
+    expect(heldChildNow(c("failed"), () => retried({ state: "succeeded" }))).toBe("failed");
+    expect(heldChildNow(c("any"), () => retried({ state: "succeeded" }))).toBe("release");
+    expect(heldChildNow(c("any"), () => retried({ state: "failed" }))).toBe("release");
+  });
+
+  test("another parent that failed its condition ends it even while the held-for parent is active", () => {
+    const jobs = new Map([
+      [P, retried()],
+      [Q, job(Q, { backend: "slurm", state: "failed" })],
+    ]);
+    const c = held([
+      { job_id: P, on: "any" },
+      { job_id: Q, on: "ok" },
+    ]);
+    expect(heldChildNow(c, (id) => jobs.get(id))).toBe("failed");
+  });
+
+  test("its native dependency leaves the held-for parent out; not a held child: nothing to do", () => {
+    const jobs = new Map([
+      [P, retried({ state: "queued", backend_id: null })],
+      [Q, job(Q, { backend: "slurm", backend_id: { slurm_job_id: "7" } })],
+    ]);
+    const c = held([
+      { job_id: P, on: "failed" },
+      { job_id: Q, on: "ok" },
+    ]);
+    expect(slurmWaitsNow(c, (id) => jobs.get(id))?.map((w) => w.scheduler_id)).toEqual(["7"]);
+    expect(heldChildNow({ ...c, backend_id: { slurm_job_id: "60" } }, (id) => jobs.get(id))).toBeNull();
+    expect(heldChildNow({ ...c, state: "running" }, (id) => jobs.get(id))).toBeNull();
+    expect(heldChildNow({ ...c, backend: "local" }, (id) => jobs.get(id))).toBeNull();
   });
 });

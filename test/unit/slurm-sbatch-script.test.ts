@@ -94,6 +94,11 @@ describe("renderSbatchScript golden files", () => {
       expect(() => renderSbatchScript({ ...BASE, array: { taskIds } })).toThrow(AwaitlessError);
     }
   });
+  test("a held child (a :failed/:any parent with retries): --hold, with the other parents' --dependency", () => {
+    const script = renderSbatchScript({ ...BASE, dependency: "afterok:12", hold: true });
+    expect(script).toContain("#SBATCH --dependency=afterok:12\n#SBATCH --hold\n");
+    expect(renderSbatchScript(BASE)).not.toContain("--hold");
+  });
   test("exclusive=no renders no --exclusive line", () => {
     expect(renderSbatchScript({ ...BASE, options: { exclusive: "no" } })).toBe(renderSbatchScript(BASE));
   });

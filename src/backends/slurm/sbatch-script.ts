@@ -21,6 +21,8 @@ export interface SbatchScriptInput {
   options: SlurmOptions;
   /** sbatch --dependency for parents on the same cluster (slurmDependency in src/backends/slurm/slurm-dependency.ts). */
   dependency?: string;
+  /** sbatch --hold: a client releases it (a :failed/:any parent with retries ended; slurm-dependency.ts). */
+  hold?: boolean;
   /**
    * A job array (one chunk of ours): `--array=INDICES%N`; slurmJobDir is then the chunk's directory, which holds one
    * link per Slurm task ID to that task's job directory: the script runs the wrapper in the one SLURM_ARRAY_TASK_ID names.
@@ -119,6 +121,7 @@ export function renderSbatchScript(input: SbatchScriptInput): string {
     "--open-mode=append",
     ...slurmOptionArgs(options),
     ...(input.dependency ? [`--dependency=${checkDependency(input.dependency)}`] : []),
+    ...(input.hold ? ["--hold"] : []),
   ];
   const run = array
     ? [

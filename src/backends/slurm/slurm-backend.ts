@@ -26,7 +26,7 @@ import { resolveHostSettings } from "../ssh/ssh-target.ts";
 import { assertJobDir, type CommandRunner, LocalRunner } from "./runner.ts";
 import { renderSbatchScript } from "./sbatch-script.ts";
 import { launchSlurmArray, scancelArray } from "./slurm-array.ts";
-import { slurmDependency, updateDependency } from "./slurm-dependency.ts";
+import { releaseHeld, slurmDependency, updateDependency } from "./slurm-dependency.ts";
 import { DEFAULT_EXIT_SETTLE_MS, slurmFacts } from "./slurm-facts.ts";
 import { isLocalLoginNode, SlurmHost, slurmHostSettings } from "./slurm-host.ts";
 import { type ObserveDeps, observeJob, type PersistedFields } from "./slurm-observe.ts";
@@ -73,6 +73,8 @@ export interface SlurmBackendId extends BackendId {
   unsettled_since?: string;
   /** How its end was observed: "watch" (the event path) or "poll". */
   completion?: "watch" | "poll";
+  /** Submitted with --hold for a :failed/:any parent with retries; a client releases it (heldChildNow). */
+  held?: boolean;
 }
 
 export class SlurmBackend implements Backend {
@@ -161,6 +163,7 @@ export class SlurmBackend implements Backend {
     // the wrapper enforces --timeout exactly; Slurm's limit sits behind it so the wrapper's record names the timeout
     if (timeout && job.spec.slurm_options.time === undefined)
       options.time = formatSlurmTime(timeout + input.graceSeconds + 60);
+    const held = input.after?.waits.some((w) => w.hold) === true;
     const script = renderSbatchScript({
       jobId: attemptKey(job),
       ...(job.name ? { jobName: job.name } : {}),
@@ -168,6 +171,7 @@ export class SlurmBackend implements Backend {
       wrapperPath: prepared.wrapperPath,
       options,
       ...(slurmDependency(input.after) ? { dependency: slurmDependency(input.after)! } : {}),
+      ...(held ? { hold: true } : {}),
     });
     const text = jobSpecText(job, input, {
       cwd,
@@ -193,6 +197,7 @@ export class SlurmBackend implements Backend {
     const id: SlurmBackendId = { remote_dir: dir, cwd, submitted_at: submittedAt.toISOString() };
     if (out.slurmJobId !== undefined) id.slurm_job_id = out.slurmJobId;
     if (out.adopted) id.adopted = true;
+    if (held) id.held = true;
     if (out.unconfirmed !== undefined) id.submit_unconfirmed = out.unconfirmed;
     if (out.slurmJobId !== undefined) this.launched.add(attemptKey(job));
     return id;
@@ -201,6 +206,14 @@ export class SlurmBackend implements Backend {
   async launchArray(tasks: ArrayTaskLaunch[], array: ArrayLaunch): Promise<(BackendId | Error)[]> {
     const job = tasks[0]?.input.job;
     if (!job) return [];
+    // checkLaunch refuses it first; a resumed submit must not run the array before a parent's last attempt either
+    if (tasks.some((t) => t.input.after?.waits.some((w) => w.hold))) {
+      throw new AwaitlessError(
+        "invalid_argument",
+        `array ${array.arrayId} waits with :failed/:any for a parent with retries, which a Slurm array cannot`,
+        "wait for the parent first, then submit the array with a new client_request_id",
+      );
+    }
     const h = this.host(job.host);
     const ids = await launchSlurmArray(
       {
@@ -254,7 +267,10 @@ export class SlurmBackend implements Backend {
     }
   }
 
-  async observe(unlocated: Job, look: { parentMayRetry?: boolean } = {}): Promise<Observation> {
+  async observe(
+    unlocated: Job,
+    look: { parentMayRetry?: boolean; heldFailed?: boolean } = {},
+  ): Promise<Observation> {
     const job = await this.located(unlocated);
     const h = this.host(job.host);
     const early = this.justSubmitted(h, job);
@@ -266,6 +282,7 @@ export class SlurmBackend implements Backend {
       exitSettleMs: this.opts.exitSettleMs ?? DEFAULT_EXIT_SETTLE_MS,
       scancel: (id) => this.scancel(h, id, job),
       parentMayRetry: look.parentMayRetry === true,
+      heldFailed: look.heldFailed === true,
     });
     if (ends) this.written.delete(attemptKey(job));
     return observation;
@@ -341,6 +358,13 @@ export class SlurmBackend implements Backend {
       String(id),
       slurmDependency({ waits, failed: null }) ?? "",
     );
+  }
+
+  async release(job: Job): Promise<void> {
+    const id = (job.backend_id as SlurmBackendId | null)?.slurm_job_id;
+    if (id === undefined) return;
+    const h = this.host(job.host);
+    await releaseHeld(h.runner, h.settings.callTimeoutMs, String(id));
   }
 
   async cancel(unlocated: Job, graceSeconds: number): Promise<void> {

@@ -1,5 +1,6 @@
 // Job dependencies on Slurm: parents still active become one native sbatch --dependency (both on one cluster);
 // a pending reason of DependencyNeverSatisfied is reported as a fact (slurm-observe.ts; reconcile rule S2a ends it).
+// A :failed/:any child of a parent with retries is held instead (sbatch --hold) and released here by a client.
 import type { DependencyPlan } from "../../core/dependencies.ts";
 import { AwaitlessError } from "../../core/errors.ts";
 import type { CommandRunner } from "./runner.ts";
@@ -38,6 +39,22 @@ export async function updateDependency(
     throw new AwaitlessError(
       "connection_failed",
       `scontrol update of Slurm job ${slurmJobId}'s dependency failed (exit ${r.code}): ${r.stderr.trim().slice(0, 300)}`,
+      "the next look at the job tries again",
+    );
+  }
+}
+
+/** Releases a job submitted with --hold (`scontrol release ID`; a pending job that is not held is left as it is). */
+export async function releaseHeld(
+  runner: CommandRunner,
+  timeoutMs: number,
+  slurmJobId: string,
+): Promise<void> {
+  const r = await runner.exec(["scontrol", "release", slurmJobId], { timeoutMs });
+  if (r.code !== 0) {
+    throw new AwaitlessError(
+      "connection_failed",
+      `scontrol release of Slurm job ${slurmJobId} failed (exit ${r.code}): ${r.stderr.trim().slice(0, 300)}`,
       "the next look at the job tries again",
     );
   }

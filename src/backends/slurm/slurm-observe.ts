@@ -11,7 +11,7 @@ import { type Patience, slurmFacts, slurmTime, unconfirmedFacts } from "./slurm-
 import type { SlurmHost } from "./slurm-host.ts";
 import { look, NONE, type WrapperView } from "./slurm-look.ts";
 import { parseScontrolJob, scontrolShowJobArgs } from "./slurm-queries.ts";
-import { observeSlurmJob, parseSlurmExitCode, type SlurmExit } from "./slurm-states.ts";
+import { observeSlurmJob, parseSlurmExitCode, type SlurmExit, type SlurmStatus } from "./slurm-states.ts";
 import { findByTag } from "./slurm-submit.ts";
 
 export { wrapperView } from "./slurm-look.ts";
@@ -53,6 +53,8 @@ export interface ObserveContext {
   scancel: (slurmJobId: string) => Promise<void>;
   /** A parent with retries is active: a never-satisfied dependency may be moved to its next attempt (redepend). */
   parentMayRetry?: boolean;
+  /** A held child (sbatch --hold) whose parent ended so that its condition cannot hold: ended as never satisfied. */
+  heldFailed?: boolean;
 }
 
 function observation(
@@ -75,6 +77,7 @@ export async function observeJob(
     remote_dir?: string;
     submitted_at?: string;
     unsettled_since?: string;
+    held?: boolean;
   };
   const dir = bid.remote_dir;
   const sinceMs = Date.parse(bid.submitted_at ?? job.created_at);
@@ -101,11 +104,14 @@ export async function observeJob(
   const { entry, via } = looked;
   // after a requeue the earlier run's records stay until this run's wrapper clears them (reconcile rule 1d)
   const wrapper = recordsOfThisRun(looked.wrapper, slurmTime(entry.sacct?.start));
-  const status = cancelledWhilePending(job, id, entry, wrapper.started !== null) ?? observeSlurmJob(entry);
+  const status = heldWords(
+    bid.held === true,
+    cancelledWhilePending(job, id, entry, wrapper.started !== null) ?? observeSlurmJob(entry),
+  );
   // Slurm can never start it (a parent ended so that its --dependency cannot hold): end it and take it off the queue.
   if (
     entry.squeue?.slurmState === "PENDING" &&
-    entry.squeue.reason === "DependencyNeverSatisfied" &&
+    (entry.squeue.reason === "DependencyNeverSatisfied" || ctx.heldFailed === true) &&
     wrapper.started === null
   ) {
     const facts = slurmFacts({ job, slurmJobId: id, status, patience });
@@ -293,4 +299,16 @@ async function exactExit(h: SlurmHost, id: string, deps: ObserveDeps): Promise<S
   }
   deps.scontrol.set(id, exit);
   return exit;
+}
+
+/** A child we submitted held (a :failed/:any parent with retries): says what releases it, not Slurm's words. */
+function heldWords(held: boolean, status: SlurmStatus): SlurmStatus {
+  if (!held || status.kind !== "active" || !status.statusMessage.includes("(JobHeldUser)")) return status;
+  return {
+    ...status,
+    statusMessage: status.statusMessage.replace(
+      /held by its owner \(release with scontrol release\)/,
+      "held for a parent with retries until its last attempt ends (a client looking at this job then releases it)",
+    ),
+  };
 }
