@@ -40,13 +40,26 @@ describe("a long line of waiters", () => {
 
   test(`with ${W} waiters a scan reads a few entries, not all of them, and every waiter still looks again`, async () => {
     const sub = sb.run(
-      ["submit", "--json", "--array", `0-${W}%1`, "--", "sh", "-c", `while [ ! -e '${go}' ]; do sleep 0.05; done`],
+      [
+        "submit",
+        "--json",
+        "--array",
+        `0-${W}%1`,
+        "--",
+        "sh",
+        "-c",
+        `while [ ! -e '${go}' ]; do sleep 0.05; done`,
+      ],
       { env },
     );
     expect(sub.code).toBe(0);
     id = sub.json.job_id;
     const waiting = join(sb.dataDir, "queues", "waiting");
-    await until("every task but the first in line", () => (readdirSync(waiting).length === W ? true : undefined), 60_000);
+    await until(
+      "every task but the first in line",
+      () => (readdirSync(waiting).length === W ? true : undefined),
+      60_000,
+    );
     // a window from here: until every waiter has scanned again (the far ones after their backoff)
     writeFileSync(scanLog, "");
     const seen = await until(
