@@ -596,8 +596,11 @@ awl_number() {
 # running job holds one of its resources, and fewer than AWL_QUEUE_CONCURRENCY jobs of its queue run. An entry
 # whose wrapper is gone (pid, process start time, boot ID) and whose command group is gone is removed by whoever
 # sees it. The job directory gets `queued` (key=value, rewritten on change): queue position ahead running
-# concurrency held resources ticket since [admitted_at]. A client cancels a waiting job by writing `cancel`, then
-# removing waiting/T.JOB_ID; a wrapper whose entry vanished, or that sees `cancel` before admission, never starts.
+# concurrency held resources ticket since wrapper_pid proc_start [admitted_at]. A client cancels a waiting job by
+# writing `cancel`, removing waiting/T.JOB_ID, then waking the wrapper (USR2); a wrapper whose entry vanished, or
+# that sees `cancel` before admission, never starts. Waiters sleep until woken (USR1 from the wrapper that takes or
+# frees a slot or leaves the line: awl_q_wake) or until a backoff ends, and a scan reads a few entries, not the
+# whole line (awl_q_scan), so a long line costs one sleeping process per waiter.
 
 # awl_q_shares: does the entry read last need one of this job's resources?
 awl_q_shares() {
