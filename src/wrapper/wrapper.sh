@@ -662,7 +662,7 @@ awl_q_break() {
 # this job is far back, and awl_q_rest counts the earlier entries not read (of any queue), so awl_q_ahead is an
 # upper bound. Near the front (awl_q_rest=0) every earlier entry was read and a dead one dropped (awl_q_dropped=1).
 awl_q_scan() {
-  awl_q_ahead=0 awl_q_run=0 awl_q_held=0 awl_q_reads=0 awl_q_rest=0 awl_q_dropped=0
+  awl_q_ahead=0 awl_q_run=0 awl_q_held=0 awl_q_reads=0 awl_q_rest=0 awl_q_dropped=0 awl_q_seen=0
   awl_q_far=$((AWL_QUEUE_CONCURRENCY + 1))
   for awl_e in "$awl_q_root"/running/*; do
     [ -e "$awl_e" ] || continue
@@ -690,8 +690,10 @@ awl_q_scan() {
     case $awl_n in '' | 0* | *[!0-9]*) continue ;; esac
     [ "$awl_n" -lt "$awl_q_ticket" ] || continue
     if [ "$awl_q_ahead" -ge "$awl_q_far" ]; then
-      awl_q_rest=$((awl_q_rest + 1))
-      continue
+      # Far back: the earlier entries not looked at are counted by globs, not one by one.
+      awl_q_below "$awl_q_ticket"
+      awl_q_rest=$((awl_q_nb - awl_q_seen))
+      break
     fi
     awl_q_reads=$((awl_q_reads + 1))
     if ! awl_q_read "$awl_e" || ! awl_q_entry_alive; then
@@ -701,12 +703,44 @@ awl_q_scan() {
       awl_q_dropped=1
       continue
     fi
+    awl_q_seen=$((awl_q_seen + 1))
     if { [ -n "$AWL_QUEUE" ] && [ "$e_queue" = "$AWL_QUEUE" ]; } || awl_q_shares; then
       awl_q_ahead=$((awl_q_ahead + 1))
     fi
   done
   awl_q_ahead=$((awl_q_ahead + awl_q_rest))
   awl_q_count
+}
+
+# awl_q_below T: awl_q_nb = the number of waiting/ entries whose ticket (by name) is below T: all shorter tickets,
+# then per digit of T those sharing its digits before and a lower one there. A few globs; no shell loop per entry.
+awl_q_below() {
+  awl_q_nb=0 awl_b_pat='[1-9]'
+  while [ "${#awl_b_pat}" -lt $((${#1} * 5)) ]; do
+    awl_q_globs "$awl_b_pat"
+    awl_b_pat="${awl_b_pat}[0-9]"
+  done
+  awl_b_pre='' awl_b_rest=$1 awl_b_lo=1
+  while [ -n "$awl_b_rest" ]; do
+    awl_b_d=${awl_b_rest%"${awl_b_rest#?}"}
+    awl_b_rest=${awl_b_rest#?}
+    if [ "$awl_b_d" -gt "$awl_b_lo" ]; then
+      awl_b_pat="${awl_b_pre}[$awl_b_lo-$((awl_b_d - 1))]" awl_b_t=$awl_b_rest
+      while [ -n "$awl_b_t" ]; do
+        awl_b_pat="${awl_b_pat}[0-9]" awl_b_t=${awl_b_t#?}
+      done
+      awl_q_globs "$awl_b_pat"
+    fi
+    awl_b_pre=$awl_b_pre$awl_b_d awl_b_lo=0
+  done
+}
+
+# awl_q_globs PATTERN: adds to awl_q_nb the number of waiting/PATTERN.* entries.
+awl_q_globs() {
+  # shellcheck disable=SC2086,SC2231 # PATTERN is a glob of digit classes, expanded on purpose
+  set -- "$awl_q_root"/waiting/$1.*
+  [ -e "$1" ] || [ -h "$1" ] || shift
+  awl_q_nb=$((awl_q_nb + $#))
 }
 
 # awl_q_count: under AWAITLESS_TEST_QUEUE_SCANS=FILE (tests only), one line per scan: WRAPPER_PID ENTRIES_READ.
