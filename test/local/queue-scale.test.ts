@@ -74,6 +74,9 @@ describe("a long line of waiters", () => {
     // %1: the running slot, and at most 2 live waiters ahead decide (the old scan read all W+1 entries each time)
     expect(most).toBeLessThanOrEqual(4);
     expect(most).toBeGreaterThanOrEqual(1);
+    // the last one read 3 entries, yet counts everyone ahead (the rest counted by name)
+    const last = sb.run(["status", "--json", `${id}.${W}`]).json;
+    expect(last.status_message).toContain(`queued behind ${W - 1} jobs`);
   }, 180_000);
 
   test("a far-back task cancelled while waiting ends promptly, and the line drains in order once the first ends", async () => {
