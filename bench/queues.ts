@@ -43,14 +43,14 @@ function sandbox(): { home: string; env: Record<string, string>; remove(): void 
   return { home, env, remove: () => rmSync(home, { recursive: true, force: true }) };
 }
 
-/** Pids of the processes whose command line names the sandbox (the wrappers and their monitors), not the tasks. */
-function wrappers(home: string): number[] {
+/** Pids of the processes whose command line names the sandbox: the wrappers and their monitors (tasksToo: the tasks). */
+function wrappers(home: string, tasksToo = false): number[] {
   const pids: number[] = [];
   for (const d of readdirSync("/proc")) {
     if (!/^[0-9]+$/.test(d)) continue;
     try {
       const cmd = readFileSync(`/proc/${d}/cmdline`, "utf8");
-      if (cmd.includes(home) && !cmd.includes("while [")) pids.push(Number(d));
+      if (cmd.includes(home) && (tasksToo || !cmd.includes("while ["))) pids.push(Number(d));
     } catch {
       // gone meanwhile
     }
@@ -114,7 +114,8 @@ async function one(bin: string, w: number): Promise<Run> {
     return { submitS, submitCapped, idleCpuPct, drainS };
   } finally {
     writeFileSync(go, "");
-    for (const p of wrappers(sb.home)) {
+    // the tasks too: with the sandbox removed they would never see their go file
+    for (const p of wrappers(sb.home, true)) {
       try {
         process.kill(p, "SIGKILL");
       } catch {
