@@ -6,7 +6,7 @@
 #
 # 1. Records the request: JOB_DIR/cancel holds GRACE (cancel.tmp, then rename); then a waiting job is taken out of
 #    line (QUEUE_DIR/waiting/*.JOB_ID). A wrapper that has not started the command never starts it; one holding for
-#    its dependencies is woken with USR2 to see the request now.
+#    its dependencies or waiting in a queue is woken with USR2 to see the request now.
 # 2. The wrapper alive: wakes its monitor (USR2 to started's monitor_pid, once /proc shows it is the wrapper's child
 #    and handles USR2), which sends the one TERM and the KILL after the grace. Nothing else is signalled from here.
 # 3. The wrapper gone (killed) and the command's group still there: stops the group itself, with one TERM. The
@@ -62,13 +62,14 @@ put "$d/cancel" "$g" || {
 }
 [ -z "$q" ] || rm -f "$q/waiting/"*".${d##*/}"
 [ -f "$d/exit" ] && say none "the job has ended"
-# A wrapper holding for its dependencies (its `queued` record names after= and the wrapper) is woken with USR2, only
-# once /proc shows that process started when the record says and handles USR2 (its trap set).
+# A wrapper holding for its dependencies or waiting in a queue (its `queued` record names after= or ticket=, and the
+# wrapper) is woken with USR2, only once /proc shows that process started when the record says and handles USR2
+# (its trap set).
 held_wake() {
   hw='' hs='' ha=''
   { while IFS='=' read -r k v; do
     case $k in
-    after) ha=$v ;;
+    after | ticket) ha=$ha$v ;;
     wrapper_pid) hw=$v ;;
     proc_start) hs=$v ;;
     esac
