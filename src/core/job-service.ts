@@ -6,10 +6,10 @@ import { ArrayService } from "./array-service.ts";
 import { type Backend, isLeftoverStop, type LaunchInput } from "./backend.ts";
 import { canonicalJson, sha256Hex } from "./canonical-json.ts";
 import { completions as completionsFeed } from "./completions.ts";
-import { type DependencyPlan, planDependencies } from "./dependencies.ts";
 import { AwaitlessError, hint, invalid } from "./errors.ts";
 import { isJobId, JOB_ID_08_RE, newJobId } from "./ids.ts";
 import { isTerminal, type Job, type JobResult, type JobState } from "./job.ts";
+import { JobDependencies } from "./job-dependencies.ts";
 import { resolveJobIdPrefix } from "./job-prefix.ts";
 import { collectGarbage, inspectJob, listJobs, listJobsPage } from "./job-reads.ts";
 import {
@@ -38,14 +38,7 @@ import {
   readTails,
 } from "./result-builder.ts";
 import { arrayTaskEnv, retryDue } from "./retries.ts";
-import {
-  dependencyFailedNow,
-  heldChildNow,
-  parentsToLookAt,
-  type SettleDeps,
-  settleRetried,
-  slurmWaitsNow,
-} from "./retry-dependents.ts";
+import { heldChildNow, parentsToLookAt, type SettleDeps, settleRetried } from "./retry-dependents.ts";
 import type { ServiceCore, ServiceSettings } from "./service-deps.ts";
 import type {
   CancelResponse,
@@ -83,21 +76,19 @@ export type { ServiceSettings };
 export class JobService implements JobServiceApi {
   private readonly unreachable = new Map<string, string>();
   private readonly notices = new Set<string>();
-  /** Held Slurm children whose dependency this process moved, and to what (redepend). */
-  private readonly redepended = new Map<string, string>();
-  /** Held Slurm children this process released (heldChildNow; once is enough). */
-  private readonly released = new Set<string>();
   /** Retried jobs whose `final` record this process wrote (retry-dependents.ts). */
   private readonly settle: SettleDeps = {
     backendFor: (job) => this.backendFor(job),
     settled: new Set(),
-    wakeHeld: (parent) => this.wakeHeld(parent),
+    wakeHeld: (parent) => this.dependencies.wakeHeld(parent),
   };
   /** What the use-case modules (job-reads, log-read, log-follow, completions) get: never handed to a surface. */
   private readonly core: ServiceCore;
   /** Job arrays: each task a job of this service (array-service.ts). */
   readonly arrays: ArrayService;
   private readonly retries: RetryDeps;
+  /** --after: the launch's plan and the held children of parents with retries (job-dependencies.ts). */
+  private readonly dependencies: JobDependencies;
   constructor(
     private readonly store: JobStore,
     private readonly backends: Partial<Record<Job["backend"] | "awaitless08", Backend>>,
@@ -115,6 +106,11 @@ export class JobService implements JobServiceApi {
       displayRedactor: (job) => this.displayRedactor(job),
       unreachableReason: (id) => this.unreachable.get(id),
     };
+    this.dependencies = new JobDependencies({
+      store,
+      backendFor: (job) => this.backendFor(job),
+      refresh: (id) => this.refresh(id),
+    });
     this.arrays = new ArrayService(store, this, {
       backend: settings.defaultBackend,
       host: settings.defaultHost,
@@ -137,63 +133,9 @@ export class JobService implements JobServiceApi {
           { admission: admissionFor(this.store, spec, this.backendFor(job)), after: undefined },
           false,
         ).catch(() => undefined);
-        // A Slurm attempt is a new Slurm job: the held children's afterok moves to it.
-        if (job.backend !== "slurm") return;
-        for (const d of this.store.dependentsOf(job.job_id)) {
-          const child = this.store.get(d.job_id);
-          if (child && parentsToLookAt(child, (id) => this.store.get(id) ?? undefined).length > 0)
-            await this.redepend(child);
-        }
+        await this.dependencies.redependChildren(job);
       },
     };
-  }
-
-  /**
-   * What an observation of `job` must know: it waits for a parent with retries and no parent has failed its condition,
-   * so Slurm's "never satisfied" names an earlier attempt (or a view older than the move to the current one).
-   */
-  private lookOf(job: StoredJob): { parentMayRetry?: boolean } {
-    const get = (id: string) => this.store.get(id) ?? undefined;
-    const retried = parentsToLookAt(job, get).length > 0;
-    return retried && !dependencyFailedNow(job, get) ? { parentMayRetry: true } : {};
-  }
-
-  /** Points a held Slurm child's native dependency at its parents' current Slurm jobs (slurmWaitsNow). */
-  private async redepend(child: StoredJob): Promise<void> {
-    const backend = this.backendFor(child);
-    const waits = slurmWaitsNow(child, (id) => this.store.get(id) ?? undefined);
-    if (!backend.redepend || !waits) return;
-    // Once per dependency and process: a poll round's view may show "never satisfied" a while after the move.
-    const key = waits.map((w) => `${w.on}:${w.scheduler_id}`).join(",");
-    if (this.redepended.get(child.job_id) === key) return;
-    try {
-      await backend.redepend(child, waits);
-      this.redepended.set(child.job_id, key);
-    } catch {
-      // the next look at the child tries again
-    }
-  }
-
-  /** A Slurm parent with retries ended: its held children are released or ended now, not at their next reader. */
-  private async wakeHeld(parent: Job): Promise<void> {
-    const get = (id: string) => this.store.get(id) ?? undefined;
-    for (const d of this.store.dependentsOf(parent.job_id)) {
-      const child = this.store.get(d.job_id);
-      const now = child ? heldChildNow(child, get) : null;
-      if (now === "release" || now === "failed") await this.refresh(d.job_id).catch(() => undefined);
-    }
-  }
-
-  /** Releases a held Slurm child whose parents with retries all ended as its conditions ask (heldChildNow). */
-  private async releaseHeld(child: StoredJob): Promise<void> {
-    const backend = this.backendFor(child);
-    if (!backend.release || this.released.has(child.job_id)) return;
-    try {
-      await backend.release(child);
-      this.released.add(child.job_id);
-    } catch {
-      // the next look at the child tries again
-    }
   }
 
   private backendFor(job: Pick<Job, "backend"> & { backend_id?: Job["backend_id"] }): Backend {
@@ -259,7 +201,7 @@ export class JobService implements JobServiceApi {
     const refusal =
       v.spec.host === null ? undefined : this.settings.refuseHost?.(v.spec.host, v.spec.backend);
     if (refusal) throw refusal;
-    const plan = await this.dependencyPlan(v);
+    const plan = await this.dependencies.plan(v);
     // an array's one sbatch --array is not held for a :failed/:any parent with retries (heldOn): refused, not run early
     const held = plan?.waits.find((w) => w.hold);
     if (held) {
@@ -293,7 +235,7 @@ export class JobService implements JobServiceApi {
     const backend = this.backendFor(v.spec);
     // A queued job waits on its target for a slot: it is `queued` until its command starts.
     const admission = admissionFor(this.store, v.spec, backend);
-    const after = await this.dependencyPlan(v);
+    const after = await this.dependencies.plan(v);
     const jobId = newJobId();
     const res = this.store.reserve(
       {
@@ -383,7 +325,7 @@ export class JobService implements JobServiceApi {
         "run the array on this machine or an SSH host",
       );
     // the parents once for every task (the same launch): resolved IDs in each task's spec and fingerprint
-    const after = await this.dependencyPlan(v0);
+    const after = await this.dependencies.plan(v0);
     if (after) {
       for (const v of vs) {
         v.spec = { ...v.spec, after: v0.spec.after! };
@@ -495,26 +437,6 @@ export class JobService implements JobServiceApi {
     for (const j of asked)
       await this.wait(j.job_id, { timeoutMs: Math.max(0, deadline - Date.now()), untracked: true });
     return asked.length;
-  }
-
-  /**
-   * The launch's dependencies: prefixes resolved to full IDs (the spec and its fingerprint then name them), each
-   * parent refreshed and checked for the same target; undefined when the job has none.
-   */
-  private async dependencyPlan(v: ValidatedLaunch): Promise<DependencyPlan | undefined> {
-    const deps = v.spec.after;
-    if (!deps || deps.length === 0) return undefined;
-    const resolved = deps.map((d) => ({ ...d, job_id: resolveJobIdPrefix(this.store, d.job_id) }));
-    v.spec = { ...v.spec, after: resolved };
-    v.fingerprint = sha256Hex(canonicalJson(v.spec));
-    const parents: StoredJob[] = [];
-    for (const d of resolved) {
-      const p = this.store.get(d.job_id);
-      // Only a parent on this job's target is looked at; planDependencies refuses the others.
-      const same = p && p.backend === v.spec.backend && p.host === v.spec.host;
-      if (p) parents.push(same ? await this.refresh(d.job_id) : p);
-    }
-    return planDependencies(v.spec, parents, (id) => this.store.attempts(id));
   }
 
   private async endDependencyFailed(job: StoredJob, dependency: string): Promise<SubmitResponse> {
@@ -723,7 +645,7 @@ export class JobService implements JobServiceApi {
   /** A queued job whose wrapper has not yet taken its place in line, or was just admitted (about to start). */
   private async admissionPending(job: StoredJob): Promise<boolean> {
     if (job.state !== "queued" || (job.spec.queue === null && !job.spec.resources)) return false;
-    const q = (await this.backendFor(job).observe(job, this.lookOf(job))).queued;
+    const q = (await this.backendFor(job).observe(job, this.dependencies.lookOf(job))).queued;
     return q === undefined || q.admitted;
   }
 
@@ -796,8 +718,8 @@ export class JobService implements JobServiceApi {
       await settleRetried(this.settle, now);
     }
     const held = heldChildNow(job, (id) => this.store.get(id) ?? undefined);
-    if (held === "release") await this.releaseHeld(job);
-    const parentMayRetry = this.lookOf(job).parentMayRetry === true;
+    if (held === "release") await this.dependencies.releaseHeld(job);
+    const parentMayRetry = this.dependencies.lookOf(job).parentMayRetry === true;
     if (awaitingAttempt(job)) {
       // A retry's next attempt: ended if cancelled first, launched once its backoff passed, else nothing to observe.
       if (job.cancel_requested_at !== null && !job.launcher) return await this.endCancelledBeforeLaunch(job);
@@ -813,7 +735,7 @@ export class JobService implements JobServiceApi {
     else this.unreachable.delete(jobId);
     // Slurm found the child's dependency never satisfied by a parent's earlier attempt: point it at the current one
     // (repairs a retry launch whose client died before moving it).
-    if (parentMayRetry && obs.scheduler?.dependency_never_satisfied) await this.redepend(job);
+    if (parentMayRetry && obs.scheduler?.dependency_never_satisfied) await this.dependencies.redepend(job);
     const d = decide(job, obs, {
       nowMs: Date.now(),
       launchGraceSeconds: this.settings.launchGraceSeconds,
@@ -929,7 +851,7 @@ export class JobService implements JobServiceApi {
       const quiet =
         evented === true &&
         before === `${job.state} ${job.status_message}` &&
-        parentsToLookAt(job, (id) => this.store.get(id) ?? undefined).length === 0;
+        !this.dependencies.waitsOnRetried(job);
       quietMs = quiet
         ? Math.min(quietMs * 2, Math.max(this.settings.pollIntervalMs, QUIET_POLL_MAX_MS))
         : this.settings.pollIntervalMs;
@@ -1044,7 +966,7 @@ export class JobService implements JobServiceApi {
     if (st.next_attempt_at) return st.status_message!;
     if (job.state === "queued" && job.status_message) return `${job.status_message}, for ${elapsed}`;
     if (job.state === "starting" || job.state === "queued") return `${job.state} for ${elapsed}`;
-    const obs = await this.backendFor(job).observe(job, this.lookOf(job));
+    const obs = await this.backendFor(job).observe(job, this.dependencies.lookOf(job));
     const last = obs.heartbeat
       ? Math.max(0, (Date.now() - Date.parse(obs.heartbeat.last_change_at)) / 1000)
       : null;
@@ -1058,7 +980,7 @@ export class JobService implements JobServiceApi {
     const unreachable = this.unreachable.get(jobId);
     if (unreachable) return { ...st, host_unreachable: unreachable };
     if (!isTerminal(job.state) && job.state !== "starting") {
-      const obs = await this.backendFor(job).observe(job, this.lookOf(job));
+      const obs = await this.backendFor(job).observe(job, this.dependencies.lookOf(job));
       if (obs.heartbeat) {
         st.stdout_bytes = obs.heartbeat.stdout_bytes;
         st.stderr_bytes = obs.heartbeat.stderr_bytes;
