@@ -3,13 +3,19 @@
 import { dirname, join } from "node:path";
 import { arrayOfQueue, refuseArrayQueueCreate } from "./array-queues.ts";
 import { ArrayService } from "./array-service.ts";
-import { type Backend, isLeftoverStop, type LaunchInput } from "./backend.ts";
+import { type Backend, isLeftoverStop } from "./backend.ts";
 import { canonicalJson, sha256Hex } from "./canonical-json.ts";
 import { completions as completionsFeed } from "./completions.ts";
 import { AwaitlessError, hint, invalid } from "./errors.ts";
 import { isJobId, JOB_ID_08_RE, newJobId } from "./ids.ts";
 import { isTerminal, type Job, type JobResult, type JobState } from "./job.ts";
 import { JobDependencies } from "./job-dependencies.ts";
+import {
+  endCancelledBeforeLaunch,
+  endDependencyFailed,
+  finishWithError,
+  launchReserved,
+} from "./job-launch.ts";
 import { resolveJobIdPrefix } from "./job-prefix.ts";
 import { collectGarbage, inspectJob, listJobs, listJobsPage } from "./job-reads.ts";
 import {
@@ -24,19 +30,14 @@ import { formatDuration, jobStatus } from "./job-status.ts";
 import { type JobStore, nowIso, type StoredJob } from "./job-store.ts";
 import { launchAbandoned } from "./launch-owner.ts";
 import { type ValidatedLaunch, validateLaunch } from "./launch-request.ts";
+import { type LifecycleDeps, noteNoSpace, recorded } from "./lifecycle-deps.ts";
 import { followLogs } from "./log-follow.ts";
 import { readLogs } from "./log-read.ts";
 import { admissionFor, listQueues } from "./queue-service.ts";
 import { createQueue, targetOf } from "./queue-store.ts";
-import { decide, dependencyFailed } from "./reconcile.ts";
+import { decide } from "./reconcile.ts";
 import { Redactor, shapeRedactor } from "./redact.ts";
-import {
-  buildResult,
-  cancelledBeforeLaunchResult,
-  dependencyFailedResult,
-  launchFailedResult,
-  readTails,
-} from "./result-builder.ts";
+import { buildResult, readTails } from "./result-builder.ts";
 import { arrayTaskEnv, retryDue } from "./retries.ts";
 import { heldChildNow, parentsToLookAt, type SettleDeps, settleRetried } from "./retry-dependents.ts";
 import type { ServiceCore, ServiceSettings } from "./service-deps.ts";
@@ -60,8 +61,8 @@ import type {
   WaitOptions,
   WaitResponse,
 } from "./service-types.ts";
-import { describeFree, isNoSpace, noSpaceFromErrno } from "./store-errors.ts";
-import { observedActive, observedTerminal, reserveNotice, storeNotice } from "./unsealed.ts";
+import { describeFree, isNoSpace } from "./store-errors.ts";
+import { observedActive, observedTerminal, reserveNotice } from "./unsealed.ts";
 
 function nextAttemptOf(job: StoredJob): { next_attempt_at?: string } {
   const r = retryWait(job);
@@ -84,6 +85,8 @@ export class JobService implements JobServiceApi {
   };
   /** What the use-case modules (job-reads, log-read, log-follow, completions) get: never handed to a surface. */
   private readonly core: ServiceCore;
+  /** What the lifecycle modules (job-launch, …) get besides: this process's memory and the retry hooks. */
+  private readonly life: LifecycleDeps;
   /** Job arrays: each task a job of this service (array-service.ts). */
   readonly arrays: ArrayService;
   private readonly retries: RetryDeps;
@@ -124,7 +127,8 @@ export class JobService implements JobServiceApi {
       launch: async (job, secretValues) => {
         const spec = job.spec;
         const taskEnv = arrayTaskEnv(job, this.store.attempts(job.job_id)[0]?.backend_id);
-        await this.launchReserved(
+        await launchReserved(
+          this.life,
           Object.keys(taskEnv).length === 0
             ? job
             : { ...job, spec: { ...spec, env: { ...spec.env, ...taskEnv } } },
@@ -135,6 +139,14 @@ export class JobService implements JobServiceApi {
         ).catch(() => undefined);
         await this.dependencies.redependChildren(job);
       },
+    };
+    this.life = {
+      ...this.core,
+      unreachable: this.unreachable,
+      notices: this.notices,
+      settle: this.settle,
+      retries: this.retries,
+      dependencies: this.dependencies,
     };
   }
 
@@ -279,7 +291,8 @@ export class JobService implements JobServiceApi {
         (await launchAbandoned(job, backend, owners)) &&
         this.store.claimLaunch(job.job_id, job.launcher, owners.self())
       ) {
-        const launched = await this.launchReserved(
+        const launched = await launchReserved(
+          this.life,
           this.store.get(job.job_id)!,
           v,
           backend,
@@ -298,8 +311,9 @@ export class JobService implements JobServiceApi {
       };
     }
     // Slurm is never asked to start a job whose dependency already failed (its afterok on an ended parent fails).
-    if (after?.failed && v.spec.backend === "slurm") return this.endDependencyFailed(res.job, after.failed);
-    const launched = await this.launchReserved(res.job, v, backend, { admission, after }, false);
+    if (after?.failed && v.spec.backend === "slurm")
+      return endDependencyFailed(this.life, res.job, after.failed);
+    const launched = await launchReserved(this.life, res.job, v, backend, { admission, after }, false);
     return { ...launched!, idempotent_replay: false };
   }
 
@@ -385,7 +399,7 @@ export class JobService implements JobServiceApi {
     if (process.env.AWAITLESS_TEST_CRASH_AFTER_RESERVE === "1") process.exit(99);
     // a parent already ended so that no task can run: every task ends dependency_failed, nothing is submitted
     if (after?.failed) {
-      for (const t of todo) await this.endDependencyFailed(t.job, after.failed);
+      for (const t of todo) await endDependencyFailed(this.life, t.job, after.failed);
       return jobs.map((j) => j.job_id);
     }
     let ids: (Job["backend_id"] | Error)[];
@@ -410,7 +424,7 @@ export class JobService implements JobServiceApi {
     if (process.env.AWAITLESS_TEST_CRASH_AFTER_LAUNCH === "1") process.exit(98);
     todo.forEach((t, n) => {
       const id = ids[n];
-      if (id instanceof Error || id === undefined || id === null) this.finishWithError(t.job, id);
+      if (id instanceof Error || id === undefined || id === null) finishWithError(this.life, t.job, id);
       else this.store.setBackendId(t.job.job_id, id);
     });
     return jobs.map((j) => j.job_id);
@@ -439,36 +453,6 @@ export class JobService implements JobServiceApi {
     return asked.length;
   }
 
-  private async endDependencyFailed(job: StoredJob, dependency: string): Promise<SubmitResponse> {
-    const d = dependencyFailed(
-      { exit_code: null, signal: null, finished_at: nowIso(), started_at: null, descendants_alive: false },
-      dependency,
-    );
-    if (d.kind !== "terminal" || !d.error) throw new Error("dependencyFailed gives a terminal decision");
-    const built = dependencyFailedResult(job, d.error);
-    this.store.transition(job.job_id, "cancelled", {
-      historyReason: "dependency_failed",
-      terminal: {
-        exit_code: null,
-        signal: null,
-        reason: "dependency_failed",
-        finished_at: built.result.finished_at,
-        stdout_bytes: 0,
-        stderr_bytes: 0,
-        result_json: built.json,
-        result_sha256: built.sha256,
-      },
-    });
-    const ended = this.getJob(job.job_id);
-    return {
-      job_id: job.job_id,
-      state: ended.state,
-      backend: ended.backend,
-      idempotent_replay: false,
-      job: await this.toStatus(ended),
-    };
-  }
-
   private async replayOf(jobId: string): Promise<SubmitResponse> {
     const job = await this.refresh(jobId);
     return {
@@ -478,175 +462,6 @@ export class JobService implements JobServiceApi {
       idempotent_replay: true,
       job: await this.toStatus(job),
     };
-  }
-
-  /**
-   * Starts the wrapper of a reserved job and waits briefly for it to start. A failed launch fails the job — except
-   * when a resumed launch finds another launch of the same job got there first (SSH: its directory exists): then
-   * nothing is decided here (null) and the reconciler follows that other launch.
-   */
-  private async launchReserved(
-    job: StoredJob,
-    v: ValidatedLaunch,
-    backend: Backend,
-    holds: { admission: LaunchInput["admission"]; after: LaunchInput["after"] },
-    resumed: boolean,
-  ): Promise<Omit<SubmitResponse, "idempotent_replay"> | null> {
-    const s = this.settings;
-    if (process.env.AWAITLESS_TEST_CRASH_AFTER_RESERVE === "1") process.exit(99);
-    let launched = false;
-    try {
-      const backendId = await backend.launch({
-        job,
-        secretValues: v.secretValues,
-        graceSeconds: s.graceSeconds,
-        logCapBytes: s.logCapBytes,
-        ...(holds.admission ? { admission: holds.admission } : {}),
-        ...(holds.after ? { after: holds.after } : {}),
-      });
-      launched = true;
-      if (process.env.AWAITLESS_TEST_CRASH_AFTER_LAUNCH === "1") process.exit(98);
-      // The wrapper's `started` record names its pid too: on a full store the job is still found and reconciled.
-      this.recorded(
-        () => {
-          this.store.setBackendId(job.job_id, backendId);
-          return job;
-        },
-        () => job,
-      );
-    } catch (e) {
-      if (resumed && e instanceof AwaitlessError && e.details.job_dir_exists === true) return null;
-      if (!launched && isNoSpace(e)) {
-        await this.undoLaunch(job);
-        throw noSpaceFromErrno(e) ?? e;
-      }
-      if (await this.retryLaunchFailure(job, e)) {
-        const queued = await this.refresh(job.job_id);
-        return {
-          job_id: job.job_id,
-          state: queued.state,
-          backend: queued.backend,
-          job: await this.toStatus(queued),
-        };
-      }
-      this.finishWithError(job, e);
-      await settleRetried(this.settle, this.getJob(job.job_id));
-      throw e;
-    }
-    const started = await this.waitForStart(job.job_id);
-    return {
-      job_id: job.job_id,
-      state: started.state,
-      backend: started.backend,
-      job: await this.toStatus(started),
-    };
-  }
-
-  /**
-   * A launch that found no space before any wrapper started: its files and its row are removed, so nothing is left
-   * half-made and its client_request_id stays free for the retry. When even that cannot be written, the row is
-   * marked failed, or, on a store too full for either, left `starting`: reconcile makes it lost after the grace.
-   */
-  private async undoLaunch(job: StoredJob): Promise<void> {
-    await this.backendFor(job)
-      .remove(job)
-      .catch(() => undefined);
-    try {
-      this.store.deleteUnlaunched(job.job_id);
-    } catch {
-      try {
-        this.finishWithError(job, new Error("no space left to launch the job"));
-      } catch {
-        // the store is full: reconcile rule 6 ends the row
-      }
-    }
-  }
-
-  /** A failed launch of a job that retries infrastructure faults: that attempt is kept and the next one reserved. */
-  private async retryLaunchFailure(job: StoredJob, e: unknown): Promise<boolean> {
-    if (!job.spec.retry) return false;
-    const message = e instanceof Error ? e.message : String(e);
-    const built = launchFailedResult(
-      job,
-      message,
-      e instanceof AwaitlessError ? e.hint : "check the message and retry",
-    );
-    const r = built.result;
-    const d = {
-      kind: "terminal" as const,
-      to: "failed" as const,
-      exit_code: null,
-      signal: null,
-      reason: "launch_failed",
-      finished_at: r.finished_at,
-      started_at: null,
-      descendants_alive: false,
-      error: r.error,
-    };
-    const current = this.store.get(job.job_id);
-    if (!current || !retryDue(current, d)) return false;
-    return (await beginRetry(this.retries, current, d, built)) === "reserved";
-  }
-
-  /** A retried job cancelled before its next attempt was launched: it ends now, that attempt never runs. */
-  private async endCancelledBeforeLaunch(job: StoredJob): Promise<StoredJob> {
-    const built = cancelledBeforeLaunchResult(job);
-    const ended = this.store.transition(job.job_id, "cancelled", {
-      historyReason: "cancelled",
-      terminal: {
-        exit_code: null,
-        signal: null,
-        reason: "cancelled",
-        finished_at: built.result.finished_at,
-        stdout_bytes: 0,
-        stderr_bytes: 0,
-        result_json: built.json,
-        result_sha256: built.sha256,
-      },
-    }).job;
-    await settleRetried(this.settle, ended);
-    return ended;
-  }
-
-  /** A launch that failed before the wrapper ran: the job is failed with stage launch_failed, never left dangling. */
-  private finishWithError(job: StoredJob, e: unknown): void {
-    if (e === undefined || e === null) e = new Error("the backend gave no identity for the job");
-    const message = e instanceof Error ? e.message : String(e);
-    const built = launchFailedResult(
-      job,
-      message,
-      e instanceof AwaitlessError ? e.hint : "check the message and retry",
-    );
-    this.store.transition(job.job_id, "failed", {
-      historyReason: "launch_failed",
-      terminal: {
-        exit_code: null,
-        signal: null,
-        reason: "launch_failed",
-        finished_at: built.result.finished_at,
-        stdout_bytes: 0,
-        stderr_bytes: 0,
-        result_json: built.json,
-        result_sha256: built.sha256,
-      },
-    });
-  }
-
-  private async waitForStart(jobId: string): Promise<StoredJob> {
-    const deadline = Date.now() + this.settings.startWaitMs;
-    let job = await this.refresh(jobId);
-    while ((job.state === "starting" || (await this.admissionPending(job))) && Date.now() < deadline) {
-      await this.backendFor(job).waitForChange(job, Math.min(50, deadline - Date.now()));
-      job = await this.refresh(jobId);
-    }
-    return job;
-  }
-
-  /** A queued job whose wrapper has not yet taken its place in line, or was just admitted (about to start). */
-  private async admissionPending(job: StoredJob): Promise<boolean> {
-    if (job.state !== "queued" || (job.spec.queue === null && !job.spec.resources)) return false;
-    const q = (await this.backendFor(job).observe(job, this.dependencies.lookOf(job))).queued;
-    return q === undefined || q.admitted;
   }
 
   /** Is this job waiting in line for its queue or resources? */
@@ -692,19 +507,6 @@ export class JobService implements JobServiceApi {
     return all;
   }
 
-  /** A store write; on a full disk, says why (storeNotices) and reports `observed` instead, stored later. */
-  private recorded(write: () => StoredJob, observed: () => StoredJob): StoredJob {
-    try {
-      return write();
-    } catch (e) {
-      if (!isNoSpace(e)) throw e;
-      this.notices.add(
-        storeNotice(this.store.path, `no space left: ${describeFree(dirname(this.store.path))}`),
-      );
-      return observed();
-    }
-  }
-
   /** Observes the job's wrapper and applies the reconcile rules; returns the job as stored afterwards. */
   async refresh(jobId: string): Promise<StoredJob> {
     const job = this.getJob(jobId);
@@ -722,7 +524,8 @@ export class JobService implements JobServiceApi {
     const parentMayRetry = this.dependencies.lookOf(job).parentMayRetry === true;
     if (awaitingAttempt(job)) {
       // A retry's next attempt: ended if cancelled first, launched once its backoff passed, else nothing to observe.
-      if (job.cancel_requested_at !== null && !job.launcher) return await this.endCancelledBeforeLaunch(job);
+      if (job.cancel_requested_at !== null && !job.launcher)
+        return await endCancelledBeforeLaunch(this.life, job);
       if (await launchDueAttempt(this.retries, job)) return this.getJob(jobId);
       if (!job.launcher) return job;
     }
@@ -744,7 +547,8 @@ export class JobService implements JobServiceApi {
     if (d.kind === "none") return job;
     if (d.kind === "unreachable") {
       if (job.status_message === d.message) return job;
-      return this.recorded(
+      return recorded(
+        this.life,
         () => {
           this.store.setStatusMessage(jobId, d.message);
           return this.store.get(jobId)!;
@@ -755,7 +559,8 @@ export class JobService implements JobServiceApi {
     if (d.kind === "active") {
       if (d.to === job.state) {
         if (d.status_message === job.status_message) return job;
-        return this.recorded(
+        return recorded(
+          this.life,
           () => {
             this.store.setStatusMessage(jobId, d.status_message);
             return this.store.get(jobId)!;
@@ -764,7 +569,8 @@ export class JobService implements JobServiceApi {
         );
       }
       const patch = d.started_at ? { started_at: d.started_at } : {};
-      return this.recorded(
+      return recorded(
+        this.life,
         () =>
           this.store.transition(jobId, d.to, {
             ...patch,
@@ -793,7 +599,8 @@ export class JobService implements JobServiceApi {
       if (begun !== "refused") return this.refresh(jobId);
     }
     // The exit record stays on disk: when the store is full the result is reported now and sealed by a later reader.
-    const ended = this.recorded(
+    const ended = recorded(
+      this.life,
       () =>
         this.store.transition(jobId, d.to, {
           ...(d.started_at ? { started_at: d.started_at } : {}),
@@ -866,9 +673,7 @@ export class JobService implements JobServiceApi {
       this.store.addWaited(jobId, ms);
     } catch (e) {
       if (!isNoSpace(e)) throw e;
-      this.notices.add(
-        storeNotice(this.store.path, `no space left: ${describeFree(dirname(this.store.path))}`),
-      );
+      noteNoSpace(this.life);
     }
   }
 
@@ -1040,7 +845,7 @@ export class JobService implements JobServiceApi {
     }
     job = this.getJob(jobId);
     if (awaitingAttempt(job) && !job.launcher) {
-      job = await this.endCancelledBeforeLaunch(job);
+      job = await endCancelledBeforeLaunch(this.life, job);
       return {
         job_id: jobId,
         job_state: job.state,
