@@ -18,28 +18,21 @@ import {
 } from "./job-launch.ts";
 import { resolveJobIdPrefix } from "./job-prefix.ts";
 import { collectGarbage, inspectJob, listJobs, listJobsPage } from "./job-reads.ts";
-import {
-  awaitingAttempt,
-  beginRetry,
-  launchDueAttempt,
-  msUntilAttempt,
-  type RetryDeps,
-  retryWait,
-} from "./job-retry.ts";
+import { refreshJob } from "./job-refresh.ts";
+import { awaitingAttempt, msUntilAttempt, type RetryDeps, retryWait } from "./job-retry.ts";
 import { formatDuration, jobStatus } from "./job-status.ts";
 import { type JobStore, nowIso, type StoredJob } from "./job-store.ts";
 import { launchAbandoned } from "./launch-owner.ts";
 import { type ValidatedLaunch, validateLaunch } from "./launch-request.ts";
-import { type LifecycleDeps, noteNoSpace, recorded } from "./lifecycle-deps.ts";
+import { type LifecycleDeps, noteNoSpace } from "./lifecycle-deps.ts";
 import { followLogs } from "./log-follow.ts";
 import { readLogs } from "./log-read.ts";
 import { admissionFor, listQueues } from "./queue-service.ts";
 import { createQueue, targetOf } from "./queue-store.ts";
-import { decide } from "./reconcile.ts";
 import { Redactor, shapeRedactor } from "./redact.ts";
-import { buildResult, readTails } from "./result-builder.ts";
-import { arrayTaskEnv, retryDue } from "./retries.ts";
-import { heldChildNow, parentsToLookAt, type SettleDeps, settleRetried } from "./retry-dependents.ts";
+import { readTails } from "./result-builder.ts";
+import { arrayTaskEnv } from "./retries.ts";
+import type { SettleDeps } from "./retry-dependents.ts";
 import type { ServiceCore, ServiceSettings } from "./service-deps.ts";
 import type {
   CancelResponse,
@@ -62,7 +55,7 @@ import type {
   WaitResponse,
 } from "./service-types.ts";
 import { describeFree, isNoSpace } from "./store-errors.ts";
-import { observedActive, observedTerminal, reserveNotice } from "./unsealed.ts";
+import { reserveNotice } from "./unsealed.ts";
 
 function nextAttemptOf(job: StoredJob): { next_attempt_at?: string } {
   const r = retryWait(job);
@@ -508,120 +501,8 @@ export class JobService implements JobServiceApi {
   }
 
   /** Observes the job's wrapper and applies the reconcile rules; returns the job as stored afterwards. */
-  async refresh(jobId: string): Promise<StoredJob> {
-    const job = this.getJob(jobId);
-    if (isTerminal(job.state)) {
-      this.unreachable.delete(jobId);
-      return job;
-    }
-    // A child held on its target for a parent with retries: that parent's next attempt, or its end, needs a reader.
-    for (const parent of parentsToLookAt(job, (id) => this.store.get(id) ?? undefined)) {
-      const now = isTerminal(parent.state) ? parent : await this.refresh(parent.job_id);
-      await settleRetried(this.settle, now);
-    }
-    const held = heldChildNow(job, (id) => this.store.get(id) ?? undefined);
-    if (held === "release") await this.dependencies.releaseHeld(job);
-    const parentMayRetry = this.dependencies.lookOf(job).parentMayRetry === true;
-    if (awaitingAttempt(job)) {
-      // A retry's next attempt: ended if cancelled first, launched once its backoff passed, else nothing to observe.
-      if (job.cancel_requested_at !== null && !job.launcher)
-        return await endCancelledBeforeLaunch(this.life, job);
-      if (await launchDueAttempt(this.retries, job)) return this.getJob(jobId);
-      if (!job.launcher) return job;
-    }
-    const backend = this.backendFor(job);
-    const obs = await backend.observe(job, {
-      ...(parentMayRetry ? { parentMayRetry } : {}),
-      ...(held === "failed" ? { heldFailed: true } : {}),
-    });
-    if (obs.unreachable) this.unreachable.set(jobId, obs.unreachable);
-    else this.unreachable.delete(jobId);
-    // Slurm found the child's dependency never satisfied by a parent's earlier attempt: point it at the current one
-    // (repairs a retry launch whose client died before moving it).
-    if (parentMayRetry && obs.scheduler?.dependency_never_satisfied) await this.dependencies.redepend(job);
-    const d = decide(job, obs, {
-      nowMs: Date.now(),
-      launchGraceSeconds: this.settings.launchGraceSeconds,
-      parentMayRetry,
-    });
-    if (d.kind === "none") return job;
-    if (d.kind === "unreachable") {
-      if (job.status_message === d.message) return job;
-      return recorded(
-        this.life,
-        () => {
-          this.store.setStatusMessage(jobId, d.message);
-          return this.store.get(jobId)!;
-        },
-        () => observedActive(job, job.state, d.message),
-      );
-    }
-    if (d.kind === "active") {
-      if (d.to === job.state) {
-        if (d.status_message === job.status_message) return job;
-        return recorded(
-          this.life,
-          () => {
-            this.store.setStatusMessage(jobId, d.status_message);
-            return this.store.get(jobId)!;
-          },
-          () => observedActive(job, job.state, d.status_message),
-        );
-      }
-      const patch = d.started_at ? { started_at: d.started_at } : {};
-      return recorded(
-        this.life,
-        () =>
-          this.store.transition(jobId, d.to, {
-            ...patch,
-            status_message: d.status_message,
-            historyReason:
-              d.to === "stalled"
-                ? "no output"
-                : d.to === "running"
-                  ? job.state === "stalled"
-                    ? "output resumed"
-                    : "started"
-                  : null,
-          }).job,
-        () => observedActive(job, d.to, d.status_message, d.started_at),
-      );
-    }
-    const built = await buildResult(
-      backend,
-      job,
-      d,
-      this.settings.maxReturnBytes,
-      this.settings.logTailLines,
-    );
-    if (retryDue(job, d)) {
-      const begun = await beginRetry(this.retries, job, d, built);
-      if (begun !== "refused") return this.refresh(jobId);
-    }
-    // The exit record stays on disk: when the store is full the result is reported now and sealed by a later reader.
-    const ended = recorded(
-      this.life,
-      () =>
-        this.store.transition(jobId, d.to, {
-          ...(d.started_at ? { started_at: d.started_at } : {}),
-          historyReason: d.reason ?? d.to,
-          terminal: {
-            exit_code: d.exit_code,
-            signal: d.signal,
-            reason: d.reason,
-            finished_at: d.finished_at,
-            stdout_bytes: built.stdoutBytes,
-            stderr_bytes: built.stderrBytes,
-            result_json: built.json,
-            result_sha256: built.sha256,
-          },
-        }).job,
-      () => observedTerminal(job, d, built),
-    );
-    // Only an end the store holds is told to the dependents (a full store's observed end is not yet the job's).
-    const stored = this.store.get(jobId);
-    if (stored && isTerminal(stored.state)) await settleRetried(this.settle, stored);
-    return ended;
+  refresh(jobId: string): Promise<StoredJob> {
+    return refreshJob(this.life, jobId);
   }
 
   private resultOf(job: StoredJob): JobResult | undefined {
