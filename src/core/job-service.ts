@@ -19,18 +19,18 @@ import {
 import { resolveJobIdPrefix } from "./job-prefix.ts";
 import { collectGarbage, inspectJob, listJobs, listJobsPage } from "./job-reads.ts";
 import { refreshJob } from "./job-refresh.ts";
-import { awaitingAttempt, msUntilAttempt, type RetryDeps, retryWait } from "./job-retry.ts";
-import { formatDuration, jobStatus } from "./job-status.ts";
+import { awaitingAttempt, type RetryDeps } from "./job-retry.ts";
+import { jobStatus } from "./job-status.ts";
 import { type JobStore, nowIso, type StoredJob } from "./job-store.ts";
+import { runJob, waitFor, waitForAnyChange } from "./job-wait.ts";
 import { launchAbandoned } from "./launch-owner.ts";
 import { type ValidatedLaunch, validateLaunch } from "./launch-request.ts";
-import { type LifecycleDeps, noteNoSpace } from "./lifecycle-deps.ts";
+import type { LifecycleDeps } from "./lifecycle-deps.ts";
 import { followLogs } from "./log-follow.ts";
 import { readLogs } from "./log-read.ts";
 import { admissionFor, listQueues } from "./queue-service.ts";
 import { createQueue, targetOf } from "./queue-store.ts";
 import { Redactor, shapeRedactor } from "./redact.ts";
-import { readTails } from "./result-builder.ts";
 import { arrayTaskEnv } from "./retries.ts";
 import type { SettleDeps } from "./retry-dependents.ts";
 import type { ServiceCore, ServiceSettings } from "./service-deps.ts";
@@ -54,17 +54,10 @@ import type {
   WaitOptions,
   WaitResponse,
 } from "./service-types.ts";
-import { describeFree, isNoSpace } from "./store-errors.ts";
+import { describeFree } from "./store-errors.ts";
 import { reserveNotice } from "./unsealed.ts";
 
-function nextAttemptOf(job: StoredJob): { next_attempt_at?: string } {
-  const r = retryWait(job);
-  return r ? { next_attempt_at: r.at } : {};
-}
-
-/** Longest gap between re-reads of a waited-on job whose files are watched by events and that does not change. */
-export const QUIET_POLL_MAX_MS = 10_000;
-
+export { QUIET_POLL_MAX_MS } from "./job-wait.ts";
 export type { ServiceSettings };
 
 export class JobService implements JobServiceApi {
@@ -457,14 +450,6 @@ export class JobService implements JobServiceApi {
     };
   }
 
-  /** Is this job waiting in line for its queue or resources? */
-  private isWaitingInLine(job: StoredJob): boolean {
-    return (
-      job.state === "queued" &&
-      (job.spec.queue !== null || job.spec.resources !== undefined || job.spec.after !== undefined)
-    );
-  }
-
   async createQueue(name: string, concurrency: number, host?: string): Promise<QueueCreated> {
     refuseArrayQueueCreate(name);
     if (host && this.settings.hostBackends?.[host] === "slurm") {
@@ -507,157 +492,6 @@ export class JobService implements JobServiceApi {
 
   private resultOf(job: StoredJob): JobResult | undefined {
     return job.result_json ? (JSON.parse(job.result_json) as JobResult) : undefined;
-  }
-
-  async wait(jobId: string, opts: WaitOptions): Promise<WaitResponse> {
-    const start = Date.now();
-    const deadline = opts.timeoutMs === null ? Number.POSITIVE_INFINITY : start + opts.timeoutMs;
-    const progressEvery = opts.progressIntervalMs ?? 10_000;
-    let nextProgress = start + progressEvery;
-    let job = await this.refresh(jobId);
-    let quietMs = this.settings.pollIntervalMs;
-    // A wait on a finished job holds nothing: its answer (waited_seconds included) replays byte-identically.
-    const held = !isTerminal(job.state);
-    while (!isTerminal(job.state)) {
-      const now = Date.now();
-      if (now >= deadline || opts.signal?.aborted) break;
-      if (opts.onProgress && now >= nextProgress) {
-        opts.onProgress(await this.progressMessage(job));
-        nextProgress = now + progressEvery;
-      }
-      const slice = Math.min(quietMs, deadline - now, opts.onProgress ? nextProgress - now : Infinity);
-      const evented =
-        awaitingAttempt(job) && !job.launcher
-          ? await sleepFor(Math.max(1, Math.min(slice, msUntilAttempt(job))), opts.signal)
-          : await this.backendFor(job).waitForChange(job, Math.max(1, slice), opts.signal);
-      const before = `${job.state} ${job.status_message}`;
-      job = await this.refresh(jobId);
-      // With file events a start, exit or cancel ends the wait at once; re-reading a job where nothing happened
-      // only catches what no file shows (a killed wrapper), so those re-reads back off (MCP servers hold many waits).
-      // A child held for a parent with retries is not quiet: its reader makes that parent's attempts (whose files
-      // are not the child's) and settles its end.
-      const quiet =
-        evented === true &&
-        before === `${job.state} ${job.status_message}` &&
-        !this.dependencies.waitsOnRetried(job);
-      quietMs = quiet
-        ? Math.min(quietMs * 2, Math.max(this.settings.pollIntervalMs, QUIET_POLL_MAX_MS))
-        : this.settings.pollIntervalMs;
-    }
-    if (held && !opts.untracked) this.recordWaited(jobId, Date.now() - start);
-    return this.waitResponse(job);
-  }
-
-  /** Adds one ended wait to the job's waited time; a full store keeps the previous total (said by storeNotices). */
-  private recordWaited(jobId: string, ms: number): void {
-    try {
-      this.store.addWaited(jobId, ms);
-    } catch (e) {
-      if (!isNoSpace(e)) throw e;
-      noteNoSpace(this.life);
-    }
-  }
-
-  /** The flat wait-like answer (PROTOCOL.md "Waiting and delivery"): result fields and envelope side by side. */
-  private async waitResponse(job: StoredJob): Promise<WaitResponse> {
-    const waited_seconds = Math.round(this.store.waitedMs(job.job_id)) / 1000;
-    if (isTerminal(job.state)) {
-      return {
-        ...this.resultOf(job)!,
-        job_state: job.state,
-        wait_state: "complete",
-        delivery_state: "delivered",
-        waited_seconds,
-      };
-    }
-    const known = {
-      job_id: job.job_id,
-      name: job.name,
-      backend: job.backend,
-      host: job.host,
-      state: job.state,
-      created_at: job.created_at,
-      started_at: job.started_at,
-    };
-    const unreachable = this.unreachable.get(job.job_id);
-    if (unreachable) {
-      return {
-        ...known,
-        job_state: job.state,
-        wait_state: "client_timeout",
-        delivery_state: "pending",
-        waited_seconds,
-        status_message: unreachable,
-        host_unreachable: unreachable,
-      };
-    }
-    const backend = this.backendFor(job);
-    const redactor = new Redactor(Object.values(await backend.secretValues(job)));
-    const tails = await readTails(
-      backend,
-      job,
-      this.settings.maxReturnBytes,
-      redactor,
-      this.settings.logTailLines,
-    );
-    return {
-      ...known,
-      stdout_tail: tails.stdout_tail,
-      stderr_tail: tails.stderr_tail,
-      stdout_bytes: tails.stdout.totalBytes,
-      stderr_bytes: tails.stderr.totalBytes,
-      truncated: tails.truncated,
-      job_state: job.state,
-      wait_state: "client_timeout",
-      delivery_state: "pending",
-      waited_seconds,
-      status_message: await this.progressMessage(job),
-      ...nextAttemptOf(job),
-    };
-  }
-
-  async run(
-    req: LaunchRequest,
-    inlineTimeoutMs: number,
-    opts: Omit<WaitOptions, "timeoutMs"> = {},
-  ): Promise<RunResponse> {
-    const sub = await this.submit(req);
-    const subJob = this.getJob(sub.job_id);
-    if (this.isWaitingInLine(subJob)) {
-      // A busy queue: the job may wait for hours, so the caller is told at once and collects it later.
-      const w = await this.waitResponse(subJob);
-      return {
-        ...w,
-        delivery: "detached",
-        detach_reason: "queued",
-        idempotent_replay: sub.idempotent_replay,
-        ...(sub.launch_resumed ? { launch_resumed: true as const } : {}),
-      };
-    }
-    const w = await this.wait(sub.job_id, { ...opts, timeoutMs: inlineTimeoutMs });
-    const inline = w.wait_state === "complete";
-    return {
-      ...w,
-      delivery: inline ? "inline" : "detached",
-      ...(inline ? {} : { detach_reason: "inline_timeout" as const }),
-      idempotent_replay: sub.idempotent_replay,
-      ...(sub.launch_resumed ? { launch_resumed: true as const } : {}),
-    };
-  }
-
-  private async progressMessage(job: StoredJob): Promise<string> {
-    const st = await this.toStatus(job);
-    if (isTerminal(job.state)) return `${job.state}`;
-    const elapsed = formatDuration(st.elapsed_seconds ?? 0);
-    if (st.next_attempt_at) return st.status_message!;
-    if (job.state === "queued" && job.status_message) return `${job.status_message}, for ${elapsed}`;
-    if (job.state === "starting" || job.state === "queued") return `${job.state} for ${elapsed}`;
-    const obs = await this.backendFor(job).observe(job, this.dependencies.lookOf(job));
-    const last = obs.heartbeat
-      ? Math.max(0, (Date.now() - Date.parse(obs.heartbeat.last_change_at)) / 1000)
-      : null;
-    const tail = last === null ? "" : `, last output ${formatDuration(last)} ago`;
-    return `${job.state} ${elapsed}${tail}`;
   }
 
   async status(jobId: string): Promise<JobStatus> {
@@ -803,45 +637,24 @@ export class JobService implements JobServiceApi {
     return this.submit(req);
   }
 
-  async waitForAnyChange(jobIds: string[], timeoutMs: number, signal?: AbortSignal): Promise<void> {
-    const jobs = jobIds
-      .map((id) => this.store.get(id))
-      .filter((j): j is StoredJob => j != null && !isTerminal(j.state));
-    if (jobs.length === 0 || signal?.aborted) return;
-    const ctl = new AbortController();
-    const onAbort = () => ctl.abort();
-    signal?.addEventListener("abort", onAbort, { once: true });
-    try {
-      const watches = jobs.map((j) =>
-        this.backendFor(j).waitForChange(j, Math.max(1, timeoutMs), ctl.signal),
-      );
-      // A change between the caller's last read and the watches being set is seen by one re-read, not missed.
-      const before = new Map(jobs.map((j) => [j.job_id, `${j.state} ${j.status_message}`]));
-      const changed = (
-        await Promise.all(jobs.map((j) => this.refresh(j.job_id).catch(() => undefined)))
-      ).some((j) => j !== undefined && before.get(j.job_id) !== `${j.state} ${j.status_message}`);
-      if (!changed) await Promise.race(watches);
-    } finally {
-      ctl.abort();
-      signal?.removeEventListener("abort", onAbort);
-    }
+  wait(jobId: string, opts: WaitOptions): Promise<WaitResponse> {
+    return waitFor(this.life, jobId, opts);
+  }
+
+  run(
+    req: LaunchRequest,
+    inlineTimeoutMs: number,
+    opts: Omit<WaitOptions, "timeoutMs"> = {},
+  ): Promise<RunResponse> {
+    return runJob(this.life, (r) => this.submit(r), req, inlineTimeoutMs, opts);
+  }
+
+  waitForAnyChange(jobIds: string[], timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    return waitForAnyChange(this.life, jobIds, timeoutMs, signal);
   }
 
   async onTerminal(jobId: string, signal: AbortSignal): Promise<JobState> {
     const w = await this.wait(jobId, { timeoutMs: null, signal, untracked: true });
     return w.job_state;
   }
-}
-
-/** Sleeps `ms` (or until `signal` aborts); false: nothing was watched by events meanwhile. */
-function sleepFor(ms: number, signal?: AbortSignal): Promise<false> {
-  return new Promise((resolve) => {
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal?.removeEventListener("abort", done);
-      resolve(false);
-    }
-    signal?.addEventListener("abort", done, { once: true });
-  });
 }
