@@ -3,23 +3,19 @@
 import { dirname, join } from "node:path";
 import { arrayOfQueue, refuseArrayQueueCreate } from "./array-queues.ts";
 import { ArrayService } from "./array-service.ts";
-import { type Backend, isLeftoverStop } from "./backend.ts";
+import type { Backend } from "./backend.ts";
 import { canonicalJson, sha256Hex } from "./canonical-json.ts";
 import { completions as completionsFeed } from "./completions.ts";
 import { AwaitlessError, hint, invalid } from "./errors.ts";
 import { isJobId, JOB_ID_08_RE, newJobId } from "./ids.ts";
 import { isTerminal, type Job, type JobResult, type JobState } from "./job.ts";
+import { cancelJob, cancelJobs } from "./job-cancel.ts";
 import { JobDependencies } from "./job-dependencies.ts";
-import {
-  endCancelledBeforeLaunch,
-  endDependencyFailed,
-  finishWithError,
-  launchReserved,
-} from "./job-launch.ts";
+import { endDependencyFailed, finishWithError, launchReserved } from "./job-launch.ts";
 import { resolveJobIdPrefix } from "./job-prefix.ts";
 import { collectGarbage, inspectJob, listJobs, listJobsPage } from "./job-reads.ts";
 import { refreshJob } from "./job-refresh.ts";
-import { awaitingAttempt, type RetryDeps } from "./job-retry.ts";
+import type { RetryDeps } from "./job-retry.ts";
 import { jobStatus } from "./job-status.ts";
 import { type JobStore, nowIso, type StoredJob } from "./job-store.ts";
 import { runJob, waitFor, waitForAnyChange } from "./job-wait.ts";
@@ -416,29 +412,6 @@ export class JobService implements JobServiceApi {
     return jobs.map((j) => j.job_id);
   }
 
-  /**
-   * Cancels many jobs of one target at once: each one's intent persisted first, then one backend call for all
-   * (Backend.cancelMany), then a wait for each to end. Answers how many were asked to cancel.
-   */
-  async cancelMany(jobIds: string[], gracePeriodSeconds?: number): Promise<number> {
-    const grace = gracePeriodSeconds ?? this.settings.graceSeconds;
-    const asked: StoredJob[] = [];
-    for (const id of jobIds) {
-      const job = await this.refresh(id);
-      if (isTerminal(job.state) || !this.store.requestCancel(id, nowIso())) continue;
-      asked.push(this.getJob(id));
-    }
-    const first = asked[0];
-    if (!first) return 0;
-    const backend = this.backendFor(first);
-    if (backend.cancelMany) await backend.cancelMany(asked, grace);
-    else for (const j of asked) await backend.cancel(j, grace);
-    const deadline = Date.now() + (grace + 5) * 1000;
-    for (const j of asked)
-      await this.wait(j.job_id, { timeoutMs: Math.max(0, deadline - Date.now()), untracked: true });
-    return asked.length;
-  }
-
   private async replayOf(jobId: string): Promise<SubmitResponse> {
     const job = await this.refresh(jobId);
     return {
@@ -520,69 +493,16 @@ export class JobService implements JobServiceApi {
     return new Redactor(Object.values(await this.backendFor(job).secretValues(job)));
   }
 
-  async cancel(jobId: string, gracePeriodSeconds?: number): Promise<CancelResponse> {
-    const grace = gracePeriodSeconds ?? this.settings.graceSeconds;
-    if (!Number.isFinite(grace) || grace < 0)
-      throw invalid(`bad grace period ${grace}`, "give a duration ≥ 0, e.g. 10s");
-    let job = await this.refresh(jobId);
-    if (!isTerminal(job.state) && job.backend_id?.watch) {
-      throw invalid(
-        `${jobId} is run by Awaitless 0.8, which owns it; it was not cancelled`,
-        "cancel it with Awaitless 0.8; this store follows it until 0.8 records its end",
-      );
-    }
-    if (isTerminal(job.state)) {
-      // Lost with its wrapper killed, the command's group may still run: stop it (certainly this job's, or refused).
-      const backend = this.backendFor(job);
-      const leftover =
-        job.state === "lost" && job.reason === "wrapper_killed" && backend.stopLeftover
-          ? await backend.stopLeftover(job, grace)
-          : undefined;
-      return {
-        job_id: jobId,
-        job_state: job.state,
-        cancel_requested: false,
-        already_terminal: true,
-        result: this.resultOf(job)!,
-        ...(leftover ? { leftover } : {}),
-      };
-    }
-    // Intent first: once persisted, any reader that sees the command die records `cancelled`.
-    if (!this.store.requestCancel(jobId, nowIso())) {
-      job = this.getJob(jobId);
-      return {
-        job_id: jobId,
-        job_state: job.state,
-        cancel_requested: false,
-        already_terminal: true,
-        result: this.resultOf(job)!,
-      };
-    }
-    job = this.getJob(jobId);
-    if (awaitingAttempt(job) && !job.launcher) {
-      job = await endCancelledBeforeLaunch(this.life, job);
-      return {
-        job_id: jobId,
-        job_state: job.state,
-        cancel_requested: true,
-        already_terminal: false,
-        ...(job.result_json ? { result: this.resultOf(job)! } : {}),
-      };
-    }
-    const said = await this.backendFor(job).cancel(job, grace);
-    await this.wait(jobId, { timeoutMs: (grace + 5) * 1000, untracked: true });
-    job = this.getJob(jobId);
-    const result = this.resultOf(job);
-    // The wrapper died meanwhile: what the backend did about the command's group is worth saying, as for a lost job.
-    const leftover = job.state === "lost" && isLeftoverStop(said) ? said : undefined;
-    return {
-      job_id: jobId,
-      job_state: job.state,
-      cancel_requested: true,
-      already_terminal: false,
-      ...(result ? { result } : {}),
-      ...(leftover ? { leftover } : {}),
-    };
+  cancel(jobId: string, gracePeriodSeconds?: number): Promise<CancelResponse> {
+    return cancelJob(this.life, jobId, gracePeriodSeconds);
+  }
+
+  /**
+   * Cancels many jobs of one target at once: each one's intent persisted first, then one backend call for all
+   * (Backend.cancelMany), then a wait for each to end. Answers how many were asked to cancel.
+   */
+  cancelMany(jobIds: string[], gracePeriodSeconds?: number): Promise<number> {
+    return cancelJobs(this.life, jobIds, gracePeriodSeconds);
   }
 
   logs(req: LogsRequest): Promise<LogsResponse> {
