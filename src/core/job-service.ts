@@ -1,25 +1,24 @@
 // The use cases shared by CLI and MCP: submit, run, wait, status, logs, cancel, list, inspect.
 // Every read reconciles what it needs first (no daemon): observe the wrapper, apply the rules in reconcile.ts.
-import { dirname, join } from "node:path";
+import { dirname } from "node:path";
 import { arrayOfQueue, refuseArrayQueueCreate } from "./array-queues.ts";
 import { ArrayService } from "./array-service.ts";
 import type { Backend } from "./backend.ts";
-import { canonicalJson, sha256Hex } from "./canonical-json.ts";
 import { completions as completionsFeed } from "./completions.ts";
 import { AwaitlessError, hint, invalid } from "./errors.ts";
-import { isJobId, JOB_ID_08_RE, newJobId } from "./ids.ts";
+import { isJobId, JOB_ID_08_RE } from "./ids.ts";
 import { isTerminal, type Job, type JobResult, type JobState } from "./job.ts";
 import { cancelJob, cancelJobs } from "./job-cancel.ts";
 import { JobDependencies } from "./job-dependencies.ts";
-import { endDependencyFailed, finishWithError, launchReserved } from "./job-launch.ts";
+import { launchReserved } from "./job-launch.ts";
 import { resolveJobIdPrefix } from "./job-prefix.ts";
 import { collectGarbage, inspectJob, listJobs, listJobsPage } from "./job-reads.ts";
 import { refreshJob } from "./job-refresh.ts";
 import type { RetryDeps } from "./job-retry.ts";
 import { jobStatus } from "./job-status.ts";
-import { type JobStore, nowIso, type StoredJob } from "./job-store.ts";
+import type { JobStore, StoredJob } from "./job-store.ts";
+import { launchArrayTasks, refuseHost, submitValidated } from "./job-submit.ts";
 import { runJob, waitFor, waitForAnyChange } from "./job-wait.ts";
-import { launchAbandoned } from "./launch-owner.ts";
 import { type ValidatedLaunch, validateLaunch } from "./launch-request.ts";
 import type { LifecycleDeps } from "./lifecycle-deps.ts";
 import { followLogs } from "./log-follow.ts";
@@ -183,18 +182,27 @@ export class JobService implements JobServiceApi {
   }
 
   async submit(req: LaunchRequest): Promise<SubmitResponse> {
-    const s = this.settings;
     const v = this.validated(req);
-    const refusal = v.spec.host === null ? undefined : s.refuseHost?.(v.spec.host, v.spec.backend);
-    if (refusal) throw refusal;
-    return this.submitValidated(v, req);
+    refuseHost(this.life, v);
+    return submitValidated(this.life, v, req);
+  }
+
+  /**
+   * The tasks of an array in one backend submission (Backend.launchArray): every task reserved as a job first (a
+   * replayed key is that task again), then the new ones and those an earlier, dead submit left unlaunched are handed
+   * to the backend together. Answers each task's job ID, in order.
+   */
+  launchArrayTasks(
+    reqs: { req: LaunchRequest; index: number }[],
+    array: { arrayId: string; indices: readonly number[]; throttle: number },
+  ): Promise<string[]> {
+    const tasks = reqs.map((r) => ({ v: this.validated(r.req), index: r.index }));
+    return launchArrayTasks(this.life, tasks, array);
   }
 
   async checkLaunch(req: LaunchRequest): Promise<void> {
     const v = this.validated(req);
-    const refusal =
-      v.spec.host === null ? undefined : this.settings.refuseHost?.(v.spec.host, v.spec.backend);
-    if (refusal) throw refusal;
+    refuseHost(this.life, v);
     const plan = await this.dependencies.plan(v);
     // an array's one sbatch --array is not held for a :failed/:any parent with retries (heldOn): refused, not run early
     const held = plan?.waits.find((w) => w.hold);
@@ -224,205 +232,6 @@ export class JobService implements JobServiceApi {
     );
   }
 
-  private async submitValidated(v: ValidatedLaunch, req: LaunchRequest): Promise<SubmitResponse> {
-    const s = this.settings;
-    const backend = this.backendFor(v.spec);
-    // A queued job waits on its target for a slot: it is `queued` until its command starts.
-    const admission = admissionFor(this.store, v.spec, backend);
-    const after = await this.dependencies.plan(v);
-    const jobId = newJobId();
-    const res = this.store.reserve(
-      {
-        job_id: jobId,
-        // a Slurm job waits on the scheduler first (queued), then its allocation starts the wrapper (starting)
-        state: v.spec.backend === "slurm" || admission || after?.waits.length ? "queued" : "starting",
-        spec: v.spec,
-        fingerprint: v.fingerprint,
-        client_request_id: v.clientRequestId,
-        active_key: v.activeKey,
-        created_at: nowIso(),
-        job_dir: v.spec.log_dir ? join(v.spec.log_dir, jobId) : this.jobDirFor(jobId),
-        ...(s.launchOwners ? { launcher: s.launchOwners.self() } : {}),
-      },
-      req.allow_duplicate ?? false,
-    );
-    if (res.kind === "conflict") {
-      throw new AwaitlessError(
-        "idempotency_conflict",
-        `client_request_id ${v.clientRequestId} was already used for job ${res.job.job_id} with different arguments`,
-        hint("new_client_request_id", { job_id: res.job.job_id }),
-        { job_id: res.job.job_id },
-      );
-    }
-    if (res.kind === "duplicate") {
-      throw new AwaitlessError(
-        "duplicate_active_job",
-        `the same command is already running in the same directory as job ${res.job.job_id} (${res.job.state})`,
-        hint("wait_for_duplicate", { job_id: res.job.job_id }),
-        { job_id: res.job.job_id },
-      );
-    }
-    if (res.kind === "replay") {
-      const job = await this.refresh(res.job.job_id);
-      // The creating client died before launching (its process gone, no trace of a wrapper): finish that launch
-      // here, exactly once among concurrent retries (the claim is one transaction). Anything less certain: replay.
-      const owners = s.launchOwners;
-      if (
-        owners &&
-        job.launcher &&
-        (await launchAbandoned(job, backend, owners)) &&
-        this.store.claimLaunch(job.job_id, job.launcher, owners.self())
-      ) {
-        const launched = await launchReserved(
-          this.life,
-          this.store.get(job.job_id)!,
-          v,
-          backend,
-          { admission, after },
-          true,
-        );
-        if (launched) return { ...launched, idempotent_replay: true, launch_resumed: true };
-        return this.replayOf(job.job_id);
-      }
-      return {
-        job_id: job.job_id,
-        state: job.state,
-        backend: job.backend,
-        idempotent_replay: true,
-        job: await this.toStatus(job),
-      };
-    }
-    // Slurm is never asked to start a job whose dependency already failed (its afterok on an ended parent fails).
-    if (after?.failed && v.spec.backend === "slurm")
-      return endDependencyFailed(this.life, res.job, after.failed);
-    const launched = await launchReserved(this.life, res.job, v, backend, { admission, after }, false);
-    return { ...launched!, idempotent_replay: false };
-  }
-
-  /**
-   * The tasks of an array in one backend submission (Backend.launchArray): every task reserved as a job first (a
-   * replayed key is that task again), then the new ones and those an earlier, dead submit left unlaunched are handed
-   * to the backend together. Answers each task's job ID, in order.
-   */
-  async launchArrayTasks(
-    reqs: { req: LaunchRequest; index: number }[],
-    array: { arrayId: string; indices: readonly number[]; throttle: number },
-  ): Promise<string[]> {
-    const s = this.settings;
-    const vs = reqs.map((r) => this.validated(r.req));
-    const v0 = vs[0];
-    if (!v0) return [];
-    const refusal = v0.spec.host === null ? undefined : s.refuseHost?.(v0.spec.host, v0.spec.backend);
-    if (refusal) throw refusal;
-    const backend = this.backendFor(v0.spec);
-    if (!backend.launchArray)
-      throw invalid(
-        `the ${v0.spec.backend} backend has no array submission`,
-        "run the array on this machine or an SSH host",
-      );
-    // the parents once for every task (the same launch): resolved IDs in each task's spec and fingerprint
-    const after = await this.dependencies.plan(v0);
-    if (after) {
-      for (const v of vs) {
-        v.spec = { ...v.spec, after: v0.spec.after! };
-        v.fingerprint = sha256Hex(canonicalJson(v.spec));
-      }
-    }
-    const jobs: StoredJob[] = [];
-    const todo: { job: StoredJob; v: ValidatedLaunch; index: number }[] = [];
-    let resumed = false;
-    for (const [n, v] of vs.entries()) {
-      const jobId = newJobId();
-      const res = this.store.reserve(
-        {
-          job_id: jobId,
-          state: "queued",
-          spec: v.spec,
-          fingerprint: v.fingerprint,
-          client_request_id: v.clientRequestId,
-          active_key: v.activeKey,
-          created_at: nowIso(),
-          job_dir: v.spec.log_dir ? join(v.spec.log_dir, jobId) : this.jobDirFor(jobId),
-          ...(s.launchOwners ? { launcher: s.launchOwners.self() } : {}),
-        },
-        true,
-      );
-      if (res.kind === "conflict" || res.kind === "duplicate") {
-        throw new AwaitlessError(
-          "idempotency_conflict",
-          `client_request_id ${v.clientRequestId} was already used for job ${res.job.job_id} with different arguments`,
-          hint("new_client_request_id", { job_id: res.job.job_id }),
-          { job_id: res.job.job_id },
-        );
-      }
-      jobs.push(res.job);
-      const index = reqs[n]!.index;
-      if (res.kind !== "replay") {
-        todo.push({ job: res.job, v, index });
-        continue;
-      }
-      // a task an earlier submit reserved but never handed to the scheduler (that process is gone): launched now
-      const j = res.job;
-      const owners = s.launchOwners;
-      if (
-        owners &&
-        j.launcher &&
-        j.backend_id === null &&
-        !isTerminal(j.state) &&
-        j.cancel_requested_at === null &&
-        owners.isGone(j.launcher) &&
-        this.store.claimLaunch(j.job_id, j.launcher, owners.self())
-      ) {
-        resumed = true;
-        todo.push({ job: this.store.get(j.job_id)!, v, index });
-      }
-    }
-    if (todo.length === 0) return jobs.map((j) => j.job_id);
-    if (process.env.AWAITLESS_TEST_CRASH_AFTER_RESERVE === "1") process.exit(99);
-    // a parent already ended so that no task can run: every task ends dependency_failed, nothing is submitted
-    if (after?.failed) {
-      for (const t of todo) await endDependencyFailed(this.life, t.job, after.failed);
-      return jobs.map((j) => j.job_id);
-    }
-    let ids: (Job["backend_id"] | Error)[];
-    try {
-      ids = await backend.launchArray(
-        todo.map((t) => ({
-          index: t.index,
-          input: {
-            job: t.job,
-            secretValues: t.v.secretValues,
-            graceSeconds: s.graceSeconds,
-            logCapBytes: s.logCapBytes,
-            ...(after ? { after } : {}),
-          },
-        })),
-        { ...array, resumed },
-      );
-    } catch (e) {
-      ids = todo.map(() => (e instanceof Error ? e : new Error(String(e))));
-    }
-    // after sbatch, before any task records its Slurm ID: a resubmit must find the array by its tag
-    if (process.env.AWAITLESS_TEST_CRASH_AFTER_LAUNCH === "1") process.exit(98);
-    todo.forEach((t, n) => {
-      const id = ids[n];
-      if (id instanceof Error || id === undefined || id === null) finishWithError(this.life, t.job, id);
-      else this.store.setBackendId(t.job.job_id, id);
-    });
-    return jobs.map((j) => j.job_id);
-  }
-
-  private async replayOf(jobId: string): Promise<SubmitResponse> {
-    const job = await this.refresh(jobId);
-    return {
-      job_id: jobId,
-      state: job.state,
-      backend: job.backend,
-      idempotent_replay: true,
-      job: await this.toStatus(job),
-    };
-  }
-
   async createQueue(name: string, concurrency: number, host?: string): Promise<QueueCreated> {
     refuseArrayQueueCreate(name);
     if (host && this.settings.hostBackends?.[host] === "slurm") {
@@ -441,10 +250,6 @@ export class JobService implements JobServiceApi {
       host,
       opts,
     );
-  }
-
-  private jobDirFor(jobId: string): string {
-    return join(dirname(this.store.path), "jobs", jobId);
   }
 
   /** Warnings about observations that could not be stored (a full disk); each is said once. */
