@@ -1,5 +1,6 @@
 // A reserved job's launch: the wrapper started and its start awaited; a failed launch undone (no space), retried
-// (--retries) or ended launch_failed; the ends of a job that never ran (dependency failed, cancelled before an attempt).
+// (--retries) or ended launch_failed; a retry's next attempt launched; the ends of a job that never ran (its
+// dependency failed, or cancelled before an attempt).
 import type { Backend, LaunchInput } from "./backend.ts";
 import { AwaitlessError } from "./errors.ts";
 import type { JobState } from "./job.ts";
@@ -7,6 +8,7 @@ import { beginRetry } from "./job-retry.ts";
 import { nowIso, type StoredJob } from "./job-store.ts";
 import type { ValidatedLaunch } from "./launch-request.ts";
 import { type LifecycleDeps, recorded } from "./lifecycle-deps.ts";
+import { admissionFor } from "./queue-service.ts";
 import { dependencyFailed } from "./reconcile.ts";
 import {
   type BuiltResult,
@@ -14,7 +16,7 @@ import {
   dependencyFailedResult,
   launchFailedResult,
 } from "./result-builder.ts";
-import { retryDue } from "./retries.ts";
+import { arrayTaskEnv, retryDue } from "./retries.ts";
 import { settleRetried } from "./retry-dependents.ts";
 import type { SubmitResponse } from "./service-types.ts";
 import { isNoSpace, noSpaceFromErrno } from "./store-errors.ts";
@@ -96,6 +98,25 @@ export async function launchReserved(
     throw e;
   }
   return launchedAs(life, await waitForStart(life, job.job_id));
+}
+
+/** Launches a retried job's current attempt (RetryDeps.launch); a Slurm attempt's held children then follow it. */
+export async function launchAttempt(
+  life: LifecycleDeps,
+  job: StoredJob,
+  secretValues: Record<string, string>,
+): Promise<void> {
+  const spec = job.spec;
+  const taskEnv = arrayTaskEnv(job, life.store.attempts(job.job_id)[0]?.backend_id);
+  await launchReserved(
+    life,
+    Object.keys(taskEnv).length === 0 ? job : { ...job, spec: { ...spec, env: { ...spec.env, ...taskEnv } } },
+    { secretValues } as ValidatedLaunch,
+    life.backendFor(job),
+    { admission: admissionFor(life.store, spec, life.backendFor(job)), after: undefined },
+    false,
+  ).catch(() => undefined);
+  await life.dependencies.redependChildren(job);
 }
 
 /**

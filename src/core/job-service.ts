@@ -10,7 +10,7 @@ import { isJobId, JOB_ID_08_RE } from "./ids.ts";
 import { isTerminal, type Job, type JobResult, type JobState } from "./job.ts";
 import { cancelJob, cancelJobs } from "./job-cancel.ts";
 import { JobDependencies } from "./job-dependencies.ts";
-import { launchReserved } from "./job-launch.ts";
+import { launchAttempt } from "./job-launch.ts";
 import { resolveJobIdPrefix } from "./job-prefix.ts";
 import { collectGarbage, inspectJob, listJobs, listJobsPage } from "./job-reads.ts";
 import { refreshJob } from "./job-refresh.ts";
@@ -23,10 +23,9 @@ import { type ValidatedLaunch, validateLaunch } from "./launch-request.ts";
 import type { LifecycleDeps } from "./lifecycle-deps.ts";
 import { followLogs } from "./log-follow.ts";
 import { readLogs } from "./log-read.ts";
-import { admissionFor, listQueues } from "./queue-service.ts";
+import { listQueues } from "./queue-service.ts";
 import { createQueue, targetOf } from "./queue-store.ts";
 import { Redactor, shapeRedactor } from "./redact.ts";
-import { arrayTaskEnv } from "./retries.ts";
 import type { SettleDeps } from "./retry-dependents.ts";
 import type { ServiceCore, ServiceSettings } from "./service-deps.ts";
 import type {
@@ -105,21 +104,7 @@ export class JobService implements JobServiceApi {
       store,
       settings,
       backendFor: (job) => this.backendFor(job),
-      launch: async (job, secretValues) => {
-        const spec = job.spec;
-        const taskEnv = arrayTaskEnv(job, this.store.attempts(job.job_id)[0]?.backend_id);
-        await launchReserved(
-          this.life,
-          Object.keys(taskEnv).length === 0
-            ? job
-            : { ...job, spec: { ...spec, env: { ...spec.env, ...taskEnv } } },
-          { secretValues } as ValidatedLaunch,
-          this.backendFor(job),
-          { admission: admissionFor(this.store, spec, this.backendFor(job)), after: undefined },
-          false,
-        ).catch(() => undefined);
-        await this.dependencies.redependChildren(job);
-      },
+      launch: (job, secretValues) => launchAttempt(this.life, job, secretValues),
     };
     this.life = {
       ...this.core,
