@@ -1,7 +1,9 @@
-// The use cases shared by CLI and MCP: submit, run, wait, status, logs, cancel, list, inspect.
-// Every read reconciles what it needs first (no daemon): observe the wrapper, apply the rules in reconcile.ts.
+// JobService, the one class the CLI and MCP call (JobServiceApi): it holds the store, the backends and this process's
+// memory, and hands each use case what it needs: submit (job-submit.ts), launch (job-launch.ts), refresh
+// (job-refresh.ts), wait and run (job-wait.ts), cancel (job-cancel.ts), --after (job-dependencies.ts), reads
+// (job-reads.ts, log-*.ts, completions.ts). Every read reconciles what it needs first (no daemon).
 import { dirname } from "node:path";
-import { arrayOfQueue, refuseArrayQueueCreate } from "./array-queues.ts";
+import { refuseArrayQueueCreate } from "./array-queues.ts";
 import { ArrayService } from "./array-service.ts";
 import type { Backend } from "./backend.ts";
 import { completions as completionsFeed } from "./completions.ts";
@@ -17,7 +19,7 @@ import { refreshJob } from "./job-refresh.ts";
 import type { RetryDeps } from "./job-retry.ts";
 import { jobStatus } from "./job-status.ts";
 import type { JobStore, StoredJob } from "./job-store.ts";
-import { launchArrayTasks, refuseHost, submitValidated } from "./job-submit.ts";
+import { againRequest, launchArrayTasks, refuseHost, submitValidated } from "./job-submit.ts";
 import { runJob, waitFor, waitForAnyChange } from "./job-wait.ts";
 import { type ValidatedLaunch, validateLaunch } from "./launch-request.ts";
 import type { LifecycleDeps } from "./lifecycle-deps.ts";
@@ -325,26 +327,7 @@ export class JobService implements JobServiceApi {
 
   submitAgain(jobId: string): Promise<SubmitResponse> {
     const spec = this.getJob(jobId).spec;
-    const req: LaunchRequest = {
-      argv: spec.argv,
-      cwd: spec.cwd,
-      env: spec.env,
-      secret_env: spec.secret_env,
-      backend: spec.backend,
-      ...(spec.host !== null ? { host: spec.host } : {}),
-      // an array task submitted again is a standalone job: not in the array's private queue (nor counted in it)
-      ...(spec.queue !== null && arrayOfQueue(spec.queue) === undefined ? { queue: spec.queue } : {}),
-      ...(spec.resources ? { resources: spec.resources } : {}),
-      ...(spec.timeout_seconds !== null ? { timeout_seconds: spec.timeout_seconds } : {}),
-      ...(spec.stall_timeout_seconds !== null ? { stall_timeout_seconds: spec.stall_timeout_seconds } : {}),
-      artifacts: spec.artifacts,
-      slurm_options: spec.slurm_options,
-      ...(spec.name !== null ? { name: spec.name } : {}),
-      ...(spec.after ? { after: spec.after.map((d) => `${d.job_id}:${d.on}`) } : {}),
-      ...(spec.log_dir ? { log_dir: spec.log_dir } : {}),
-      allow_duplicate: true,
-    };
-    return this.submit(req);
+    return this.submit(againRequest(spec));
   }
 
   wait(jobId: string, opts: WaitOptions): Promise<WaitResponse> {

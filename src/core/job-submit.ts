@@ -1,10 +1,11 @@
 // Submitting: a validated launch reserved exactly once (replays, conflicts, duplicates, a dead creator's launch
 // finished) and launched; an array's tasks reserved one by one and handed to the backend in one submission.
 import { dirname, join } from "node:path";
+import { arrayOfQueue } from "./array-queues.ts";
 import { canonicalJson, sha256Hex } from "./canonical-json.ts";
 import { AwaitlessError, hint, invalid } from "./errors.ts";
 import { newJobId } from "./ids.ts";
-import { isTerminal, type Job } from "./job.ts";
+import { isTerminal, type Job, type JobSpec } from "./job.ts";
 import { endDependencyFailed, finishWithError, launchReserved } from "./job-launch.ts";
 import { nowIso, type StoredJob } from "./job-store.ts";
 import { launchAbandoned } from "./launch-owner.ts";
@@ -215,4 +216,27 @@ async function replayOf(life: LifecycleDeps, jobId: string): Promise<SubmitRespo
 
 function jobDirFor(life: LifecycleDeps, jobId: string): string {
   return join(dirname(life.store.path), "jobs", jobId);
+}
+
+/** What `submit again` asks for: the job's own spec as a new launch (allowed to duplicate the active one). */
+export function againRequest(spec: JobSpec): LaunchRequest {
+  return {
+    argv: spec.argv,
+    cwd: spec.cwd,
+    env: spec.env,
+    secret_env: spec.secret_env,
+    backend: spec.backend,
+    ...(spec.host !== null ? { host: spec.host } : {}),
+    // an array task submitted again is a standalone job: not in the array's private queue (nor counted in it)
+    ...(spec.queue !== null && arrayOfQueue(spec.queue) === undefined ? { queue: spec.queue } : {}),
+    ...(spec.resources ? { resources: spec.resources } : {}),
+    ...(spec.timeout_seconds !== null ? { timeout_seconds: spec.timeout_seconds } : {}),
+    ...(spec.stall_timeout_seconds !== null ? { stall_timeout_seconds: spec.stall_timeout_seconds } : {}),
+    artifacts: spec.artifacts,
+    slurm_options: spec.slurm_options,
+    ...(spec.name !== null ? { name: spec.name } : {}),
+    ...(spec.after ? { after: spec.after.map((d) => `${d.job_id}:${d.on}`) } : {}),
+    ...(spec.log_dir ? { log_dir: spec.log_dir } : {}),
+    allow_duplicate: true,
+  };
 }
