@@ -33,25 +33,11 @@ export async function cancelJob(
       job.state === "lost" && job.reason === "wrapper_killed" && backend.stopLeftover
         ? await backend.stopLeftover(job, grace)
         : undefined;
-    return {
-      job_id: jobId,
-      job_state: job.state,
-      cancel_requested: false,
-      already_terminal: true,
-      result: life.resultOf(job)!,
-      ...(leftover ? { leftover } : {}),
-    };
+    return alreadyEnded(life, job, leftover);
   }
   // Intent first: once persisted, any reader that sees the command die records `cancelled`.
   if (!life.store.requestCancel(jobId, nowIso())) {
-    job = life.getJob(jobId);
-    return {
-      job_id: jobId,
-      job_state: job.state,
-      cancel_requested: false,
-      already_terminal: true,
-      result: life.resultOf(job)!,
-    };
+    return alreadyEnded(life, life.getJob(jobId));
   }
   job = life.getJob(jobId);
   if (awaitingAttempt(job) && !job.launcher) {
@@ -76,6 +62,22 @@ export async function cancelJob(
     cancel_requested: true,
     already_terminal: false,
     ...(result ? { result } : {}),
+    ...(leftover ? { leftover } : {}),
+  };
+}
+
+/** The answer for a job that had ended before this cancel asked anything of it. */
+function alreadyEnded(
+  life: LifecycleDeps,
+  job: StoredJob,
+  leftover?: CancelResponse["leftover"],
+): CancelResponse {
+  return {
+    job_id: job.job_id,
+    job_state: job.state,
+    cancel_requested: false,
+    already_terminal: true,
+    result: life.resultOf(job)!,
     ...(leftover ? { leftover } : {}),
   };
 }

@@ -50,26 +50,12 @@ export async function refreshJob(life: LifecycleDeps, jobId: string): Promise<St
   if (d.kind === "none") return job;
   if (d.kind === "unreachable") {
     if (job.status_message === d.message) return job;
-    return recorded(
-      life,
-      () => {
-        life.store.setStatusMessage(jobId, d.message);
-        return life.store.get(jobId)!;
-      },
-      () => observedActive(job, job.state, d.message),
-    );
+    return storeStatusMessage(life, job, d.message);
   }
   if (d.kind === "active") {
     if (d.to === job.state) {
       if (d.status_message === job.status_message) return job;
-      return recorded(
-        life,
-        () => {
-          life.store.setStatusMessage(jobId, d.status_message);
-          return life.store.get(jobId)!;
-        },
-        () => observedActive(job, job.state, d.status_message),
-      );
+      return storeStatusMessage(life, job, d.status_message);
     }
     const patch = d.started_at ? { started_at: d.started_at } : {};
     return recorded(
@@ -119,4 +105,16 @@ export async function refreshJob(life: LifecycleDeps, jobId: string): Promise<St
   const stored = life.store.get(jobId);
   if (stored && isTerminal(stored.state)) await settleRetried(life.settle, stored);
   return ended;
+}
+
+/** The job's new status message, in its state; a full store reports it now and stores it later. */
+function storeStatusMessage(life: LifecycleDeps, job: StoredJob, message: string | null): StoredJob {
+  return recorded(
+    life,
+    () => {
+      life.store.setStatusMessage(job.job_id, message);
+      return life.store.get(job.job_id)!;
+    },
+    () => observedActive(job, job.state, message),
+  );
 }
