@@ -1,51 +1,34 @@
-// The use cases shared by CLI and MCP: submit, run, wait, status, logs, cancel, list, inspect.
-// Every read reconciles what it needs first (no daemon): observe the wrapper, apply the rules in reconcile.ts.
-import { dirname, join } from "node:path";
-import { arrayOfQueue, refuseArrayQueueCreate } from "./array-queues.ts";
+// JobService, the one class the CLI and MCP call (JobServiceApi): it holds the store, the backends and this process's
+// memory, and hands each use case what it needs: submit (job-submit.ts), launch (job-launch.ts), refresh
+// (job-refresh.ts), wait and run (job-wait.ts), cancel (job-cancel.ts), --after (job-dependencies.ts), reads
+// (job-reads.ts, log-*.ts, completions.ts). Every read reconciles what it needs first (no daemon).
+import { dirname } from "node:path";
+import { refuseArrayQueueCreate } from "./array-queues.ts";
 import { ArrayService } from "./array-service.ts";
-import { type Backend, isLeftoverStop, type LaunchInput } from "./backend.ts";
-import { canonicalJson, sha256Hex } from "./canonical-json.ts";
+import type { Backend } from "./backend.ts";
 import { completions as completionsFeed } from "./completions.ts";
-import { type DependencyPlan, planDependencies } from "./dependencies.ts";
 import { AwaitlessError, hint, invalid } from "./errors.ts";
-import { isJobId, JOB_ID_08_RE, newJobId } from "./ids.ts";
+import { isJobId, JOB_ID_08_RE } from "./ids.ts";
 import { isTerminal, type Job, type JobResult, type JobState } from "./job.ts";
+import { cancelJob, cancelJobs } from "./job-cancel.ts";
+import { JobDependencies } from "./job-dependencies.ts";
+import { launchAttempt } from "./job-launch.ts";
 import { resolveJobIdPrefix } from "./job-prefix.ts";
 import { collectGarbage, inspectJob, listJobs, listJobsPage } from "./job-reads.ts";
-import {
-  awaitingAttempt,
-  beginRetry,
-  launchDueAttempt,
-  msUntilAttempt,
-  type RetryDeps,
-  retryWait,
-} from "./job-retry.ts";
-import { formatDuration, jobStatus } from "./job-status.ts";
-import { type JobStore, nowIso, type StoredJob } from "./job-store.ts";
-import { launchAbandoned } from "./launch-owner.ts";
+import { refreshJob } from "./job-refresh.ts";
+import type { RetryDeps } from "./job-retry.ts";
+import { jobStatus } from "./job-status.ts";
+import type { JobStore, StoredJob } from "./job-store.ts";
+import { againRequest, launchArrayTasks, refuseHost, submitValidated } from "./job-submit.ts";
+import { runJob, waitFor, waitForAnyChange } from "./job-wait.ts";
 import { type ValidatedLaunch, validateLaunch } from "./launch-request.ts";
+import type { LifecycleDeps } from "./lifecycle-deps.ts";
 import { followLogs } from "./log-follow.ts";
 import { readLogs } from "./log-read.ts";
-import { admissionFor, listQueues } from "./queue-service.ts";
+import { listQueues } from "./queue-service.ts";
 import { createQueue, targetOf } from "./queue-store.ts";
-import { decide, dependencyFailed } from "./reconcile.ts";
 import { Redactor, shapeRedactor } from "./redact.ts";
-import {
-  buildResult,
-  cancelledBeforeLaunchResult,
-  dependencyFailedResult,
-  launchFailedResult,
-  readTails,
-} from "./result-builder.ts";
-import { arrayTaskEnv, retryDue } from "./retries.ts";
-import {
-  dependencyFailedNow,
-  heldChildNow,
-  parentsToLookAt,
-  type SettleDeps,
-  settleRetried,
-  slurmWaitsNow,
-} from "./retry-dependents.ts";
+import type { SettleDeps } from "./retry-dependents.ts";
 import type { ServiceCore, ServiceSettings } from "./service-deps.ts";
 import type {
   CancelResponse,
@@ -67,37 +50,30 @@ import type {
   WaitOptions,
   WaitResponse,
 } from "./service-types.ts";
-import { describeFree, isNoSpace, noSpaceFromErrno } from "./store-errors.ts";
-import { observedActive, observedTerminal, reserveNotice, storeNotice } from "./unsealed.ts";
+import { describeFree } from "./store-errors.ts";
+import { reserveNotice } from "./unsealed.ts";
 
-function nextAttemptOf(job: StoredJob): { next_attempt_at?: string } {
-  const r = retryWait(job);
-  return r ? { next_attempt_at: r.at } : {};
-}
-
-/** Longest gap between re-reads of a waited-on job whose files are watched by events and that does not change. */
-export const QUIET_POLL_MAX_MS = 10_000;
-
+export { QUIET_POLL_MAX_MS } from "./job-wait.ts";
 export type { ServiceSettings };
 
 export class JobService implements JobServiceApi {
   private readonly unreachable = new Map<string, string>();
   private readonly notices = new Set<string>();
-  /** Held Slurm children whose dependency this process moved, and to what (redepend). */
-  private readonly redepended = new Map<string, string>();
-  /** Held Slurm children this process released (heldChildNow; once is enough). */
-  private readonly released = new Set<string>();
   /** Retried jobs whose `final` record this process wrote (retry-dependents.ts). */
   private readonly settle: SettleDeps = {
     backendFor: (job) => this.backendFor(job),
     settled: new Set(),
-    wakeHeld: (parent) => this.wakeHeld(parent),
+    wakeHeld: (parent) => this.dependencies.wakeHeld(parent),
   };
   /** What the use-case modules (job-reads, log-read, log-follow, completions) get: never handed to a surface. */
   private readonly core: ServiceCore;
+  /** What the lifecycle modules (job-launch, …) get besides: this process's memory and the retry hooks. */
+  private readonly life: LifecycleDeps;
   /** Job arrays: each task a job of this service (array-service.ts). */
   readonly arrays: ArrayService;
   private readonly retries: RetryDeps;
+  /** --after: the launch's plan and the held children of parents with retries (job-dependencies.ts). */
+  private readonly dependencies: JobDependencies;
   constructor(
     private readonly store: JobStore,
     private readonly backends: Partial<Record<Job["backend"] | "awaitless08", Backend>>,
@@ -115,6 +91,11 @@ export class JobService implements JobServiceApi {
       displayRedactor: (job) => this.displayRedactor(job),
       unreachableReason: (id) => this.unreachable.get(id),
     };
+    this.dependencies = new JobDependencies({
+      store,
+      backendFor: (job) => this.backendFor(job),
+      refresh: (id) => this.refresh(id),
+    });
     this.arrays = new ArrayService(store, this, {
       backend: settings.defaultBackend,
       host: settings.defaultHost,
@@ -125,75 +106,16 @@ export class JobService implements JobServiceApi {
       store,
       settings,
       backendFor: (job) => this.backendFor(job),
-      launch: async (job, secretValues) => {
-        const spec = job.spec;
-        const taskEnv = arrayTaskEnv(job, this.store.attempts(job.job_id)[0]?.backend_id);
-        await this.launchReserved(
-          Object.keys(taskEnv).length === 0
-            ? job
-            : { ...job, spec: { ...spec, env: { ...spec.env, ...taskEnv } } },
-          { secretValues } as ValidatedLaunch,
-          this.backendFor(job),
-          { admission: admissionFor(this.store, spec, this.backendFor(job)), after: undefined },
-          false,
-        ).catch(() => undefined);
-        // A Slurm attempt is a new Slurm job: the held children's afterok moves to it.
-        if (job.backend !== "slurm") return;
-        for (const d of this.store.dependentsOf(job.job_id)) {
-          const child = this.store.get(d.job_id);
-          if (child && parentsToLookAt(child, (id) => this.store.get(id) ?? undefined).length > 0)
-            await this.redepend(child);
-        }
-      },
+      launch: (job, secretValues) => launchAttempt(this.life, job, secretValues),
     };
-  }
-
-  /**
-   * What an observation of `job` must know: it waits for a parent with retries and no parent has failed its condition,
-   * so Slurm's "never satisfied" names an earlier attempt (or a view older than the move to the current one).
-   */
-  private lookOf(job: StoredJob): { parentMayRetry?: boolean } {
-    const get = (id: string) => this.store.get(id) ?? undefined;
-    const retried = parentsToLookAt(job, get).length > 0;
-    return retried && !dependencyFailedNow(job, get) ? { parentMayRetry: true } : {};
-  }
-
-  /** Points a held Slurm child's native dependency at its parents' current Slurm jobs (slurmWaitsNow). */
-  private async redepend(child: StoredJob): Promise<void> {
-    const backend = this.backendFor(child);
-    const waits = slurmWaitsNow(child, (id) => this.store.get(id) ?? undefined);
-    if (!backend.redepend || !waits) return;
-    // Once per dependency and process: a poll round's view may show "never satisfied" a while after the move.
-    const key = waits.map((w) => `${w.on}:${w.scheduler_id}`).join(",");
-    if (this.redepended.get(child.job_id) === key) return;
-    try {
-      await backend.redepend(child, waits);
-      this.redepended.set(child.job_id, key);
-    } catch {
-      // the next look at the child tries again
-    }
-  }
-
-  /** A Slurm parent with retries ended: its held children are released or ended now, not at their next reader. */
-  private async wakeHeld(parent: Job): Promise<void> {
-    const get = (id: string) => this.store.get(id) ?? undefined;
-    for (const d of this.store.dependentsOf(parent.job_id)) {
-      const child = this.store.get(d.job_id);
-      const now = child ? heldChildNow(child, get) : null;
-      if (now === "release" || now === "failed") await this.refresh(d.job_id).catch(() => undefined);
-    }
-  }
-
-  /** Releases a held Slurm child whose parents with retries all ended as its conditions ask (heldChildNow). */
-  private async releaseHeld(child: StoredJob): Promise<void> {
-    const backend = this.backendFor(child);
-    if (!backend.release || this.released.has(child.job_id)) return;
-    try {
-      await backend.release(child);
-      this.released.add(child.job_id);
-    } catch {
-      // the next look at the child tries again
-    }
+    this.life = {
+      ...this.core,
+      unreachable: this.unreachable,
+      notices: this.notices,
+      settle: this.settle,
+      retries: this.retries,
+      dependencies: this.dependencies,
+    };
   }
 
   private backendFor(job: Pick<Job, "backend"> & { backend_id?: Job["backend_id"] }): Backend {
@@ -247,19 +169,28 @@ export class JobService implements JobServiceApi {
   }
 
   async submit(req: LaunchRequest): Promise<SubmitResponse> {
-    const s = this.settings;
     const v = this.validated(req);
-    const refusal = v.spec.host === null ? undefined : s.refuseHost?.(v.spec.host, v.spec.backend);
-    if (refusal) throw refusal;
-    return this.submitValidated(v, req);
+    refuseHost(this.life, v);
+    return submitValidated(this.life, v, req);
+  }
+
+  /**
+   * The tasks of an array in one backend submission (Backend.launchArray): every task reserved as a job first (a
+   * replayed key is that task again), then the new ones and those an earlier, dead submit left unlaunched are handed
+   * to the backend together. Answers each task's job ID, in order.
+   */
+  launchArrayTasks(
+    reqs: { req: LaunchRequest; index: number }[],
+    array: { arrayId: string; indices: readonly number[]; throttle: number },
+  ): Promise<string[]> {
+    const tasks = reqs.map((r) => ({ v: this.validated(r.req), index: r.index }));
+    return launchArrayTasks(this.life, tasks, array);
   }
 
   async checkLaunch(req: LaunchRequest): Promise<void> {
     const v = this.validated(req);
-    const refusal =
-      v.spec.host === null ? undefined : this.settings.refuseHost?.(v.spec.host, v.spec.backend);
-    if (refusal) throw refusal;
-    const plan = await this.dependencyPlan(v);
+    refuseHost(this.life, v);
+    const plan = await this.dependencies.plan(v);
     // an array's one sbatch --array is not held for a :failed/:any parent with retries (heldOn): refused, not run early
     const held = plan?.waits.find((w) => w.hold);
     if (held) {
@@ -288,453 +219,6 @@ export class JobService implements JobServiceApi {
     );
   }
 
-  private async submitValidated(v: ValidatedLaunch, req: LaunchRequest): Promise<SubmitResponse> {
-    const s = this.settings;
-    const backend = this.backendFor(v.spec);
-    // A queued job waits on its target for a slot: it is `queued` until its command starts.
-    const admission = admissionFor(this.store, v.spec, backend);
-    const after = await this.dependencyPlan(v);
-    const jobId = newJobId();
-    const res = this.store.reserve(
-      {
-        job_id: jobId,
-        // a Slurm job waits on the scheduler first (queued), then its allocation starts the wrapper (starting)
-        state: v.spec.backend === "slurm" || admission || after?.waits.length ? "queued" : "starting",
-        spec: v.spec,
-        fingerprint: v.fingerprint,
-        client_request_id: v.clientRequestId,
-        active_key: v.activeKey,
-        created_at: nowIso(),
-        job_dir: v.spec.log_dir ? join(v.spec.log_dir, jobId) : this.jobDirFor(jobId),
-        ...(s.launchOwners ? { launcher: s.launchOwners.self() } : {}),
-      },
-      req.allow_duplicate ?? false,
-    );
-    if (res.kind === "conflict") {
-      throw new AwaitlessError(
-        "idempotency_conflict",
-        `client_request_id ${v.clientRequestId} was already used for job ${res.job.job_id} with different arguments`,
-        hint("new_client_request_id", { job_id: res.job.job_id }),
-        { job_id: res.job.job_id },
-      );
-    }
-    if (res.kind === "duplicate") {
-      throw new AwaitlessError(
-        "duplicate_active_job",
-        `the same command is already running in the same directory as job ${res.job.job_id} (${res.job.state})`,
-        hint("wait_for_duplicate", { job_id: res.job.job_id }),
-        { job_id: res.job.job_id },
-      );
-    }
-    if (res.kind === "replay") {
-      const job = await this.refresh(res.job.job_id);
-      // The creating client died before launching (its process gone, no trace of a wrapper): finish that launch
-      // here, exactly once among concurrent retries (the claim is one transaction). Anything less certain: replay.
-      const owners = s.launchOwners;
-      if (
-        owners &&
-        job.launcher &&
-        (await launchAbandoned(job, backend, owners)) &&
-        this.store.claimLaunch(job.job_id, job.launcher, owners.self())
-      ) {
-        const launched = await this.launchReserved(
-          this.store.get(job.job_id)!,
-          v,
-          backend,
-          { admission, after },
-          true,
-        );
-        if (launched) return { ...launched, idempotent_replay: true, launch_resumed: true };
-        return this.replayOf(job.job_id);
-      }
-      return {
-        job_id: job.job_id,
-        state: job.state,
-        backend: job.backend,
-        idempotent_replay: true,
-        job: await this.toStatus(job),
-      };
-    }
-    // Slurm is never asked to start a job whose dependency already failed (its afterok on an ended parent fails).
-    if (after?.failed && v.spec.backend === "slurm") return this.endDependencyFailed(res.job, after.failed);
-    const launched = await this.launchReserved(res.job, v, backend, { admission, after }, false);
-    return { ...launched!, idempotent_replay: false };
-  }
-
-  /**
-   * The tasks of an array in one backend submission (Backend.launchArray): every task reserved as a job first (a
-   * replayed key is that task again), then the new ones and those an earlier, dead submit left unlaunched are handed
-   * to the backend together. Answers each task's job ID, in order.
-   */
-  async launchArrayTasks(
-    reqs: { req: LaunchRequest; index: number }[],
-    array: { arrayId: string; indices: readonly number[]; throttle: number },
-  ): Promise<string[]> {
-    const s = this.settings;
-    const vs = reqs.map((r) => this.validated(r.req));
-    const v0 = vs[0];
-    if (!v0) return [];
-    const refusal = v0.spec.host === null ? undefined : s.refuseHost?.(v0.spec.host, v0.spec.backend);
-    if (refusal) throw refusal;
-    const backend = this.backendFor(v0.spec);
-    if (!backend.launchArray)
-      throw invalid(
-        `the ${v0.spec.backend} backend has no array submission`,
-        "run the array on this machine or an SSH host",
-      );
-    // the parents once for every task (the same launch): resolved IDs in each task's spec and fingerprint
-    const after = await this.dependencyPlan(v0);
-    if (after) {
-      for (const v of vs) {
-        v.spec = { ...v.spec, after: v0.spec.after! };
-        v.fingerprint = sha256Hex(canonicalJson(v.spec));
-      }
-    }
-    const jobs: StoredJob[] = [];
-    const todo: { job: StoredJob; v: ValidatedLaunch; index: number }[] = [];
-    let resumed = false;
-    for (const [n, v] of vs.entries()) {
-      const jobId = newJobId();
-      const res = this.store.reserve(
-        {
-          job_id: jobId,
-          state: "queued",
-          spec: v.spec,
-          fingerprint: v.fingerprint,
-          client_request_id: v.clientRequestId,
-          active_key: v.activeKey,
-          created_at: nowIso(),
-          job_dir: v.spec.log_dir ? join(v.spec.log_dir, jobId) : this.jobDirFor(jobId),
-          ...(s.launchOwners ? { launcher: s.launchOwners.self() } : {}),
-        },
-        true,
-      );
-      if (res.kind === "conflict" || res.kind === "duplicate") {
-        throw new AwaitlessError(
-          "idempotency_conflict",
-          `client_request_id ${v.clientRequestId} was already used for job ${res.job.job_id} with different arguments`,
-          hint("new_client_request_id", { job_id: res.job.job_id }),
-          { job_id: res.job.job_id },
-        );
-      }
-      jobs.push(res.job);
-      const index = reqs[n]!.index;
-      if (res.kind !== "replay") {
-        todo.push({ job: res.job, v, index });
-        continue;
-      }
-      // a task an earlier submit reserved but never handed to the scheduler (that process is gone): launched now
-      const j = res.job;
-      const owners = s.launchOwners;
-      if (
-        owners &&
-        j.launcher &&
-        j.backend_id === null &&
-        !isTerminal(j.state) &&
-        j.cancel_requested_at === null &&
-        owners.isGone(j.launcher) &&
-        this.store.claimLaunch(j.job_id, j.launcher, owners.self())
-      ) {
-        resumed = true;
-        todo.push({ job: this.store.get(j.job_id)!, v, index });
-      }
-    }
-    if (todo.length === 0) return jobs.map((j) => j.job_id);
-    if (process.env.AWAITLESS_TEST_CRASH_AFTER_RESERVE === "1") process.exit(99);
-    // a parent already ended so that no task can run: every task ends dependency_failed, nothing is submitted
-    if (after?.failed) {
-      for (const t of todo) await this.endDependencyFailed(t.job, after.failed);
-      return jobs.map((j) => j.job_id);
-    }
-    let ids: (Job["backend_id"] | Error)[];
-    try {
-      ids = await backend.launchArray(
-        todo.map((t) => ({
-          index: t.index,
-          input: {
-            job: t.job,
-            secretValues: t.v.secretValues,
-            graceSeconds: s.graceSeconds,
-            logCapBytes: s.logCapBytes,
-            ...(after ? { after } : {}),
-          },
-        })),
-        { ...array, resumed },
-      );
-    } catch (e) {
-      ids = todo.map(() => (e instanceof Error ? e : new Error(String(e))));
-    }
-    // after sbatch, before any task records its Slurm ID: a resubmit must find the array by its tag
-    if (process.env.AWAITLESS_TEST_CRASH_AFTER_LAUNCH === "1") process.exit(98);
-    todo.forEach((t, n) => {
-      const id = ids[n];
-      if (id instanceof Error || id === undefined || id === null) this.finishWithError(t.job, id);
-      else this.store.setBackendId(t.job.job_id, id);
-    });
-    return jobs.map((j) => j.job_id);
-  }
-
-  /**
-   * Cancels many jobs of one target at once: each one's intent persisted first, then one backend call for all
-   * (Backend.cancelMany), then a wait for each to end. Answers how many were asked to cancel.
-   */
-  async cancelMany(jobIds: string[], gracePeriodSeconds?: number): Promise<number> {
-    const grace = gracePeriodSeconds ?? this.settings.graceSeconds;
-    const asked: StoredJob[] = [];
-    for (const id of jobIds) {
-      const job = await this.refresh(id);
-      if (isTerminal(job.state) || !this.store.requestCancel(id, nowIso())) continue;
-      asked.push(this.getJob(id));
-    }
-    const first = asked[0];
-    if (!first) return 0;
-    const backend = this.backendFor(first);
-    if (backend.cancelMany) await backend.cancelMany(asked, grace);
-    else for (const j of asked) await backend.cancel(j, grace);
-    const deadline = Date.now() + (grace + 5) * 1000;
-    for (const j of asked)
-      await this.wait(j.job_id, { timeoutMs: Math.max(0, deadline - Date.now()), untracked: true });
-    return asked.length;
-  }
-
-  /**
-   * The launch's dependencies: prefixes resolved to full IDs (the spec and its fingerprint then name them), each
-   * parent refreshed and checked for the same target; undefined when the job has none.
-   */
-  private async dependencyPlan(v: ValidatedLaunch): Promise<DependencyPlan | undefined> {
-    const deps = v.spec.after;
-    if (!deps || deps.length === 0) return undefined;
-    const resolved = deps.map((d) => ({ ...d, job_id: resolveJobIdPrefix(this.store, d.job_id) }));
-    v.spec = { ...v.spec, after: resolved };
-    v.fingerprint = sha256Hex(canonicalJson(v.spec));
-    const parents: StoredJob[] = [];
-    for (const d of resolved) {
-      const p = this.store.get(d.job_id);
-      // Only a parent on this job's target is looked at; planDependencies refuses the others.
-      const same = p && p.backend === v.spec.backend && p.host === v.spec.host;
-      if (p) parents.push(same ? await this.refresh(d.job_id) : p);
-    }
-    return planDependencies(v.spec, parents, (id) => this.store.attempts(id));
-  }
-
-  private async endDependencyFailed(job: StoredJob, dependency: string): Promise<SubmitResponse> {
-    const d = dependencyFailed(
-      { exit_code: null, signal: null, finished_at: nowIso(), started_at: null, descendants_alive: false },
-      dependency,
-    );
-    if (d.kind !== "terminal" || !d.error) throw new Error("dependencyFailed gives a terminal decision");
-    const built = dependencyFailedResult(job, d.error);
-    this.store.transition(job.job_id, "cancelled", {
-      historyReason: "dependency_failed",
-      terminal: {
-        exit_code: null,
-        signal: null,
-        reason: "dependency_failed",
-        finished_at: built.result.finished_at,
-        stdout_bytes: 0,
-        stderr_bytes: 0,
-        result_json: built.json,
-        result_sha256: built.sha256,
-      },
-    });
-    const ended = this.getJob(job.job_id);
-    return {
-      job_id: job.job_id,
-      state: ended.state,
-      backend: ended.backend,
-      idempotent_replay: false,
-      job: await this.toStatus(ended),
-    };
-  }
-
-  private async replayOf(jobId: string): Promise<SubmitResponse> {
-    const job = await this.refresh(jobId);
-    return {
-      job_id: jobId,
-      state: job.state,
-      backend: job.backend,
-      idempotent_replay: true,
-      job: await this.toStatus(job),
-    };
-  }
-
-  /**
-   * Starts the wrapper of a reserved job and waits briefly for it to start. A failed launch fails the job — except
-   * when a resumed launch finds another launch of the same job got there first (SSH: its directory exists): then
-   * nothing is decided here (null) and the reconciler follows that other launch.
-   */
-  private async launchReserved(
-    job: StoredJob,
-    v: ValidatedLaunch,
-    backend: Backend,
-    holds: { admission: LaunchInput["admission"]; after: LaunchInput["after"] },
-    resumed: boolean,
-  ): Promise<Omit<SubmitResponse, "idempotent_replay"> | null> {
-    const s = this.settings;
-    if (process.env.AWAITLESS_TEST_CRASH_AFTER_RESERVE === "1") process.exit(99);
-    let launched = false;
-    try {
-      const backendId = await backend.launch({
-        job,
-        secretValues: v.secretValues,
-        graceSeconds: s.graceSeconds,
-        logCapBytes: s.logCapBytes,
-        ...(holds.admission ? { admission: holds.admission } : {}),
-        ...(holds.after ? { after: holds.after } : {}),
-      });
-      launched = true;
-      if (process.env.AWAITLESS_TEST_CRASH_AFTER_LAUNCH === "1") process.exit(98);
-      // The wrapper's `started` record names its pid too: on a full store the job is still found and reconciled.
-      this.recorded(
-        () => {
-          this.store.setBackendId(job.job_id, backendId);
-          return job;
-        },
-        () => job,
-      );
-    } catch (e) {
-      if (resumed && e instanceof AwaitlessError && e.details.job_dir_exists === true) return null;
-      if (!launched && isNoSpace(e)) {
-        await this.undoLaunch(job);
-        throw noSpaceFromErrno(e) ?? e;
-      }
-      if (await this.retryLaunchFailure(job, e)) {
-        const queued = await this.refresh(job.job_id);
-        return {
-          job_id: job.job_id,
-          state: queued.state,
-          backend: queued.backend,
-          job: await this.toStatus(queued),
-        };
-      }
-      this.finishWithError(job, e);
-      await settleRetried(this.settle, this.getJob(job.job_id));
-      throw e;
-    }
-    const started = await this.waitForStart(job.job_id);
-    return {
-      job_id: job.job_id,
-      state: started.state,
-      backend: started.backend,
-      job: await this.toStatus(started),
-    };
-  }
-
-  /**
-   * A launch that found no space before any wrapper started: its files and its row are removed, so nothing is left
-   * half-made and its client_request_id stays free for the retry. When even that cannot be written, the row is
-   * marked failed, or, on a store too full for either, left `starting`: reconcile makes it lost after the grace.
-   */
-  private async undoLaunch(job: StoredJob): Promise<void> {
-    await this.backendFor(job)
-      .remove(job)
-      .catch(() => undefined);
-    try {
-      this.store.deleteUnlaunched(job.job_id);
-    } catch {
-      try {
-        this.finishWithError(job, new Error("no space left to launch the job"));
-      } catch {
-        // the store is full: reconcile rule 6 ends the row
-      }
-    }
-  }
-
-  /** A failed launch of a job that retries infrastructure faults: that attempt is kept and the next one reserved. */
-  private async retryLaunchFailure(job: StoredJob, e: unknown): Promise<boolean> {
-    if (!job.spec.retry) return false;
-    const message = e instanceof Error ? e.message : String(e);
-    const built = launchFailedResult(
-      job,
-      message,
-      e instanceof AwaitlessError ? e.hint : "check the message and retry",
-    );
-    const r = built.result;
-    const d = {
-      kind: "terminal" as const,
-      to: "failed" as const,
-      exit_code: null,
-      signal: null,
-      reason: "launch_failed",
-      finished_at: r.finished_at,
-      started_at: null,
-      descendants_alive: false,
-      error: r.error,
-    };
-    const current = this.store.get(job.job_id);
-    if (!current || !retryDue(current, d)) return false;
-    return (await beginRetry(this.retries, current, d, built)) === "reserved";
-  }
-
-  /** A retried job cancelled before its next attempt was launched: it ends now, that attempt never runs. */
-  private async endCancelledBeforeLaunch(job: StoredJob): Promise<StoredJob> {
-    const built = cancelledBeforeLaunchResult(job);
-    const ended = this.store.transition(job.job_id, "cancelled", {
-      historyReason: "cancelled",
-      terminal: {
-        exit_code: null,
-        signal: null,
-        reason: "cancelled",
-        finished_at: built.result.finished_at,
-        stdout_bytes: 0,
-        stderr_bytes: 0,
-        result_json: built.json,
-        result_sha256: built.sha256,
-      },
-    }).job;
-    await settleRetried(this.settle, ended);
-    return ended;
-  }
-
-  /** A launch that failed before the wrapper ran: the job is failed with stage launch_failed, never left dangling. */
-  private finishWithError(job: StoredJob, e: unknown): void {
-    if (e === undefined || e === null) e = new Error("the backend gave no identity for the job");
-    const message = e instanceof Error ? e.message : String(e);
-    const built = launchFailedResult(
-      job,
-      message,
-      e instanceof AwaitlessError ? e.hint : "check the message and retry",
-    );
-    this.store.transition(job.job_id, "failed", {
-      historyReason: "launch_failed",
-      terminal: {
-        exit_code: null,
-        signal: null,
-        reason: "launch_failed",
-        finished_at: built.result.finished_at,
-        stdout_bytes: 0,
-        stderr_bytes: 0,
-        result_json: built.json,
-        result_sha256: built.sha256,
-      },
-    });
-  }
-
-  private async waitForStart(jobId: string): Promise<StoredJob> {
-    const deadline = Date.now() + this.settings.startWaitMs;
-    let job = await this.refresh(jobId);
-    while ((job.state === "starting" || (await this.admissionPending(job))) && Date.now() < deadline) {
-      await this.backendFor(job).waitForChange(job, Math.min(50, deadline - Date.now()));
-      job = await this.refresh(jobId);
-    }
-    return job;
-  }
-
-  /** A queued job whose wrapper has not yet taken its place in line, or was just admitted (about to start). */
-  private async admissionPending(job: StoredJob): Promise<boolean> {
-    if (job.state !== "queued" || (job.spec.queue === null && !job.spec.resources)) return false;
-    const q = (await this.backendFor(job).observe(job, this.lookOf(job))).queued;
-    return q === undefined || q.admitted;
-  }
-
-  /** Is this job waiting in line for its queue or resources? */
-  private isWaitingInLine(job: StoredJob): boolean {
-    return (
-      job.state === "queued" &&
-      (job.spec.queue !== null || job.spec.resources !== undefined || job.spec.after !== undefined)
-    );
-  }
-
   async createQueue(name: string, concurrency: number, host?: string): Promise<QueueCreated> {
     refuseArrayQueueCreate(name);
     if (host && this.settings.hostBackends?.[host] === "slurm") {
@@ -755,10 +239,6 @@ export class JobService implements JobServiceApi {
     );
   }
 
-  private jobDirFor(jobId: string): string {
-    return join(dirname(this.store.path), "jobs", jobId);
-  }
-
   /** Warnings about observations that could not be stored (a full disk); each is said once. */
   storeNotices(): string[] {
     if (this.store.reserveUsed) {
@@ -770,286 +250,13 @@ export class JobService implements JobServiceApi {
     return all;
   }
 
-  /** A store write; on a full disk, says why (storeNotices) and reports `observed` instead, stored later. */
-  private recorded(write: () => StoredJob, observed: () => StoredJob): StoredJob {
-    try {
-      return write();
-    } catch (e) {
-      if (!isNoSpace(e)) throw e;
-      this.notices.add(
-        storeNotice(this.store.path, `no space left: ${describeFree(dirname(this.store.path))}`),
-      );
-      return observed();
-    }
-  }
-
   /** Observes the job's wrapper and applies the reconcile rules; returns the job as stored afterwards. */
-  async refresh(jobId: string): Promise<StoredJob> {
-    const job = this.getJob(jobId);
-    if (isTerminal(job.state)) {
-      this.unreachable.delete(jobId);
-      return job;
-    }
-    // A child held on its target for a parent with retries: that parent's next attempt, or its end, needs a reader.
-    for (const parent of parentsToLookAt(job, (id) => this.store.get(id) ?? undefined)) {
-      const now = isTerminal(parent.state) ? parent : await this.refresh(parent.job_id);
-      await settleRetried(this.settle, now);
-    }
-    const held = heldChildNow(job, (id) => this.store.get(id) ?? undefined);
-    if (held === "release") await this.releaseHeld(job);
-    const parentMayRetry = this.lookOf(job).parentMayRetry === true;
-    if (awaitingAttempt(job)) {
-      // A retry's next attempt: ended if cancelled first, launched once its backoff passed, else nothing to observe.
-      if (job.cancel_requested_at !== null && !job.launcher) return await this.endCancelledBeforeLaunch(job);
-      if (await launchDueAttempt(this.retries, job)) return this.getJob(jobId);
-      if (!job.launcher) return job;
-    }
-    const backend = this.backendFor(job);
-    const obs = await backend.observe(job, {
-      ...(parentMayRetry ? { parentMayRetry } : {}),
-      ...(held === "failed" ? { heldFailed: true } : {}),
-    });
-    if (obs.unreachable) this.unreachable.set(jobId, obs.unreachable);
-    else this.unreachable.delete(jobId);
-    // Slurm found the child's dependency never satisfied by a parent's earlier attempt: point it at the current one
-    // (repairs a retry launch whose client died before moving it).
-    if (parentMayRetry && obs.scheduler?.dependency_never_satisfied) await this.redepend(job);
-    const d = decide(job, obs, {
-      nowMs: Date.now(),
-      launchGraceSeconds: this.settings.launchGraceSeconds,
-      parentMayRetry,
-    });
-    if (d.kind === "none") return job;
-    if (d.kind === "unreachable") {
-      if (job.status_message === d.message) return job;
-      return this.recorded(
-        () => {
-          this.store.setStatusMessage(jobId, d.message);
-          return this.store.get(jobId)!;
-        },
-        () => observedActive(job, job.state, d.message),
-      );
-    }
-    if (d.kind === "active") {
-      if (d.to === job.state) {
-        if (d.status_message === job.status_message) return job;
-        return this.recorded(
-          () => {
-            this.store.setStatusMessage(jobId, d.status_message);
-            return this.store.get(jobId)!;
-          },
-          () => observedActive(job, job.state, d.status_message),
-        );
-      }
-      const patch = d.started_at ? { started_at: d.started_at } : {};
-      return this.recorded(
-        () =>
-          this.store.transition(jobId, d.to, {
-            ...patch,
-            status_message: d.status_message,
-            historyReason:
-              d.to === "stalled"
-                ? "no output"
-                : d.to === "running"
-                  ? job.state === "stalled"
-                    ? "output resumed"
-                    : "started"
-                  : null,
-          }).job,
-        () => observedActive(job, d.to, d.status_message, d.started_at),
-      );
-    }
-    const built = await buildResult(
-      backend,
-      job,
-      d,
-      this.settings.maxReturnBytes,
-      this.settings.logTailLines,
-    );
-    if (retryDue(job, d)) {
-      const begun = await beginRetry(this.retries, job, d, built);
-      if (begun !== "refused") return this.refresh(jobId);
-    }
-    // The exit record stays on disk: when the store is full the result is reported now and sealed by a later reader.
-    const ended = this.recorded(
-      () =>
-        this.store.transition(jobId, d.to, {
-          ...(d.started_at ? { started_at: d.started_at } : {}),
-          historyReason: d.reason ?? d.to,
-          terminal: {
-            exit_code: d.exit_code,
-            signal: d.signal,
-            reason: d.reason,
-            finished_at: d.finished_at,
-            stdout_bytes: built.stdoutBytes,
-            stderr_bytes: built.stderrBytes,
-            result_json: built.json,
-            result_sha256: built.sha256,
-          },
-        }).job,
-      () => observedTerminal(job, d, built),
-    );
-    // Only an end the store holds is told to the dependents (a full store's observed end is not yet the job's).
-    const stored = this.store.get(jobId);
-    if (stored && isTerminal(stored.state)) await settleRetried(this.settle, stored);
-    return ended;
+  refresh(jobId: string): Promise<StoredJob> {
+    return refreshJob(this.life, jobId);
   }
 
   private resultOf(job: StoredJob): JobResult | undefined {
     return job.result_json ? (JSON.parse(job.result_json) as JobResult) : undefined;
-  }
-
-  async wait(jobId: string, opts: WaitOptions): Promise<WaitResponse> {
-    const start = Date.now();
-    const deadline = opts.timeoutMs === null ? Number.POSITIVE_INFINITY : start + opts.timeoutMs;
-    const progressEvery = opts.progressIntervalMs ?? 10_000;
-    let nextProgress = start + progressEvery;
-    let job = await this.refresh(jobId);
-    let quietMs = this.settings.pollIntervalMs;
-    // A wait on a finished job holds nothing: its answer (waited_seconds included) replays byte-identically.
-    const held = !isTerminal(job.state);
-    while (!isTerminal(job.state)) {
-      const now = Date.now();
-      if (now >= deadline || opts.signal?.aborted) break;
-      if (opts.onProgress && now >= nextProgress) {
-        opts.onProgress(await this.progressMessage(job));
-        nextProgress = now + progressEvery;
-      }
-      const slice = Math.min(quietMs, deadline - now, opts.onProgress ? nextProgress - now : Infinity);
-      const evented =
-        awaitingAttempt(job) && !job.launcher
-          ? await sleepFor(Math.max(1, Math.min(slice, msUntilAttempt(job))), opts.signal)
-          : await this.backendFor(job).waitForChange(job, Math.max(1, slice), opts.signal);
-      const before = `${job.state} ${job.status_message}`;
-      job = await this.refresh(jobId);
-      // With file events a start, exit or cancel ends the wait at once; re-reading a job where nothing happened
-      // only catches what no file shows (a killed wrapper), so those re-reads back off (MCP servers hold many waits).
-      // A child held for a parent with retries is not quiet: its reader makes that parent's attempts (whose files
-      // are not the child's) and settles its end.
-      const quiet =
-        evented === true &&
-        before === `${job.state} ${job.status_message}` &&
-        parentsToLookAt(job, (id) => this.store.get(id) ?? undefined).length === 0;
-      quietMs = quiet
-        ? Math.min(quietMs * 2, Math.max(this.settings.pollIntervalMs, QUIET_POLL_MAX_MS))
-        : this.settings.pollIntervalMs;
-    }
-    if (held && !opts.untracked) this.recordWaited(jobId, Date.now() - start);
-    return this.waitResponse(job);
-  }
-
-  /** Adds one ended wait to the job's waited time; a full store keeps the previous total (said by storeNotices). */
-  private recordWaited(jobId: string, ms: number): void {
-    try {
-      this.store.addWaited(jobId, ms);
-    } catch (e) {
-      if (!isNoSpace(e)) throw e;
-      this.notices.add(
-        storeNotice(this.store.path, `no space left: ${describeFree(dirname(this.store.path))}`),
-      );
-    }
-  }
-
-  /** The flat wait-like answer (PROTOCOL.md "Waiting and delivery"): result fields and envelope side by side. */
-  private async waitResponse(job: StoredJob): Promise<WaitResponse> {
-    const waited_seconds = Math.round(this.store.waitedMs(job.job_id)) / 1000;
-    if (isTerminal(job.state)) {
-      return {
-        ...this.resultOf(job)!,
-        job_state: job.state,
-        wait_state: "complete",
-        delivery_state: "delivered",
-        waited_seconds,
-      };
-    }
-    const known = {
-      job_id: job.job_id,
-      name: job.name,
-      backend: job.backend,
-      host: job.host,
-      state: job.state,
-      created_at: job.created_at,
-      started_at: job.started_at,
-    };
-    const unreachable = this.unreachable.get(job.job_id);
-    if (unreachable) {
-      return {
-        ...known,
-        job_state: job.state,
-        wait_state: "client_timeout",
-        delivery_state: "pending",
-        waited_seconds,
-        status_message: unreachable,
-        host_unreachable: unreachable,
-      };
-    }
-    const backend = this.backendFor(job);
-    const redactor = new Redactor(Object.values(await backend.secretValues(job)));
-    const tails = await readTails(
-      backend,
-      job,
-      this.settings.maxReturnBytes,
-      redactor,
-      this.settings.logTailLines,
-    );
-    return {
-      ...known,
-      stdout_tail: tails.stdout_tail,
-      stderr_tail: tails.stderr_tail,
-      stdout_bytes: tails.stdout.totalBytes,
-      stderr_bytes: tails.stderr.totalBytes,
-      truncated: tails.truncated,
-      job_state: job.state,
-      wait_state: "client_timeout",
-      delivery_state: "pending",
-      waited_seconds,
-      status_message: await this.progressMessage(job),
-      ...nextAttemptOf(job),
-    };
-  }
-
-  async run(
-    req: LaunchRequest,
-    inlineTimeoutMs: number,
-    opts: Omit<WaitOptions, "timeoutMs"> = {},
-  ): Promise<RunResponse> {
-    const sub = await this.submit(req);
-    const subJob = this.getJob(sub.job_id);
-    if (this.isWaitingInLine(subJob)) {
-      // A busy queue: the job may wait for hours, so the caller is told at once and collects it later.
-      const w = await this.waitResponse(subJob);
-      return {
-        ...w,
-        delivery: "detached",
-        detach_reason: "queued",
-        idempotent_replay: sub.idempotent_replay,
-        ...(sub.launch_resumed ? { launch_resumed: true as const } : {}),
-      };
-    }
-    const w = await this.wait(sub.job_id, { ...opts, timeoutMs: inlineTimeoutMs });
-    const inline = w.wait_state === "complete";
-    return {
-      ...w,
-      delivery: inline ? "inline" : "detached",
-      ...(inline ? {} : { detach_reason: "inline_timeout" as const }),
-      idempotent_replay: sub.idempotent_replay,
-      ...(sub.launch_resumed ? { launch_resumed: true as const } : {}),
-    };
-  }
-
-  private async progressMessage(job: StoredJob): Promise<string> {
-    const st = await this.toStatus(job);
-    if (isTerminal(job.state)) return `${job.state}`;
-    const elapsed = formatDuration(st.elapsed_seconds ?? 0);
-    if (st.next_attempt_at) return st.status_message!;
-    if (job.state === "queued" && job.status_message) return `${job.status_message}, for ${elapsed}`;
-    if (job.state === "starting" || job.state === "queued") return `${job.state} for ${elapsed}`;
-    const obs = await this.backendFor(job).observe(job, this.lookOf(job));
-    const last = obs.heartbeat
-      ? Math.max(0, (Date.now() - Date.parse(obs.heartbeat.last_change_at)) / 1000)
-      : null;
-    const tail = last === null ? "" : `, last output ${formatDuration(last)} ago`;
-    return `${job.state} ${elapsed}${tail}`;
   }
 
   async status(jobId: string): Promise<JobStatus> {
@@ -1058,7 +265,7 @@ export class JobService implements JobServiceApi {
     const unreachable = this.unreachable.get(jobId);
     if (unreachable) return { ...st, host_unreachable: unreachable };
     if (!isTerminal(job.state) && job.state !== "starting") {
-      const obs = await this.backendFor(job).observe(job, this.lookOf(job));
+      const obs = await this.backendFor(job).observe(job, this.dependencies.lookOf(job));
       if (obs.heartbeat) {
         st.stdout_bytes = obs.heartbeat.stdout_bytes;
         st.stderr_bytes = obs.heartbeat.stderr_bytes;
@@ -1078,69 +285,16 @@ export class JobService implements JobServiceApi {
     return new Redactor(Object.values(await this.backendFor(job).secretValues(job)));
   }
 
-  async cancel(jobId: string, gracePeriodSeconds?: number): Promise<CancelResponse> {
-    const grace = gracePeriodSeconds ?? this.settings.graceSeconds;
-    if (!Number.isFinite(grace) || grace < 0)
-      throw invalid(`bad grace period ${grace}`, "give a duration ≥ 0, e.g. 10s");
-    let job = await this.refresh(jobId);
-    if (!isTerminal(job.state) && job.backend_id?.watch) {
-      throw invalid(
-        `${jobId} is run by Awaitless 0.8, which owns it; it was not cancelled`,
-        "cancel it with Awaitless 0.8; this store follows it until 0.8 records its end",
-      );
-    }
-    if (isTerminal(job.state)) {
-      // Lost with its wrapper killed, the command's group may still run: stop it (certainly this job's, or refused).
-      const backend = this.backendFor(job);
-      const leftover =
-        job.state === "lost" && job.reason === "wrapper_killed" && backend.stopLeftover
-          ? await backend.stopLeftover(job, grace)
-          : undefined;
-      return {
-        job_id: jobId,
-        job_state: job.state,
-        cancel_requested: false,
-        already_terminal: true,
-        result: this.resultOf(job)!,
-        ...(leftover ? { leftover } : {}),
-      };
-    }
-    // Intent first: once persisted, any reader that sees the command die records `cancelled`.
-    if (!this.store.requestCancel(jobId, nowIso())) {
-      job = this.getJob(jobId);
-      return {
-        job_id: jobId,
-        job_state: job.state,
-        cancel_requested: false,
-        already_terminal: true,
-        result: this.resultOf(job)!,
-      };
-    }
-    job = this.getJob(jobId);
-    if (awaitingAttempt(job) && !job.launcher) {
-      job = await this.endCancelledBeforeLaunch(job);
-      return {
-        job_id: jobId,
-        job_state: job.state,
-        cancel_requested: true,
-        already_terminal: false,
-        ...(job.result_json ? { result: this.resultOf(job)! } : {}),
-      };
-    }
-    const said = await this.backendFor(job).cancel(job, grace);
-    await this.wait(jobId, { timeoutMs: (grace + 5) * 1000, untracked: true });
-    job = this.getJob(jobId);
-    const result = this.resultOf(job);
-    // The wrapper died meanwhile: what the backend did about the command's group is worth saying, as for a lost job.
-    const leftover = job.state === "lost" && isLeftoverStop(said) ? said : undefined;
-    return {
-      job_id: jobId,
-      job_state: job.state,
-      cancel_requested: true,
-      already_terminal: false,
-      ...(result ? { result } : {}),
-      ...(leftover ? { leftover } : {}),
-    };
+  cancel(jobId: string, gracePeriodSeconds?: number): Promise<CancelResponse> {
+    return cancelJob(this.life, jobId, gracePeriodSeconds);
+  }
+
+  /**
+   * Cancels many jobs of one target at once: each one's intent persisted first, then one backend call for all
+   * (Backend.cancelMany), then a wait for each to end. Answers how many were asked to cancel.
+   */
+  cancelMany(jobIds: string[], gracePeriodSeconds?: number): Promise<number> {
+    return cancelJobs(this.life, jobIds, gracePeriodSeconds);
   }
 
   logs(req: LogsRequest): Promise<LogsResponse> {
@@ -1173,67 +327,27 @@ export class JobService implements JobServiceApi {
 
   submitAgain(jobId: string): Promise<SubmitResponse> {
     const spec = this.getJob(jobId).spec;
-    const req: LaunchRequest = {
-      argv: spec.argv,
-      cwd: spec.cwd,
-      env: spec.env,
-      secret_env: spec.secret_env,
-      backend: spec.backend,
-      ...(spec.host !== null ? { host: spec.host } : {}),
-      // an array task submitted again is a standalone job: not in the array's private queue (nor counted in it)
-      ...(spec.queue !== null && arrayOfQueue(spec.queue) === undefined ? { queue: spec.queue } : {}),
-      ...(spec.resources ? { resources: spec.resources } : {}),
-      ...(spec.timeout_seconds !== null ? { timeout_seconds: spec.timeout_seconds } : {}),
-      ...(spec.stall_timeout_seconds !== null ? { stall_timeout_seconds: spec.stall_timeout_seconds } : {}),
-      artifacts: spec.artifacts,
-      slurm_options: spec.slurm_options,
-      ...(spec.name !== null ? { name: spec.name } : {}),
-      ...(spec.after ? { after: spec.after.map((d) => `${d.job_id}:${d.on}`) } : {}),
-      ...(spec.log_dir ? { log_dir: spec.log_dir } : {}),
-      allow_duplicate: true,
-    };
-    return this.submit(req);
+    return this.submit(againRequest(spec));
   }
 
-  async waitForAnyChange(jobIds: string[], timeoutMs: number, signal?: AbortSignal): Promise<void> {
-    const jobs = jobIds
-      .map((id) => this.store.get(id))
-      .filter((j): j is StoredJob => j != null && !isTerminal(j.state));
-    if (jobs.length === 0 || signal?.aborted) return;
-    const ctl = new AbortController();
-    const onAbort = () => ctl.abort();
-    signal?.addEventListener("abort", onAbort, { once: true });
-    try {
-      const watches = jobs.map((j) =>
-        this.backendFor(j).waitForChange(j, Math.max(1, timeoutMs), ctl.signal),
-      );
-      // A change between the caller's last read and the watches being set is seen by one re-read, not missed.
-      const before = new Map(jobs.map((j) => [j.job_id, `${j.state} ${j.status_message}`]));
-      const changed = (
-        await Promise.all(jobs.map((j) => this.refresh(j.job_id).catch(() => undefined)))
-      ).some((j) => j !== undefined && before.get(j.job_id) !== `${j.state} ${j.status_message}`);
-      if (!changed) await Promise.race(watches);
-    } finally {
-      ctl.abort();
-      signal?.removeEventListener("abort", onAbort);
-    }
+  wait(jobId: string, opts: WaitOptions): Promise<WaitResponse> {
+    return waitFor(this.life, jobId, opts);
+  }
+
+  run(
+    req: LaunchRequest,
+    inlineTimeoutMs: number,
+    opts: Omit<WaitOptions, "timeoutMs"> = {},
+  ): Promise<RunResponse> {
+    return runJob(this.life, (r) => this.submit(r), req, inlineTimeoutMs, opts);
+  }
+
+  waitForAnyChange(jobIds: string[], timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    return waitForAnyChange(this.life, jobIds, timeoutMs, signal);
   }
 
   async onTerminal(jobId: string, signal: AbortSignal): Promise<JobState> {
     const w = await this.wait(jobId, { timeoutMs: null, signal, untracked: true });
     return w.job_state;
   }
-}
-
-/** Sleeps `ms` (or until `signal` aborts); false: nothing was watched by events meanwhile. */
-function sleepFor(ms: number, signal?: AbortSignal): Promise<false> {
-  return new Promise((resolve) => {
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal?.removeEventListener("abort", done);
-      resolve(false);
-    }
-    signal?.addEventListener("abort", done, { once: true });
-  });
 }
