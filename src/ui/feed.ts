@@ -40,7 +40,8 @@ export class LiveFeed {
 
   /**
    * Adds a page; its first event is the current listing (`snapshot`: jobs and arrays), then `job` for each job that
-   * changed and `array` for each array whose counts changed (one of its tasks started or ended).
+   * changed, `array` for each array whose counts changed (one of its tasks started or ended), and `forget` for an
+   * entry no longer listed.
    */
   async subscribe(listener: Listener): Promise<() => void> {
     const { jobs, arrays } = await this.listing();
@@ -96,6 +97,14 @@ export class LiveFeed {
             this.seen.set(a.job_id, sig);
             this.emit("array", a);
           }
+        }
+        // An entry no longer listed is forgotten by the pages: a job that became an array's task (listed as a job
+        // between its reservation and its link to the array), one gc removed, one pushed out of the window.
+        const listed = new Set([...jobs.map((j) => j.job_id), ...arrays.map((a) => a.job_id)]);
+        for (const id of [...this.seen.keys()]) {
+          if (listed.has(id)) continue;
+          this.seen.delete(id);
+          this.emit("forget", { job_id: id });
         }
         // an active array's tasks are waited on too: each task's start or end wakes the loop at once
         const activeArrays = arrays.filter((a) => !isTerminal(a.state)).map((a) => a.job_id);
