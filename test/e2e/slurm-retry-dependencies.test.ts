@@ -4,6 +4,7 @@
 // (sbatch --hold) and released or ended dependency_failed by the client that sees the parent's final end, or by a
 // later reader when that client was killed.
 import { afterAll, describe, expect, test } from "bun:test";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { killQuietly, Sandbox, until } from "../helpers/cli.ts";
 import { run, slurmUp } from "./slurm-harness.ts";
@@ -55,12 +56,12 @@ describe.skipIf(!up)("Slurm: a dependency on a retried parent", () => {
   }, 300_000);
 
   /** A parent that counts its attempts in `count`, each 3 s, failing until attempt `okAt` (never when 0). */
-  const counting = (count: string, okAt: number, retries: number) =>
+  const counting = (count: string, okAt: number, retries: number, seconds = 3) =>
     sb!.submit(
       [
         "sh",
         "-c",
-        `n=$(cat '${count}' 2>/dev/null || echo 0); n=$((n+1)); echo "$n" > '${count}'; sleep 3; [ ${okAt} -ne 0 ] && [ "$n" -ge ${okAt} ]`,
+        `n=$(cat '${count}' 2>/dev/null || echo 0); n=$((n+1)); echo "$n" > '${count}'; sleep ${seconds}; [ ${okAt} -ne 0 ] && [ "$n" -ge ${okAt} ]`,
       ],
       [...flags, "--retries", String(retries), "--retry-on", "exit", "--retry-backoff", "0"],
     );
@@ -135,10 +136,12 @@ describe.skipIf(!up)("Slurm: a dependency on a retried parent", () => {
   test("the client killed while the child is held: a new reader makes the parent's next attempt and releases the child", async () => {
     const s = sb!;
     const count = join(s.work, "count-c");
-    const p = counting(count, 2, 1);
+    // attempt 1 runs 10 s, and its own mark says it started: a status may not have seen it running yet (a Slurm
+    // round is 15 s; a 3 s attempt could end unseen), so the test goes by the mark
+    const p = counting(count, 2, 1, 10);
     const any = saw(count, `${p}:any`);
     const waiter = s.spawn(["wait", "--timeout", "240s", any]);
-    await until("attempt 1 running", () => s.status(p).state === "running", 60_000, 250);
+    await until("attempt 1 started", () => existsSync(count), 90_000, 250);
     const first = String(s.status(p).backend_id.slurm_job_id);
     const childSid = String(s.status(any).backend_id.slurm_job_id);
     const heldNow = async () => (await run(["scontrol", "show", "job", childSid])).stdout;

@@ -61,7 +61,9 @@ describe("Slurm arrays split at MaxArraySize (fake scheduler)", () => {
       100,
     );
     expect(maxFake).toBeLessThanOrEqual(2);
-    expect(maxOurs).toBeLessThanOrEqual(2);
+    // our view lags the scheduler by a round: a task whose command ended reads running until the round that
+    // confirms it, while the scheduler may have started the next (docs/arrays.md): at most one more than %N
+    expect(maxOurs).toBeLessThanOrEqual(3);
     expect(maxFake).toBeGreaterThanOrEqual(1);
     const w = t.sb.run(["wait", "--json", id]);
     expect(w.json.job_state).toBe("succeeded");
