@@ -6,7 +6,7 @@ import type { LaunchRequest } from "../core/service-types.ts";
 import type { CliIo } from "./cli-io.ts";
 import { invokedName } from "./invoked-as.ts";
 import { toJson } from "./output.ts";
-import { paint, styleFor } from "./render.ts";
+import { displayArgv, paint, styleFor } from "./render.ts";
 
 type Opts = Record<string, unknown> & { json?: boolean };
 
@@ -83,7 +83,7 @@ export async function arrayStatus(
     out(io, toJson(all ? s : rest));
     return EXIT.ok;
   }
-  const lines = [arrayLine(s), `command  ${s.argv.join(" ")}`];
+  const lines = [arrayLine(s), `command  ${displayArgv(s.argv, 200)}`];
   if (all)
     for (const t of s.task_list)
       lines.push(

@@ -119,6 +119,9 @@ describe("per-task results", () => {
     const taskJob = three.json.job_id as string;
     expect(taskJob).not.toBe(id);
     expect(sb.run(["status", "--json", taskJob]).json.array_task).toBe(`${id}.3`);
+    // the array's command reads as a task's does: quoted as it would be typed, not its words joined
+    const command = (out: string) => /^command\s+(.*)$/m.exec(out)?.[1];
+    expect(command(sb.run(["status", id]).stdout)).toBe(command(sb.run(["status", taskJob]).stdout));
   });
 
   test("a missing index, and logs of the whole array, are refused with what to do", () => {
