@@ -8,7 +8,7 @@ import { jobSpecText, writeLocalSpec } from "../job-spec.ts";
 import { renderSbatchScript, slurmJobName } from "./sbatch-script.ts";
 import { slurmDependency } from "./slurm-dependency.ts";
 import type { SlurmHost } from "./slurm-host.ts";
-import { formatSlurmTime, mergeSlurmOptions } from "./slurm-options.ts";
+import { clusterDirIn, sbatchOptionsFor } from "./slurm-launch-parts.ts";
 import {
   arrayIndexText,
   arrayTaskOf,
@@ -113,18 +113,11 @@ export async function launchSlurmArray(
   const prepared = await h.prepare();
   const job0 = first.input.job;
   const cwd = h.resolveCwd(job0.spec.cwd, prepared.home);
-  const options = mergeSlurmOptions(
-    h.settings.defaults,
-    job0.spec.slurm_options,
-    `[hosts.${h.name}.slurm] option`,
-  );
-  const timeout = job0.spec.timeout_seconds;
-  if (timeout && job0.spec.slurm_options.time === undefined)
-    options.time = formatSlurmTime(timeout + first.input.graceSeconds + 60);
+  const options = sbatchOptionsFor(h, job0, first.input.graceSeconds);
   const chunks = arrayChunks(array.indices, await h.maxArraySize());
   const chunkOf = new Map<number, ArrayChunk>();
   for (const c of chunks) for (const i of c.indices) chunkOf.set(i, c);
-  const dirOf = (job: Job) => `${prepared.root}/jobs/${job.job_id}`;
+  const dirOf = (job: Job) => clusterDirIn(prepared.root, job);
   const out = new Map<number, BackendId | Error>();
   const submittedAt = new Date();
   // every task's files before any sbatch: a task that starts at once finds its spec

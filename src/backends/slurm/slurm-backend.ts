@@ -18,7 +18,7 @@ import { AwaitlessError } from "../../core/errors.ts";
 import type { ArtifactEntry, BackendId, Job } from "../../core/job.ts";
 import { HEARTBEAT_SECONDS } from "../../core/liveness.ts";
 import { emptyScan, type LogQuery, type LogScan } from "../../core/log-scan.ts";
-import { attemptKey, attemptOf, attemptSuffix } from "../../core/retries.ts";
+import { attemptKey } from "../../core/retries.ts";
 import { FILES, writeCancelRequest } from "../../wrapper/protocol.ts";
 import { jobSpecText, localSecretValues, localSpecMissing, writeLocalSpec } from "../job-spec.ts";
 import { SshHost } from "../ssh/ssh-host.ts";
@@ -29,8 +29,9 @@ import { launchSlurmArray, scancelArray } from "./slurm-array.ts";
 import { releaseHeld, slurmDependency, updateDependency } from "./slurm-dependency.ts";
 import { DEFAULT_EXIT_SETTLE_MS, slurmFacts } from "./slurm-facts.ts";
 import { isLocalLoginNode, SlurmHost, slurmHostSettings } from "./slurm-host.ts";
+import { clusterDirIn, sbatchOptionsFor } from "./slurm-launch-parts.ts";
 import { type ObserveDeps, observeJob, type PersistedFields } from "./slurm-observe.ts";
-import { formatSlurmTime, mergeSlurmOptions, validateSlurmOptions } from "./slurm-options.ts";
+import { validateSlurmOptions } from "./slurm-options.ts";
 import { roundsKey, slurmPacing } from "./slurm-pacing.ts";
 import { arrayTaskOf } from "./slurm-queries.ts";
 import type { SharedRounds } from "./slurm-shared-rounds.ts";
@@ -154,15 +155,7 @@ export class SlurmBackend implements Backend {
     const prepared = await h.prepare();
     const dir = clusterDirIn(prepared.root, job);
     const cwd = h.resolveCwd(job.spec.cwd, prepared.home);
-    const options = mergeSlurmOptions(
-      h.settings.defaults,
-      job.spec.slurm_options,
-      `[hosts.${h.name}.slurm] option`,
-    );
-    const timeout = job.spec.timeout_seconds;
-    // the wrapper enforces --timeout exactly; Slurm's limit sits behind it so the wrapper's record names the timeout
-    if (timeout && job.spec.slurm_options.time === undefined)
-      options.time = formatSlurmTime(timeout + input.graceSeconds + 60);
+    const options = sbatchOptionsFor(h, job, input.graceSeconds);
     const held = input.after?.waits.some((w) => w.hold) === true;
     const script = renderSbatchScript({
       jobId: attemptKey(job),
@@ -497,9 +490,4 @@ export class SlurmBackend implements Backend {
   close(): void {
     for (const h of this.hosts.values()) h.close();
   }
-}
-
-/** Where a job's attempt runs on the cluster: <slurm_job_dir>/jobs/<job_id>[.N]. */
-function clusterDirIn(root: string, job: Job): string {
-  return `${root}/jobs/${job.job_id}${attemptSuffix(attemptOf(job))}`;
 }
