@@ -5,6 +5,7 @@
 import type { SlurmBackendId } from "../src/backends/slurm/slurm-backend.ts";
 import { isTerminal } from "../src/core/job.ts";
 import { makeRig, run } from "../test/e2e/slurm-harness.ts";
+import { printRatioTable } from "./ratio-table.ts";
 
 const quick = process.argv.includes("--quick");
 const tasksArg = process.argv.indexOf("--tasks");
@@ -98,18 +99,7 @@ const rows = [
     baselineMedian: perMinute(2 * TASKS, POLL_MS),
   },
 ];
-const header = ["measurement", "median", "baseline", "baseline median", "ratio"];
-console.log(`| ${header.join(" | ")} |\n|${header.map(() => "---").join("|")}|`);
-for (const r of rows) {
-  const cells = [
-    r.what,
-    `${r.median.toFixed(1)} ${r.unit}`,
-    r.baseline,
-    `${r.baselineMedian.toFixed(1)} ${r.unit}`,
-    `${(r.median / r.baselineMedian).toFixed(3)}×`,
-  ];
-  console.log(`| ${cells.join(" | ")} |`);
-}
+printRatioTable(rows);
 console.log(
   `\nsubmit ${(submitMs / 1000).toFixed(1)} s; every task ended after ${(arrayMs / 1000).toFixed(0)} s (${state}: ${JSON.stringify(counts)}); ` +
     `${windows.length} full windows of ${WINDOW_MS / 1000} s, baseline ${BASELINE_WINDOWS}\n` +

@@ -7,16 +7,11 @@ import { JobStore } from "../src/core/job-store.ts";
 import { CallLog } from "../test/e2e/slurm-call-log.ts";
 import { run } from "../test/e2e/slurm-harness.ts";
 import { BINARY, connectStdio, makeSandbox } from "../test/mcp/stdio-client.ts";
+import type { RatioRow } from "./ratio-table.ts";
 
 type Conn = Awaited<ReturnType<typeof connectStdio>>;
 
-export interface MultiRow {
-  what: string;
-  median: number;
-  unit: string;
-  baseline: string;
-  baselineMedian: number;
-}
+export type MultiRow = RatioRow;
 
 const MCP_SERVERS = 5;
 const CLIS = 3;

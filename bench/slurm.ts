@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { SlurmBackendId } from "../src/backends/slurm/slurm-backend.ts";
 import { CountingRunner, makeRig, type Rig, run } from "../test/e2e/slurm-harness.ts";
+import { printRatioTable, type RatioRow } from "./ratio-table.ts";
 import { multiProcessRows } from "./slurm-multi.ts";
 
 const ROOT = join(import.meta.dir, "..");
@@ -25,14 +26,7 @@ const N_EVENT = quick ? 2 : 4;
 const eventRows: number[] = [];
 const pollRows: number[] = [];
 
-interface Row {
-  what: string;
-  median: number;
-  unit: string;
-  baseline: string;
-  baselineMedian: number;
-}
-const rows: Row[] = [];
+const rows: RatioRow[] = [];
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -232,18 +226,7 @@ if (existsSync(BIN) && !eventOnly) {
   multiNote = ` · ${multi.note}`;
 }
 
-const header = ["measurement", "median", "baseline", "baseline median", "ratio"];
-console.log(`| ${header.join(" | ")} |\n|${header.map(() => "---").join("|")}|`);
-for (const r of rows) {
-  const cells = [
-    r.what,
-    `${r.median.toFixed(1)} ${r.unit}`,
-    r.baseline,
-    `${r.baselineMedian.toFixed(1)} ${r.unit}`,
-    `${(r.median / r.baselineMedian).toFixed(3)}×`,
-  ];
-  console.log(`| ${cells.join(" | ")} |`);
-}
+printRatioTable(rows);
 console.log(
   `\n${new Date().toISOString()} · ${navigator.hardwareConcurrency} CPUs · Bun ${Bun.version} · Slurm test cluster (1 node) · ` +
     (multiOnly
