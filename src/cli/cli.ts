@@ -68,9 +68,16 @@ export function buildCli(bind: Bind = () => () => {}): CAC {
   cli.option("--config <file>", "config file (default: $XDG_CONFIG_HOME/awaitless/config.toml)");
 
   launch(
-    cli.command("run", "run a command as a durable job; show the result if it ends within the inline window"),
+    cli.command(
+      "run",
+      "run a command as a durable job and wait for its end; Ctrl-C detaches, the job keeps running",
+    ),
   )
-    .option("--inline-timeout <duration>", "how long to wait inline before detaching (default 10s)")
+    .option(
+      "--detach-after <duration>",
+      "wait at most this long, then print the job ID and detach (exit 4; the job keeps running)",
+    )
+    .option("--inline-timeout <duration>", "Awaitless 0.8's name for --detach-after")
     .usage("run [options] -- <command> [args...]")
     .action(bind("run"));
   launch(cli.command("submit", "start a command as a durable job and return its ID at once"))

@@ -5,139 +5,30 @@ import type { Ctx } from "../context.ts";
 import type { LeftoverStop } from "../core/backend.ts";
 import { EXIT, invalid } from "../core/errors.ts";
 import { isTerminal, type JobState } from "../core/job.ts";
-import { type FollowEvent, isDelivered, type WaitResponse, withNext } from "../core/service-types.ts";
+import type { FollowEvent } from "../core/service-types.ts";
 import { arrayStatus, cancelArray, printArrayWait, submitArray } from "./array-commands.ts";
 import type { CliIo } from "./cli-io.ts";
+import { detachOnSignals, quietAfter } from "./detach.ts";
 import { invokedName } from "./invoked-as.ts";
 import { logsRequest, printLogs } from "./logs-command.ts";
+import { cancelJson, renderGc, renderList, renderResult, renderStatus, toJson } from "./output.ts";
 import {
-  cancelJson,
-  renderGc,
-  renderList,
-  renderResult,
-  renderStatus,
-  renderWait,
-  toJson,
-  waitJson,
-} from "./output.ts";
-import { launchRequest, parseDuration, parseIntOption, parseSize, type RawLaunchOptions } from "./parse.ts";
-import { humanDuration, paint, type Style, styleFor } from "./render.ts";
+  arrayText,
+  launchRequest,
+  parseDuration,
+  parseIntOption,
+  parseSize,
+  type RawLaunchOptions,
+} from "./parse.ts";
+import { paint, styleFor } from "./render.ts";
+import { exitCodeFor, liveLine, type Opts, optsOf, out, printWait, progressOf } from "./wait-output.ts";
 
-type Opts = Record<string, unknown> & { json?: boolean; "--"?: string[] };
 export type Action = (args: unknown[], io: CliIo, makeCtx: () => Promise<Ctx>) => Promise<number>;
-
-export function exitCodeFor(state: JobState): number {
-  switch (state) {
-    case "succeeded":
-      return EXIT.ok;
-    case "failed":
-    case "timed_out":
-      return EXIT.jobFailed;
-    case "cancelled":
-      return EXIT.cancelled;
-    case "lost":
-      return EXIT.lost;
-    default:
-      return EXIT.waitTimedOut;
-  }
-}
-
-/** `--array` given once, as text (cac turns a repeated flag into a list). */
-function arrayText(v: unknown): string {
-  if (Array.isArray(v))
-    throw invalid("--array was given more than once", "give one --array, e.g. --array 0-99%8");
-  if (typeof v !== "string" && typeof v !== "number")
-    throw invalid("--array needs indices", "e.g. --array 0-99%8");
-  return String(v);
-}
-
-function optsOf(args: unknown[]): Opts {
-  return (args[args.length - 1] ?? {}) as Opts;
-}
-
-function out(io: CliIo, text: string): void {
-  io.stdout.write(text.endsWith("\n") ? text : text + "\n");
-}
-
-/** A live "running 12s" line on stderr while a wait holds, only on a TTY. */
-function liveLine(
-  io: CliIo,
-  style: Style,
-  json: boolean,
-): { onProgress?: (m: string) => void; done(): void } {
-  if (json || !io.stderr.isTTY) return { done() {} };
-  const frames = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
-  let i = 0;
-  let last = "";
-  return {
-    onProgress(m: string) {
-      last = m;
-      io.stderr.write(`\r\x1b[K${paint(style, "cyan", frames[i++ % frames.length]!)} ${m}`);
-    },
-    done() {
-      if (last) io.stderr.write("\r\x1b[K");
-    },
-  };
-}
-
-/** A pending answer's next step as the CLI words it: the command that collects the result. */
-function cliNext(w: WaitResponse): WaitResponse {
-  if (isDelivered(w)) return w;
-  const next_command = `awaitless wait ${w.job_id}`;
-  const next_action = w.host_unreachable
-    ? `The job's host cannot be reached now; the job keeps its state (${w.job_state}) and may still be running. Run \`${next_command}\` again once the host is reachable.`
-    : `The job is still ${w.job_state}${w.next_attempt_at && w.status_message ? `, ${w.status_message}` : ""}: only this wait ended, the job was not killed or changed. Run \`${next_command}\` to collect the result.`;
-  return withNext(w, { next_action, next_command });
-}
-
-async function printWait(io: CliIo, opts: Opts, ctx: Ctx, answer: WaitResponse): Promise<number> {
-  const style = styleFor(io.stdout, io.env);
-  const w = cliNext(answer);
-  if (opts.json) {
-    const raw = isDelivered(w) ? ctx.service.resultJson(w.job_id) : null;
-    out(io, waitJson(w, raw));
-  } else {
-    // For people, the next command names the binary as they can run it (JSON keeps the canonical form).
-    const me = invokedName(io.env);
-    const next = w.next_command?.replace(/^awaitless /, `${me} `);
-    out(io, renderWait(next === undefined ? w : { ...w, next_command: next }, style));
-  }
-  if (w.wait_state === "complete") return exitCodeFor(w.job_state);
-  return w.host_unreachable ? EXIT.connection : EXIT.waitTimedOut;
-}
 
 export const COMMANDS: Record<string, Action> = {
   async run(args, io, makeCtx) {
-    const opts = optsOf(args);
-    const req = launchRequest(opts["--"] ?? [], opts as RawLaunchOptions);
-    const ctx = await makeCtx();
-    const inline =
-      opts.inlineTimeout !== undefined
-        ? parseDuration(opts.inlineTimeout as string, "--inline-timeout")
-        : ctx.config.defaults.inline_timeout_seconds;
-    const live = liveLine(io, styleFor(io.stderr, io.env), Boolean(opts.json));
-    startAutoGcIfDue(ctx);
-    if (opts.array !== undefined) {
-      const a = await ctx.arrays.submit(req, arrayText(opts.array));
-      const w = await ctx.arrays.wait(a.job_id, {
-        timeoutMs: inline * 1000,
-        ...(live.onProgress ? { onProgress: live.onProgress, progressIntervalMs: 250 } : {}),
-      });
-      live.done();
-      return printArrayWait(io, opts, w);
-    }
-    const r = await ctx.service.run(req, inline * 1000, {
-      ...(live.onProgress ? { onProgress: live.onProgress, progressIntervalMs: 250 } : {}),
-    });
-    live.done();
-    if (r.delivery === "detached" && !opts.json) {
-      io.stderr.write(
-        r.detach_reason === "queued"
-          ? "detached at once: the job waits in its queue\n"
-          : `detached after ${humanDuration(inline)}: the job keeps running\n`,
-      );
-    }
-    return printWait(io, opts, ctx, r);
+    const { runCommand } = await import("./run-command.ts");
+    return runCommand(args, io, makeCtx);
   },
 
   async submit(args, io, makeCtx) {
@@ -171,29 +62,21 @@ export const COMMANDS: Record<string, Action> = {
     if (!jobId) throw invalid("wait needs a job ID", "awaitless wait <job_id>, or awaitless wait --last");
     const timeoutMs =
       opts.timeout !== undefined ? parseDuration(opts.timeout as string, "--timeout") * 1000 : null;
-    const ctl = new AbortController();
-    const onSig = () => ctl.abort();
-    process.once("SIGINT", onSig);
     const live = liveLine(io, styleFor(io.stderr, io.env), Boolean(opts.json));
+    const detacher = detachOnSignals(io, () => live.done(), "stopped waiting");
+    detacher.know(jobId);
     try {
+      const waitOpts = { timeoutMs, signal: detacher.signal, ...progressOf(live) };
       if (ctx.arrays.isArray(jobId)) {
-        const w = await ctx.arrays.wait(jobId, {
-          timeoutMs,
-          signal: ctl.signal,
-          ...(live.onProgress ? { onProgress: live.onProgress, progressIntervalMs: 250 } : {}),
-        });
+        const w = await ctx.arrays.wait(jobId, waitOpts);
         live.done();
-        return printArrayWait(io, opts, w);
+        return printArrayWait(io, opts, w, quietAfter(detacher.by, opts, io));
       }
-      const w = await ctx.service.wait(jobId, {
-        timeoutMs,
-        signal: ctl.signal,
-        ...(live.onProgress ? { onProgress: live.onProgress, progressIntervalMs: 250 } : {}),
-      });
+      const w = await ctx.service.wait(jobId, waitOpts);
       live.done();
-      return printWait(io, opts, ctx, w);
+      return await printWait(io, opts, ctx, w, quietAfter(detacher.by, opts, io));
     } finally {
-      process.off("SIGINT", onSig);
+      detacher.dispose();
     }
   },
 
