@@ -108,6 +108,8 @@ export function buildCli(bind: Bind = () => () => {}): CAC {
       "--grep <regex>",
       "only lines matching this POSIX extended regex (as grep -E), searched over the whole log",
     )
+    .option("-i, --ignore-case", "--grep matches either case of each letter (as grep -i)")
+    .option("--all", "every line (or every --grep match), not only the last 1 MiB")
     .option("--follow", "keep printing new output until the job ends")
     .option("--stream <name>", "stdout, stderr or both (default both)")
     .action(bind("logs"));
@@ -122,6 +124,7 @@ export function buildCli(bind: Bind = () => () => {}): CAC {
     .option("--host <name>", "jobs on this host")
     .option("--queue <name>", "jobs in this queue")
     .option("--limit <n>", "how many (default 20)")
+    .option("--tasks", "list job arrays' tasks as rows (by default each array is one row)")
     .action(bind("list"));
   cli
     .command("inspect <job_id>", "everything about a job: spec, backend identity, state history")

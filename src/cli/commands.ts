@@ -4,14 +4,22 @@ import { startAutoGcIfDue } from "../auto-gc.ts";
 import type { Ctx } from "../context.ts";
 import type { LeftoverStop } from "../core/backend.ts";
 import { EXIT, invalid } from "../core/errors.ts";
-import { isTerminal, type JobState } from "../core/job.ts";
+import { isTerminal, type JobResult, type JobState } from "../core/job.ts";
 import type { FollowEvent } from "../core/service-types.ts";
 import { arrayStatus, cancelArray, printArrayWait, submitArray } from "./array-commands.ts";
 import type { CliIo } from "./cli-io.ts";
 import { detachOnSignals, quietAfter } from "./detach.ts";
 import { invokedName } from "./invoked-as.ts";
-import { logsRequest, printLogs } from "./logs-command.ts";
-import { cancelJson, renderGc, renderList, renderResult, renderStatus, toJson } from "./output.ts";
+import { localLogFile, logsRequest, printLogs } from "./logs-command.ts";
+import {
+  cancelJson,
+  type EarlierAttempt,
+  renderGc,
+  renderList,
+  renderResult,
+  renderStatus,
+  toJson,
+} from "./output.ts";
 import {
   arrayText,
   launchRequest,
@@ -21,7 +29,16 @@ import {
   type RawLaunchOptions,
 } from "./parse.ts";
 import { paint, styleFor } from "./render.ts";
-import { exitCodeFor, liveLine, type Opts, optsOf, out, printWait, progressOf } from "./wait-output.ts";
+import {
+  earlierAttempts,
+  exitCodeFor,
+  liveLine,
+  type Opts,
+  optsOf,
+  out,
+  printWait,
+  progressOf,
+} from "./wait-output.ts";
 
 export type Action = (args: unknown[], io: CliIo, makeCtx: () => Promise<Ctx>) => Promise<number>;
 
@@ -129,7 +146,8 @@ export const COMMANDS: Record<string, Action> = {
     const ctx = await makeCtx();
     if (ctx.arrays.isArray(String(args[0]))) return arrayStatus(io, opts, ctx, String(args[0]), false);
     const s = ctx.arrays.annotate([await ctx.service.status(String(args[0]))])[0]!;
-    out(io, opts.json ? toJson(s) : renderStatus(s, styleFor(io.stdout, io.env)));
+    if (opts.json) out(io, toJson(s));
+    else out(io, renderStatus(s, styleFor(io.stdout, io.env), await endOf(ctx, s.job_id)));
     return s.host_unreachable ? EXIT.connection : EXIT.ok;
   },
 
@@ -146,13 +164,19 @@ export const COMMANDS: Record<string, Action> = {
     if (!["stdout", "stderr", "both"].includes(stream))
       throw invalid(`--stream ${stream}`, "use stdout, stderr or both");
     const req = logsRequest(jobId, stream as "stdout" | "stderr" | "both", opts);
-    if (opts.follow && (req.grep !== undefined || req.head !== undefined || req.from_line || req.to_line))
+    if (
+      opts.follow &&
+      (req.grep !== undefined || req.head !== undefined || req.from_line || req.to_line || opts.all)
+    )
       throw invalid(
-        "--follow prints every new line as it comes; it does not combine with --grep, --head or --lines",
+        "--follow prints every new line as it comes; it does not combine with --grep, --head, --lines or --all",
         "drop --follow to search or page the log, or drop the filter to follow it",
       );
     if (opts.follow) return followLogs(ctx, io, jobId, stream as "stdout" | "stderr" | "both", opts);
-    await printLogs(ctx.service, io, req, opts.json === true);
+    await printLogs(ctx.service, io, req, opts.json === true, {
+      all: opts.all === true,
+      fileOf: localLogFile(ctx.service, jobId),
+    });
     return EXIT.ok;
   },
 
@@ -176,19 +200,37 @@ export const COMMANDS: Record<string, Action> = {
   async list(args, io, makeCtx) {
     const opts = optsOf(args);
     const ctx = await makeCtx();
-    const { jobs, total } = await ctx.service.listPage({
+    const req = {
       ...(opts.state !== undefined ? { state: String(opts.state) as JobState } : {}),
       ...(opts.name !== undefined ? { name: String(opts.name) } : {}),
       ...(opts.host !== undefined ? { host: String(opts.host) } : {}),
       ...(opts.queue !== undefined ? { queue: String(opts.queue) } : {}),
-      ...(opts.limit !== undefined ? { limit: parseIntOption(opts.limit, "--limit", 1, 10_000) } : {}),
-    });
-    const shown = ctx.arrays.annotate(jobs);
-    const arrays = ctx.arrays.progress(jobs.map((j) => j.job_id));
-    const listing = arrays.length > 0 ? { jobs: shown, arrays } : { jobs: shown };
-    out(io, opts.json ? toJson(listing) : renderList(shown, styleFor(io.stdout, io.env), arrays));
-    if (!opts.json && total > jobs.length)
-      io.stderr.write(`${jobs.length} of ${total} shown (--limit ${Math.min(total, 10_000)} for all)\n`);
+      limit: opts.limit !== undefined ? parseIntOption(opts.limit, "--limit", 1, 10_000) : 20,
+    };
+    const style = styleFor(io.stdout, io.env);
+    let shownCount: number;
+    let total: number;
+    if (opts.json || opts.tasks) {
+      // tasks as jobs (each with its array_task), and the progress of the arrays they belong to
+      const page = await ctx.service.listPage(req);
+      const shown = ctx.arrays.annotate(page.jobs);
+      const arrays = ctx.arrays.progress(page.jobs.map((j) => j.job_id));
+      const listed = arrays.length > 0 ? { jobs: shown, arrays } : { jobs: shown };
+      out(io, opts.json ? toJson(listed) : renderList(shown, style, arrays));
+      [shownCount, total] = [page.jobs.length, page.total];
+    } else {
+      // for people each array is one row, as the dashboard shows it
+      const { listing } = await import("../core/listing.ts");
+      const w = await listing(ctx.service, req);
+      out(io, renderList(w.jobs, style, [], w.arrays));
+      if (w.arrays.length > 0)
+        io.stderr.write(
+          `${paint(styleFor(io.stderr, io.env), "dim", "an array is one row: list --tasks lists tasks, status ARRAY_ID counts them")}\n`,
+        );
+      [shownCount, total] = [w.jobs.length + w.arrays.length, w.total];
+    }
+    if (!opts.json && total > shownCount)
+      io.stderr.write(`${shownCount} of ${total} shown (--limit ${Math.min(total, 10_000)} for all)\n`);
     return EXIT.ok;
   },
 
@@ -203,7 +245,7 @@ export const COMMANDS: Record<string, Action> = {
     }
     const style = styleFor(io.stdout, io.env);
     const lines = [
-      renderStatus(ctx.arrays.annotate([r.job])[0]!, style),
+      renderStatus(ctx.arrays.annotate([r.job])[0]!, style, await endOf(ctx, r.job.job_id)),
       "",
       paint(style, "bold", "history"),
     ];
@@ -339,4 +381,14 @@ function leftoverText(l: LeftoverStop): string {
   if (l.action === "signalled") return `its command was still running; ${l.detail}`;
   if (l.action === "stopping") return `its command is being stopped; ${l.detail}`;
   return `its command was not signalled: ${l.detail}`;
+}
+
+/** What a status shows of a job that ended: its stored result, and a retried job's earlier attempts. */
+async function endOf(
+  ctx: Ctx,
+  jobId: string,
+): Promise<{ result: JobResult | null; earlier: EarlierAttempt[] }> {
+  const raw = ctx.service.resultJson(jobId);
+  const result = raw === null ? null : (JSON.parse(raw) as JobResult);
+  return { result, earlier: result ? await earlierAttempts(ctx, result) : [] };
 }

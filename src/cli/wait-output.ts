@@ -5,7 +5,7 @@ import type { JobState } from "../core/job.ts";
 import { isDelivered, type WaitResponse, withNext } from "../core/service-types.ts";
 import type { CliIo } from "./cli-io.ts";
 import { invokedName } from "./invoked-as.ts";
-import { renderWait, waitJson } from "./output.ts";
+import { type EarlierAttempt, renderWait, waitJson } from "./output.ts";
 import { paint, type Style, styleFor } from "./render.ts";
 
 export type Opts = Record<string, unknown> & { json?: boolean; "--"?: string[] };
@@ -98,8 +98,25 @@ export async function printWait(
     // For people, the next command names the binary as they can run it (JSON keeps the canonical form).
     const me = invokedName(io.env);
     const next = w.next_command?.replace(/^awaitless /, `${me} `);
-    out(io, renderWait(next === undefined ? w : { ...w, next_command: next }, style));
+    const earlier = isDelivered(w) ? await earlierAttempts(ctx, w) : [];
+    out(io, renderWait(next === undefined ? w : { ...w, next_command: next }, style, earlier));
   }
   if (w.wait_state === "complete") return exitCodeFor(w.job_state);
   return w.host_unreachable ? EXIT.connection : EXIT.waitTimedOut;
+}
+
+/** A retried job's earlier attempts (how each ended, how long it ran), for the result's attempts line. */
+export async function earlierAttempts(
+  ctx: Ctx,
+  r: { job_id: string; attempt?: number },
+): Promise<EarlierAttempt[]> {
+  if (r.attempt === undefined || r.attempt < 2) return [];
+  const history = (await ctx.service.inspect(r.job_id)).attempt_history ?? [];
+  return history.map((a) => ({
+    attempt: a.attempt,
+    state: a.state,
+    exit_code: a.exit_code,
+    started_at: a.started_at,
+    finished_at: a.finished_at,
+  }));
 }

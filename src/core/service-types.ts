@@ -215,6 +215,8 @@ export interface LogsRequest {
   to_line?: number;
   /** Only lines matching this POSIX extended regular expression (docs/cli.md), scanned over the whole log. */
   grep?: string;
+  /** grep matches either case of each ASCII letter (as `grep -i` in the C locale). */
+  ignore_case?: boolean;
   /** Bytes of returned text, both streams together. */
   max_bytes?: number;
 }
