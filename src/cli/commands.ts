@@ -69,14 +69,8 @@ export const COMMANDS: Record<string, Action> = {
   async wait(args, io, makeCtx) {
     const opts = optsOf(args);
     const ctx = await makeCtx();
-    let jobId = args[0] as string | undefined;
-    if (opts.last) {
-      if (jobId) throw invalid("give either a job ID or --last, not both", "drop one of them");
-      const latest = ctx.service.lastJobId();
-      if (!latest) throw invalid("there are no jobs yet", "submit one: awaitless submit -- <command>");
-      jobId = latest;
-    }
-    if (!jobId) throw invalid("wait needs a job ID", "awaitless wait <job_id>, or awaitless wait --last");
+    // the ID (or --last) was resolved by cli.ts before the action
+    const jobId = String(args[0]);
     const timeoutMs =
       opts.timeout !== undefined ? parseDuration(opts.timeout as string, "--timeout") * 1000 : null;
     const live = liveLine(io, styleFor(io.stderr, io.env), Boolean(opts.json));
@@ -97,7 +91,7 @@ export const COMMANDS: Record<string, Action> = {
     }
   },
 
-  async completions(args, io, makeCtx) {
+  async results(args, io, makeCtx) {
     const opts = optsOf(args);
     const ctx = await makeCtx();
     // an array's ID stands for its tasks: the feed delivers each as it ends
@@ -133,7 +127,7 @@ export const COMMANDS: Record<string, Action> = {
         if (!opts.json && r.active_job_ids.length > 0) {
           out(
             io,
-            `still active: ${r.active_job_ids.join(" ")}\nnext: awaitless completions ${ids.join(" ")} --after ${cursor}`,
+            `still active: ${r.active_job_ids.join(" ")}\nnext: awaitless results ${ids.join(" ")} --after ${cursor}`,
           );
         }
         return r.active_job_ids.length > 0 && worst === EXIT.ok ? EXIT.waitTimedOut : worst;

@@ -297,6 +297,15 @@ export interface QueueCreated {
   created: boolean;
 }
 
+/** `queue set`: the queue with its new concurrency, the one it had, and how many jobs in line keep that. */
+export interface QueueChanged {
+  name: string;
+  target: string;
+  concurrency: number;
+  previous_concurrency: number;
+  waiting_with_previous: number;
+}
+
 /** A waiting job of a queue, in FIFO order (position 1 = next). */
 export interface QueuedJobView {
   job_id: string;
@@ -365,6 +374,10 @@ export interface JobServiceApi {
   onTerminal(jobId: string, signal: AbortSignal): Promise<JobState>;
   /** Named queues: create one, list them with what runs and waits. */
   createQueue(name: string, concurrency: number, host?: string): Promise<QueueCreated>;
+  /** A queue's new concurrency (for jobs launched from now on; `waiting`: jobs in line that keep the old one). */
+  setQueue(name: string, concurrency: number, host?: string): Promise<QueueChanged>;
+  /** Removes a queue no unfinished job uses. */
+  deleteQueue(name: string, host?: string): Promise<{ name: string; target: string; deleted: true }>;
   /** Active job arrays' private queues (`array.<ARRAY_ID>`) are counted, and listed only with `arrays`. */
   listQueues(host?: string, opts?: { arrays?: boolean }): Promise<QueueListing>;
   /** The listing with how many jobs match in all (`20 of 30 shown`). */
