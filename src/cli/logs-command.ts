@@ -115,7 +115,11 @@ export async function printLogs(
     const empty = text === "" && page.left_out === "" && req.grep === undefined;
     if (req.stream === "both" && empty && s === "stderr") continue;
     if (req.stream === "both") io.stdout.write(`${paint(style, "dim", `── ${s} ──`)}\n`);
+    // lines the byte budget cut from what was asked get a marker; lines --head/--tail did not ask for get none
+    const limit = req.head ?? req.tail_lines;
+    const budgetCut = limit === undefined || page.lines < limit;
     const marker = async (where: string) => {
+      if (!budgetCut) return;
       const file = await how.fileOf?.(s);
       const all = `${readOn(req, ["--all"], me)} prints ${req.grep === undefined ? "all of it" : "every match"}`;
       const raw = file === undefined || req.grep !== undefined ? "" : `; the raw file: ${file}`;

@@ -97,7 +97,7 @@ export function backendContract(name: string, setup: () => Promise<Target>, opts
     });
     it(
       "exit-codes",
-      "exit codes 0, 3 and 255: state, exit_code, tails and the CLI's exit",
+      "exit codes 0, 3 and 255, and 127 for a missing command: state, exit_code, tails and the CLI's exit",
       async () => {
         const ok = submitTo(t, ["sh", "-c", "echo out; echo err >&2"]);
         const three = submitTo(t, ["sh", "-c", "echo 'Error: broken thing' >&2; exit 3"]);

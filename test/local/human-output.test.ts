@@ -113,9 +113,16 @@ describe("logs", () => {
     expect(r.stderr.toString()).toContain(`earlier: awaitless logs ${id} --lines :${marker![1]}`);
   });
 
-  test("--head marks what follows; --all refuses --head; --grep -i matches either case", () => {
-    const head = sb.run(["logs", id, "--head", "2", "--stream", "stdout"]).stdout.split("\n");
-    expect(head[2]).toMatch(/^\[… lines from 3 on left out: .* --stream stdout --all prints all of it/);
+  test("a forward read marks what follows; --head/--tail N get no marker; --all refuses --head; -i", () => {
+    const forward = sb.run(["logs", id, "--lines", "2:", "--stream", "stdout"]).stdout.split("\n");
+    expect(forward[0]).toBe("line 2 of a build log that is long enough to be cut");
+    expect(forward.at(-2)).toMatch(
+      /^\[… lines from \d+ on left out: .* --stream stdout --lines 2: --all prints all of it; the raw file: /,
+    );
+    // what --head or --tail leaves out was not asked for: no marker (stderr still says how to read on)
+    const head = sb.run(["logs", id, "--head", "2", "--stream", "stdout"]);
+    expect(head.stdout.split("\n").length).toBe(3);
+    expect(head.stderr).toContain("further:");
     const bad = sb.run(["logs", id, "--all", "--head", "2"]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("--all prints every line; it does not combine with --head");
