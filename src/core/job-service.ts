@@ -139,10 +139,6 @@ export class JobService implements JobServiceApi {
     return resolveJobIdPrefix(this.store, text);
   }
 
-  lastJobId(): string | undefined {
-    return this.store.list({ limit: 1 })[0]?.job_id;
-  }
-
   resultJson(jobId: string): string | null {
     return this.store.get(jobId)?.result_json ?? null;
   }

@@ -382,8 +382,6 @@ export interface JobServiceApi {
   listQueues(host?: string, opts?: { arrays?: boolean }): Promise<QueueListing>;
   /** The listing with how many jobs match in all (`20 of 30 shown`). */
   listPage(req: ListRequest): Promise<{ jobs: JobStatus[]; total: number }>;
-  /** The newest job's ID (by creation), undefined when there is none. */
-  lastJobId(): string | undefined;
   /** A full job ID, or a unique prefix of one (the CLI's job arguments, as git's); MCP takes full IDs only. */
   resolveJobId(text: string): string;
   /** The stored terminal result's bytes (replayed byte-identically); null while the job is active. */
