@@ -15,6 +15,7 @@ import type { ImportReport } from "./core/import-08.ts";
 import type { Job } from "./core/job.ts";
 import { JobService, type ServiceSettings } from "./core/job-service.ts";
 import { JobStore } from "./core/job-store.ts";
+import { recentJobWords } from "./core/job-words.ts";
 import { listQueueRows } from "./core/queue-store.ts";
 import type { JobServiceApi } from "./core/service-types.ts";
 import { HINTS } from "./hints.ts";
@@ -29,7 +30,8 @@ export interface StoreHousekeeping {
   countJobs(): number;
   /** Every job's directory on this machine (doctor sums them against the quota). */
   jobDirs(): { job_id: string; job_dir: string }[];
-  /** The newest job IDs, without reconciling anything (completion must never contact a host). */
+  /** The newest job and array IDs and the newest arrays' task addresses, without reconciling anything (completion
+   * must never contact a host). */
   recentJobIds(limit: number): string[];
   queueNames(): string[];
   meta(key: string): string | undefined;
@@ -121,7 +123,7 @@ export function createContext(env: Record<string, string | undefined>, configFla
     path: store.path,
     countJobs: () => store.countJobs(),
     jobDirs: () => store.jobDirs(),
-    recentJobIds: (limit) => store.list({ limit }).map((j) => j.job_id),
+    recentJobIds: (limit) => recentJobWords(store, limit),
     queueNames: () =>
       listQueueRows(store)
         .map((q) => q.name)

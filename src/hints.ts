@@ -52,12 +52,16 @@ export const HINTS: HintTable = {
     mcp: `Give concurrency a whole number from 1 to ${a.max}.`,
   }),
   queue_use_existing: (a) => ({
-    cli: `use it as it is (--queue ${a.name}), or pick another name; concurrency ${a.concurrency} stays`,
+    cli: `use it as it is (--queue ${a.name}), change it (awaitless queue set ${a.name} --concurrency N), or pick another name`,
     mcp: `Use it as it is (queue: "${a.name}"), or pick another name; concurrency ${a.concurrency} stays.`,
   }),
   array_queue_private: (a) => ({
     cli: `the array's %N is how many of its tasks run at once; see it with \`awaitless status ${a.job_id}\`, and give your own queues a name not starting with "array."`,
     mcp: `The array's %N is how many of its tasks run at once; call get_job_status with {"job_id":"${a.job_id}"} to see it, and give your own queues a name not starting with "array.".`,
+  }),
+  queue_in_use: (a) => ({
+    cli: `wait for its jobs to end (awaitless list --queue ${a.name}${a.target === "local" ? "" : ` --host ${a.target}`}) or cancel them, then delete it`,
+    mcp: `Wait for its jobs to end (list_jobs with {"queue":"${a.name}"}) or cancel them, then delete it.`,
   }),
   queue_create_first: (a) => ({
     cli: `create it first: awaitless queue create ${a.name} --concurrency N${a.target === "local" ? "" : ` --host ${a.target}`}`,

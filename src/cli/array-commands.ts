@@ -52,7 +52,8 @@ export async function submitArray(
   return EXIT.ok;
 }
 
-export function printArrayWait(io: CliIo, opts: Opts, w: ArrayWaitResponse): number {
+/** The answer of a wait on an array; `quiet`: nothing on stdout (a signal detached and said so on stderr). */
+export function printArrayWait(io: CliIo, opts: Opts, w: ArrayWaitResponse, quiet = false): number {
   const next =
     w.wait_state === "complete"
       ? {}
@@ -60,7 +61,9 @@ export function printArrayWait(io: CliIo, opts: Opts, w: ArrayWaitResponse): num
           next_action: `The array is still ${w.job_state}: only this wait ended. Run \`awaitless wait ${w.job_id}\` to collect the rest.`,
           next_command: `awaitless wait ${w.job_id}`,
         };
-  if (opts.json) out(io, toJson({ ...w, ...next }));
+  if (quiet) {
+    // said on stderr
+  } else if (opts.json) out(io, toJson({ ...w, ...next }));
   else {
     const lines = [arrayLine(w)];
     if (next.next_command)

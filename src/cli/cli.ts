@@ -1,7 +1,7 @@
 // The CLI (cac): declares commands and options, then hands each to its action in commands.ts.
 import { type CAC, cac } from "cac";
 import type { Ctx } from "../context.ts";
-import { AwaitlessError, EXIT } from "../core/errors.ts";
+import { AwaitlessError, EXIT, invalid } from "../core/errors.ts";
 import { didYouMean, nearestName } from "../core/nearest-name.ts";
 import { noSpaceFromErrno } from "../core/store-errors.ts";
 import type { CliIo } from "./cli-io.ts";
@@ -56,6 +56,8 @@ const ACTIONS: Record<string, Action> = {
 
 type Bind = (name: string) => (...args: unknown[]) => void;
 
+const LAST = "the newest job or job array, instead of an ID";
+
 /** The command table (cac): used to parse argv, and read by `completion` to generate shell completions. */
 export function buildCli(bind: Bind = () => () => {}): CAC {
   const cli = cac("awaitless");
@@ -68,9 +70,16 @@ export function buildCli(bind: Bind = () => () => {}): CAC {
   cli.option("--config <file>", "config file (default: $XDG_CONFIG_HOME/awaitless/config.toml)");
 
   launch(
-    cli.command("run", "run a command as a durable job; show the result if it ends within the inline window"),
+    cli.command(
+      "run",
+      "run a command as a durable job and wait for its end; Ctrl-C detaches, the job keeps running",
+    ),
   )
-    .option("--inline-timeout <duration>", "how long to wait inline before detaching (default 10s)")
+    .option(
+      "--detach-after <duration>",
+      "wait at most this long, then print the job ID and detach (exit 4; the job keeps running)",
+    )
+    .option("--inline-timeout <duration>", "Awaitless 0.8's name for --detach-after")
     .usage("run [options] -- <command> [args...]")
     .action(bind("run"));
   launch(cli.command("submit", "start a command as a durable job and return its ID at once"))
@@ -78,19 +87,25 @@ export function buildCli(bind: Bind = () => () => {}): CAC {
     .action(bind("submit"));
   cli
     .command("wait [job_id]", "wait for a job to finish and show its result")
-    .option("--last", "the most recently created job")
+    .option("--last", LAST)
     .option("--timeout <duration>", "give up waiting after this long (the job keeps running; exit 4)")
     .action(bind("wait"));
   cli
-    .command("completions [...job_ids]", "completion feed for several jobs: returns as each finishes")
+    .command(
+      "results [...job_ids]",
+      "each job's result as soon as it ends, for several jobs (the completion feed; formerly `completions`)",
+    )
+    .alias("completions")
+    .option("--last", LAST)
     .option("--after <cursor>", "only completions after this cursor (next_cursor of the previous call)")
     .option("--drain", "keep reading until every listed job has completed")
     .option("--timeout <duration>", "how long to block when nothing has completed yet (default: no limit)")
     .option("--limit <n>", "items per page (1–500, default 50)")
-    .action(bind("completions"));
-  cli.command("status <job_id>", "current state of a job").action(bind("status"));
+    .action(bind("results"));
+  cli.command("status [job_id]", "current state of a job").option("--last", LAST).action(bind("status"));
   cli
-    .command("logs <job_id>", "the job's output (bounded; full logs stay on disk)")
+    .command("logs [job_id]", "the job's output (bounded; full logs stay on disk)")
+    .option("--last", LAST)
     .option("--tail <lines>", "only the last N lines (with --grep: the last N matching lines)")
     .option("--head <lines>", "only the first N lines (with --grep: the first N matching lines)")
     .option(
@@ -101,11 +116,14 @@ export function buildCli(bind: Bind = () => () => {}): CAC {
       "--grep <regex>",
       "only lines matching this POSIX extended regex (as grep -E), searched over the whole log",
     )
+    .option("-i, --ignore-case", "--grep matches either case of each letter (as grep -i)")
+    .option("--all", "every line (or every --grep match), not only the last 1 MiB")
     .option("--follow", "keep printing new output until the job ends")
     .option("--stream <name>", "stdout, stderr or both (default both)")
     .action(bind("logs"));
   cli
-    .command("cancel <job_id>", "stop a job: SIGTERM to its process group, SIGKILL after the grace period")
+    .command("cancel [job_id]", "stop a job: SIGTERM to its process group, SIGKILL after the grace period")
+    .option("--last", LAST)
     .option("--grace-period <duration>", "time between SIGTERM and SIGKILL (default 10s)")
     .action(bind("cancel"));
   cli
@@ -115,9 +133,11 @@ export function buildCli(bind: Bind = () => () => {}): CAC {
     .option("--host <name>", "jobs on this host")
     .option("--queue <name>", "jobs in this queue")
     .option("--limit <n>", "how many (default 20)")
+    .option("--tasks", "list job arrays' tasks as rows (by default each array is one row)")
     .action(bind("list"));
   cli
-    .command("inspect <job_id>", "everything about a job: spec, backend identity, state history")
+    .command("inspect [job_id]", "everything about a job: spec, backend identity, state history")
+    .option("--last", LAST)
     .action(bind("inspect"));
   cli
     .command("doctor", "check that this machine can run jobs, and show where things live")
@@ -144,8 +164,8 @@ export function buildCli(bind: Bind = () => () => {}): CAC {
     )
     .action(bind("gc"));
   cli
-    .command("queue <action> [name]", "named queues: `queue create NAME --concurrency N`, `queue list`")
-    .option("--concurrency <n>", "create: jobs of the queue that run at once")
+    .command("queue <action> [name]", "named queues: create, set (change the concurrency), delete, list")
+    .option("--concurrency <n>", "create, set: jobs of the queue that run at once")
     .option("--host <name>", "the queue's host (default: this machine)")
     .option("--all", "list: also the private queues of active job arrays (array.ARRAY_ID)")
     .action(bind("queue"));
@@ -183,7 +203,9 @@ export function buildCli(bind: Bind = () => () => {}): CAC {
     .command("completion [shell]", "print shell completions for bash, zsh or fish")
     .option("--list <kind>", "print the words the scripts complete: jobs, hosts or queues (one a line)")
     .action(bind("completion"));
+  // help is printed by runCli (help.ts: description, examples, --json), not by cac while it parses
   cli.help();
+  (cli as unknown as { showHelpOnExit: boolean }).showHelpOnExit = false;
   return cli;
 }
 
@@ -207,7 +229,7 @@ export async function runCli(argv: string[], io: CliIo, makeCtx: () => Promise<C
       });
       return opening;
     };
-    action = withFullJobIds(cli.matchedCommand?.args[0]?.value, args, keepCtx).then((a) =>
+    action = withFullJobIds(name, cli.matchedCommand?.args[0], args, keepCtx).then((a) =>
       ACTIONS[name]!(a, io, keepCtx),
     );
   });
@@ -215,12 +237,20 @@ export async function runCli(argv: string[], io: CliIo, makeCtx: () => Promise<C
   const style = styleFor(io.stderr, io.env);
   try {
     const names = cli.commands.map((c) => c.name.split(" ")[0]!).filter(Boolean);
-    cli.parse(["awaitless", "awaitless", ...aliased(argv, names)], { run: false });
-    if (argv.length === 0 || cli.options.help || cli.options.h) {
-      if (argv.length === 0) cli.outputHelp();
+    const aliases = cli.commands.flatMap((c) => c.aliasNames);
+    cli.parse(["awaitless", "awaitless", ...aliased(argv, [...names, ...aliases])], { run: false });
+    const matched = cli.matchedCommand;
+    // `awaitless` alone, with only global options (`awaitless --json`), `--help` or `help`: the help asked for
+    const bare = !matched && cli.args.length === 0 && argv.every((w) => w !== "--");
+    if (argv.length === 0 || cli.options.help || (bare && globalOnly(argv, cli))) {
+      const { printHelp } = await import("./help.ts");
+      printHelp(cli, io, Boolean(cli.options.json));
       return EXIT.ok;
     }
-    const matched = cli.matchedCommand;
+    if (matched?.name.startsWith("results") && argv.includes("completions"))
+      io.stderr.write(
+        `${paint(style, "dim", "note: `completions` is now called `results` (the old name keeps working)")}\n`,
+      );
     if (!matched) {
       const first = argv[0] ?? "";
       const flags = ["--version", "--help", ...cli.globalCommand.options.map((o) => `--${o.name}`)];
@@ -253,14 +283,43 @@ export async function runCli(argv: string[], io: CliIo, makeCtx: () => Promise<C
   return exitCode;
 }
 
-/** A command's job-ID argument(s) with each unique prefix (or task address) replaced by its full ID. */
+/** Is every word a global option (`--json`, `--config FILE`)? Then no command was asked for. */
+function globalOnly(argv: string[], cli: ReturnType<typeof buildCli>): boolean {
+  const flags = cli.globalCommand.options.flatMap((o) =>
+    o.rawName.split(/[\s,]+/).filter((w) => w.startsWith("-")),
+  );
+  return argv.every((w, i) => flags.includes(w.split("=")[0]!) || (i > 0 && argv[i - 1] === "--config"));
+}
+
+/**
+ * A command's job-ID argument(s): `--last` made the newest job (or array), and each unique prefix (or task address)
+ * replaced by its full ID. A command that takes IDs and got none (and no --last) is refused with both forms.
+ */
 async function withFullJobIds(
-  argName: string | undefined,
+  command: string,
+  arg: { value: string; required: boolean } | undefined,
   args: unknown[],
   makeCtx: () => Promise<Ctx>,
 ): Promise<unknown[]> {
+  if (!arg?.value.includes("job_id")) return args;
+  const opts = (args.at(-1) ?? {}) as { last?: boolean };
   const given = args[0];
-  if (!argName?.includes("job_id") || given === undefined || given === null) return args;
+  const none = given === undefined || given === null || (Array.isArray(given) && given.length === 0);
+  if (opts.last) {
+    if (!none) throw invalid("give either a job ID or --last, not both", "drop one of them");
+    const { listing } = await import("../core/listing.ts");
+    const newest = await listing((await makeCtx()).service, { limit: 1 });
+    const last = newest.jobs[0]?.job_id ?? newest.arrays[0]?.job_id;
+    if (last === undefined)
+      throw invalid("there are no jobs yet", "submit one: awaitless submit -- <command>");
+    return [Array.isArray(given) ? [last] : last, ...args.slice(1)];
+  }
+  const shown = command === "results" ? "JOB_ID…" : "JOB_ID";
+  if (none)
+    throw invalid(
+      `${command} needs ${command === "results" ? "job IDs" : "a job ID"}`,
+      `awaitless ${command} ${shown}, or awaitless ${command} --last (the newest job)`,
+    );
   const { arrays } = await makeCtx();
   // arrays.resolve: an array's ID or prefix, a task address ARRAY.7 (its job), else the job service's prefix
   const full = (id: unknown) => arrays.resolve(String(id)).id;
@@ -273,7 +332,10 @@ function aliased(argv: string[], names: string[]): string[] {
   if (first === "--version" || first === "-V") return ["version", ...rest];
   if (first !== "help") return argv;
   const topic = rest[0];
-  if (topic === undefined || topic === "help") return ["--help"];
+  if (topic === undefined) return ["--help"];
+  // `help --help` (and -h): help's own help; `help --json`: the command list as JSON
+  if (topic === "--help" || topic === "-h" || topic === "help") return ["help", "--help", ...rest.slice(1)];
+  if (topic.startsWith("-")) return ["--help", ...rest];
   if (!names.includes(topic)) {
     throw new AwaitlessError(
       "invalid_argument",
@@ -281,7 +343,7 @@ function aliased(argv: string[], names: string[]): string[] {
       "run `awaitless help` to list commands",
     );
   }
-  return [topic, "--help"];
+  return [topic, "--help", ...rest.slice(1)];
 }
 
 /** cac's "Unknown option `--cwdd`" with the nearest option of the command appended ("did you mean `--cwd`?"). */

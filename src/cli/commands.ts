@@ -4,140 +4,48 @@ import { startAutoGcIfDue } from "../auto-gc.ts";
 import type { Ctx } from "../context.ts";
 import type { LeftoverStop } from "../core/backend.ts";
 import { EXIT, invalid } from "../core/errors.ts";
-import { isTerminal, type JobState } from "../core/job.ts";
-import { type FollowEvent, isDelivered, type WaitResponse, withNext } from "../core/service-types.ts";
+import { isTerminal, type JobResult, type JobState } from "../core/job.ts";
+import type { FollowEvent } from "../core/service-types.ts";
 import { arrayStatus, cancelArray, printArrayWait, submitArray } from "./array-commands.ts";
 import type { CliIo } from "./cli-io.ts";
+import { detachOnSignals, quietAfter } from "./detach.ts";
 import { invokedName } from "./invoked-as.ts";
-import { logsRequest, printLogs } from "./logs-command.ts";
+import { localLogFile, logsRequest, printLogs } from "./logs-command.ts";
 import {
   cancelJson,
+  type EarlierAttempt,
   renderGc,
   renderList,
   renderResult,
   renderStatus,
-  renderWait,
   toJson,
-  waitJson,
 } from "./output.ts";
-import { launchRequest, parseDuration, parseIntOption, parseSize, type RawLaunchOptions } from "./parse.ts";
-import { humanDuration, paint, type Style, styleFor } from "./render.ts";
+import {
+  arrayText,
+  launchRequest,
+  parseDuration,
+  parseIntOption,
+  parseSize,
+  type RawLaunchOptions,
+} from "./parse.ts";
+import { paint, styleFor } from "./render.ts";
+import {
+  earlierAttempts,
+  exitCodeFor,
+  liveLine,
+  type Opts,
+  optsOf,
+  out,
+  printWait,
+  progressOf,
+} from "./wait-output.ts";
 
-type Opts = Record<string, unknown> & { json?: boolean; "--"?: string[] };
 export type Action = (args: unknown[], io: CliIo, makeCtx: () => Promise<Ctx>) => Promise<number>;
-
-export function exitCodeFor(state: JobState): number {
-  switch (state) {
-    case "succeeded":
-      return EXIT.ok;
-    case "failed":
-    case "timed_out":
-      return EXIT.jobFailed;
-    case "cancelled":
-      return EXIT.cancelled;
-    case "lost":
-      return EXIT.lost;
-    default:
-      return EXIT.waitTimedOut;
-  }
-}
-
-/** `--array` given once, as text (cac turns a repeated flag into a list). */
-function arrayText(v: unknown): string {
-  if (Array.isArray(v))
-    throw invalid("--array was given more than once", "give one --array, e.g. --array 0-99%8");
-  if (typeof v !== "string" && typeof v !== "number")
-    throw invalid("--array needs indices", "e.g. --array 0-99%8");
-  return String(v);
-}
-
-function optsOf(args: unknown[]): Opts {
-  return (args[args.length - 1] ?? {}) as Opts;
-}
-
-function out(io: CliIo, text: string): void {
-  io.stdout.write(text.endsWith("\n") ? text : text + "\n");
-}
-
-/** A live "running 12s" line on stderr while a wait holds, only on a TTY. */
-function liveLine(
-  io: CliIo,
-  style: Style,
-  json: boolean,
-): { onProgress?: (m: string) => void; done(): void } {
-  if (json || !io.stderr.isTTY) return { done() {} };
-  const frames = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
-  let i = 0;
-  let last = "";
-  return {
-    onProgress(m: string) {
-      last = m;
-      io.stderr.write(`\r\x1b[K${paint(style, "cyan", frames[i++ % frames.length]!)} ${m}`);
-    },
-    done() {
-      if (last) io.stderr.write("\r\x1b[K");
-    },
-  };
-}
-
-/** A pending answer's next step as the CLI words it: the command that collects the result. */
-function cliNext(w: WaitResponse): WaitResponse {
-  if (isDelivered(w)) return w;
-  const next_command = `awaitless wait ${w.job_id}`;
-  const next_action = w.host_unreachable
-    ? `The job's host cannot be reached now; the job keeps its state (${w.job_state}) and may still be running. Run \`${next_command}\` again once the host is reachable.`
-    : `The job is still ${w.job_state}${w.next_attempt_at && w.status_message ? `, ${w.status_message}` : ""}: only this wait ended, the job was not killed or changed. Run \`${next_command}\` to collect the result.`;
-  return withNext(w, { next_action, next_command });
-}
-
-async function printWait(io: CliIo, opts: Opts, ctx: Ctx, answer: WaitResponse): Promise<number> {
-  const style = styleFor(io.stdout, io.env);
-  const w = cliNext(answer);
-  if (opts.json) {
-    const raw = isDelivered(w) ? ctx.service.resultJson(w.job_id) : null;
-    out(io, waitJson(w, raw));
-  } else {
-    // For people, the next command names the binary as they can run it (JSON keeps the canonical form).
-    const me = invokedName(io.env);
-    const next = w.next_command?.replace(/^awaitless /, `${me} `);
-    out(io, renderWait(next === undefined ? w : { ...w, next_command: next }, style));
-  }
-  if (w.wait_state === "complete") return exitCodeFor(w.job_state);
-  return w.host_unreachable ? EXIT.connection : EXIT.waitTimedOut;
-}
 
 export const COMMANDS: Record<string, Action> = {
   async run(args, io, makeCtx) {
-    const opts = optsOf(args);
-    const req = launchRequest(opts["--"] ?? [], opts as RawLaunchOptions);
-    const ctx = await makeCtx();
-    const inline =
-      opts.inlineTimeout !== undefined
-        ? parseDuration(opts.inlineTimeout as string, "--inline-timeout")
-        : ctx.config.defaults.inline_timeout_seconds;
-    const live = liveLine(io, styleFor(io.stderr, io.env), Boolean(opts.json));
-    startAutoGcIfDue(ctx);
-    if (opts.array !== undefined) {
-      const a = await ctx.arrays.submit(req, arrayText(opts.array));
-      const w = await ctx.arrays.wait(a.job_id, {
-        timeoutMs: inline * 1000,
-        ...(live.onProgress ? { onProgress: live.onProgress, progressIntervalMs: 250 } : {}),
-      });
-      live.done();
-      return printArrayWait(io, opts, w);
-    }
-    const r = await ctx.service.run(req, inline * 1000, {
-      ...(live.onProgress ? { onProgress: live.onProgress, progressIntervalMs: 250 } : {}),
-    });
-    live.done();
-    if (r.delivery === "detached" && !opts.json) {
-      io.stderr.write(
-        r.detach_reason === "queued"
-          ? "detached at once: the job waits in its queue\n"
-          : `detached after ${humanDuration(inline)}: the job keeps running\n`,
-      );
-    }
-    return printWait(io, opts, ctx, r);
+    const { runCommand } = await import("./run-command.ts");
+    return runCommand(args, io, makeCtx);
   },
 
   async submit(args, io, makeCtx) {
@@ -161,43 +69,29 @@ export const COMMANDS: Record<string, Action> = {
   async wait(args, io, makeCtx) {
     const opts = optsOf(args);
     const ctx = await makeCtx();
-    let jobId = args[0] as string | undefined;
-    if (opts.last) {
-      if (jobId) throw invalid("give either a job ID or --last, not both", "drop one of them");
-      const latest = ctx.service.lastJobId();
-      if (!latest) throw invalid("there are no jobs yet", "submit one: awaitless submit -- <command>");
-      jobId = latest;
-    }
-    if (!jobId) throw invalid("wait needs a job ID", "awaitless wait <job_id>, or awaitless wait --last");
+    // the ID (or --last) was resolved by cli.ts before the action
+    const jobId = String(args[0]);
     const timeoutMs =
       opts.timeout !== undefined ? parseDuration(opts.timeout as string, "--timeout") * 1000 : null;
-    const ctl = new AbortController();
-    const onSig = () => ctl.abort();
-    process.once("SIGINT", onSig);
     const live = liveLine(io, styleFor(io.stderr, io.env), Boolean(opts.json));
+    const detacher = detachOnSignals(io, () => live.done(), "stopped waiting");
+    detacher.know(jobId);
     try {
+      const waitOpts = { timeoutMs, signal: detacher.signal, ...progressOf(live) };
       if (ctx.arrays.isArray(jobId)) {
-        const w = await ctx.arrays.wait(jobId, {
-          timeoutMs,
-          signal: ctl.signal,
-          ...(live.onProgress ? { onProgress: live.onProgress, progressIntervalMs: 250 } : {}),
-        });
+        const w = await ctx.arrays.wait(jobId, waitOpts);
         live.done();
-        return printArrayWait(io, opts, w);
+        return printArrayWait(io, opts, w, quietAfter(detacher.by, opts, io));
       }
-      const w = await ctx.service.wait(jobId, {
-        timeoutMs,
-        signal: ctl.signal,
-        ...(live.onProgress ? { onProgress: live.onProgress, progressIntervalMs: 250 } : {}),
-      });
+      const w = await ctx.service.wait(jobId, waitOpts);
       live.done();
-      return printWait(io, opts, ctx, w);
+      return await printWait(io, opts, ctx, w, quietAfter(detacher.by, opts, io));
     } finally {
-      process.off("SIGINT", onSig);
+      detacher.dispose();
     }
   },
 
-  async completions(args, io, makeCtx) {
+  async results(args, io, makeCtx) {
     const opts = optsOf(args);
     const ctx = await makeCtx();
     // an array's ID stands for its tasks: the feed delivers each as it ends
@@ -233,7 +127,7 @@ export const COMMANDS: Record<string, Action> = {
         if (!opts.json && r.active_job_ids.length > 0) {
           out(
             io,
-            `still active: ${r.active_job_ids.join(" ")}\nnext: awaitless completions ${ids.join(" ")} --after ${cursor}`,
+            `still active: ${r.active_job_ids.join(" ")}\nnext: awaitless results ${ids.join(" ")} --after ${cursor}`,
           );
         }
         return r.active_job_ids.length > 0 && worst === EXIT.ok ? EXIT.waitTimedOut : worst;
@@ -246,7 +140,8 @@ export const COMMANDS: Record<string, Action> = {
     const ctx = await makeCtx();
     if (ctx.arrays.isArray(String(args[0]))) return arrayStatus(io, opts, ctx, String(args[0]), false);
     const s = ctx.arrays.annotate([await ctx.service.status(String(args[0]))])[0]!;
-    out(io, opts.json ? toJson(s) : renderStatus(s, styleFor(io.stdout, io.env)));
+    if (opts.json) out(io, toJson(s));
+    else out(io, renderStatus(s, styleFor(io.stdout, io.env), await endOf(ctx, s.job_id)));
     return s.host_unreachable ? EXIT.connection : EXIT.ok;
   },
 
@@ -263,13 +158,19 @@ export const COMMANDS: Record<string, Action> = {
     if (!["stdout", "stderr", "both"].includes(stream))
       throw invalid(`--stream ${stream}`, "use stdout, stderr or both");
     const req = logsRequest(jobId, stream as "stdout" | "stderr" | "both", opts);
-    if (opts.follow && (req.grep !== undefined || req.head !== undefined || req.from_line || req.to_line))
+    if (
+      opts.follow &&
+      (req.grep !== undefined || req.head !== undefined || req.from_line || req.to_line || opts.all)
+    )
       throw invalid(
-        "--follow prints every new line as it comes; it does not combine with --grep, --head or --lines",
+        "--follow prints every new line as it comes; it does not combine with --grep, --head, --lines or --all",
         "drop --follow to search or page the log, or drop the filter to follow it",
       );
     if (opts.follow) return followLogs(ctx, io, jobId, stream as "stdout" | "stderr" | "both", opts);
-    await printLogs(ctx.service, io, req, opts.json === true);
+    await printLogs(ctx.service, io, req, opts.json === true, {
+      all: opts.all === true,
+      fileOf: localLogFile(ctx.service, jobId),
+    });
     return EXIT.ok;
   },
 
@@ -293,19 +194,37 @@ export const COMMANDS: Record<string, Action> = {
   async list(args, io, makeCtx) {
     const opts = optsOf(args);
     const ctx = await makeCtx();
-    const { jobs, total } = await ctx.service.listPage({
+    const req = {
       ...(opts.state !== undefined ? { state: String(opts.state) as JobState } : {}),
       ...(opts.name !== undefined ? { name: String(opts.name) } : {}),
       ...(opts.host !== undefined ? { host: String(opts.host) } : {}),
       ...(opts.queue !== undefined ? { queue: String(opts.queue) } : {}),
-      ...(opts.limit !== undefined ? { limit: parseIntOption(opts.limit, "--limit", 1, 10_000) } : {}),
-    });
-    const shown = ctx.arrays.annotate(jobs);
-    const arrays = ctx.arrays.progress(jobs.map((j) => j.job_id));
-    const listing = arrays.length > 0 ? { jobs: shown, arrays } : { jobs: shown };
-    out(io, opts.json ? toJson(listing) : renderList(shown, styleFor(io.stdout, io.env), arrays));
-    if (!opts.json && total > jobs.length)
-      io.stderr.write(`${jobs.length} of ${total} shown (--limit ${Math.min(total, 10_000)} for all)\n`);
+      limit: opts.limit !== undefined ? parseIntOption(opts.limit, "--limit", 1, 10_000) : 20,
+    };
+    const style = styleFor(io.stdout, io.env);
+    let shownCount: number;
+    let total: number;
+    if (opts.json || opts.tasks) {
+      // tasks as jobs (each with its array_task), and the progress of the arrays they belong to
+      const page = await ctx.service.listPage(req);
+      const shown = ctx.arrays.annotate(page.jobs);
+      const arrays = ctx.arrays.progress(page.jobs.map((j) => j.job_id));
+      const listed = arrays.length > 0 ? { jobs: shown, arrays } : { jobs: shown };
+      out(io, opts.json ? toJson(listed) : renderList(shown, style, arrays));
+      [shownCount, total] = [page.jobs.length, page.total];
+    } else {
+      // for people each array is one row, as the dashboard shows it
+      const { listing } = await import("../core/listing.ts");
+      const w = await listing(ctx.service, req);
+      out(io, renderList(w.jobs, style, [], w.arrays));
+      if (w.arrays.length > 0)
+        io.stderr.write(
+          `${paint(styleFor(io.stderr, io.env), "dim", "an array is one row: list --tasks lists tasks, status ARRAY_ID counts them")}\n`,
+        );
+      [shownCount, total] = [w.jobs.length + w.arrays.length, w.total];
+    }
+    if (!opts.json && total > shownCount)
+      io.stderr.write(`${shownCount} of ${total} shown (--limit ${Math.min(total, 10_000)} for all)\n`);
     return EXIT.ok;
   },
 
@@ -320,7 +239,7 @@ export const COMMANDS: Record<string, Action> = {
     }
     const style = styleFor(io.stdout, io.env);
     const lines = [
-      renderStatus(ctx.arrays.annotate([r.job])[0]!, style),
+      renderStatus(ctx.arrays.annotate([r.job])[0]!, style, await endOf(ctx, r.job.job_id)),
       "",
       paint(style, "bold", "history"),
     ];
@@ -456,4 +375,14 @@ function leftoverText(l: LeftoverStop): string {
   if (l.action === "signalled") return `its command was still running; ${l.detail}`;
   if (l.action === "stopping") return `its command is being stopped; ${l.detail}`;
   return `its command was not signalled: ${l.detail}`;
+}
+
+/** What a status shows of a job that ended: its stored result, and a retried job's earlier attempts. */
+async function endOf(
+  ctx: Ctx,
+  jobId: string,
+): Promise<{ result: JobResult | null; earlier: EarlierAttempt[] }> {
+  const raw = ctx.service.resultJson(jobId);
+  const result = raw === null ? null : (JSON.parse(raw) as JobResult);
+  return { result, earlier: result ? await earlierAttempts(ctx, result) : [] };
 }

@@ -9,7 +9,12 @@ import type { CliIo } from "./cli-io.ts";
 export const LISTS = ["jobs", "hosts", "queues"] as const;
 
 /** Reads only the store and config files: completion never reconciles a job or contacts a host. */
-export async function completionList(what: string, io: CliIo, makeCtx: () => Promise<Ctx>): Promise<number> {
+export async function completionList(
+  what: string,
+  io: CliIo,
+  makeCtx: () => Promise<Ctx>,
+  json = false,
+): Promise<number> {
   if (!(LISTS as readonly string[]).includes(what))
     throw invalid(
       `--list ${what}: nothing to list by that name${didYouMean(what, LISTS)}`,
@@ -21,6 +26,7 @@ export async function completionList(what: string, io: CliIo, makeCtx: () => Pro
   else if (what === "queues") words = ctx.store.queueNames();
   else words = [...Object.keys(ctx.config.hosts), ...sshHostAliases(io.env.HOME || homedir())];
   const unique = [...new Set(words)];
-  io.stdout.write(unique.length ? `${unique.join("\n")}\n` : "");
+  if (json) io.stdout.write(`${JSON.stringify({ list: what, words: unique })}\n`);
+  else io.stdout.write(unique.length ? `${unique.join("\n")}\n` : "");
   return EXIT.ok;
 }

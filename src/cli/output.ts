@@ -1,4 +1,5 @@
 // Writing results for people and for scripts (--json). Terminal results are replayed byte-identically.
+import type { ArrayEntry } from "../core/array-listing.ts";
 import { type ArrayProgress, progressWords } from "../core/array-progress.ts";
 import type { JobResult } from "../core/job.ts";
 import {
@@ -51,16 +52,122 @@ export function cancelJson(r: CancelResponse): string {
   return JSON.stringify({ ...r.result, ...envelope });
 }
 
-export function renderResult(r: JobResult, style: Style): string {
+/** An earlier attempt of a retried job, as a result line names it: how it ended and how long it ran. */
+export interface EarlierAttempt {
+  attempt: number;
+  state: string;
+  exit_code: number | null;
+  started_at: string | null;
+  finished_at: string | null;
+}
+
+/** What a result's first line says after its state: the reason, unless the state says it already. */
+function endWords(r: JobResult): string {
+  if (r.state === "failed" || r.reason === null) return "";
+  // the error's sentence names what the reason code only labels (the parent of a dependency, the limit reached)
+  const sentence = r.error?.reason;
+  if (sentence && sentence !== r.reason && sentence !== r.state) return ` — ${sentence}`;
+  return r.reason === r.state ? "" : ` — ${r.reason}`;
+}
+
+/** `attempt 3 of 3; earlier: 1 failed after 0.5s (exit 1), 2 …; 2.4s from the first start`. */
+function attemptsLine(r: JobResult, earlier: EarlierAttempt[]): string {
+  const head = `attempt ${r.attempt} of ${r.attempts}`;
+  if (earlier.length === 0) return head;
+  const ran = (a: { started_at: string | null; finished_at: string | null }) =>
+    a.started_at === null || a.finished_at === null
+      ? "before its command started"
+      : `after ${humanDuration((Date.parse(a.finished_at) - Date.parse(a.started_at)) / 1000)}`;
+  const each = earlier.map(
+    (a) => `${a.attempt} ${a.state} ${ran(a)}${a.exit_code === null ? "" : ` (exit ${a.exit_code})`}`,
+  );
+  const first = earlier.find((a) => a.started_at !== null)?.started_at;
+  const total =
+    first && r.finished_at
+      ? `; ${humanDuration((Date.parse(r.finished_at) - Date.parse(first)) / 1000)} from the first start to the end`
+      : "";
+  return `${head}; earlier: ${each.join(", ")}${total}`;
+}
+
+/** A parsed artifact's value is shown in at most this many lines of at most this many characters. */
+const ARTIFACT_LINES = 20;
+const ARTIFACT_WIDTH = 120;
+
+/**
+ * JSON as indented lines for people: objects and arrays of objects one member a line, a list of plain values on one
+ * line (cut at the width); whatever fits the width stays on one line.
+ */
+function jsonLines(value: unknown, indent: string, width: number, lead = ""): string[] {
+  // one character kept for the comma that may follow
+  const room = width - indent.length - lead.length - 1;
+  const compact = JSON.stringify(value) ?? "null";
+  if (compact.length <= room || value === null || typeof value !== "object")
+    return [indent + lead + cut(compact, room)];
+  const inner = `${indent}  `;
+  if (Array.isArray(value)) {
+    if (value.every((v) => v === null || typeof v !== "object")) {
+      const count = ` (${value.length} items)`;
+      return [`${indent}${lead}${cut(compact, room - count.length)}${count}`];
+    }
+    return [`${indent}${lead}[`, ...commas(value.map((v) => jsonLines(v, inner, width))), `${indent}]`];
+  }
+  const members = Object.entries(value).map(([k, v]) => jsonLines(v, inner, width, `${JSON.stringify(k)}: `));
+  return [`${indent}${lead}{`, ...commas(members), `${indent}}`];
+}
+
+/** Members' lines joined as JSON writes them: a comma after each member but the last. */
+function commas(members: string[][]): string[] {
+  return members.flatMap((lines, i) =>
+    i === members.length - 1 ? lines : [...lines.slice(0, -1), `${lines.at(-1)},`],
+  );
+}
+
+const cut = (text: string, max: number): string =>
+  text.length > max ? `${text.slice(0, Math.max(1, max - 1))}…` : text;
+
+/** A parsed JSON artifact's value for people, bounded: at most ARTIFACT_LINES lines, with the way to all of it. */
+function artifactValue(content: unknown, index: number, jobId: string, style: Style): string[] {
+  const lines = jsonLines(content, "  ", ARTIFACT_WIDTH);
+  if (lines.length <= ARTIFACT_LINES) return lines;
+  return [
+    ...lines.slice(0, ARTIFACT_LINES),
+    paint(
+      style,
+      "dim",
+      `  … ${lines.length - ARTIFACT_LINES} more lines: awaitless wait ${jobId} --json | jq '.artifacts[${index}].content'`,
+    ),
+  ];
+}
+
+/** The artifacts of a result, one line each, with the parsed value of a JSON one (bounded). */
+export function renderArtifacts(r: JobResult, style: Style): string[] {
+  const lines: string[] = [];
+  r.artifacts.forEach((a, i) => {
+    if (!a.exists) {
+      lines.push(
+        `artifact ${a.declared_path}: ${paint(style, "yellow", "missing")}${a.reason ? ` (${a.reason})` : ""}`,
+      );
+      return;
+    }
+    const parsed = a.content !== undefined ? ", parsed:" : a.parse_error ? `, ${a.parse_error}` : "";
+    lines.push(
+      `artifact ${a.path}: ${humanBytes(a.size_bytes ?? 0)}, sha256 ${(a.sha256 ?? "").slice(0, 12)}…${parsed}`,
+    );
+    if (a.content !== undefined) lines.push(...artifactValue(a.content, i, r.job_id, style));
+  });
+  return lines;
+}
+
+export function renderResult(r: JobResult, style: Style, earlier: EarlierAttempt[] = []): string {
   const lines: string[] = [];
   let head = `${r.job_id} ${stateText(style, r.state)}`;
   head +=
     r.started_at === null ? " before its command started" : ` after ${humanDuration(r.duration_seconds)}`;
   if (r.exit_code !== null) head += ` (exit ${r.exit_code}${r.signal ? `, signal ${r.signal}` : ""})`;
-  if (r.reason && r.state !== "failed") head += ` — ${r.reason}`;
+  head += endWords(r);
   lines.push(head);
   if (r.name) lines.push(`name: ${r.name}`);
-  if (r.attempt !== undefined) lines.push(`attempt ${r.attempt} of ${r.attempts}`);
+  if (r.attempt !== undefined) lines.push(attemptsLine(r, earlier));
   if (r.descendants_alive) {
     lines.push(
       paint(style, "yellow", "warning: processes the command started are still running (descendants_alive)"),
@@ -70,7 +177,8 @@ export function renderResult(r: JobResult, style: Style): string {
     ["stdout", r.stdout_tail, r.stdout_bytes],
     ["stderr", r.stderr_tail, r.stderr_bytes],
   ] as const) {
-    if (!text) continue;
+    // a tail of blank lines shows nothing: no header over an empty section
+    if (!text.trim()) continue;
     const shown = Buffer.byteLength(text) < total ? ` (tail of ${humanBytes(total)})` : "";
     lines.push(paint(style, "dim", `── ${label}${shown} ──`));
     lines.push(text.replace(/\n$/, ""));
@@ -80,33 +188,32 @@ export function renderResult(r: JobResult, style: Style): string {
     for (const d of r.digest) lines.push(`  ${d}`);
   }
   if (r.error) lines.push(`${paint(style, "bold", "next:")} ${r.error.suggestion}`);
-  for (const a of r.artifacts) {
-    if (!a.exists) {
-      lines.push(
-        `artifact ${a.declared_path}: ${paint(style, "yellow", "missing")}${a.reason ? ` (${a.reason})` : ""}`,
-      );
-      continue;
-    }
-    const parsed = a.content !== undefined ? ", parsed" : a.parse_error ? `, ${a.parse_error}` : "";
-    lines.push(
-      `artifact ${a.path}: ${humanBytes(a.size_bytes ?? 0)}, sha256 ${(a.sha256 ?? "").slice(0, 12)}…${parsed}`,
-    );
-  }
+  lines.push(...renderArtifacts(r, style));
   return lines.join("\n");
 }
 
-export function renderWait(w: WaitResponse, style: Style): string {
-  if (isDelivered(w)) return renderResult(w, style);
+export function renderWait(w: WaitResponse, style: Style, earlier: EarlierAttempt[] = []): string {
+  if (isDelivered(w)) return renderResult(w, style, earlier);
   const lines = [
     `${w.job_id} is still ${stateText(style, w.job_state)}${w.status_message ? ` (${w.status_message})` : ""}`,
   ];
-  if (w.stdout_tail) lines.push(paint(style, "dim", "── stdout so far ──"), w.stdout_tail.replace(/\n$/, ""));
-  if (w.stderr_tail) lines.push(paint(style, "dim", "── stderr so far ──"), w.stderr_tail.replace(/\n$/, ""));
+  if (w.stdout_tail?.trim())
+    lines.push(paint(style, "dim", "── stdout so far ──"), w.stdout_tail.replace(/\n$/, ""));
+  if (w.stderr_tail?.trim())
+    lines.push(paint(style, "dim", "── stderr so far ──"), w.stderr_tail.replace(/\n$/, ""));
   if (w.next_command) lines.push(`${paint(style, "bold", "next:")} ${w.next_command}`);
   return lines.join("\n");
 }
 
-export function renderStatus(s: JobStatus & { array_task?: string }, style: Style): string {
+/**
+ * A job's status for people; with its stored `result` once it ended (the reason's sentence, the artifacts) and a
+ * retried job's `earlier` attempts.
+ */
+export function renderStatus(
+  s: JobStatus & { array_task?: string },
+  style: Style,
+  more: { result?: JobResult | null; earlier?: EarlierAttempt[] } = {},
+): string {
   const rows: [string, string][] = [
     ["job", s.job_id],
     ["state", stateText(style, s.state) + (s.status_message ? ` (${s.status_message})` : "")],
@@ -117,7 +224,13 @@ export function renderStatus(s: JobStatus & { array_task?: string }, style: Styl
   if (s.name) rows.push(["name", s.name]);
   if (s.after) rows.push(["after", s.after.join(", ")]);
   if (s.array_task) rows.push(["array task", s.array_task]);
-  if (s.attempt !== undefined) rows.push(["attempt", `${s.attempt} of ${s.attempts}`]);
+  if (s.attempt !== undefined)
+    rows.push([
+      "attempt",
+      more.result
+        ? attemptsLine(more.result, more.earlier ?? []).replace(/^attempt /, "")
+        : `${s.attempt} of ${s.attempts}`,
+    ]);
   rows.push(["created", `${s.created_at} (${ago(s.created_at)})`]);
   if (s.elapsed_seconds === undefined) rows.push(["ran for", "never started"]);
   else
@@ -127,38 +240,77 @@ export function renderStatus(s: JobStatus & { array_task?: string }, style: Styl
     ]);
   if (s.exit_code !== null)
     rows.push(["exit code", String(s.exit_code) + (s.signal ? ` (signal ${s.signal})` : "")]);
-  if (s.reason) rows.push(["reason", s.reason]);
+  if (s.reason) {
+    const sentence = more.result?.error?.reason;
+    const said = sentence && sentence !== s.reason && sentence !== s.state ? `: ${sentence}` : "";
+    rows.push(["reason", `${s.reason}${said}`]);
+  }
   rows.push(["output", `${humanBytes(s.stdout_bytes)} stdout, ${humanBytes(s.stderr_bytes)} stderr`]);
   if (s.last_output_at) rows.push(["last output", ago(s.last_output_at)]);
   if (s.host_unreachable)
     rows.push(["unreachable", paint(style, "yellow", `${s.host_unreachable} (state as last seen)`)]);
   const w = Math.max(...rows.map(([k]) => k.length));
-  return rows.map(([k, v]) => `${paint(style, "dim", k.padEnd(w))}  ${v}`).join("\n");
+  const lines = rows.map(([k, v]) => `${paint(style, "dim", k.padEnd(w))}  ${v}`);
+  if (more.result) lines.push(...renderArtifacts(more.result, style));
+  return lines.join("\n");
 }
 
-export function renderList(jobs: JobStatus[], style: Style, arrays: ArrayProgress[] = []): string {
-  if (jobs.length === 0) return "no jobs match (submit one with `awaitless run -- <command>`)";
-  const progress = arrays.map(
+/**
+ * `list` for people. Each job array is one row (`arrays`: its state, how many tasks are done, its command); with
+ * `--tasks` the tasks are rows instead (named by their address ARRAY_ID.INDEX), each array's progress under the table.
+ */
+export function renderList(
+  jobs: (JobStatus & { array_task?: string })[],
+  style: Style,
+  progress: ArrayProgress[] = [],
+  arrays: ArrayEntry[] = [],
+): string {
+  if (jobs.length === 0 && arrays.length === 0)
+    return "no jobs match (submit one with `awaitless run -- <command>`)";
+  const progressLines = progress.map(
     (a) =>
       `${paint(style, "dim", "array")} ${a.job_id} ${a.array} ${stateText(style, a.state)}: ${progressWords(a)}`,
   );
-  const rows = table(
-    ["JOB", "STATE", "AGE", "DURATION", "EXIT", "HOST", "QUEUE", "NAME", "COMMAND"],
-    jobs.map((j) => [
-      j.job_id,
+  const jobRows = jobs.map((j) => ({
+    id: j.job_id,
+    cells: [
+      // an array task goes by its address; its queue is the array's own (internal), not worth a column
+      j.array_task ?? j.job_id,
       stateText(style, j.state) + stateNote(j),
       ago(j.created_at).replace(" ago", ""),
       // A job that has not started has no duration yet (its AGE says how long it has waited).
       j.started_at === null ? "-" : humanDuration(j.elapsed_seconds),
       j.exit_code === null ? "-" : String(j.exit_code),
-      j.backend === "local" ? "local" : j.backend === "slurm" ? `${j.host} (slurm)` : (j.host ?? "-"),
-      j.queue ?? "-",
+      hostCell(j),
+      j.array_task ? "-" : (j.queue ?? "-"),
       j.name ?? "-",
       displayArgv(j.argv, 50),
-    ]),
+    ],
+  }));
+  const arrayRows = arrays.map((a) => ({
+    id: a.job_id,
+    cells: [
+      a.job_id,
+      `${stateText(style, a.state)} (${a.done}/${a.tasks} done${a.failed_indices.length ? `, ${a.failed_indices.length} failed` : ""})`,
+      ago(a.created_at).replace(" ago", ""),
+      "-",
+      "-",
+      hostCell(a),
+      "-",
+      a.name ?? "-",
+      `[array ${a.array}] ${displayArgv(a.argv, 50)}`,
+    ],
+  }));
+  const rows = table(
+    ["JOB", "STATE", "AGE", "DURATION", "EXIT", "HOST", "QUEUE", "NAME", "COMMAND"],
+    [...jobRows, ...arrayRows].sort((x, y) => y.id.localeCompare(x.id)).map((r) => r.cells),
     style,
   );
-  return [rows, ...progress].join("\n");
+  return [rows, ...progressLines].join("\n");
+}
+
+function hostCell(j: { backend: string; host: string | null }): string {
+  return j.backend === "local" ? "local" : j.backend === "slurm" ? `${j.host} (slurm)` : (j.host ?? "-");
 }
 
 /** What a list row adds to its state: the attempt of a retried job, the parent a held job waits for. */

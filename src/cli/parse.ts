@@ -155,3 +155,12 @@ export function launchRequest(argv: string[], o: RawLaunchOptions): LaunchReques
   if (Object.keys(slurm).length) req.slurm_options = slurm;
   return req;
 }
+
+/** `--array` given once, as text (cac turns a repeated flag into a list). */
+export function arrayText(v: unknown): string {
+  if (Array.isArray(v))
+    throw invalid("--array was given more than once", "give one --array, e.g. --array 0-99%8");
+  if (typeof v !== "string" && typeof v !== "number")
+    throw invalid("--array needs indices", "e.g. --array 0-99%8");
+  return String(v);
+}

@@ -1,4 +1,4 @@
-// `awaitless queue create|list`: named queues on this machine or a host.
+// `awaitless queue create|set|delete|list`: named queues on this machine or a host.
 
 import type { Ctx } from "../context.ts";
 import { arrayOfQueue } from "../core/array-queues.ts";
@@ -12,7 +12,7 @@ import { humanDuration, paint, type Style, styleFor, table } from "./render.ts";
 
 type Opts = Record<string, unknown> & { json?: boolean };
 
-export const QUEUE_ACTIONS = ["create", "list"] as const;
+export const QUEUE_ACTIONS = ["create", "set", "delete", "list"] as const;
 
 function out(io: CliIo, text: string): void {
   io.stdout.write(text.endsWith("\n") ? text : `${text}\n`);
@@ -44,6 +44,35 @@ export async function queueCommand(args: unknown[], io: CliIo, makeCtx: () => Pr
       );
     return EXIT.ok;
   }
+  if (action === "set") {
+    if (name === undefined || opts.concurrency === undefined)
+      throw invalid(
+        `queue set needs a name and --concurrency${name === undefined ? "" : ` (queue ${name})`}`,
+        `awaitless queue set ${name ?? "NAME"} --concurrency N`,
+      );
+    const concurrency = parseIntOption(opts.concurrency, "--concurrency", 1, 10_000);
+    const ctx = await makeCtx();
+    const q = await ctx.service.setQueue(name, concurrency, host);
+    if (opts.json) out(io, toJson(q));
+    else {
+      const kept =
+        q.waiting_with_previous > 0 && q.previous_concurrency !== q.concurrency
+          ? `; the ${q.waiting_with_previous} job(s) already in line keep ${q.previous_concurrency} until they start`
+          : "";
+      out(
+        io,
+        `queue ${q.name} on ${q.target}: concurrency ${q.previous_concurrency} → ${q.concurrency} for jobs launched from now on${kept}`,
+      );
+    }
+    return EXIT.ok;
+  }
+  if (action === "delete") {
+    if (name === undefined) throw invalid("queue delete needs a name", "awaitless queue delete NAME");
+    const ctx = await makeCtx();
+    const q = await ctx.service.deleteQueue(name, host);
+    out(io, opts.json ? toJson(q) : `deleted queue ${q.name} on ${q.target}`);
+    return EXIT.ok;
+  }
   if (action === "list") {
     if (name !== undefined) {
       const arrayId = arrayOfQueue(name);
@@ -61,7 +90,7 @@ export async function queueCommand(args: unknown[], io: CliIo, makeCtx: () => Pr
   }
   throw invalid(
     `unknown queue action ${JSON.stringify(action)}${didYouMean(action, QUEUE_ACTIONS)}`,
-    "use `awaitless queue create NAME --concurrency N` or `awaitless queue list`",
+    "use `awaitless queue create|set NAME --concurrency N`, `awaitless queue delete NAME` or `awaitless queue list`",
   );
 }
 

@@ -54,6 +54,7 @@ export type HintAction =
   | "queue_unsupported"
   | "queue_concurrency_range"
   | "queue_use_existing"
+  | "queue_in_use"
   | "queue_create_first"
   | "array_queue_private"
   | "free_space_local"

@@ -26,7 +26,7 @@ import type { LifecycleDeps } from "./lifecycle-deps.ts";
 import { followLogs } from "./log-follow.ts";
 import { readLogs } from "./log-read.ts";
 import { listQueues } from "./queue-service.ts";
-import { createQueue, targetOf } from "./queue-store.ts";
+import { createQueue, deleteQueue, setConcurrency, targetOf } from "./queue-store.ts";
 import { Redactor, shapeRedactor } from "./redact.ts";
 import type { SettleDeps } from "./retry-dependents.ts";
 import type { ServiceCore, ServiceSettings } from "./service-deps.ts";
@@ -43,6 +43,7 @@ import type {
   ListRequest,
   LogsRequest,
   LogsResponse,
+  QueueChanged,
   QueueCreated,
   QueueListing,
   RunResponse,
@@ -138,10 +139,6 @@ export class JobService implements JobServiceApi {
     return resolveJobIdPrefix(this.store, text);
   }
 
-  lastJobId(): string | undefined {
-    return this.store.list({ limit: 1 })[0]?.job_id;
-  }
-
   resultJson(jobId: string): string | null {
     return this.store.get(jobId)?.result_json ?? null;
   }
@@ -229,6 +226,36 @@ export class JobService implements JobServiceApi {
     }
     const r = createQueue(this.store, name, targetOf(host), concurrency);
     return { ...r.row, created: r.created };
+  }
+
+  async setQueue(name: string, concurrency: number, host?: string): Promise<QueueChanged> {
+    refuseArrayQueueCreate(name);
+    await this.refreshQueue(name);
+    const r = setConcurrency(this.store, name, targetOf(host), concurrency);
+    return {
+      name,
+      target: r.row.target,
+      concurrency,
+      previous_concurrency: r.previous,
+      waiting_with_previous: r.waiting,
+    };
+  }
+
+  async deleteQueue(name: string, host?: string): Promise<{ name: string; target: string; deleted: true }> {
+    refuseArrayQueueCreate(name);
+    await this.refreshQueue(name);
+    const row = deleteQueue(this.store, name, targetOf(host));
+    return { name, target: row.target, deleted: true };
+  }
+
+  /** Reconciles the queue's unfinished jobs, so that ended ones are counted as ended. */
+  private async refreshQueue(name: string): Promise<void> {
+    const active = this.store.list({
+      queue: name,
+      states: ["queued", "starting", "running", "stalled"],
+      limit: 10_000,
+    });
+    for (const j of active) await this.refresh(j.job_id).catch(() => undefined);
   }
 
   async listQueues(host?: string, opts?: { arrays?: boolean }): Promise<QueueListing> {

@@ -172,10 +172,11 @@ async function progressMessage(life: LifecycleDeps, job: StoredJob): Promise<str
   if (job.state === "queued" && job.status_message) return `${job.status_message}, for ${elapsed}`;
   if (job.state === "starting" || job.state === "queued") return `${job.state} for ${elapsed}`;
   const obs = await life.backendFor(job).observe(job, life.dependencies.lookOf(job));
-  const last = obs.heartbeat
-    ? Math.max(0, (Date.now() - Date.parse(obs.heartbeat.last_change_at)) / 1000)
-    : null;
-  const tail = last === null ? "" : `, last output ${formatDuration(last)} ago`;
+  const hb = obs.heartbeat;
+  // the heartbeat's last change is the command's start until it writes something
+  const silent = hb === null || hb.stdout_bytes + hb.stderr_bytes === 0;
+  const last = silent ? null : Math.max(0, (Date.now() - Date.parse(hb.last_change_at)) / 1000);
+  const tail = last === null ? ", no output yet" : `, last output ${formatDuration(last)} ago`;
   return `${job.state} ${elapsed}${tail}`;
 }
 

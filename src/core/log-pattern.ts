@@ -198,6 +198,74 @@ export function compileLogPattern(pattern: string): LogPattern {
   };
 }
 
+/**
+ * The same pattern matching either case of each ASCII letter, as `grep -i` does in the C locale: a letter outside
+ * brackets becomes `[aA]`, a bracket gains the other case of its letters and ranges (`[:upper:]`, `[:lower:]` become
+ * `[:alpha:]`). Check the pattern (compileLogPattern) first: this rewrites a valid pattern, byte for byte elsewhere.
+ */
+export function foldCase(pattern: string): string {
+  const other = (c: string) => (c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase());
+  const letter = (c: string | undefined) => c !== undefined && /^[A-Za-z]$/.test(c);
+  let out = "";
+  let i = 0;
+  while (i < pattern.length) {
+    const c = pattern[i]!;
+    if (c === "\\") {
+      out += pattern.slice(i, i + 2);
+      i += 2;
+    } else if (c === "[") {
+      let j = i + 1;
+      let body = "";
+      let extra = "";
+      if (pattern[j] === "^") {
+        body += "^";
+        j++;
+      }
+      let first = true;
+      while (j < pattern.length && (pattern[j] !== "]" || first)) {
+        first = false;
+        const m = /^\[:(\w+):\]/.exec(pattern.slice(j));
+        if (m) {
+          body += m[1] === "upper" || m[1] === "lower" ? "[:alpha:]" : m[0];
+          j += m[0].length;
+          continue;
+        }
+        const lo = pattern[j]!;
+        if (pattern[j + 1] === "-" && pattern[j + 2] !== undefined && pattern[j + 2] !== "]") {
+          const hi = pattern[j + 2]!;
+          body += `${lo}-${hi}`;
+          extra += foldedRanges(lo.charCodeAt(0), hi.charCodeAt(0));
+          j += 3;
+          continue;
+        }
+        body += lo;
+        if (letter(lo)) extra += other(lo);
+        j++;
+      }
+      out += `[${body}${extra}]`;
+      i = j + 1;
+    } else {
+      out += letter(c) ? `[${c}${other(c)}]` : c;
+      i++;
+    }
+  }
+  return out;
+}
+
+/** The other case of the letters in the range lo–hi (char codes), as ranges. */
+function foldedRanges(lo: number, hi: number): string {
+  let out = "";
+  for (const [from, to, shift] of [
+    [65, 90, 32],
+    [97, 122, -32],
+  ] as const) {
+    const a = Math.max(lo, from);
+    const b = Math.min(hi, to);
+    if (a <= b) out += `${String.fromCharCode(a + shift)}-${String.fromCharCode(b + shift)}`;
+  }
+  return out;
+}
+
 /** A bracket expression starting at `start` ('['): its JavaScript class (never matching a newline) and its end. */
 function bracket(pattern: string, bytes: Uint8Array, start: number): { source: string; end: number } {
   let i = start + 1;

@@ -2,7 +2,7 @@
 // cleaned, redacted and cut to one byte budget shared by the streams.
 import type { Stream } from "./backend.ts";
 import { invalid } from "./errors.ts";
-import { compileLogPattern } from "./log-pattern.ts";
+import { compileLogPattern, foldCase, type LogPattern } from "./log-pattern.ts";
 import { type LogQuery, type LogScan, shapeLines, shownBytes, toPage } from "./log-scan.ts";
 import { Redactor } from "./redact.ts";
 import type { ServiceCore } from "./service-deps.ts";
@@ -31,13 +31,19 @@ export function logQuery(req: LogsRequest, budget: number): LogQuery {
     );
   const forward = req.head !== undefined || (req.from_line !== undefined && req.tail_lines === undefined);
   return {
-    pattern: req.grep === undefined ? null : compileLogPattern(req.grep),
+    pattern: req.grep === undefined ? null : pattern(req.grep, req.ignore_case === true),
     from: req.from_line ?? 1,
     to: req.to_line ?? null,
     limit: req.head ?? req.tail_lines ?? null,
     forward,
     budget,
   };
+}
+
+/** The grep pattern, checked as written (errors quote it so), then folded when case is ignored. */
+function pattern(grep: string, ignoreCase: boolean): LogPattern {
+  const checked = compileLogPattern(grep);
+  return ignoreCase ? compileLogPattern(foldCase(grep)) : checked;
 }
 
 export async function readLogs(svc: ServiceCore, req: LogsRequest): Promise<LogsResponse> {

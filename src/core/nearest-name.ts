@@ -39,5 +39,6 @@ export function nearestName(given: string, known: Iterable<string>): string | un
 /** ` (did you mean \`cwd\`?)`, or "" when no known name is near. */
 export function didYouMean(given: string, known: Iterable<string>): string {
   const near = nearestName(given, known);
-  return near === undefined ? "" : ` (did you mean \`${near}\`?)`;
+  // a word that is known already is misplaced, not misspelt: suggesting it again helps no one
+  return near === undefined || near === given ? "" : ` (did you mean \`${near}\`?)`;
 }

@@ -1,6 +1,7 @@
-// Named queues in the job database (migration 2): create (idempotent for the same concurrency), look up, list.
+// Named queues in the job database (migration 2): create (idempotent for the same concurrency), change, delete, look
+// up, list.
 import { AwaitlessError, hint, invalid } from "./errors.ts";
-import { type JobStore, nowIso } from "./job-store.ts";
+import { ACTIVE_SQL, type JobStore, nowIso } from "./job-store.ts";
 import { QUEUE_NAME_RE } from "./queue-names.ts";
 
 export interface QueueRow {
@@ -27,6 +28,15 @@ export function checkQueueName(name: string): void {
   }
 }
 
+function checkConcurrency(name: string, concurrency: number): void {
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > MAX_CONCURRENCY) {
+    throw invalid(
+      `bad concurrency ${JSON.stringify(concurrency)} for queue ${name}`,
+      hint("queue_concurrency_range", { max: MAX_CONCURRENCY }),
+    );
+  }
+}
+
 /** Creates the queue, or returns it when it exists with the same concurrency; another concurrency is refused. */
 export function createQueue(
   store: JobStore,
@@ -35,12 +45,7 @@ export function createQueue(
   concurrency: number,
 ): { row: QueueRow; created: boolean } {
   checkQueueName(name);
-  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > MAX_CONCURRENCY) {
-    throw invalid(
-      `bad concurrency ${JSON.stringify(concurrency)} for queue ${name}`,
-      hint("queue_concurrency_range", { max: MAX_CONCURRENCY }),
-    );
-  }
+  checkConcurrency(name, concurrency);
   return store.write(() => {
     const prior = getQueueIn(store, name, target);
     if (prior) {
@@ -83,6 +88,61 @@ export function requireQueue(store: JobStore, name: string, target: string): Que
     );
   }
   return row;
+}
+
+/** Jobs of the queue on its target that have not ended, as waiting (queued, starting) and running. */
+function activeIn(store: JobStore, name: string, target: string): { waiting: number; running: number } {
+  const rows = store.db
+    .query(
+      `SELECT state, count(*) AS n FROM jobs WHERE queue = ? AND coalesce(host, 'local') = ? AND state IN ${ACTIVE_SQL} GROUP BY state`,
+    )
+    .all(name, target) as { state: string; n: number }[];
+  const waiting = rows.filter((r) => r.state === "queued" || r.state === "starting");
+  return {
+    waiting: waiting.reduce((a, r) => a + r.n, 0),
+    running: rows.reduce((a, r) => a + r.n, 0) - waiting.reduce((a, r) => a + r.n, 0),
+  };
+}
+
+/**
+ * Changes a queue's concurrency. Jobs launched from now on are admitted by it; a job already in line keeps the value
+ * it was launched with until it starts (its wrapper holds it), so `waiting` says how many do.
+ */
+export function setConcurrency(
+  store: JobStore,
+  name: string,
+  target: string,
+  concurrency: number,
+): { row: QueueRow; previous: number; waiting: number } {
+  checkConcurrency(name, concurrency);
+  return store.write(() => {
+    const prior = requireQueue(store, name, target);
+    store.db
+      .query("UPDATE queues SET concurrency = ? WHERE name = ? AND target = ?")
+      .run(concurrency, name, target);
+    return {
+      row: { ...prior, concurrency },
+      previous: prior.concurrency,
+      waiting: activeIn(store, name, target).waiting,
+    };
+  });
+}
+
+/** Removes a queue that no unfinished job uses (else refused, naming how many wait or run in it). */
+export function deleteQueue(store: JobStore, name: string, target: string): QueueRow {
+  return store.write(() => {
+    const row = requireQueue(store, name, target);
+    const { waiting, running } = activeIn(store, name, target);
+    if (waiting + running > 0)
+      throw new AwaitlessError(
+        "invalid_argument",
+        `queue ${name} on ${target} is in use: ${running} job(s) running, ${waiting} waiting`,
+        hint("queue_in_use", { name, target }),
+        { queue: name, target, running, waiting },
+      );
+    store.db.query("DELETE FROM queues WHERE name = ? AND target = ?").run(name, target);
+    return row;
+  });
 }
 
 export function listQueueRows(store: JobStore, target?: string): QueueRow[] {

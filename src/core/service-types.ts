@@ -215,6 +215,8 @@ export interface LogsRequest {
   to_line?: number;
   /** Only lines matching this POSIX extended regular expression (docs/cli.md), scanned over the whole log. */
   grep?: string;
+  /** grep matches either case of each ASCII letter (as `grep -i` in the C locale). */
+  ignore_case?: boolean;
   /** Bytes of returned text, both streams together. */
   max_bytes?: number;
 }
@@ -295,6 +297,15 @@ export interface QueueCreated {
   created: boolean;
 }
 
+/** `queue set`: the queue with its new concurrency, the one it had, and how many jobs in line keep that. */
+export interface QueueChanged {
+  name: string;
+  target: string;
+  concurrency: number;
+  previous_concurrency: number;
+  waiting_with_previous: number;
+}
+
 /** A waiting job of a queue, in FIFO order (position 1 = next). */
 export interface QueuedJobView {
   job_id: string;
@@ -363,12 +374,14 @@ export interface JobServiceApi {
   onTerminal(jobId: string, signal: AbortSignal): Promise<JobState>;
   /** Named queues: create one, list them with what runs and waits. */
   createQueue(name: string, concurrency: number, host?: string): Promise<QueueCreated>;
+  /** A queue's new concurrency (for jobs launched from now on; `waiting`: jobs in line that keep the old one). */
+  setQueue(name: string, concurrency: number, host?: string): Promise<QueueChanged>;
+  /** Removes a queue no unfinished job uses. */
+  deleteQueue(name: string, host?: string): Promise<{ name: string; target: string; deleted: true }>;
   /** Active job arrays' private queues (`array.<ARRAY_ID>`) are counted, and listed only with `arrays`. */
   listQueues(host?: string, opts?: { arrays?: boolean }): Promise<QueueListing>;
   /** The listing with how many jobs match in all (`20 of 30 shown`). */
   listPage(req: ListRequest): Promise<{ jobs: JobStatus[]; total: number }>;
-  /** The newest job's ID (by creation), undefined when there is none. */
-  lastJobId(): string | undefined;
   /** A full job ID, or a unique prefix of one (the CLI's job arguments, as git's); MCP takes full IDs only. */
   resolveJobId(text: string): string;
   /** The stored terminal result's bytes (replayed byte-identically); null while the job is active. */

@@ -167,7 +167,8 @@ export function knownKeyTypes(
   return [...new Set(types)];
 }
 
-function shellWord(s: string): string {
+/** One word as a POSIX shell reads it back: bare when safe, else single-quoted. */
+export function shellWord(s: string): string {
   return /^[A-Za-z0-9_.,:@%+=/-]+$/.test(s) ? s : `'${s.replaceAll("'", `'\\''`)}'`;
 }
 

@@ -19,6 +19,8 @@ export interface HostKeyPolicy {
   strict: StrictHostKeyChecking;
   /** HashKnownHosts: write added entries as `|1|salt|hash`. */
   hashKnownHosts?: boolean;
+  /** The OpenSSH command that reaches this same host as this user (`ssh ALIAS true`), for the hints. */
+  connectOnce?: string;
 }
 
 export interface HostKeyDecision {
@@ -63,7 +65,7 @@ export function decideHostKey(p: HostKeyPolicy, blob: Buffer): HostKeyDecision {
         hint:
           `do not connect until the host's administrator confirms the new key ${fingerprint(blob)}; ` +
           `if so, remove the old entry (ssh-keygen -R '${name}' -f ${verdict.file}) and connect once with ` +
-          `${formatConnectOnceCommand(p.host, p.port)}, which shows the fingerprint and asks`,
+          `${p.connectOnce ?? formatConnectOnceCommand(p.host, p.port)}, which shows the fingerprint and asks`,
       },
     };
   }
@@ -80,7 +82,7 @@ export function decideHostKey(p: HostKeyPolicy, blob: Buffer): HostKeyDecision {
     refusal: {
       message: `the host key of ${name} is not known (it presented ${fp}; looked in ${files.join(", ") || "no known_hosts file"})`,
       hint:
-        `check the key before trusting it: connect once with ${formatConnectOnceCommand(p.host, p.port)}, which shows ` +
+        `check the key before trusting it: connect once with ${p.connectOnce ?? formatConnectOnceCommand(p.host, p.port)}, which shows ` +
         `the fingerprint and asks, after comparing it with the one the host's administrator publishes ` +
         `(${formatFingerprintCommand(p.host, p.port, key.keyType)} prints it); ` +
         "or set StrictHostKeyChecking accept-new for this host in ~/.ssh/config to trust the first key seen",

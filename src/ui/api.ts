@@ -1,7 +1,7 @@
 // The dashboard's JSON API over JobServiceApi: listings, one job (spec without env values), arrays, logs, actions.
 
-import type { ArrayEntry } from "../core/array-listing.ts";
 import { AwaitlessError } from "../core/errors.ts";
+import { listing } from "../core/listing.ts";
 import type { JobServiceApi, JobStatus, ListRequest, LogsRequest } from "../core/service-types.ts";
 
 export function json(data: unknown, status = 200): Response {
@@ -28,49 +28,7 @@ function intParam(url: URL, name: string): number | undefined {
   return n;
 }
 
-/** What a page lists: the newest jobs and arrays in one window (tasks left out: each array is one entry). */
-export interface Listing {
-  jobs: JobStatus[];
-  arrays: ArrayEntry[];
-  /** Jobs matching in all, plus the arrays listed. */
-  total: number;
-}
-
-/**
- * The newest `limit` jobs and arrays together (by ID, newest first), array tasks left out: a 1,000-task array is
- * one entry with its own counts, so it pushes no other job out. `q` keeps entries whose ID, name or command has it.
- */
-export async function listing(service: JobServiceApi, req: ListRequest, q?: string): Promise<Listing> {
-  const limit = req.limit ?? DEFAULT_LIMIT;
-  const page = await service.listPage({
-    ...req,
-    limit,
-    ...(service.arrays ? { without_array_tasks: true } : {}),
-  });
-  const arrays = service.arrays
-    ? service.arrays.list({
-        ...(req.state !== undefined ? { state: req.state } : {}),
-        ...(req.name !== undefined ? { name: req.name } : {}),
-        ...(req.host !== undefined ? { host: req.host } : {}),
-        ...(req.queue !== undefined ? { queue: req.queue } : {}),
-        limit,
-      })
-    : [];
-  const has = (e: { job_id: string; name: string | null; argv: string[] }) =>
-    !q || [e.job_id, e.name ?? "", e.argv.join(" ")].some((s) => s.toLowerCase().includes(q));
-  const window = [
-    ...page.jobs
-      .filter(has)
-      .map((j) => ({ id: j.job_id, job: j as JobStatus | undefined, array: undefined })),
-    ...arrays.filter(has).map((a) => ({ id: a.job_id, job: undefined, array: a as ArrayEntry | undefined })),
-  ]
-    .sort((a, b) => b.id.localeCompare(a.id))
-    .slice(0, limit);
-  const jobs = window.flatMap((e) => (e.job ? [e.job] : []));
-  const shownArrays = window.flatMap((e) => (e.array ? [e.array] : []));
-  const total = q ? window.length : page.total + arrays.length;
-  return { jobs, arrays: shownArrays, total };
-}
+export { type Listing, listing } from "../core/listing.ts";
 
 /** How many jobs and arrays a page lists and the feed follows. */
 export const DEFAULT_LIMIT = 500;
@@ -78,7 +36,7 @@ export const DEFAULT_LIMIT = 500;
 /** GET /api/jobs?state=&host=&queue=&name=&q=&limit=: `listing`'s window (jobs, arrays, total). */
 export async function listJobs(service: JobServiceApi, url: URL): Promise<Response> {
   const p = url.searchParams;
-  const req: ListRequest = { limit: intParam(url, "limit") ?? DEFAULT_LIMIT };
+  const req: ListRequest & { limit: number } = { limit: intParam(url, "limit") ?? DEFAULT_LIMIT };
   const state = p.get("state");
   if (state) req.state = state as ListRequest["state"];
   for (const key of ["host", "queue", "name"] as const) {

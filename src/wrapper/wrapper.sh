@@ -1282,6 +1282,12 @@ fi
   exec </dev/null >>"$awl_dir/stdout" 2>>"$awl_dir/stderr"
   umask "$awl_umask"
   awl_env
+  # A command that is not there is said to be so by name (setsid's own words would name setsid).
+  if [ -n "$awl_setsid" ]; then awl_c=$2; else awl_c=$1; fi
+  command -v "$awl_c" >/dev/null 2>&1 || {
+    printf 'awaitless: command not found: %s\n' "$awl_c" >&2
+    exit 127
+  }
   exec "$@"
 )
 awl_code=$?

@@ -97,11 +97,12 @@ export function backendContract(name: string, setup: () => Promise<Target>, opts
     });
     it(
       "exit-codes",
-      "exit codes 0, 3 and 255: state, exit_code, tails and the CLI's exit",
+      "exit codes 0, 3 and 255, and 127 for a missing command: state, exit_code, tails and the CLI's exit",
       async () => {
         const ok = submitTo(t, ["sh", "-c", "echo out; echo err >&2"]);
         const three = submitTo(t, ["sh", "-c", "echo 'Error: broken thing' >&2; exit 3"]);
         const max = submitTo(t, ["sh", "-c", "exit 255"]);
+        const missing = submitTo(t, ["awl-no-such-command", "x"]);
         const a = await waitFor(t, ok);
         expect(a.code).toBe(0);
         expect(a.json).toMatchObject({
@@ -120,6 +121,11 @@ export function backendContract(name: string, setup: () => Promise<Target>, opts
         const c = await waitFor(t, max);
         expect(c.code).toBe(3);
         expect(c.json).toMatchObject({ state: "failed", exit_code: 255 });
+        // named as missing by the wrapper, not by setsid (whose message would name setsid)
+        const d = await waitFor(t, missing);
+        expect(d.code).toBe(3);
+        expect(d.json).toMatchObject({ state: "failed", exit_code: 127, reason: "command_not_found" });
+        expect(d.json.stderr_tail).toBe("awaitless: command not found: awl-no-such-command\n");
       },
       60_000,
     );

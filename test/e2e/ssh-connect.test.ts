@@ -97,7 +97,17 @@ describe.if(runE2e)("ssh connection", () => {
     expect(r.code).toBe(7);
     expect(r.stderr).toContain("is not known");
     expect(r.stderr).toContain(`ssh-keyscan -t ed25519 -p ${w.sshd.port} 127.0.0.1 | ssh-keygen -lf -`);
-    expect(r.stderr).toContain(`ssh -p ${w.sshd.port} 127.0.0.1 true`);
+    // the alias: OpenSSH reads the same User and Port for it (`ssh -p PORT 127.0.0.1` would log in as the wrong user)
+    expect(r.stderr).toContain("connect once with ssh unknown-key true,");
+    const resolved = Bun.spawnSync([
+      "ssh",
+      "-F",
+      join(w.sshDir, "config"),
+      "-G",
+      "unknown-key",
+    ]).stdout.toString();
+    expect(resolved).toContain("user awl-dash\n");
+    expect(resolved).toContain(`port ${w.sshd.port}\n`);
     expect(r.stderr).not.toContain(">>");
     expect(r.stderr).toMatch(/SHA256:[A-Za-z0-9+/]{43}/);
   });

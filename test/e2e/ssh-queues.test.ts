@@ -202,11 +202,19 @@ describe.each(runE2e ? CASES : [])("ssh queues: $title", (c) => {
     await until("the first job to run", async () => (await state(first)) === "running");
     const t0 = Date.now();
     const r = await cli(
-      ["run", "--json", "--backend", "ssh", "--host", host(), "--queue", "one", "--"].concat([
-        "sh",
-        "-c",
-        `touch ${root}/ran-cancelled`,
-      ]),
+      [
+        "run",
+        "--json",
+        "--detach-after",
+        "1m",
+        "--backend",
+        "ssh",
+        "--host",
+        host(),
+        "--queue",
+        "one",
+        "--",
+      ].concat(["sh", "-c", `touch ${root}/ran-cancelled`]),
     );
     expect(Date.now() - t0).toBeLessThan(8000);
     expect(r.json).toMatchObject({ delivery: "detached", detach_reason: "queued", job_state: "queued" });

@@ -60,7 +60,15 @@ describe("list and status of a job graph", () => {
     const row = (id: string) => human.split("\n").find((l) => l.startsWith(id)) ?? "";
     expect(row(child)).toContain(`queued (after ${parent})`);
     expect(row(retried)).toContain("queued (attempt 2/2)");
-    expect(human).toContain(
+    // the array is one row, as the dashboard shows it: no task rows, no private queue column
+    expect(row(arr)).toMatch(/running \(2\/4 done, 1 failed\) .* \[array 0-3%2\] sh -c/);
+    expect(human).not.toContain(`${arr}.`);
+    expect(human).not.toContain(`array.${arr}`);
+    // --tasks: each task by its address, the array's progress under the table
+    const tasks = sb.run(["list", "--tasks", "--limit", "100"]).stdout;
+    expect(tasks).toMatch(new RegExp(`^${arr}\\.1 +failed `, "m"));
+    expect(tasks).not.toContain(`array.${arr}`);
+    expect(tasks).toContain(
       `array ${arr} 0-3%2 running: 2/4 done (1 succeeded, 1 failed), 2 running; failed indices 1`,
     );
 

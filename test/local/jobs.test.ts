@@ -35,6 +35,10 @@ describe("outcomes", () => {
     const r = sb.run(["run", "--json", "--", "definitely-not-a-command-awl"]);
     expect(r.json.exit_code).toBe(127);
     expect(r.json.reason).toBe("command_not_found");
+    const human = sb.run(["run", "--", "definitely-not-a-command-awl"]);
+    expect(human.code).toBe(3);
+    expect(human.stdout).toContain("awaitless: command not found: definitely-not-a-command-awl");
+    expect(human.stdout).not.toContain("setsid");
   });
 
   test("human output names the state and shows the tails", () => {

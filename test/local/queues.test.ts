@@ -139,11 +139,22 @@ describe("queued jobs", () => {
   const gate = join(sb.work, "go");
   const blocker = ["sh", "-c", `while [ ! -e ${gate} ]; do sleep 0.05; done`];
 
-  test("run into a busy queue detaches at once; cancelling a queued job means it never runs", async () => {
+  test("run --detach-after into a busy queue detaches at once; cancelling a queued job means it never runs", async () => {
     const first = sb.submit(blocker, ["--queue", "one"]);
     await until("the first job to run", () => state(sb, first) === "running");
     const t0 = Date.now();
-    const r = sb.run(["run", "--json", "--queue", "one", "--", "sh", "-c", "touch ran-cancelled"]);
+    const r = sb.run([
+      "run",
+      "--json",
+      "--detach-after",
+      "1m",
+      "--queue",
+      "one",
+      "--",
+      "sh",
+      "-c",
+      "touch ran-cancelled",
+    ]);
     expect(Date.now() - t0).toBeLessThan(8000);
     expect(r.json).toMatchObject({ delivery: "detached", detach_reason: "queued", job_state: "queued" });
     const third = sb.submit(["sh", "-c", "echo third"], ["--queue", "one"]);

@@ -122,7 +122,7 @@ describe("bash", () => {
       "timed_out",
       "lost",
     ]);
-    expect(bashComplete(["awaitless", "queue", ""])).toEqual(["create", "list"]);
+    expect(bashComplete(["awaitless", "queue", ""])).toEqual(["create", "set", "delete", "list"]);
     expect(bashComplete(["awaitless", "queue", "create", ""])).toEqual([]);
     expect(bashComplete(["awaitless", "help", "lo"])).toEqual(["logs"]);
     expect(bashComplete(["awaitless", "-"])).toEqual(expect.arrayContaining(["--version", "-V", "--help"]));
@@ -136,6 +136,24 @@ describe("bash", () => {
         expect(bashComplete(["awaitless", "status", jobId.slice(0, 6)], env)).toEqual([jobId]);
         expect(bashComplete(["awaitless", "wait", ""], env)).toEqual([jobId]);
         expect(bashComplete(["awaitless", "completions", jobId, ""], env)).toEqual([jobId]);
+        expect(bashComplete(["awaitless", "results", jobId, ""], env)).toEqual([jobId]);
+        // --after of a launch takes a job; --after of `results` a cursor, which nothing here knows
+        expect(bashComplete(["awaitless", "submit", "--after", ""], env)).toEqual([jobId]);
+        expect(bashComplete(["awaitless", "results", "--after", ""], env)).toEqual([]);
+        expect(bashComplete(["awaitless", "run", "--retry-on", ""], env)).toEqual([
+          "infrastructure",
+          "lost",
+          "exit",
+        ]);
+        // an array and its tasks' addresses; a task's own job ID is not offered
+        const arr = box.run(["submit", "--array", "0-2", "--", "true"]).stdout.trim();
+        box.run(["wait", arr]);
+        const words = bashComplete(["awaitless", "logs", ""], env);
+        expect(words).toEqual([arr, jobId, `${arr}.0`, `${arr}.1`, `${arr}.2`]);
+        expect(JSON.parse(box.run(["completion", "--list", "jobs", "--json"]).stdout)).toEqual({
+          list: "jobs",
+          words,
+        });
         expect(bashComplete(["awaitless", "submit", "--host", ""], env).sort()).toEqual(
           ["box1", "cluster", "gpu", "included"].sort(),
         );
@@ -183,7 +201,7 @@ describe.if(has("fish"))("fish", () => {
         expect(words(`awaitless status ${jobId.slice(0, 8)}`)).toEqual([jobId]);
         expect(words("awaitless submit --host ")).toEqual(["box1", "cluster", "gpu", "included"]);
         expect(words("awaitless submit --queue ")).toEqual(["gpuq"]);
-        expect(words("awaitless queue ")).toEqual(["create", "list"]);
+        expect(words("awaitless queue ")).toEqual(["create", "delete", "list", "set"]);
         expect(words("awaitless queue create ")).toEqual([]);
       } finally {
         box.cleanup();

@@ -58,6 +58,15 @@ describe("the 0.8 README's SSH example", () => {
     expect(s.target).toMatchObject({ host: "gpu.example.com", port: 22, user: "developer" });
     expect(s.target.identityFiles[0]).toBe(join(dir, ".ssh/id_ed25519"));
     expect(s.remoteJobDir).toBe("~/.awaitless/jobs");
+    // the host-key hints' command reaches the same host as the same user with OpenSSH
+    expect(s.target.hostKey.connectOnce).toBe(
+      `ssh -p 22 -l developer -i ${join(dir, ".ssh/id_ed25519")} gpu.example.com true`,
+    );
+  });
+  test("an ~/.ssh/config alias with no [hosts] table: the host-key hint says `ssh ALIAS true`", () => {
+    const s = resolveHostSettings("box", {}, sshCtx);
+    if (s.transport !== "ssh2") throw new Error("expected the built-in client");
+    expect(s.target.hostKey.connectOnce).toBe("ssh box true");
   });
   test("one note names the renamed key", () => {
     expect(c.legacyNotes).toEqual([

@@ -96,6 +96,9 @@ describe("host keys", () => {
     const unknown = decideHostKey(policy(""), key);
     expect(unknown.refusal?.hint).toContain("ssh-keyscan -t ed25519 -p 2222 box | ssh-keygen -lf -");
     expect(unknown.refusal?.hint).toContain("ssh -p 2222 box true");
+    // with the command that reaches the host as its alias does, the hint says that one
+    const aliased = decideHostKey({ ...policy(""), connectOnce: "ssh box-alias true" }, key);
+    expect(aliased.refusal?.hint).toContain("connect once with ssh box-alias true,");
     expect(unknown.refusal?.hint).not.toContain(">>");
     expect(unknown.refusal?.message).toContain(fingerprint(key));
   });

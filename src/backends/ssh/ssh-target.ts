@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { HostConfig } from "../../config/config.ts";
 import { AwaitlessError } from "../../core/errors.ts";
+import { shellWord } from "../../ssh/known-hosts.ts";
 import { DEFAULT_PERSIST_SECONDS, type OpensshTarget } from "../../ssh/openssh-command.ts";
 import { agentSocketFor } from "../../ssh/ssh-auth.ts";
 import {
@@ -64,6 +65,7 @@ function targetFrom(
       globalKnownHostsFiles: r.globalKnownHostsFiles,
       strict: r.strictHostKeyChecking,
       hashKnownHosts: r.hashKnownHosts,
+      connectOnce: connectOnceCommand(label, entry, ctx.home),
     },
     connectTimeoutMs:
       entry?.connect_timeout !== undefined
@@ -73,6 +75,19 @@ function targetFrom(
       r.serverAliveIntervalMs > 0 ? r.serverAliveIntervalMs : DEFAULT_KEEPALIVE_INTERVAL_MS,
     keepaliveCountMax: r.serverAliveCountMax,
   };
+}
+
+/**
+ * The OpenSSH command that reaches what `name` reaches, as the same user: `ssh NAME true` for an ~/.ssh/config alias
+ * (OpenSSH reads the same User, Port and keys), with a [hosts.NAME] table's own hostname, port, user and key added.
+ */
+function connectOnceCommand(name: string, entry: HostConfig | undefined, home: string): string {
+  const words = ["ssh"];
+  if (entry?.port !== undefined) words.push("-p", String(entry.port));
+  if (entry?.user !== undefined) words.push("-l", entry.user);
+  if (entry?.identity_file !== undefined) words.push("-i", expandHome(entry.identity_file, home));
+  words.push(entry?.hostname ?? name, "true");
+  return words.map(shellWord).join(" ");
 }
 
 /** Settings for `name`; throws config_invalid (naming the file and line) for what cannot be honoured. */
