@@ -40,7 +40,7 @@ export async function importCommand(
       io.stdout.write(`${report.message}; if 0.8 used another data directory: awaitless import --from DIR\n`);
     return EXIT.ok;
   }
-  const report = await ctx.import08(source);
+  const report = await ctx.import08(source, opts.from !== undefined ? "--from" : "the Awaitless 0.8 store");
   io.stdout.write(opts.json ? `${toJson(report)}\n` : renderImport(report, styleFor(io.stdout, io.env)));
   return EXIT.ok;
 }
@@ -56,9 +56,15 @@ export function renderImport(r: ImportReport, style: ReturnType<typeof styleFor>
     lines.push(`${r.already_imported} job(s) were imported before (left as they are)`);
   for (const s of r.skipped)
     lines.push(`${paint(style, "yellow", "skipped")} ${s.job_id} (${s.backend}, ${s.state}): ${s.reason}`);
-  if (r.watching.length > 0) {
+  if (r.skipped_count > r.skipped.length)
     lines.push(
-      `watching ${r.watching.length} job(s) still running under Awaitless 0.8 until 0.8 records their end: ${r.watching.map((w) => w.job_id).join(", ")}`,
+      `${paint(style, "yellow", "skipped")} ${r.skipped_count - r.skipped.length} more job(s) (--json lists the first ${r.skipped.length})`,
+    );
+  if (r.watching_count > 0) {
+    const more =
+      r.watching_count > r.watching.length ? `, and ${r.watching_count - r.watching.length} more` : "";
+    lines.push(
+      `watching ${r.watching_count} job(s) still running under Awaitless 0.8 until 0.8 records their end: ${r.watching.map((w) => w.job_id).join(", ")}${more}`,
     );
   }
   for (const n of r.notes) lines.push(`${paint(style, "dim", "note:")} ${n}`);

@@ -189,5 +189,6 @@ export function renderGc(r: GcResult): string {
     lines.push(`kept ${k.job_id}: ${k.reason} (gc again later, or --forget-unreachable to drop it anyway)`);
   for (const f of r.forgotten ?? [])
     lines.push(`forgot ${f.job_id}: its copy on ${f.host ?? "the host"} stays (${f.reason})`);
+  for (const l of r.left ?? []) lines.push(`forgot ${l.job_id} without touching its files: ${l.reason}`);
   return lines.join("\n");
 }
