@@ -8,8 +8,10 @@ import { isJobId } from "./ids.ts";
 /** Where a job's own directory may be: the parents its directory can have on this machine. */
 export interface JobDirScope {
   job_id: string;
-  /** `<data dir>/jobs`, `<data dir>/imported-0.8`, and the job's `--log-dir` when it has one. */
+  /** `<data dir>/jobs` and `<data dir>/imported-0.8`: real directories (a link there is refused). */
   parents: readonly string[];
+  /** The job's `--log-dir`, which the user named (and may reach through links of theirs). */
+  logDir?: string;
 }
 
 /** The directory (under the data directory) that holds the jobs imported from Awaitless 0.8. */
@@ -23,11 +25,8 @@ export function jobDirScope(
   const logDir = job.spec?.log_dir;
   return {
     job_id: job.job_id,
-    parents: [
-      join(dataDir, "jobs"),
-      join(dataDir, IMPORTED_DIR),
-      ...(typeof logDir === "string" && isAbsolute(logDir) ? [logDir] : []),
-    ],
+    parents: [join(dataDir, "jobs"), join(dataDir, IMPORTED_DIR)],
+    ...(typeof logDir === "string" && isAbsolute(logDir) ? { logDir } : {}),
   };
 }
 
@@ -78,19 +77,22 @@ function realOrNull(p: string): string | null {
 
 /**
  * Throws unless `dir` is the job's own directory on this machine: its shape (jobDirShape), its parent one of the
- * scope's parents by real path (so no link on the way leads elsewhere), and neither the directory, its `attempts/`
- * nor the attempt a symbolic link. Returns false when there is nothing there
+ * scope's parents by real path (the data directory's jobs/ or imported-0.8/, themselves no link; or the job's
+ * --log-dir), and neither the directory, its `attempts/` nor the attempt a symbolic link. Returns false when there is nothing there
  * (no parent, or no directory): nothing to remove.
  */
 export function checkJobDir(dir: string, scope: JobDirScope): boolean {
   const { base, parent } = jobDirShape(dir, scope.job_id);
   const realParent = realOrNull(parent);
   if (realParent === null) return false;
-  const allowed = scope.parents.some((p) => realOrNull(p) === realParent);
-  if (!allowed) {
+  const ours = scope.parents.find((p) => realOrNull(p) === realParent);
+  if (ours !== undefined && lstatOrNull(ours)?.isSymbolicLink())
+    refuse(dir, `${JSON.stringify(ours)} is a symbolic link`);
+  if (ours === undefined && (scope.logDir === undefined || realOrNull(scope.logDir) !== realParent)) {
+    const where = [...scope.parents, ...(scope.logDir ? [scope.logDir] : [])];
     refuse(
       dir,
-      `it is not in a directory that holds jobs (${scope.parents.map((p) => JSON.stringify(p)).join(", ")})`,
+      `it is not in a directory that holds jobs (${where.map((p) => JSON.stringify(p)).join(", ")})`,
     );
   }
   for (const p of base === dir ? [base] : [base, dirname(dir), dir]) {
