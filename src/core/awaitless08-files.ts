@@ -41,7 +41,11 @@ export function assertTrustedSource(dir: string, what: string): void {
   }
 }
 
-/** Opens `path` for reading when it is a regular file reached without a link at its last component; else null. */
+/**
+ * Opens `path` for reading when it is a regular file reached without a link at its last component, and not a hard
+ * link (one name only: 0.8 never made a second one, and a second name could be another file of the user's); else
+ * null. O_NONBLOCK: a FIFO planted in its place never blocks the open.
+ */
 function openRegular(path: string): { fd: number; size: number } | null {
   let fd: number;
   try {
@@ -50,7 +54,7 @@ function openRegular(path: string): { fd: number; size: number } | null {
     return null;
   }
   const st = fstatSync(fd);
-  if (!st.isFile()) {
+  if (!st.isFile() || st.nlink !== 1) {
     closeSync(fd);
     return null;
   }

@@ -36,10 +36,12 @@ export function prng(seed: number): () => number {
 }
 
 let counter = 0;
-/** A fresh 0.8-shaped job ID (`job_` + 22 upper-case hex digits). */
-export function id08(rand: () => number = Math.random): string {
-  const ms = (0x019a00000000 + counter++).toString(16).toUpperCase().padStart(12, "0");
-  const tail = Array.from({ length: 10 }, () => "0123456789ABCDEF"[Math.floor(rand() * 16)]).join("");
+/** A fresh 0.8-shaped job ID (`job_` + 22 upper-case hex digits); wholly from `rand` when one is given. */
+export function id08(rand?: () => number): string {
+  const offset = rand ? Math.floor(rand() * 2 ** 32) : counter++;
+  const ms = (0x019a00000000 + offset).toString(16).toUpperCase().padStart(12, "0");
+  const r = rand ?? Math.random;
+  const tail = Array.from({ length: 10 }, () => "0123456789ABCDEF"[Math.floor(r() * 16)]).join("");
   return `job_${ms}${tail}`;
 }
 
@@ -47,7 +49,7 @@ export type Row08 = Record<string, unknown>;
 
 /** A finished local job as 0.8 writes it, in data directory `dataDir`; `over` replaces any column. */
 export function row08(dataDir: string, over: Row08 = {}): Row08 {
-  const id = (over.job_id as string | undefined) ?? id08();
+  const id = over.job_id === undefined ? id08() : String(over.job_id);
   const at = "2026-01-01T10:00:00.000000Z";
   return {
     job_id: id,
@@ -71,16 +73,20 @@ export function row08(dataDir: string, over: Row08 = {}): Row08 {
   };
 }
 
-/** Writes `dir/awaitless.db` with 0.8's schema and these rows (and their events / snapshots when given). */
+/**
+ * Writes `dir/awaitless.db` with 0.8's schema and these rows (and their events / snapshots when given); `preSql` runs
+ * before the rows go in, `sql` after.
+ */
 export function write08Store(
   dir: string,
   rows: Row08[],
-  extra: { events?: Row08[]; snapshots?: Row08[]; sql?: string[] } = {},
+  extra: { events?: Row08[]; snapshots?: Row08[]; preSql?: string[]; sql?: string[] } = {},
 ): void {
   mkdirSync(dir, { recursive: true });
   const db = new Database(join(dir, "awaitless.db"), { create: true });
   try {
     for (const s of schema08()) db.exec(s);
+    for (const s of extra.preSql ?? []) db.exec(s);
     const insert = (table: string, r: Row08) => {
       const cols = Object.keys(r);
       db.query(
