@@ -47,9 +47,9 @@ export interface Store08 {
 
 const TABLES = ["jobs", "state_events", "completion_snapshots"] as const;
 
-/** A column read with its length bounded in SQL, so a huge value never reaches this process. */
-function boundedColumn(name: string, max: number): string {
-  return `CASE WHEN typeof("${name}") IN ('text','blob') THEN substr("${name}", 1, ${max + 1}) ELSE "${name}" END AS "${name}"`;
+/** Column `expr` read as `name` with its length bounded in SQL, so a huge value never reaches this process. */
+function boundedColumn(expr: string, name: string, max: number): string {
+  return `CASE WHEN typeof(${expr}) IN ('text','blob') THEN substr(${expr}, 1, ${max + 1}) ELSE ${expr} END AS "${name}"`;
 }
 
 function columnsOf(db: Database, table: string): Set<string> {
@@ -119,27 +119,32 @@ export function open08Store(dir: string): Store08 {
   const jobsDb = db;
   const have = columnsOf(jobsDb, "jobs");
   const select = (Object.keys(JOB_COLUMNS_08) as (keyof typeof JOB_COLUMNS_08)[])
-    .map((c) => (have.has(c) ? boundedColumn(c, JOB_COLUMNS_08[c]) : `NULL AS "${c}"`))
+    .map((c) => (have.has(c) ? boundedColumn(`j.${c}`, c, JOB_COLUMNS_08[c]) : `NULL AS "${c}"`))
     .join(", ");
-  const hasDetail = columnsOf(jobsDb, "state_events").has("detail");
-  const eventsSql = `SELECT ${boundedColumn("state", EVENT_COLUMNS_08.state)}, ${boundedColumn("occurred_at", EVENT_COLUMNS_08.occurred_at)}, ${hasDetail ? boundedColumn("detail", EVENT_COLUMNS_08.detail) : "NULL AS detail"} FROM state_events WHERE job_id = ? ORDER BY id LIMIT ${EVENTS_PER_JOB_08 + 1}`;
-  const snapSql = `SELECT ${boundedColumn("result_json", SNAPSHOT_CHARS_08)} FROM completion_snapshots WHERE job_id = ? LIMIT 1`;
+  // A job's events and snapshot ride in its row (correlated, indexed subqueries run inside SQLite): the events as
+  // a JSON array SQLite builds from bounded text values (anything else becomes null, which the typing refuses).
+  const text = (col: string, max: number) =>
+    `CASE WHEN typeof(${col}) = 'text' THEN substr(${col}, 1, ${max + 1}) END`;
+  const detail = columnsOf(jobsDb, "state_events").has("detail")
+    ? text("e.detail", EVENT_COLUMNS_08.detail)
+    : "NULL";
+  const events = `(SELECT json_group_array(json_object('state', ${text("e.state", EVENT_COLUMNS_08.state)}, 'occurred_at', ${text("e.occurred_at", EVENT_COLUMNS_08.occurred_at)}, 'detail', ${detail})) FROM (SELECT * FROM state_events e0 WHERE e0.job_id = j.job_id ORDER BY e0.id LIMIT ${EVENTS_PER_JOB_08 + 1}) e) AS awaitless_events`;
+  const snapshot = `(SELECT ${boundedColumn("s.result_json", "result_json", SNAPSHOT_CHARS_08).replace(/ AS "result_json"$/, "")} FROM completion_snapshots s WHERE s.job_id = j.job_id LIMIT 1) AS awaitless_snapshot`;
   return {
     *rows(only?: string) {
-      const events = jobsDb.query(eventsSql);
-      const snap = jobsDb.query(snapSql);
       try {
-        const where = only === undefined ? "" : "WHERE job_id = ?";
-        const all = jobsDb.query(`SELECT ${select} FROM jobs ${where} ORDER BY job_id`);
+        const where = only === undefined ? "" : "WHERE j.job_id = ?";
+        const all = jobsDb.query(
+          `SELECT ${select}, ${events}, ${snapshot} FROM jobs j ${where} ORDER BY j.job_id`,
+        );
         const found = (only === undefined ? all.iterate() : all.iterate(only)) as IterableIterator<
           Record<string, unknown>
         >;
         for (const raw of found) {
           const id = raw.job_id;
           try {
-            const ev = events.all(id as string) as Record<string, unknown>[];
-            const s = snap.get(id as string) as { result_json: unknown } | null;
-            yield { job: typeRow08(raw, ev, s?.result_json ?? null) };
+            const ev = JSON.parse(String(raw.awaitless_events ?? "[]")) as Record<string, unknown>[];
+            yield { job: typeRow08(raw, ev, raw.awaitless_snapshot ?? null) };
           } catch (e) {
             if (!(e instanceof Skip08)) throw e;
             yield {
