@@ -22,6 +22,7 @@ import {
 } from "./output.ts";
 import { launchRequest, parseDuration, parseIntOption, parseSize, type RawLaunchOptions } from "./parse.ts";
 import { humanDuration, paint, type Style, styleFor } from "./render.ts";
+import { shown, shownJson } from "./terminal-safe.ts";
 
 type Opts = Record<string, unknown> & { json?: boolean; "--"?: string[] };
 export type Action = (args: unknown[], io: CliIo, makeCtx: () => Promise<Ctx>) => Promise<number>;
@@ -72,7 +73,7 @@ function liveLine(
   return {
     onProgress(m: string) {
       last = m;
-      io.stderr.write(`\r\x1b[K${paint(style, "cyan", frames[i++ % frames.length]!)} ${m}`);
+      io.stderr.write(`\r\x1b[K${paint(style, "cyan", frames[i++ % frames.length]!)} ${shown(m)}`);
     },
     done() {
       if (last) io.stderr.write("\r\x1b[K");
@@ -284,7 +285,7 @@ export const COMMANDS: Record<string, Action> = {
     const r = await ctx.service.cancel(String(args[0]), grace);
     if (opts.json) out(io, cancelJson(r));
     else if (r.leftover && r.leftover.action !== "none")
-      out(io, `${r.job_id} is ${r.job_state} (its wrapper was killed): ${leftoverText(r.leftover)}`);
+      out(io, shown(`${r.job_id} is ${r.job_state} (its wrapper was killed): ${leftoverText(r.leftover)}`));
     else if (r.already_terminal) out(io, `${r.job_id} had already ended (${r.job_state}); nothing to cancel`);
     else out(io, `${r.job_id} ${r.job_state}`);
     return r.already_terminal || isTerminal(r.job_state) ? EXIT.ok : EXIT.waitTimedOut;
@@ -325,13 +326,14 @@ export const COMMANDS: Record<string, Action> = {
       paint(style, "bold", "history"),
     ];
     for (const h of r.history) {
-      lines.push(`  ${h.at}  ${h.from_state ?? "∅"} → ${h.to_state}${h.reason ? `  (${h.reason})` : ""}`);
+      lines.push(
+        shown(`  ${h.at}  ${h.from_state ?? "∅"} → ${h.to_state}${h.reason ? `  (${h.reason})` : ""}`),
+      );
     }
-    lines.push("", `${paint(style, "bold", "job dir")}  ${r.job_dir}`);
-    if (r.completion) lines.push(`${paint(style, "bold", "completion")}  ${r.completion}`);
-    if (r.job.backend_id)
-      lines.push(`${paint(style, "bold", "backend id")}  ${JSON.stringify(r.job.backend_id)}`);
-    lines.push(`${paint(style, "bold", "spec")}  ${JSON.stringify(r.spec)}`);
+    lines.push("", `${paint(style, "bold", "job dir")}  ${shown(r.job_dir)}`);
+    if (r.completion) lines.push(`${paint(style, "bold", "completion")}  ${shown(r.completion)}`);
+    if (r.job.backend_id) lines.push(`${paint(style, "bold", "backend id")}  ${shownJson(r.job.backend_id)}`);
+    lines.push(`${paint(style, "bold", "spec")}  ${shownJson(r.spec)}`);
     out(io, lines.join("\n"));
     return EXIT.ok;
   },

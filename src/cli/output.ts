@@ -18,6 +18,7 @@ import {
   stateText,
   table,
 } from "./render.ts";
+import { shown, shownLines } from "./terminal-safe.ts";
 
 /** Compact JSON; a `result` taken from the store is spliced in as its stored bytes. */
 export function toJson(value: object, rawResult?: string | null): string {
@@ -53,13 +54,13 @@ export function cancelJson(r: CancelResponse): string {
 
 export function renderResult(r: JobResult, style: Style): string {
   const lines: string[] = [];
-  let head = `${r.job_id} ${stateText(style, r.state)}`;
+  let head = `${shown(r.job_id)} ${stateText(style, r.state)}`;
   head +=
     r.started_at === null ? " before its command started" : ` after ${humanDuration(r.duration_seconds)}`;
   if (r.exit_code !== null) head += ` (exit ${r.exit_code}${r.signal ? `, signal ${r.signal}` : ""})`;
-  if (r.reason && r.state !== "failed") head += ` — ${r.reason}`;
+  if (r.reason && r.state !== "failed") head += ` — ${shown(r.reason)}`;
   lines.push(head);
-  if (r.name) lines.push(`name: ${r.name}`);
+  if (r.name) lines.push(`name: ${shown(r.name)}`);
   if (r.attempt !== undefined) lines.push(`attempt ${r.attempt} of ${r.attempts}`);
   if (r.descendants_alive) {
     lines.push(
@@ -73,23 +74,23 @@ export function renderResult(r: JobResult, style: Style): string {
     if (!text) continue;
     const shown = Buffer.byteLength(text) < total ? ` (tail of ${humanBytes(total)})` : "";
     lines.push(paint(style, "dim", `── ${label}${shown} ──`));
-    lines.push(text.replace(/\n$/, ""));
+    lines.push(shownLines(text.replace(/\n$/, "")));
   }
   if (r.digest.length > 0) {
     lines.push(paint(style, "dim", "── why it failed ──"));
-    for (const d of r.digest) lines.push(`  ${d}`);
+    for (const d of r.digest) lines.push(`  ${shown(d)}`);
   }
-  if (r.error) lines.push(`${paint(style, "bold", "next:")} ${r.error.suggestion}`);
+  if (r.error) lines.push(`${paint(style, "bold", "next:")} ${shown(r.error.suggestion)}`);
   for (const a of r.artifacts) {
     if (!a.exists) {
       lines.push(
-        `artifact ${a.declared_path}: ${paint(style, "yellow", "missing")}${a.reason ? ` (${a.reason})` : ""}`,
+        `artifact ${shown(a.declared_path)}: ${paint(style, "yellow", "missing")}${a.reason ? ` (${shown(a.reason)})` : ""}`,
       );
       continue;
     }
-    const parsed = a.content !== undefined ? ", parsed" : a.parse_error ? `, ${a.parse_error}` : "";
+    const parsed = a.content !== undefined ? ", parsed" : a.parse_error ? `, ${shown(a.parse_error)}` : "";
     lines.push(
-      `artifact ${a.path}: ${humanBytes(a.size_bytes ?? 0)}, sha256 ${(a.sha256 ?? "").slice(0, 12)}…${parsed}`,
+      `artifact ${shown(a.path)}: ${humanBytes(a.size_bytes ?? 0)}, sha256 ${shown((a.sha256 ?? "").slice(0, 12))}…${parsed}`,
     );
   }
   return lines.join("\n");
@@ -98,25 +99,27 @@ export function renderResult(r: JobResult, style: Style): string {
 export function renderWait(w: WaitResponse, style: Style): string {
   if (isDelivered(w)) return renderResult(w, style);
   const lines = [
-    `${w.job_id} is still ${stateText(style, w.job_state)}${w.status_message ? ` (${w.status_message})` : ""}`,
+    `${shown(w.job_id)} is still ${stateText(style, w.job_state)}${w.status_message ? ` (${shown(w.status_message)})` : ""}`,
   ];
-  if (w.stdout_tail) lines.push(paint(style, "dim", "── stdout so far ──"), w.stdout_tail.replace(/\n$/, ""));
-  if (w.stderr_tail) lines.push(paint(style, "dim", "── stderr so far ──"), w.stderr_tail.replace(/\n$/, ""));
-  if (w.next_command) lines.push(`${paint(style, "bold", "next:")} ${w.next_command}`);
+  if (w.stdout_tail)
+    lines.push(paint(style, "dim", "── stdout so far ──"), shownLines(w.stdout_tail.replace(/\n$/, "")));
+  if (w.stderr_tail)
+    lines.push(paint(style, "dim", "── stderr so far ──"), shownLines(w.stderr_tail.replace(/\n$/, "")));
+  if (w.next_command) lines.push(`${paint(style, "bold", "next:")} ${shown(w.next_command)}`);
   return lines.join("\n");
 }
 
 export function renderStatus(s: JobStatus & { array_task?: string }, style: Style): string {
   const rows: [string, string][] = [
-    ["job", s.job_id],
-    ["state", stateText(style, s.state) + (s.status_message ? ` (${s.status_message})` : "")],
+    ["job", shown(s.job_id)],
+    ["state", stateText(style, s.state) + (s.status_message ? ` (${shown(s.status_message)})` : "")],
     ["command", displayArgv(s.argv, 200)],
-    ["cwd", s.cwd],
-    ["backend", s.host ? `${s.backend} on ${s.host}` : s.backend],
+    ["cwd", shown(s.cwd)],
+    ["backend", s.host ? `${s.backend} on ${shown(s.host)}` : s.backend],
   ];
-  if (s.name) rows.push(["name", s.name]);
-  if (s.after) rows.push(["after", s.after.join(", ")]);
-  if (s.array_task) rows.push(["array task", s.array_task]);
+  if (s.name) rows.push(["name", shown(s.name)]);
+  if (s.after) rows.push(["after", shown(s.after.join(", "))]);
+  if (s.array_task) rows.push(["array task", shown(s.array_task)]);
   if (s.attempt !== undefined) rows.push(["attempt", `${s.attempt} of ${s.attempts}`]);
   rows.push(["created", `${s.created_at} (${ago(s.created_at)})`]);
   if (s.elapsed_seconds === undefined) rows.push(["ran for", "never started"]);
@@ -127,11 +130,11 @@ export function renderStatus(s: JobStatus & { array_task?: string }, style: Styl
     ]);
   if (s.exit_code !== null)
     rows.push(["exit code", String(s.exit_code) + (s.signal ? ` (signal ${s.signal})` : "")]);
-  if (s.reason) rows.push(["reason", s.reason]);
+  if (s.reason) rows.push(["reason", shown(s.reason)]);
   rows.push(["output", `${humanBytes(s.stdout_bytes)} stdout, ${humanBytes(s.stderr_bytes)} stderr`]);
   if (s.last_output_at) rows.push(["last output", ago(s.last_output_at)]);
   if (s.host_unreachable)
-    rows.push(["unreachable", paint(style, "yellow", `${s.host_unreachable} (state as last seen)`)]);
+    rows.push(["unreachable", paint(style, "yellow", `${shown(s.host_unreachable)} (state as last seen)`)]);
   const w = Math.max(...rows.map(([k]) => k.length));
   return rows.map(([k, v]) => `${paint(style, "dim", k.padEnd(w))}  ${v}`).join("\n");
 }
@@ -140,20 +143,20 @@ export function renderList(jobs: JobStatus[], style: Style, arrays: ArrayProgres
   if (jobs.length === 0) return "no jobs match (submit one with `awaitless run -- <command>`)";
   const progress = arrays.map(
     (a) =>
-      `${paint(style, "dim", "array")} ${a.job_id} ${a.array} ${stateText(style, a.state)}: ${progressWords(a)}`,
+      `${paint(style, "dim", "array")} ${shown(a.job_id)} ${shown(a.array)} ${stateText(style, a.state)}: ${progressWords(a)}`,
   );
   const rows = table(
     ["JOB", "STATE", "AGE", "DURATION", "EXIT", "HOST", "QUEUE", "NAME", "COMMAND"],
     jobs.map((j) => [
-      j.job_id,
+      shown(j.job_id),
       stateText(style, j.state) + stateNote(j),
       ago(j.created_at).replace(" ago", ""),
       // A job that has not started has no duration yet (its AGE says how long it has waited).
       j.started_at === null ? "-" : humanDuration(j.elapsed_seconds),
       j.exit_code === null ? "-" : String(j.exit_code),
-      j.backend === "local" ? "local" : j.backend === "slurm" ? `${j.host} (slurm)` : (j.host ?? "-"),
-      j.queue ?? "-",
-      j.name ?? "-",
+      shown(j.backend === "local" ? "local" : j.backend === "slurm" ? `${j.host} (slurm)` : (j.host ?? "-")),
+      shown(j.queue ?? "-"),
+      shown(j.name ?? "-"),
       displayArgv(j.argv, 50),
     ]),
     style,
@@ -174,7 +177,7 @@ function stateNote(j: JobStatus): string {
 export function renderGc(r: GcResult): string {
   const dryRun = "dry_run" in r;
   const ids = dryRun ? r.would_remove : r.removed;
-  const listed = ids.length ? `: ${ids.join(" ")}` : "";
+  const listed = ids.length ? `: ${shown(ids.join(" "))}` : "";
   const lines = [`${dryRun ? "would remove" : "removed"} ${ids.length} finished job(s)${listed}`];
   if (r.store_bytes !== undefined && r.quota_bytes !== undefined) {
     const size = `job files ${dryRun ? "would take" : "take"} ${humanBytes(r.store_bytes)} of the ${humanBytes(r.quota_bytes)} quota`;
@@ -186,9 +189,12 @@ export function renderGc(r: GcResult): string {
   }
   if (dryRun) return lines.join("\n");
   for (const k of r.kept ?? [])
-    lines.push(`kept ${k.job_id}: ${k.reason} (gc again later, or --forget-unreachable to drop it anyway)`);
+    lines.push(
+      shown(`kept ${k.job_id}: ${k.reason} (gc again later, or --forget-unreachable to drop it anyway)`),
+    );
   for (const f of r.forgotten ?? [])
-    lines.push(`forgot ${f.job_id}: its copy on ${f.host ?? "the host"} stays (${f.reason})`);
-  for (const l of r.left ?? []) lines.push(`forgot ${l.job_id} without touching its files: ${l.reason}`);
+    lines.push(shown(`forgot ${f.job_id}: its copy on ${f.host ?? "the host"} stays (${f.reason})`));
+  for (const l of r.left ?? [])
+    lines.push(shown(`forgot ${l.job_id} without touching its files: ${l.reason}`));
   return lines.join("\n");
 }

@@ -6,6 +6,7 @@ import { AwaitlessError, hint } from "./errors.ts";
 import { type BackendId, isTerminal, type JobState, type StateChange } from "./job.ts";
 import type { LaunchOwner } from "./launch-owner.ts";
 import { canTransition } from "./lifecycle.ts";
+import { checkOwnRoot } from "./own-root.ts";
 import { SchedulerRounds } from "./scheduler-rounds.ts";
 import { constants, Database, type SQLQueryBindings } from "./sqlite.ts";
 import { freeSpace, isBusy, isNoSpace, storeError } from "./store-errors.ts";
@@ -100,13 +101,23 @@ export class JobStore {
     );
   }
 
-  /** Opens (creating if needed) the store in `dataDir`; the directory is 0700 and the database 0600. */
+  /**
+   * Opens (creating if needed) the store in `dataDir`; the directory is 0700 (created so, or an existing one refused
+   * unless it is private or already holds an Awaitless store) and the database 0600.
+   */
   static open(dataDir: string): JobStore {
     // Another user's directory could hold their bin/wrapper-*.sh or spec.sh: refuse it before anything is made.
     assertTrustedDir(dataDir, "the data directory", "store_unavailable");
+    // Never a shared directory, and never one whose mode we would change without having made it.
+    const makePrivate = checkOwnRoot(
+      dataDir,
+      "the data directory",
+      "set AWAITLESS_DATA_DIR (or data_dir in the config) to a directory of its own",
+      "store_unavailable",
+    );
     try {
       mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-      chmodSync(dataDir, 0o700);
+      if (makePrivate) chmodSync(dataDir, 0o700);
     } catch (e) {
       throw new AwaitlessError(
         "store_unavailable",
