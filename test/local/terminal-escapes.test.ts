@@ -3,11 +3,12 @@
 // imported store, env values in inspect's spec, digest lines, error details. Each command runs through the binary
 // under a pty (script(1)), and what the terminal receives must hold no ESC, no C1 control and no bidi override.
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { BINARY, Sandbox } from "../helpers/cli.ts";
+import { Sandbox } from "../helpers/cli.ts";
 import { gateOnAvailability } from "../helpers/sshd.ts";
 import { row08, write08Store } from "../helpers/store08.ts";
+import { onTty, rawAt, scriptAvailable } from "../helpers/tty.ts";
 
 const OSC52 = "\x1b]52;c;cHduZWQ=\x07";
 const TITLE = "\x1b]0;owned\x07";
@@ -15,45 +16,13 @@ const CLEAR = "\x1b[2J\x1b[H";
 const C1_CSI = "\u009b31m";
 const BIDI = "\u202e\u2066";
 
-/** Raw bytes a terminal would act on: ESC (our own erase-line of the progress line aside), C1, bidi controls. */
-const RAW = /[\u001b\u0080-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
-
-function scriptAvailable() {
-  const ok = Bun.which("script") !== null && process.platform === "linux";
-  return { ok, why: ok ? "" : "needs script(1) from util-linux (a pty)" };
-}
-
 const boxes: Sandbox[] = [];
 afterAll(() => {
   for (const b of boxes) b.cleanup();
 });
 
-/** Runs the binary with `args` under a pty in `cwd`; what the terminal received (stdout and stderr). */
-function onTty(sb: Sandbox, args: string[], cwd = sb.work): { code: number; screen: string } {
-  const argsFile = join(sb.root, `args-${Math.random().toString(36).slice(2)}`);
-  // the words travel NUL-separated in a file, so no shell quoting touches them
-  writeFileSync(argsFile, [BINARY, ...args].map((a) => `${a}\0`).join(""));
-  const codeFile = `${argsFile}.code`;
-  const p = Bun.spawnSync(
-    [
-      "script",
-      "-qec",
-      `xargs -0 -a '${argsFile}' sh -c 'cd "$0" && "$@"; echo $? > "${codeFile}"' '${cwd}' </dev/null`,
-      "/dev/null",
-    ],
-    { cwd: sb.work, env: { ...sb.env, TERM: "xterm" }, stdout: "pipe", stderr: "pipe", stdin: "ignore" },
-  );
-  const screen = p.stdout.toString().replaceAll("\r\x1b[K", "");
-  return { code: Number(readFileSync(codeFile, "utf8")), screen };
-}
-
 function expectClean(what: string, screen: string): void {
-  const m = RAW.exec(screen);
-  expect(
-    m === null
-      ? "clean"
-      : `${what}: raw U+${m[0].charCodeAt(0).toString(16).padStart(4, "0")} in ${JSON.stringify(screen.slice(Math.max(0, m.index - 60), m.index + 60))}`,
-  ).toBe("clean");
+  expect(`${what}: ${rawAt(screen)}`).toBe(`${what}: clean`);
 }
 
 describe("human output on a terminal", () => {
