@@ -1,9 +1,10 @@
 // The one check before any removal or write of a job's files (gc, the daily gc, a launch undone, import, SSH/Slurm
 // removal): the path is the job's own directory, named by its ID, in a parent we keep jobs in, with no link on the way.
-import { lstatSync, realpathSync, rmSync } from "node:fs";
+import { realpathSync, rmSync } from "node:fs";
 import { dirname, isAbsolute, join, posix } from "node:path";
 import { AwaitlessError } from "./errors.ts";
 import { isJobId } from "./ids.ts";
+import { lstatOrNull } from "./trusted-dir.ts";
 
 /** Where a job's own directory may be: the parents its directory can have on this machine. */
 export interface JobDirScope {
@@ -55,16 +56,6 @@ export function jobDirShape(dir: string, jobId: string): { base: string; parent:
   const base = m ? m[1]! : dir;
   if (posix.basename(base) !== jobId) refuse(dir, `its last component is not the job's ID ${jobId}`);
   return { base, parent: posix.dirname(base) };
-}
-
-function lstatOrNull(p: string) {
-  try {
-    return lstatSync(p);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ENOTDIR") return null;
-    throw e;
-  }
 }
 
 function realOrNull(p: string): string | null {

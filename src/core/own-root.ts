@@ -1,10 +1,11 @@
 // A directory awaitless keeps its files in (the data directory) is its own: never a shared one (`/`, `/tmp`, the
 // home, ~/.ssh, …), and never one whose mode it would have to change. Checked before anything is created in it.
-import { lstatSync, realpathSync, type Stats } from "node:fs";
+import { realpathSync } from "node:fs";
 import { homedir, userInfo } from "node:os";
 import { join, resolve } from "node:path";
 import { AwaitlessError, type ErrorCode } from "./errors.ts";
 import { LEGACY_FILE, STORE_FILE } from "./store-file.ts";
+import { lstatOrNull } from "./trusted-dir.ts";
 
 /** Directories shared with other users or with the whole system: never a root of awaitless's files. */
 export const SHARED_DIRS = [
@@ -57,14 +58,6 @@ export function sharedRootReason(dir: string): string | null {
     if (r.startsWith(`${ssh}/`)) return `${r} is inside your ~/.ssh, which ssh itself guards`;
   }
   return null;
-}
-
-function lstatOrNull(p: string): Stats | null {
-  try {
-    return lstatSync(p);
-  } catch {
-    return null;
-  }
 }
 
 /** True when `dir` holds an Awaitless store file of ours (this version's or 0.8's), owned by us: awaitless made it. */

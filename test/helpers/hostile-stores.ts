@@ -3,7 +3,8 @@
 // Used by the fuzz test (a few stores) and bench/import-fuzz.ts (many). Canaries and victims live in the sandbox.
 import { existsSync, linkSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { id08, prng, type Row08, row08, write08Store } from "./store08.ts";
+import { prng } from "./prng.ts";
+import { id08, type Row08, row08, write08Store } from "./store08.ts";
 
 export const CANARY = "CANARY-7f3a9c";
 

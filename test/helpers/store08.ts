@@ -23,18 +23,6 @@ export function schema08(): string[] {
   }
 }
 
-/** A small deterministic PRNG (mulberry32): the same seed, the same store. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 let counter = 0;
 /** A fresh 0.8-shaped job ID (`job_` + 22 upper-case hex digits); wholly from `rand` when one is given. */
 export function id08(rand?: () => number): string {
