@@ -107,9 +107,6 @@ export function open08Store(dir: string): Store08 {
       !columnsOf(db, "completion_snapshots").has("job_id")
     )
       throw unreadable("its completion_snapshots table has no job_id or result_json column");
-    // on the private copy only: lookups by job, so each row's events cost one indexed read
-    db.exec("CREATE INDEX IF NOT EXISTS awaitless_import_events ON state_events(job_id, id)");
-    db.exec("CREATE INDEX IF NOT EXISTS awaitless_import_snapshots ON completion_snapshots(job_id)");
   } catch (e) {
     db?.close();
     rmSync(tmp, { recursive: true, force: true });
@@ -133,6 +130,13 @@ export function open08Store(dir: string): Store08 {
   return {
     *rows(only?: string) {
       try {
+        if (only === undefined) {
+          // on the private copy only: lookups by job, so each row's events cost one indexed read
+          jobsDb.exec("CREATE INDEX IF NOT EXISTS awaitless_import_events ON state_events(job_id, id)");
+          jobsDb.exec(
+            "CREATE INDEX IF NOT EXISTS awaitless_import_snapshots ON completion_snapshots(job_id)",
+          );
+        }
         const where = only === undefined ? "" : "WHERE j.job_id = ?";
         const all = jobsDb.query(
           `SELECT ${select}, ${events}, ${snapshot} FROM jobs j ${where} ORDER BY j.job_id`,

@@ -67,7 +67,12 @@ function quoted(path: string): string {
  * `<source>/jobs/<ID>/<stream>.log` only; never from the paths the row records, which a note names when they point
  * anywhere else. Remote jobs get the tails 0.8 kept in its result.
  */
-function writeLogs(j: Job08, source: string, dir: string, local: boolean): string[] {
+function writeLogs(
+  j: Job08,
+  source: string,
+  dir: string,
+  local: boolean,
+): { notes: string[]; complete: boolean } {
   const notes: string[] = [];
   let missing = false;
   for (const stream of ["stdout", "stderr"] as const) {
@@ -87,7 +92,7 @@ function writeLogs(j: Job08, source: string, dir: string, local: boolean): strin
   }
   if (missing)
     notes.push(`${j.job_id}: its log files were not in the store's jobs/; only 0.8's tails were kept`);
-  return notes;
+  return { notes, complete: !missing };
 }
 
 /** The job's own new directory under imported-0.8/ (one a crashed earlier import left is replaced). */
@@ -107,7 +112,7 @@ async function prepareFinished(
   const state = j.state as TerminalState;
   const backend = j.backend as BackendName;
   const remote = backend !== "local";
-  const notes = writeLogs(j, source, dir, !remote);
+  const { notes, complete } = writeLogs(j, source, dir, !remote);
   const spec = specOf(j, backend);
   const reason = reasonOf08(j, state);
   const fingerprint = `${IMPORTED_FROM}:${j.job_id}`;
@@ -163,7 +168,6 @@ async function prepareFinished(
     error: errorOf08(j, state, reason),
   };
   const built = seal(body);
-  const complete = !notes.some((n) => n.endsWith("only 0.8's tails were kept"));
   return {
     state08: j.state,
     remote,
