@@ -49,8 +49,8 @@ export interface Ctx {
   arrays: ArrayService;
   config: Config;
   store: StoreHousekeeping;
-  /** `awaitless import`: the jobs of the Awaitless 0.8 store in `source` brought into this one. */
-  import08(source: string): Promise<ImportReport>;
+  /** `awaitless import`: the jobs of the Awaitless 0.8 store in `source` (`sourceName` in refusals) brought here. */
+  import08(source: string, sourceName: string): Promise<ImportReport>;
 }
 
 export type Backends = Partial<Record<Job["backend"] | "awaitless08", Backend>>;
@@ -134,13 +134,14 @@ export function createContext(env: Record<string, string | undefined>, configFla
     schedulerWatchers: (key, nowMs) => store.rounds.watchers(key, nowMs),
   };
   // loaded on demand, as the command is: no other command reads 0.8 stores
-  const import08 = async (source: string) => {
+  const import08 = async (source: string, sourceName: string) => {
     const { importAwaitless08 } = await import("./core/import-08.ts");
     return importAwaitless08({
       store,
       local: backends.local!,
       dataDir: dirname(store.path),
       source,
+      sourceName,
       maxReturnBytes: config.defaults.max_return_bytes,
     });
   };

@@ -7,6 +7,7 @@ import { noSpaceFromErrno } from "../core/store-errors.ts";
 import type { CliIo } from "./cli-io.ts";
 import { type Action, COMMANDS } from "./commands.ts";
 import { paint, shellWord, styleFor } from "./render.ts";
+import { shownLines } from "./terminal-safe.ts";
 import { keepTypedValues } from "./typed-values.ts";
 
 const LAUNCH_OPTIONS: [string, string][] = [
@@ -278,7 +279,7 @@ export async function runCli(argv: string[], io: CliIo, makeCtx: () => Promise<C
   }
   // What was observed but could not be stored (a full disk): said once, after the output.
   for (const notice of ctx?.service.storeNotices() ?? []) {
-    io.stderr.write(`${paint(style, "yellow", "warning:")} ${notice}\n`);
+    io.stderr.write(`${paint(style, "yellow", "warning:")} ${shownLines(notice)}\n`);
   }
   return exitCode;
 }
@@ -392,7 +393,7 @@ export function reportError(
             );
   if (json) io.stdout.write(JSON.stringify({ error: err.toJSON() }) + "\n");
   io.stderr.write(
-    `${paint(style, "red", "error:")} ${err.message}\n${paint(style, "dim", "hint:")} ${err.hint}\n`,
+    `${paint(style, "red", "error:")} ${shownLines(err.message)}\n${paint(style, "dim", "hint:")} ${shownLines(err.hint)}\n`,
   );
   return err.exitCode;
 }

@@ -29,6 +29,7 @@ import {
   type RawLaunchOptions,
 } from "./parse.ts";
 import { paint, styleFor } from "./render.ts";
+import { shown, shownJson } from "./terminal-safe.ts";
 import {
   earlierAttempts,
   exitCodeFor,
@@ -185,7 +186,7 @@ export const COMMANDS: Record<string, Action> = {
     const r = await ctx.service.cancel(String(args[0]), grace);
     if (opts.json) out(io, cancelJson(r));
     else if (r.leftover && r.leftover.action !== "none")
-      out(io, `${r.job_id} is ${r.job_state} (its wrapper was killed): ${leftoverText(r.leftover)}`);
+      out(io, shown(`${r.job_id} is ${r.job_state} (its wrapper was killed): ${leftoverText(r.leftover)}`));
     else if (r.already_terminal) out(io, `${r.job_id} had already ended (${r.job_state}); nothing to cancel`);
     else out(io, `${r.job_id} ${r.job_state}`);
     return r.already_terminal || isTerminal(r.job_state) ? EXIT.ok : EXIT.waitTimedOut;
@@ -244,13 +245,14 @@ export const COMMANDS: Record<string, Action> = {
       paint(style, "bold", "history"),
     ];
     for (const h of r.history) {
-      lines.push(`  ${h.at}  ${h.from_state ?? "∅"} → ${h.to_state}${h.reason ? `  (${h.reason})` : ""}`);
+      lines.push(
+        shown(`  ${h.at}  ${h.from_state ?? "∅"} → ${h.to_state}${h.reason ? `  (${h.reason})` : ""}`),
+      );
     }
-    lines.push("", `${paint(style, "bold", "job dir")}  ${r.job_dir}`);
-    if (r.completion) lines.push(`${paint(style, "bold", "completion")}  ${r.completion}`);
-    if (r.job.backend_id)
-      lines.push(`${paint(style, "bold", "backend id")}  ${JSON.stringify(r.job.backend_id)}`);
-    lines.push(`${paint(style, "bold", "spec")}  ${JSON.stringify(r.spec)}`);
+    lines.push("", `${paint(style, "bold", "job dir")}  ${shown(r.job_dir)}`);
+    if (r.completion) lines.push(`${paint(style, "bold", "completion")}  ${shown(r.completion)}`);
+    if (r.job.backend_id) lines.push(`${paint(style, "bold", "backend id")}  ${shownJson(r.job.backend_id)}`);
+    lines.push(`${paint(style, "bold", "spec")}  ${shownJson(r.spec)}`);
     out(io, lines.join("\n"));
     return EXIT.ok;
   },

@@ -11,6 +11,7 @@ import { directoryBytes } from "../core/job-reads.ts";
 import { CHECK_MAX_SECONDS, HEARTBEAT_SECONDS, lostAfterSeconds } from "../core/liveness.ts";
 import type { CliIo } from "./cli-io.ts";
 import { ago, humanBytes, humanDuration, paint, styleFor } from "./render.ts";
+import { shown } from "./terminal-safe.ts";
 
 interface Check {
   check: string;
@@ -209,8 +210,8 @@ export async function doctor(
     for (const c of checks) {
       const mark = c.ok ? paint(style, "green", "ok  ") : paint(style, "red", "FAIL");
       const width = Math.max(12, ...checks.map((x) => x.check.length));
-      io.stdout.write(`${mark} ${c.check.padEnd(width)} ${c.detail}\n`);
-      if (c.fix) io.stdout.write(`     ${"".padEnd(width)} fix: ${c.fix}\n`);
+      io.stdout.write(`${mark} ${shown(c.check.padEnd(width))} ${shown(c.detail)}\n`);
+      if (c.fix) io.stdout.write(`     ${"".padEnd(width)} fix: ${shown(c.fix)}\n`);
     }
   }
   // 2: something to fix here (config, store, this machine, a host name that does not resolve); 7: only hosts

@@ -19,6 +19,7 @@ import {
   stateText,
   table,
 } from "./render.ts";
+import { shown, shownLines } from "./terminal-safe.ts";
 
 /** Compact JSON; a `result` taken from the store is spliced in as its stored bytes. */
 export function toJson(value: object, rawResult?: string | null): string {
@@ -66,8 +67,8 @@ function endWords(r: JobResult): string {
   if (r.state === "failed" || r.reason === null) return "";
   // the error's sentence names what the reason code only labels (the parent of a dependency, the limit reached)
   const sentence = r.error?.reason;
-  if (sentence && sentence !== r.reason && sentence !== r.state) return ` — ${sentence}`;
-  return r.reason === r.state ? "" : ` — ${r.reason}`;
+  if (sentence && sentence !== r.reason && sentence !== r.state) return ` — ${shown(sentence)}`;
+  return r.reason === r.state ? "" : ` — ${shown(r.reason)}`;
 }
 
 /** `attempt 3 of 3; earlier: 1 failed after 0.5s (exit 1), 2 …; 2.4s from the first start`. */
@@ -127,7 +128,7 @@ const cut = (text: string, max: number): string =>
 
 /** A parsed JSON artifact's value for people, bounded: at most ARTIFACT_LINES lines, with the way to all of it. */
 function artifactValue(content: unknown, index: number, jobId: string, style: Style): string[] {
-  const lines = jsonLines(content, "  ", ARTIFACT_WIDTH);
+  const lines = jsonLines(content, "  ", ARTIFACT_WIDTH).map(shown);
   if (lines.length <= ARTIFACT_LINES) return lines;
   return [
     ...lines.slice(0, ARTIFACT_LINES),
@@ -145,13 +146,13 @@ export function renderArtifacts(r: JobResult, style: Style): string[] {
   r.artifacts.forEach((a, i) => {
     if (!a.exists) {
       lines.push(
-        `artifact ${a.declared_path}: ${paint(style, "yellow", "missing")}${a.reason ? ` (${a.reason})` : ""}`,
+        `artifact ${shown(a.declared_path)}: ${paint(style, "yellow", "missing")}${a.reason ? ` (${shown(a.reason)})` : ""}`,
       );
       return;
     }
-    const parsed = a.content !== undefined ? ", parsed:" : a.parse_error ? `, ${a.parse_error}` : "";
+    const parsed = a.content !== undefined ? ", parsed:" : a.parse_error ? `, ${shown(a.parse_error)}` : "";
     lines.push(
-      `artifact ${a.path}: ${humanBytes(a.size_bytes ?? 0)}, sha256 ${(a.sha256 ?? "").slice(0, 12)}…${parsed}`,
+      `artifact ${shown(a.path)}: ${humanBytes(a.size_bytes ?? 0)}, sha256 ${shown((a.sha256 ?? "").slice(0, 12))}…${parsed}`,
     );
     if (a.content !== undefined) lines.push(...artifactValue(a.content, i, r.job_id, style));
   });
@@ -160,13 +161,13 @@ export function renderArtifacts(r: JobResult, style: Style): string[] {
 
 export function renderResult(r: JobResult, style: Style, earlier: EarlierAttempt[] = []): string {
   const lines: string[] = [];
-  let head = `${r.job_id} ${stateText(style, r.state)}`;
+  let head = `${shown(r.job_id)} ${stateText(style, r.state)}`;
   head +=
     r.started_at === null ? " before its command started" : ` after ${humanDuration(r.duration_seconds)}`;
   if (r.exit_code !== null) head += ` (exit ${r.exit_code}${r.signal ? `, signal ${r.signal}` : ""})`;
   head += endWords(r);
   lines.push(head);
-  if (r.name) lines.push(`name: ${r.name}`);
+  if (r.name) lines.push(`name: ${shown(r.name)}`);
   if (r.attempt !== undefined) lines.push(attemptsLine(r, earlier));
   if (r.descendants_alive) {
     lines.push(
@@ -181,13 +182,13 @@ export function renderResult(r: JobResult, style: Style, earlier: EarlierAttempt
     if (!text.trim()) continue;
     const shown = Buffer.byteLength(text) < total ? ` (tail of ${humanBytes(total)})` : "";
     lines.push(paint(style, "dim", `── ${label}${shown} ──`));
-    lines.push(text.replace(/\n$/, ""));
+    lines.push(shownLines(text.replace(/\n$/, "")));
   }
   if (r.digest.length > 0) {
     lines.push(paint(style, "dim", "── why it failed ──"));
-    for (const d of r.digest) lines.push(`  ${d}`);
+    for (const d of r.digest) lines.push(`  ${shown(d)}`);
   }
-  if (r.error) lines.push(`${paint(style, "bold", "next:")} ${r.error.suggestion}`);
+  if (r.error) lines.push(`${paint(style, "bold", "next:")} ${shown(r.error.suggestion)}`);
   lines.push(...renderArtifacts(r, style));
   return lines.join("\n");
 }
@@ -195,13 +196,13 @@ export function renderResult(r: JobResult, style: Style, earlier: EarlierAttempt
 export function renderWait(w: WaitResponse, style: Style, earlier: EarlierAttempt[] = []): string {
   if (isDelivered(w)) return renderResult(w, style, earlier);
   const lines = [
-    `${w.job_id} is still ${stateText(style, w.job_state)}${w.status_message ? ` (${w.status_message})` : ""}`,
+    `${shown(w.job_id)} is still ${stateText(style, w.job_state)}${w.status_message ? ` (${shown(w.status_message)})` : ""}`,
   ];
   if (w.stdout_tail?.trim())
-    lines.push(paint(style, "dim", "── stdout so far ──"), w.stdout_tail.replace(/\n$/, ""));
+    lines.push(paint(style, "dim", "── stdout so far ──"), shownLines(w.stdout_tail.replace(/\n$/, "")));
   if (w.stderr_tail?.trim())
-    lines.push(paint(style, "dim", "── stderr so far ──"), w.stderr_tail.replace(/\n$/, ""));
-  if (w.next_command) lines.push(`${paint(style, "bold", "next:")} ${w.next_command}`);
+    lines.push(paint(style, "dim", "── stderr so far ──"), shownLines(w.stderr_tail.replace(/\n$/, "")));
+  if (w.next_command) lines.push(`${paint(style, "bold", "next:")} ${shown(w.next_command)}`);
   return lines.join("\n");
 }
 
@@ -215,15 +216,15 @@ export function renderStatus(
   more: { result?: JobResult | null; earlier?: EarlierAttempt[] } = {},
 ): string {
   const rows: [string, string][] = [
-    ["job", s.job_id],
-    ["state", stateText(style, s.state) + (s.status_message ? ` (${s.status_message})` : "")],
+    ["job", shown(s.job_id)],
+    ["state", stateText(style, s.state) + (s.status_message ? ` (${shown(s.status_message)})` : "")],
     ["command", displayArgv(s.argv, 200)],
-    ["cwd", s.cwd],
-    ["backend", s.host ? `${s.backend} on ${s.host}` : s.backend],
+    ["cwd", shown(s.cwd)],
+    ["backend", s.host ? `${s.backend} on ${shown(s.host)}` : s.backend],
   ];
-  if (s.name) rows.push(["name", s.name]);
-  if (s.after) rows.push(["after", s.after.join(", ")]);
-  if (s.array_task) rows.push(["array task", s.array_task]);
+  if (s.name) rows.push(["name", shown(s.name)]);
+  if (s.after) rows.push(["after", shown(s.after.join(", "))]);
+  if (s.array_task) rows.push(["array task", shown(s.array_task)]);
   if (s.attempt !== undefined)
     rows.push([
       "attempt",
@@ -243,12 +244,12 @@ export function renderStatus(
   if (s.reason) {
     const sentence = more.result?.error?.reason;
     const said = sentence && sentence !== s.reason && sentence !== s.state ? `: ${sentence}` : "";
-    rows.push(["reason", `${s.reason}${said}`]);
+    rows.push(["reason", shown(`${s.reason}${said}`)]);
   }
   rows.push(["output", `${humanBytes(s.stdout_bytes)} stdout, ${humanBytes(s.stderr_bytes)} stderr`]);
   if (s.last_output_at) rows.push(["last output", ago(s.last_output_at)]);
   if (s.host_unreachable)
-    rows.push(["unreachable", paint(style, "yellow", `${s.host_unreachable} (state as last seen)`)]);
+    rows.push(["unreachable", paint(style, "yellow", `${shown(s.host_unreachable)} (state as last seen)`)]);
   const w = Math.max(...rows.map(([k]) => k.length));
   const lines = rows.map(([k, v]) => `${paint(style, "dim", k.padEnd(w))}  ${v}`);
   if (more.result) lines.push(...renderArtifacts(more.result, style));
@@ -269,21 +270,21 @@ export function renderList(
     return "no jobs match (submit one with `awaitless run -- <command>`)";
   const progressLines = progress.map(
     (a) =>
-      `${paint(style, "dim", "array")} ${a.job_id} ${a.array} ${stateText(style, a.state)}: ${progressWords(a)}`,
+      `${paint(style, "dim", "array")} ${shown(a.job_id)} ${shown(a.array)} ${stateText(style, a.state)}: ${progressWords(a)}`,
   );
   const jobRows = jobs.map((j) => ({
     id: j.job_id,
     cells: [
       // an array task goes by its address; its queue is the array's own (internal), not worth a column
-      j.array_task ?? j.job_id,
+      shown(j.array_task ?? j.job_id),
       stateText(style, j.state) + stateNote(j),
       ago(j.created_at).replace(" ago", ""),
       // A job that has not started has no duration yet (its AGE says how long it has waited).
       j.started_at === null ? "-" : humanDuration(j.elapsed_seconds),
       j.exit_code === null ? "-" : String(j.exit_code),
       hostCell(j),
-      j.array_task ? "-" : (j.queue ?? "-"),
-      j.name ?? "-",
+      shown(j.array_task ? "-" : (j.queue ?? "-")),
+      shown(j.name ?? "-"),
       displayArgv(j.argv, 50),
     ],
   }));
@@ -297,7 +298,7 @@ export function renderList(
       "-",
       hostCell(a),
       "-",
-      a.name ?? "-",
+      shown(a.name ?? "-"),
       `[array ${a.array}] ${displayArgv(a.argv, 50)}`,
     ],
   }));
@@ -310,7 +311,9 @@ export function renderList(
 }
 
 function hostCell(j: { backend: string; host: string | null }): string {
-  return j.backend === "local" ? "local" : j.backend === "slurm" ? `${j.host} (slurm)` : (j.host ?? "-");
+  return shown(
+    j.backend === "local" ? "local" : j.backend === "slurm" ? `${j.host} (slurm)` : (j.host ?? "-"),
+  );
 }
 
 /** What a list row adds to its state: the attempt of a retried job, the parent a held job waits for. */
@@ -326,7 +329,7 @@ function stateNote(j: JobStatus): string {
 export function renderGc(r: GcResult): string {
   const dryRun = "dry_run" in r;
   const ids = dryRun ? r.would_remove : r.removed;
-  const listed = ids.length ? `: ${ids.join(" ")}` : "";
+  const listed = ids.length ? `: ${shown(ids.join(" "))}` : "";
   const lines = [`${dryRun ? "would remove" : "removed"} ${ids.length} finished job(s)${listed}`];
   if (r.store_bytes !== undefined && r.quota_bytes !== undefined) {
     const size = `job files ${dryRun ? "would take" : "take"} ${humanBytes(r.store_bytes)} of the ${humanBytes(r.quota_bytes)} quota`;
@@ -338,8 +341,12 @@ export function renderGc(r: GcResult): string {
   }
   if (dryRun) return lines.join("\n");
   for (const k of r.kept ?? [])
-    lines.push(`kept ${k.job_id}: ${k.reason} (gc again later, or --forget-unreachable to drop it anyway)`);
+    lines.push(
+      shown(`kept ${k.job_id}: ${k.reason} (gc again later, or --forget-unreachable to drop it anyway)`),
+    );
   for (const f of r.forgotten ?? [])
-    lines.push(`forgot ${f.job_id}: its copy on ${f.host ?? "the host"} stays (${f.reason})`);
+    lines.push(shown(`forgot ${f.job_id}: its copy on ${f.host ?? "the host"} stays (${f.reason})`));
+  for (const l of r.left ?? [])
+    lines.push(shown(`forgot ${l.job_id} without touching its files: ${l.reason}`));
   return lines.join("\n");
 }

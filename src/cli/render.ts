@@ -1,5 +1,6 @@
 // Human output: aligned tables, state colours (NO_COLOR and non-TTY honoured), human durations.
 import type { JobState } from "../core/job.ts";
+import { shownJson } from "./terminal-safe.ts";
 
 export interface Style {
   color: boolean;
@@ -83,7 +84,7 @@ export function table(headers: string[], rows: string[][], style: Style): string
 
 /** A command line for display, quoting only what needs it. */
 export function displayArgv(argv: string[], max = 60): string {
-  const text = argv.map((a) => (/^[A-Za-z0-9_./:=@%+-]+$/.test(a) ? a : JSON.stringify(a))).join(" ");
+  const text = argv.map((a) => (/^[A-Za-z0-9_./:=@%+-]+$/.test(a) ? a : shownJson(a))).join(" ");
   return text.length > max ? text.slice(0, max - 1) + "…" : text;
 }
 

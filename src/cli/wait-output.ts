@@ -7,6 +7,7 @@ import type { CliIo } from "./cli-io.ts";
 import { invokedName } from "./invoked-as.ts";
 import { type EarlierAttempt, renderWait, waitJson } from "./output.ts";
 import { paint, type Style, styleFor } from "./render.ts";
+import { shown } from "./terminal-safe.ts";
 
 export type Opts = Record<string, unknown> & { json?: boolean; "--"?: string[] };
 
@@ -49,7 +50,7 @@ export function liveLine(io: CliIo, style: Style, json: boolean): LiveLine {
   return {
     onProgress(m: string) {
       last = m;
-      io.stderr.write(`\r\x1b[K${paint(style, "cyan", frames[i++ % frames.length]!)} ${m}`);
+      io.stderr.write(`\r\x1b[K${paint(style, "cyan", frames[i++ % frames.length]!)} ${shown(m)}`);
     },
     done() {
       if (last) io.stderr.write("\r\x1b[K");

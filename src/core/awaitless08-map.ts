@@ -1,6 +1,4 @@
 // How a row of Awaitless 0.8's store maps onto our model: spec, reason, error, artifacts, history, what is skipped.
-import { existsSync } from "node:fs";
-import { join } from "node:path";
 import type { Job08 } from "./awaitless08-store.ts";
 import type { ArtifactEntry, BackendName, ErrorInfo, JobSpec, TerminalState } from "./job.ts";
 import { isTerminal, JOB_STATES, type JobState } from "./job.ts";
@@ -105,10 +103,4 @@ export function skipReason(j: Job08): string | null {
   }
   if (!j.finished_at) return "0.8 recorded no finish time";
   return null;
-}
-
-/** Where 0.8 writes a local job's stream: as recorded, or under SOURCE/jobs/ID when the data directory moved. */
-export function logPath08(j: Job08, source: string, stream: "stdout" | "stderr"): string {
-  const recorded = stream === "stdout" ? j.stdout_path : j.stderr_path;
-  return existsSync(recorded) ? recorded : join(source, "jobs", j.job_id, `${stream}.log`);
 }

@@ -1,43 +1,24 @@
-// Reads an Awaitless 0.8 store without touching it: its database is copied to a private directory and read there.
-import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
+// Reads an Awaitless 0.8 store without touching it: its database is copied to a private directory and read there,
+// row by row (memory stays bounded however many rows it has), each row typed and bounded (awaitless08-rows.ts).
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { copySourceFile } from "./awaitless08-files.ts";
+import {
+  EVENT_COLUMNS_08,
+  EVENTS_PER_JOB_08,
+  JOB_COLUMNS_08,
+  type Job08,
+  REQUIRED_COLUMNS_08,
+  Skip08,
+  SNAPSHOT_CHARS_08,
+  typeRow08,
+} from "./awaitless08-rows.ts";
 import { AwaitlessError } from "./errors.ts";
-import { openSqlite } from "./sqlite.ts";
+import { type Database, openSqlite } from "./sqlite.ts";
 import { classifyDb, LEGACY_FILE } from "./store-file.ts";
 
-/** One row of 0.8's `jobs` table (the columns import uses; JSON columns decoded). */
-export interface Job08 {
-  job_id: string;
-  name: string | null;
-  backend: string;
-  host: string | null;
-  command: string[];
-  cwd: string | null;
-  env: Record<string, string>;
-  state: string;
-  created_at: string;
-  started_at: string | null;
-  finished_at: string | null;
-  exit_code: number | null;
-  timeout_seconds: number | null;
-  stall_timeout_seconds: number | null;
-  pid: number | null;
-  pid_start_ticks: number | null;
-  runner_pid: number | null;
-  runner_start_ticks: number | null;
-  pgid: number | null;
-  backend_id: string | null;
-  job_dir: string;
-  stdout_path: string;
-  stderr_path: string;
-  artifacts: string[];
-  queue_name: string | null;
-  error: string | null;
-  events: { state: string; occurred_at: string; detail: string | null }[];
-  /** 0.8's immutable terminal result (from `completion_snapshots`), when a client had read it. */
-  snapshot: Record<string, unknown> | null;
-}
+export type { Job08 } from "./awaitless08-rows.ts";
 
 /** 0.8's data directories for this environment: ours (same layout), then 0.8's own default. */
 export function awaitless08Dirs(env: Record<string, string | undefined>, ourDataDir: string): string[] {
@@ -52,20 +33,41 @@ export function find08Store(dirs: string[]): string | null {
   return null;
 }
 
-function json<T>(text: string | null, fallback: T): T {
-  if (!text) return fallback;
-  try {
-    return JSON.parse(text) as T;
-  } catch {
-    return fallback;
-  }
+/** A row of the store: the typed job, or why it is skipped (with the ID as found, cut short). */
+export type Row08 =
+  | { job: Job08 }
+  | { skipped: { job_id: string; state: string; backend: string; reason: string } };
+
+/** An 0.8 store opened for reading: its rows one at a time, oldest ID first. Close it to remove the private copy. */
+export interface Store08 {
+  /** Every row, or only job `only`'s. */
+  rows(only?: string): Generator<Row08>;
+  close(): void;
+}
+
+const TABLES = ["jobs", "state_events", "completion_snapshots"] as const;
+
+/** Column `expr` read as `name` with its length bounded in SQL, so a huge value never reaches this process. */
+function boundedColumn(expr: string, name: string, max: number): string {
+  return `CASE WHEN typeof(${expr}) IN ('text','blob') THEN substr(${expr}, 1, ${max + 1}) ELSE ${expr} END AS "${name}"`;
+}
+
+function columnsOf(db: Database, table: string): Set<string> {
+  return new Set((db.query(`PRAGMA table_info("${table}")`).all() as { name: string }[]).map((c) => c.name));
+}
+
+/** Short printable form of a value found where an ID or name should be (for a skip reason). */
+function shown(v: unknown): string {
+  const s = typeof v === "string" ? v : v === null || v === undefined ? "" : String(v);
+  return s.length > 80 ? `${s.slice(0, 79)}…` : s;
 }
 
 /**
- * Every job of the 0.8 store in `dir` (or only `jobId`), oldest first. Its files are only read (copied first),
- * never written.
+ * Opens the 0.8 store in `dir`. Refused (nothing read) when it is not one, when `jobs`, `state_events` or
+ * `completion_snapshots` is not a table (0.8 makes tables; a view could compute anything), or when a column import
+ * needs is missing.
  */
-export function read08Store(dir: string, jobId?: string): Job08[] {
+export function open08Store(dir: string): Store08 {
   const db08 = join(dir, LEGACY_FILE);
   if (classifyDb(db08) !== "awaitless-0.8") {
     throw new AwaitlessError(
@@ -75,69 +77,109 @@ export function read08Store(dir: string, jobId?: string): Job08[] {
     );
   }
   const tmp = mkdtempSync(join(tmpdir(), "awaitless-import-"));
-  try {
-    const copy = join(tmp, LEGACY_FILE);
-    copyFileSync(db08, copy);
-    // a running 0.8 keeps recent writes in its WAL: the copy reads them as 0.8 would
-    if (existsSync(`${db08}-wal`)) copyFileSync(`${db08}-wal`, `${copy}-wal`);
-    const db = openSqlite(copy, "readwrite");
-    try {
-      const rows = (
-        jobId === undefined
-          ? db.query("SELECT * FROM jobs ORDER BY created_at, job_id").all()
-          : db.query("SELECT * FROM jobs WHERE job_id = ?").all(jobId)
-      ) as Record<string, unknown>[];
-      const events = db
-        .query("SELECT job_id, state, occurred_at, detail FROM state_events ORDER BY id")
-        .all() as { job_id: string; state: string; occurred_at: string; detail: string | null }[];
-      const snaps = db.query("SELECT job_id, result_json FROM completion_snapshots").all() as {
-        job_id: string;
-        result_json: string;
-      }[];
-      const snapOf = new Map(
-        snaps.map((s) => [s.job_id, json<Record<string, unknown> | null>(s.result_json, null)]),
-      );
-      return rows.map((r) => ({
-        job_id: String(r.job_id),
-        name: (r.name as string | null) ?? null,
-        backend: String(r.backend),
-        host: (r.host as string | null) ?? null,
-        command: json<string[]>(r.command_json as string, []),
-        cwd: (r.cwd as string | null) ?? null,
-        env: json<Record<string, string>>(r.env_json as string, {}),
-        state: String(r.state),
-        created_at: String(r.created_at),
-        started_at: (r.started_at as string | null) ?? null,
-        finished_at: (r.finished_at as string | null) ?? null,
-        exit_code: (r.exit_code as number | null) ?? null,
-        timeout_seconds: (r.timeout_seconds as number | null) ?? null,
-        stall_timeout_seconds: (r.stall_timeout_seconds as number | null) ?? null,
-        pid: (r.pid as number | null) ?? null,
-        pid_start_ticks: (r.pid_start_ticks as number | null) ?? null,
-        runner_pid: (r.runner_pid as number | null) ?? null,
-        runner_start_ticks: (r.runner_start_ticks as number | null) ?? null,
-        pgid: (r.pgid as number | null) ?? null,
-        backend_id: (r.backend_id as string | null) ?? null,
-        job_dir: String(r.job_dir),
-        stdout_path: String(r.stdout_path),
-        stderr_path: String(r.stderr_path),
-        artifacts: json<string[]>(r.artifacts_json as string, []),
-        queue_name: (r.queue_name as string | null) ?? null,
-        error: (r.error as string | null) ?? null,
-        events: events.filter((e) => e.job_id === r.job_id),
-        snapshot: snapOf.get(String(r.job_id)) ?? null,
-      }));
-    } finally {
-      db.close();
-    }
-  } catch (e) {
-    if (e instanceof AwaitlessError) throw e;
-    throw new AwaitlessError(
+  let db: Database | undefined;
+  const unreadable = (why: string) =>
+    new AwaitlessError(
       "store_unavailable",
-      `cannot read the Awaitless 0.8 store ${db08}: ${(e as Error).message}`,
+      `cannot read the Awaitless 0.8 store ${db08}: ${why}`,
       "stop Awaitless 0.8 processes that use it and run the import again (the 0.8 store was not changed)",
     );
-  } finally {
+  try {
+    const copy = join(tmp, LEGACY_FILE);
+    copySourceFile(db08, copy);
+    // a running 0.8 keeps recent writes in its WAL: the copy reads them as 0.8 would
+    if (existsSync(`${db08}-wal`)) copySourceFile(`${db08}-wal`, `${copy}-wal`);
+    db = openSqlite(copy, "readwrite");
+    db.exec("PRAGMA trusted_schema = OFF");
+    for (const t of TABLES) {
+      const row = db.query("SELECT type FROM sqlite_master WHERE name = ?").get(t) as { type: string } | null;
+      if (row?.type !== "table")
+        throw unreadable(`its ${t} is ${row ? `a ${row.type}` : "missing"}, not 0.8's table`);
+    }
+    const have = columnsOf(db, "jobs");
+    const missing = REQUIRED_COLUMNS_08.filter((c) => !have.has(c));
+    if (missing.length > 0) throw unreadable(`its jobs table has no ${missing.join(", ")} column`);
+    const evCols = columnsOf(db, "state_events");
+    for (const c of ["id", "job_id", "state", "occurred_at"])
+      if (!evCols.has(c)) throw unreadable(`its state_events table has no ${c} column`);
+    if (
+      !columnsOf(db, "completion_snapshots").has("result_json") ||
+      !columnsOf(db, "completion_snapshots").has("job_id")
+    )
+      throw unreadable("its completion_snapshots table has no job_id or result_json column");
+  } catch (e) {
+    db?.close();
     rmSync(tmp, { recursive: true, force: true });
+    if (e instanceof AwaitlessError) throw e;
+    throw unreadable((e as Error).message);
+  }
+  const jobsDb = db;
+  const have = columnsOf(jobsDb, "jobs");
+  const select = (Object.keys(JOB_COLUMNS_08) as (keyof typeof JOB_COLUMNS_08)[])
+    .map((c) => (have.has(c) ? boundedColumn(`j.${c}`, c, JOB_COLUMNS_08[c]) : `NULL AS "${c}"`))
+    .join(", ");
+  // A job's events and snapshot ride in its row (correlated, indexed subqueries run inside SQLite): the events as
+  // a JSON array SQLite builds from bounded text values (anything else becomes null, which the typing refuses).
+  const text = (col: string, max: number) =>
+    `CASE WHEN typeof(${col}) = 'text' THEN substr(${col}, 1, ${max + 1}) END`;
+  const detail = columnsOf(jobsDb, "state_events").has("detail")
+    ? text("e.detail", EVENT_COLUMNS_08.detail)
+    : "NULL";
+  const events = `(SELECT json_group_array(json_object('state', ${text("e.state", EVENT_COLUMNS_08.state)}, 'occurred_at', ${text("e.occurred_at", EVENT_COLUMNS_08.occurred_at)}, 'detail', ${detail})) FROM (SELECT * FROM state_events e0 WHERE e0.job_id = j.job_id ORDER BY e0.id LIMIT ${EVENTS_PER_JOB_08 + 1}) e) AS awaitless_events`;
+  const snapshot = `(SELECT ${boundedColumn("s.result_json", "result_json", SNAPSHOT_CHARS_08).replace(/ AS "result_json"$/, "")} FROM completion_snapshots s WHERE s.job_id = j.job_id LIMIT 1) AS awaitless_snapshot`;
+  return {
+    *rows(only?: string) {
+      try {
+        if (only === undefined) {
+          // on the private copy only: lookups by job, so each row's events cost one indexed read
+          jobsDb.exec("CREATE INDEX IF NOT EXISTS awaitless_import_events ON state_events(job_id, id)");
+          jobsDb.exec(
+            "CREATE INDEX IF NOT EXISTS awaitless_import_snapshots ON completion_snapshots(job_id)",
+          );
+        }
+        const where = only === undefined ? "" : "WHERE j.job_id = ?";
+        const all = jobsDb.query(
+          `SELECT ${select}, ${events}, ${snapshot} FROM jobs j ${where} ORDER BY j.job_id`,
+        );
+        const found = (only === undefined ? all.iterate() : all.iterate(only)) as IterableIterator<
+          Record<string, unknown>
+        >;
+        for (const raw of found) {
+          const id = raw.job_id;
+          try {
+            const ev = JSON.parse(String(raw.awaitless_events ?? "[]")) as Record<string, unknown>[];
+            yield { job: typeRow08(raw, ev, raw.awaitless_snapshot ?? null) };
+          } catch (e) {
+            if (!(e instanceof Skip08)) throw e;
+            yield {
+              skipped: {
+                job_id: shown(id),
+                state: shown(raw.state),
+                backend: shown(raw.backend),
+                reason: e.message,
+              },
+            };
+          }
+        }
+      } catch (e) {
+        if (e instanceof AwaitlessError) throw e;
+        throw unreadable((e as Error).message);
+      }
+    },
+    close() {
+      jobsDb.close();
+      rmSync(tmp, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The job `jobId` of the 0.8 store in `dir` (typed), or undefined when it is not there or its row is refused. */
+export function read08Job(dir: string, jobId: string): Job08 | undefined {
+  const s = open08Store(dir);
+  try {
+    for (const r of s.rows(jobId)) if ("job" in r && r.job.job_id === jobId) return r.job;
+    return undefined;
+  } finally {
+    s.close();
   }
 }

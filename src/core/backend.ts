@@ -2,6 +2,7 @@
 import type { Decision } from "./decision.ts";
 import type { DependencyPlan, DependencyWait } from "./dependencies.ts";
 import type { ArtifactEntry, BackendId, BackendName, Job } from "./job.ts";
+import type { JobDirScope } from "./job-dir-guard.ts";
 import type { LogQuery, LogScan } from "./log-scan.ts";
 import type { SchedulerFacts } from "./scheduler-facts.ts";
 
@@ -197,8 +198,12 @@ export interface Backend {
    * lifecycle files were watched by events (inotify), so a change would have ended the wait at once.
    */
   waitForChange(job: Job, timeoutMs: number, signal?: AbortSignal, anyFile?: boolean): Promise<unknown>;
-  /** Removes the job's files (gc of finished jobs only). */
-  remove(job: Job): Promise<void>;
+  /**
+   * Removes the job's files (gc of finished jobs, a launch undone), each path checked by the one guard
+   * (core/job-dir-guard.ts) against `scope` first: a path that is not the job's own directory is refused
+   * (JobDirRefused) before anything is removed.
+   */
+  remove(job: Job, scope: JobDirScope): Promise<void>;
   /**
    * True only when certain that no wrapper of this job was ever started (nothing was written where a launch writes
    * before it starts one); false when anything was, or the target cannot be asked. Asked only once the process that

@@ -1,82 +1,121 @@
-// `awaitless import`: brings the finished jobs of an Awaitless 0.8 store into ours, once each, with their logs.
-import { copyFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
+// `awaitless import`: brings the jobs of an Awaitless 0.8 store into ours, once each, with their logs. Every value
+// of the store is hostile input: rows typed and bounded, IDs by pattern, logs only from the store's own jobs/,
+// every write checked by the job-directory guard, and all jobs stored in one transaction (or none).
+import { lstatSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parsedResults } from "./artifacts.ts";
-import {
-  artifactsOf,
-  errorOf08,
-  historyOf,
-  logPath08,
-  reasonOf08,
-  skipReason,
-  specOf,
-} from "./awaitless08-map.ts";
-import { type Job08, read08Store } from "./awaitless08-store.ts";
+import { assertTrustedSource, copy08Log, log08Path } from "./awaitless08-files.ts";
+import { artifactsOf, errorOf08, historyOf, reasonOf08, skipReason, specOf } from "./awaitless08-map.ts";
+import { type Job08, open08Store } from "./awaitless08-store.ts";
 import type { Backend } from "./backend.ts";
 import { failureDigest } from "./digest.ts";
+import { AwaitlessError } from "./errors.ts";
+import { StagingFile } from "./import-08-staging.ts";
 import type { BackendName, JobResult, TerminalState } from "./job.ts";
 import { isTerminal, type JobState } from "./job.ts";
+import { checkJobDir, IMPORTED_DIR, type JobDirScope, jobDirScope, removeJobDir } from "./job-dir-guard.ts";
 import type { JobStore } from "./job-store.ts";
 import { Redactor } from "./redact.ts";
 import { readTails, seal } from "./result-builder.ts";
 import { LEGACY_FILE } from "./store-file.ts";
+import type { ImportedJob } from "./store-rows.ts";
 
 export const IMPORTED_FROM = "awaitless-0.8";
 /** store_meta key: when the last import ran (the first-run offer stops once it has). */
 export const IMPORTED_META = "awaitless08_imported_at";
+/** How many entries each list of the report names (the counts cover all). */
+export const REPORT_LIST_MAX = 100;
 
 export interface ImportReport {
   source: string;
   imported: number;
   by_state: Partial<Record<TerminalState, number>>;
   already_imported: number;
+  /** Rows not imported, with the reason (the first REPORT_LIST_MAX; skipped_count counts all). */
   skipped: { job_id: string; state: string; backend: string; reason: string }[];
-  /** Local jobs 0.8 still runs: imported active, they finish here when 0.8 records their end. */
+  skipped_count: number;
+  /** Local jobs 0.8 still runs: imported active, they finish here when 0.8 records their end (the first
+   * REPORT_LIST_MAX; watching_count counts all). */
   watching: { job_id: string; state: string }[];
-  /** What 0.8 jobs from SSH/Slurm hosts lack here (their full logs stay on the host). */
+  watching_count: number;
+  /** What 0.8 jobs lack here: logs 0.8 kept elsewhere, remote jobs' full logs (the first REPORT_LIST_MAX). */
   notes: string[];
+  /** The imported IDs (the first REPORT_LIST_MAX; `imported` counts all). */
   job_ids: string[];
 }
 
+/** One prepared job, as staged before the transaction: the row to store and what the report says of it. */
+interface Staged {
+  job: ImportedJob;
+  /** The state 0.8 gave it. */
+  state08: string;
+  remote: boolean;
+  notes: string[];
+}
+
+function capped<T>(list: T[], item: T): void {
+  if (list.length < REPORT_LIST_MAX) list.push(item);
+}
+
+/** A path 0.8 recorded, shown in a note: quoted (escapes visible), cut short. */
+function quoted(path: string): string {
+  return JSON.stringify(path.length > 200 ? `${path.slice(0, 199)}…` : path);
+}
+
 /**
- * Copies a local job's stdout/stderr into `dir` under our names; a job whose files moved with the data
- * directory is found under SOURCE/jobs/ID. Remote jobs get the tails 0.8 kept in its result.
+ * Writes a local job's stdout/stderr into its new directory `dir` (0600, created fresh, never through a link): from
+ * `<source>/jobs/<ID>/<stream>.log` only; never from the paths the row records, which a note names when they point
+ * anywhere else. Remote jobs get the tails 0.8 kept in its result.
  */
-function copyLogs(j: Job08, source: string, dir: string, local: boolean): boolean {
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  let complete = true;
+function writeLogs(
+  j: Job08,
+  source: string,
+  dir: string,
+  local: boolean,
+): { notes: string[]; complete: boolean } {
+  const notes: string[] = [];
+  let missing = false;
   for (const stream of ["stdout", "stderr"] as const) {
     const target = join(dir, stream);
     if (local) {
       const recorded = stream === "stdout" ? j.stdout_path : j.stderr_path;
-      const moved = join(source, "jobs", j.job_id, `${stream}.log`);
-      const from = [recorded, moved].find((p) => existsSync(p));
-      if (from) {
-        copyFileSync(from, target);
-        continue;
+      if (recorded !== "" && !recorded.endsWith(`/jobs/${j.job_id}/${stream}.log`)) {
+        notes.push(
+          `${j.job_id}: 0.8 recorded its ${stream} at ${quoted(recorded)}, outside ${quoted(log08Path(source, j.job_id, stream))}; that file was not read`,
+        );
       }
-      complete = false;
+      if (copy08Log(source, j.job_id, stream, target)) continue;
+      missing = true;
     }
     const tail = j.snapshot?.[`${stream}_tail`];
-    writeFileSync(target, typeof tail === "string" ? tail : "", { mode: 0o600 });
+    writeFileSync(target, typeof tail === "string" ? tail : "", { mode: 0o600, flag: "wx" });
   }
-  return complete;
+  if (missing)
+    notes.push(`${j.job_id}: its log files were not in the store's jobs/; only 0.8's tails were kept`);
+  return { notes, complete: !missing };
 }
 
-async function importOne(
-  store: JobStore,
+/** The job's own new directory under imported-0.8/ (one a crashed earlier import left is replaced). */
+function freshDir(dir: string, scope: JobDirScope): void {
+  removeJobDir(dir, scope);
+  mkdirSync(dir, { mode: 0o700 });
+  checkJobDir(dir, scope);
+}
+
+async function prepareFinished(
   local: Backend,
   j: Job08,
   source: string,
   dir: string,
   maxReturnBytes: number,
-) {
+): Promise<Staged> {
   const state = j.state as TerminalState;
   const backend = j.backend as BackendName;
   const remote = backend !== "local";
-  const complete = copyLogs(j, source, dir, !remote);
+  const { notes, complete } = writeLogs(j, source, dir, !remote);
   const spec = specOf(j, backend);
   const reason = reasonOf08(j, state);
+  const fingerprint = `${IMPORTED_FROM}:${j.job_id}`;
   const job = {
     job_id: j.job_id,
     name: j.name,
@@ -84,7 +123,7 @@ async function importOne(
     host: j.host,
     state,
     spec,
-    fingerprint: `${IMPORTED_FROM}:${j.job_id}`,
+    fingerprint,
     client_request_id: null,
     created_at: j.created_at,
     started_at: j.started_at,
@@ -129,131 +168,240 @@ async function importOne(
     error: errorOf08(j, state, reason),
   };
   const built = seal(body);
-  const added = store.importJob({
-    job_id: j.job_id,
-    state,
-    spec,
-    fingerprint: job.fingerprint,
-    created_at: j.created_at,
-    started_at: j.started_at,
-    finished_at: finished,
-    job_dir: dir,
-    backend_id: {
-      imported_from: IMPORTED_FROM,
-      source: join(source, LEGACY_FILE),
-      logs: remote ? "tails kept by 0.8 (full logs stay on the host)" : complete ? "copied" : "missing",
-      ...(j.pid ? { pid: j.pid } : {}),
-      ...(j.pgid ? { pgid: j.pgid } : {}),
-      ...(j.backend_id ? { backend_id_08: j.backend_id } : {}),
-      ...(j.queue_name ? { queue_08: j.queue_name } : {}),
+  return {
+    state08: j.state,
+    remote,
+    notes,
+    job: {
+      job_id: j.job_id,
+      state,
+      spec,
+      fingerprint,
+      created_at: j.created_at,
+      started_at: j.started_at,
+      finished_at: finished,
+      job_dir: dir,
+      backend_id: {
+        imported_from: IMPORTED_FROM,
+        source: join(source, LEGACY_FILE),
+        logs: remote ? "tails kept by 0.8 (full logs stay on the host)" : complete ? "copied" : "missing",
+        ...(j.pid ? { pid: j.pid } : {}),
+        ...(j.pgid ? { pgid: j.pgid } : {}),
+        ...(j.backend_id ? { backend_id_08: j.backend_id } : {}),
+        ...(j.queue_name ? { queue_08: j.queue_name } : {}),
+      },
+      exit_code: j.exit_code,
+      signal: null,
+      reason,
+      stdout_bytes: built.stdoutBytes,
+      stderr_bytes: built.stderrBytes,
+      result_json: built.json,
+      result_sha256: built.sha256,
+      history: historyOf(j),
     },
-    exit_code: j.exit_code,
-    signal: null,
-    reason,
-    stdout_bytes: built.stdoutBytes,
-    stderr_bytes: built.stderrBytes,
-    result_json: built.json,
-    result_sha256: built.sha256,
-    history: historyOf(j),
-  });
-  return { added, complete };
+  };
 }
 
 /** A local job 0.8 still runs: imported active, and watched (backend_id.watch) until 0.8 records its end. */
-function importWatched(store: JobStore, j: Job08, source: string): boolean {
+function prepareWatched(j: Job08, source: string): Staged {
   const to: JobState =
     j.state === "queued" || j.state === "pending" ? "queued" : j.state === "stalled" ? "stalled" : "running";
-  return store.importJob({
-    job_id: j.job_id,
-    state: to,
-    spec: specOf(j, "local"),
-    fingerprint: `${IMPORTED_FROM}:${j.job_id}`,
-    created_at: j.created_at,
-    started_at: j.started_at,
-    finished_at: null,
-    job_dir: existsSync(j.job_dir) ? j.job_dir : join(source, "jobs", j.job_id),
-    backend_id: {
-      imported_from: IMPORTED_FROM,
-      watch: true,
-      source_dir: source,
-      stdout_08: logPath08(j, source, "stdout"),
-      stderr_08: logPath08(j, source, "stderr"),
-      ...(j.pid ? { pid: j.pid, pid_start_ticks: j.pid_start_ticks } : {}),
-      ...(j.runner_pid ? { runner_pid: j.runner_pid, runner_start_ticks: j.runner_start_ticks } : {}),
+  return {
+    state08: j.state,
+    remote: false,
+    notes: [],
+    job: {
+      job_id: j.job_id,
+      state: to,
+      spec: specOf(j, "local"),
+      fingerprint: `${IMPORTED_FROM}:${j.job_id}`,
+      created_at: j.created_at,
+      started_at: j.started_at,
+      finished_at: null,
+      // 0.8's own directory for the job (its files stay 0.8's: nothing here removes or writes them)
+      job_dir: join(source, "jobs", j.job_id),
+      backend_id: {
+        imported_from: IMPORTED_FROM,
+        watch: true,
+        source_dir: source,
+        stdout_08: log08Path(source, j.job_id, "stdout"),
+        stderr_08: log08Path(source, j.job_id, "stderr"),
+        ...(j.pid ? { pid: j.pid, pid_start_ticks: j.pid_start_ticks } : {}),
+        ...(j.runner_pid ? { runner_pid: j.runner_pid, runner_start_ticks: j.runner_start_ticks } : {}),
+      },
+      status_message: `${j.state} under Awaitless 0.8 (watched until 0.8 records its end)`,
+      exit_code: null,
+      signal: null,
+      reason: null,
+      stdout_bytes: null,
+      stderr_bytes: null,
+      result_json: null,
+      result_sha256: null,
+      history: historyOf(j),
     },
-    status_message: `${j.state} under Awaitless 0.8 (watched until 0.8 records its end)`,
-    exit_code: null,
-    signal: null,
-    reason: null,
-    stdout_bytes: null,
-    stderr_bytes: null,
-    result_json: null,
-    result_sha256: null,
-    history: historyOf(j),
-  });
+  };
 }
 
-/** Imports every finished job of the 0.8 store in `source` that is not here yet. */
+/** Our imported-0.8/ directory: made 0700 when missing, and refused when it is a link or not a directory. */
+function importRoot(dataDir: string): string {
+  const root = join(dataDir, IMPORTED_DIR);
+  try {
+    mkdirSync(root, { mode: 0o700 });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+  }
+  const st = lstatSync(root);
+  if (!st.isDirectory()) {
+    throw new AwaitlessError(
+      "store_unavailable",
+      `${root} is ${st.isSymbolicLink() ? "a symbolic link" : "not a directory"}; imported jobs are kept only in a directory of the data directory itself`,
+      `remove ${root} and run the import again`,
+    );
+  }
+  return root;
+}
+
+/**
+ * Imports every job of the 0.8 store in `source` that is not here yet. Its rows are read one at a time and
+ * prepared (logs copied, results sealed) into a staging file, then stored in one transaction: a failure anywhere
+ * stores nothing and removes what this import made.
+ */
 export async function importAwaitless08(opts: {
   store: JobStore;
   local: Backend;
   dataDir: string;
   source: string;
   maxReturnBytes: number;
+  /** How the source is named in a refusal ("--from", or "the Awaitless 0.8 store"). */
+  sourceName?: string;
 }): Promise<ImportReport> {
-  const jobs = read08Store(opts.source);
+  assertTrustedSource(opts.source, opts.sourceName ?? "--from");
+  const src = open08Store(opts.source);
   const report: ImportReport = {
     source: join(opts.source, LEGACY_FILE),
     imported: 0,
     by_state: {},
     already_imported: 0,
     skipped: [],
+    skipped_count: 0,
     watching: [],
+    watching_count: 0,
     notes: [],
     job_ids: [],
   };
-  let remote = 0;
-  for (const j of jobs) {
-    const why = skipReason(j);
-    if (why) {
-      report.skipped.push({ job_id: j.job_id, state: j.state, backend: j.backend, reason: why });
-      continue;
+  const skip = (s: ImportReport["skipped"][number]) => {
+    report.skipped_count++;
+    capped(report.skipped, s);
+  };
+  const root = importRoot(opts.dataDir);
+  const staging = new StagingFile<Staged>(root);
+  const made: string[] = []; // the directory being prepared (the staged ones are listed in the staging file)
+  try {
+    let previous: string | null = null;
+    for (const row of src.rows()) {
+      if ("skipped" in row) {
+        skip(row.skipped);
+        continue;
+      }
+      const j = row.job;
+      if (j.job_id === previous) {
+        skip({
+          job_id: j.job_id,
+          state: j.state,
+          backend: j.backend,
+          reason: "its job_id appears twice in the store",
+        });
+        continue;
+      }
+      previous = j.job_id;
+      const why = skipReason(j);
+      if (why) {
+        skip({ job_id: j.job_id, state: j.state, backend: j.backend, reason: why });
+        continue;
+      }
+      if (opts.store.get(j.job_id)) {
+        report.already_imported++;
+        continue;
+      }
+      if (!isTerminal(j.state as JobState)) {
+        staging.add(prepareWatched(j, opts.source));
+        continue;
+      }
+      const dir = join(root, j.job_id);
+      const scope = jobDirScope({ job_id: j.job_id }, opts.dataDir);
+      made.push(dir);
+      freshDir(dir, scope);
+      staging.add(await prepareFinished(opts.local, j, opts.source, dir, opts.maxReturnBytes));
+      made.pop();
     }
-    if (opts.store.get(j.job_id)) {
-      report.already_imported++;
-      continue;
-    }
-    if (!isTerminal(j.state as JobState)) {
-      if (importWatched(opts.store, j, opts.source))
-        report.watching.push({ job_id: j.job_id, state: j.state });
-      else report.already_imported++;
-      continue;
-    }
-    const dir = join(opts.dataDir, "imported-0.8", j.job_id);
-    const { added, complete } = await importOne(
-      opts.store,
-      opts.local,
-      j,
-      opts.source,
-      dir,
-      opts.maxReturnBytes,
+    let remote = 0;
+    let notes = 0;
+    const already = report.already_imported;
+    opts.store.importJobs(
+      () => staging.items(),
+      () => {
+        Object.assign(report, {
+          imported: 0,
+          by_state: {},
+          watching: [],
+          watching_count: 0,
+          job_ids: [],
+          notes: [],
+        });
+        report.already_imported = already;
+        remote = 0;
+        notes = 0;
+      },
+      (s, added) => {
+        const j = s.job;
+        if (!added) {
+          report.already_imported++;
+          return;
+        }
+        for (const n of s.notes) {
+          notes++;
+          capped(report.notes, n);
+        }
+        if (!isTerminal(j.state)) {
+          report.watching_count++;
+          capped(report.watching, { job_id: j.job_id, state: s.state08 });
+          return;
+        }
+        if (s.remote) remote++;
+        report.imported++;
+        report.by_state[j.state] = (report.by_state[j.state] ?? 0) + 1;
+        capped(report.job_ids, j.job_id);
+      },
     );
-    if (!added) {
-      report.already_imported++;
-      continue;
+    if (notes > report.notes.length)
+      report.notes.push(`… and ${notes - report.notes.length} more notes like these`);
+    if (remote > 0) {
+      report.notes.push(
+        `${remote} SSH/Slurm job(s): their state, exit code and result are imported; logs are the tails 0.8 kept (the full logs stay on the host, in 0.8's job directory)`,
+      );
     }
-    const state = j.state as TerminalState;
-    report.imported++;
-    report.by_state[state] = (report.by_state[state] ?? 0) + 1;
-    report.job_ids.push(j.job_id);
-    if (j.backend !== "local") remote++;
-    else if (!complete) report.notes.push(`${j.job_id}: its log files were gone; only 0.8's tails were kept`);
-  }
-  if (remote > 0) {
-    report.notes.push(
-      `${remote} SSH/Slurm job(s): their state, exit code and result are imported; logs are the tails 0.8 kept (the full logs stay on the host, in 0.8's job directory)`,
-    );
+  } catch (e) {
+    // nothing was stored: remove every directory this import made
+    for (const dir of made) removeQuietly(dir, opts.dataDir);
+    try {
+      for (const s of staging.items())
+        if (isTerminal(s.job.state)) removeQuietly(s.job.job_dir, opts.dataDir);
+    } catch {
+      // the staging file itself is unreadable: the directories stay (each is replaced by the next import)
+    }
+    throw e;
+  } finally {
+    staging.remove();
+    src.close();
   }
   opts.store.setMeta(IMPORTED_META, new Date().toISOString());
   return report;
+}
+
+function removeQuietly(dir: string, dataDir: string): void {
+  try {
+    removeJobDir(dir, jobDirScope({ job_id: dir.slice(dir.lastIndexOf("/") + 1) }, dataDir));
+  } catch {
+    // refused or gone: left as it is
+  }
 }

@@ -1,9 +1,11 @@
 // A reserved job's launch: the wrapper started and its start awaited; a failed launch undone (no space), retried
 // (--retries) or ended launch_failed; a retry's next attempt launched; the ends of a job that never ran (its
 // dependency failed, or cancelled before an attempt).
+import { dirname } from "node:path";
 import type { Backend, LaunchInput } from "./backend.ts";
 import { AwaitlessError } from "./errors.ts";
 import type { JobState } from "./job.ts";
+import { jobDirScope } from "./job-dir-guard.ts";
 import { beginRetry } from "./job-retry.ts";
 import { nowIso, type StoredJob } from "./job-store.ts";
 import type { ValidatedLaunch } from "./launch-request.ts";
@@ -127,7 +129,7 @@ export async function launchAttempt(
 async function undoLaunch(life: LifecycleDeps, job: StoredJob): Promise<void> {
   await life
     .backendFor(job)
-    .remove(job)
+    .remove(job, jobDirScope(job, dirname(life.store.path)))
     .catch(() => undefined);
   try {
     life.store.deleteUnlaunched(job.job_id);

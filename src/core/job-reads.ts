@@ -1,9 +1,10 @@
 // Read-side use cases of the job service: list, inspect, and gc of finished jobs (logs: log-read.ts).
-import { type Dirent, lstatSync, readdirSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { type Dirent, lstatSync, readdirSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { taskOfJob } from "./array-store.ts";
 import { invalid } from "./errors.ts";
 import { isTerminal, type JobResult } from "./job.ts";
+import { JobDirRefused, jobDirScope, removeJobDir } from "./job-dir-guard.ts";
 import type { StoredJob } from "./job-store.ts";
 import { listStates } from "./list-states.ts";
 import { firstAttemptDir } from "./retries.ts";
@@ -135,22 +136,39 @@ export async function collectGarbage(svc: ServiceCore, o: GcOptions): Promise<Gc
   const removed: string[] = [];
   const kept: NonNullable<GcRemoved["kept"]> = [];
   const forgotten: NonNullable<GcRemoved["forgotten"]> = [];
+  const left: NonNullable<GcRemoved["left"]> = [];
+  const dataDir = dirname(svc.store.path);
   for (const job of victims) {
+    // every path is checked by the one guard before anything is removed: a row naming a directory that is not the
+    // job's own (a damaged or hostile row) is forgotten, and nothing of what it names is touched
+    const scope = jobDirScope(job, dataDir);
     try {
-      await svc.backendFor(job).remove(job);
+      await svc.backendFor(job).remove(job, scope);
       // a retried job's earlier attempts, each in its own directory (the first one's holds the later ones)
       for (const a of svc.store.attempts(job.job_id).reverse()) {
         await svc
           .backendFor(job)
-          .remove({ ...job, job_dir: a.job_dir, backend_id: a.backend_id, attempt: a.attempt });
+          .remove({ ...job, job_dir: a.job_dir, backend_id: a.backend_id, attempt: a.attempt }, scope);
       }
     } catch (e) {
       const reason = (e as Error).message;
+      if (e instanceof JobDirRefused) {
+        left.push({ job_id: job.job_id, reason });
+        removed.push(job.job_id);
+        continue;
+      }
       if (!o.forgetUnreachable) {
         kept.push({ job_id: job.job_id, reason });
         continue;
       }
-      rmSync(firstAttemptDir(job), { recursive: true, force: true });
+      try {
+        removeJobDir(firstAttemptDir(job), scope);
+      } catch (refused) {
+        if (!(refused instanceof JobDirRefused)) throw refused;
+        left.push({ job_id: job.job_id, reason: refused.message });
+        removed.push(job.job_id);
+        continue;
+      }
       forgotten.push({ job_id: job.job_id, host: job.host, reason });
     }
     removed.push(job.job_id);
@@ -161,6 +179,7 @@ export async function collectGarbage(svc: ServiceCore, o: GcOptions): Promise<Gc
     ...quota,
     ...(kept.length > 0 ? { kept } : {}),
     ...(forgotten.length > 0 ? { forgotten } : {}),
+    ...(left.length > 0 ? { left } : {}),
   };
 }
 

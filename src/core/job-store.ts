@@ -6,6 +6,7 @@ import { AwaitlessError, hint } from "./errors.ts";
 import { type BackendId, isTerminal, type JobState, type StateChange } from "./job.ts";
 import type { LaunchOwner } from "./launch-owner.ts";
 import { canTransition } from "./lifecycle.ts";
+import { checkOwnRoot } from "./own-root.ts";
 import { SchedulerRounds } from "./scheduler-rounds.ts";
 import { constants, Database, type SQLQueryBindings } from "./sqlite.ts";
 import { freeSpace, isBusy, isNoSpace, storeError } from "./store-errors.ts";
@@ -100,13 +101,23 @@ export class JobStore {
     );
   }
 
-  /** Opens (creating if needed) the store in `dataDir`; the directory is 0700 and the database 0600. */
+  /**
+   * Opens (creating if needed) the store in `dataDir`; the directory is 0700 (created so, or an existing one refused
+   * unless it is private or already holds an Awaitless store) and the database 0600.
+   */
   static open(dataDir: string): JobStore {
     // Another user's directory could hold their bin/wrapper-*.sh or spec.sh: refuse it before anything is made.
     assertTrustedDir(dataDir, "the data directory", "store_unavailable");
+    // Never a shared directory, and never one whose mode we would change without having made it.
+    const makePrivate = checkOwnRoot(
+      dataDir,
+      "the data directory",
+      "set AWAITLESS_DATA_DIR (or data_dir in the config) to a directory of its own",
+      "store_unavailable",
+    );
     try {
       mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-      chmodSync(dataDir, 0o700);
+      if (makePrivate) chmodSync(dataDir, 0o700);
     } catch (e) {
       throw new AwaitlessError(
         "store_unavailable",
@@ -748,50 +759,68 @@ export class JobStore {
    * in one transaction; false when a job with that ID is already here (import is idempotent).
    */
   importJob(j: ImportedJob): boolean {
-    return this.write(() => {
-      if (this.db.query("SELECT 1 FROM jobs WHERE job_id = ?").get(j.job_id)) return false;
-      this.db
-        .query(
-          `INSERT INTO jobs (job_id, name, backend, host, queue, state, spec_json, fingerprint, created_at,
+    return this.write(() => this.insertImported(j));
+  }
+
+  /**
+   * Adds every job `source` yields in ONE transaction (nothing is stored when any of them fails); `each` learns,
+   * for each, whether it was added (false: already here). `source` is read again should the transaction be retried
+   * (after `start`, which resets what `each` gathered).
+   */
+  importJobs<T extends { job: ImportedJob }>(
+    source: () => Iterable<T>,
+    start: () => void,
+    each: (item: T, added: boolean) => void,
+  ): void {
+    this.write(() => {
+      start();
+      for (const item of source()) each(item, this.insertImported(item.job));
+    });
+  }
+
+  private insertImported(j: ImportedJob): boolean {
+    if (this.db.query("SELECT 1 FROM jobs WHERE job_id = ?").get(j.job_id)) return false;
+    this.db
+      .query(
+        `INSERT INTO jobs (job_id, name, backend, host, queue, state, spec_json, fingerprint, created_at,
              started_at, finished_at, job_dir, backend_id_json, status_message, exit_code, signal, reason,
              stdout_bytes, stderr_bytes, result_json, result_sha256)
            VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-        )
-        .run(
-          j.job_id,
-          j.spec.name,
-          j.spec.backend,
-          j.spec.host,
-          j.spec.queue,
-          j.state,
-          JSON.stringify(j.spec),
-          j.fingerprint,
-          j.created_at,
-          j.started_at,
-          j.finished_at,
-          j.job_dir,
-          JSON.stringify(j.backend_id),
-          j.status_message ?? null,
-          j.exit_code,
-          j.signal,
-          j.reason,
-          j.stdout_bytes,
-          j.stderr_bytes,
-          j.result_json,
-          j.result_sha256,
-        );
-      for (const h of j.history) {
-        this.db
-          .query("INSERT INTO state_history (job_id, from_state, to_state, at, reason) VALUES (?,?,?,?,?)")
-          .run(j.job_id, h.from_state, h.to_state, h.at, h.reason);
-      }
-      if (isTerminal(j.state)) {
-        this.db
-          .query("INSERT INTO completions (job_id, state, finished_at, observed_at) VALUES (?,?,?,?)")
-          .run(j.job_id, j.state, j.finished_at, nowIso());
-      }
-      return true;
-    });
+      )
+      .run(
+        j.job_id,
+        j.spec.name,
+        j.spec.backend,
+        j.spec.host,
+        j.spec.queue,
+        j.state,
+        JSON.stringify(j.spec),
+        j.fingerprint,
+        j.created_at,
+        j.started_at,
+        j.finished_at,
+        j.job_dir,
+        JSON.stringify(j.backend_id),
+        j.status_message ?? null,
+        j.exit_code,
+        j.signal,
+        j.reason,
+        j.stdout_bytes,
+        j.stderr_bytes,
+        j.result_json,
+        j.result_sha256,
+      );
+    for (const h of j.history) {
+      this.db
+        .query("INSERT INTO state_history (job_id, from_state, to_state, at, reason) VALUES (?,?,?,?,?)")
+        .run(j.job_id, h.from_state, h.to_state, h.at, h.reason);
+    }
+    if (isTerminal(j.state)) {
+      this.db
+        .query("INSERT INTO completions (job_id, state, finished_at, observed_at) VALUES (?,?,?,?)")
+        .run(j.job_id, j.state, j.finished_at, nowIso());
+    }
+    return true;
   }
 
   countJobs(): number {

@@ -429,6 +429,8 @@ export interface GcRemoved extends GcQuota {
   kept?: { job_id: string; reason: string }[];
   /** With forgetUnreachable: jobs removed here although their host's copy could not be (it stays there). */
   forgotten?: { job_id: string; host: string | null; reason: string }[];
+  /** Jobs whose row named a path that is not their own directory: forgotten, and nothing there was touched. */
+  left?: { job_id: string; reason: string }[];
 }
 
 /** One event of `followLogs`: new text of a stream, then how the follow ended. */

@@ -38,6 +38,41 @@ export interface StoredJob extends Job {
   result_json: string | null;
 }
 
+const isStrings = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === "string");
+const isTextMap = (v: unknown): v is Record<string, string> =>
+  typeof v === "object" &&
+  v !== null &&
+  !Array.isArray(v) &&
+  Object.values(v).every((x) => typeof x === "string");
+
+/**
+ * A stored spec as the readers use it. Every row this version writes has this shape; a row that does not (imported
+ * by an earlier version from a damaged or hostile 0.8 store) gets the fields that are not of their type emptied
+ * (a command that is not a list of strings shows as none), so one such row never breaks a listing of the store.
+ */
+export function storedSpec(json: string): JobSpec {
+  let v: unknown;
+  try {
+    v = JSON.parse(json);
+  } catch {
+    v = {};
+  }
+  const s = (typeof v === "object" && v !== null && !Array.isArray(v) ? v : {}) as Record<string, unknown>;
+  const text = (x: unknown) => (typeof x === "string" ? x : null);
+  return {
+    ...(s as unknown as JobSpec),
+    argv: isStrings(s.argv) ? s.argv : [],
+    cwd: text(s.cwd) ?? "",
+    env: isTextMap(s.env) ? s.env : {},
+    secret_env: isStrings(s.secret_env) ? s.secret_env : [],
+    host: text(s.host),
+    queue: text(s.queue),
+    artifacts: isStrings(s.artifacts) ? s.artifacts : [],
+    slurm_options: isTextMap(s.slurm_options) ? s.slurm_options : {},
+    name: text(s.name),
+  };
+}
+
 export function rowToJob(r: JobRow): StoredJob {
   return {
     job_id: r.job_id,
@@ -46,7 +81,7 @@ export function rowToJob(r: JobRow): StoredJob {
     host: r.host,
     queue: r.queue,
     state: r.state as JobState,
-    spec: JSON.parse(r.spec_json) as JobSpec,
+    spec: storedSpec(r.spec_json),
     fingerprint: r.fingerprint,
     client_request_id: r.client_request_id,
     created_at: r.created_at,

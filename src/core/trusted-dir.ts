@@ -72,7 +72,8 @@ export function assertTrustedDir(path: string, what: string, code: ErrorCode = "
   }
 }
 
-function lstatOrNull(p: string): Stats | null {
+/** lstat of `p`, or null when it (or a directory on the way) does not exist; other errors are thrown. */
+export function lstatOrNull(p: string): Stats | null {
   try {
     return lstatSync(p);
   } catch (e) {

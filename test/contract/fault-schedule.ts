@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { groupMembers } from "../e2e/ssh-fixture.ts";
 import { type CliResult, killQuietly, until } from "../helpers/cli.ts";
+import { prng } from "../helpers/prng.ts";
 import { startedRecord, type Target } from "./contract.ts";
 
 export interface Backends {
@@ -17,18 +18,6 @@ export interface Summary {
   faults: number;
   violations: { seed: number; backend: string; what: string }[];
   byFault: Record<string, number>;
-}
-
-/** mulberry32: a small seeded PRNG, so a schedule is reproduced from its seed alone. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 type Kind = "complete" | "cancel" | "wrapper";
@@ -214,7 +203,7 @@ export async function runFaultSchedules(
   try {
     for (let i = 0; i < count; i++) {
       const seed = baseSeed + i;
-      const rand = rng(seed);
+      const rand = prng(seed);
       const backend = pick(rand, names);
       const r: Run = {
         seed,

@@ -1,18 +1,8 @@
 // Seeded short jobs whose last writes come right before exit, and the check that the sealed result's tails end with
 // exactly those bytes (test/contract/tails.test.ts in CI, bench/tails.ts at a larger count).
-import type { Target } from "./contract.ts";
 
-/** mulberry32, as in the fault schedule: a case list is reproduced from its seed alone. */
-function rng(s: number): () => number {
-  let a = s >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from "../helpers/prng.ts";
+import type { Target } from "./contract.ts";
 
 export interface TailCase {
   script: string;
@@ -41,7 +31,7 @@ function tailCase(rand: () => number, tag: string): TailCase {
 
 /** Submits every case, then waits for each; returns one line per job whose sealed result is not as written. */
 export async function runTailCases(t: Target, seed: number, count: number): Promise<string[]> {
-  const rand = rng(seed);
+  const rand = prng(seed);
   const cases = Array.from({ length: count }, (_, n) => tailCase(rand, `${seed}-${n}`));
   const wrong: string[] = [];
   // all submitted before the first wait, so their ends overlap

@@ -1,9 +1,10 @@
 // Jobs still run by Awaitless 0.8, imported to be watched: 0.8's runner records their end in 0.8's database,
 // which this backend reads (on a private copy) without ever writing 0.8's files; logs are read from 0.8's job dir.
-import { closeSync, existsSync, openSync, readSync, statSync, watch } from "node:fs";
+import { closeSync, existsSync, readSync, watch } from "node:fs";
 import { join } from "node:path";
+import { open08Log } from "../../core/awaitless08-files.ts";
 import { errorOf08, reasonOf08 } from "../../core/awaitless08-map.ts";
-import { type Job08, read08Store } from "../../core/awaitless08-store.ts";
+import { type Job08, read08Job } from "../../core/awaitless08-store.ts";
 import type { Backend, LogTail, Observation, Stream } from "../../core/backend.ts";
 import { AwaitlessError } from "../../core/errors.ts";
 import type { ArtifactEntry, BackendId, Job, TerminalState } from "../../core/job.ts";
@@ -12,7 +13,7 @@ import type { LogQuery, LogScan } from "../../core/log-scan.ts";
 import type { Decision } from "../../core/reconcile.ts";
 import { LEGACY_FILE } from "../../core/store-file.ts";
 import { collectLocalArtifacts } from "../local/artifacts-local.ts";
-import { scanPlainFile } from "../local/local-logs.ts";
+import { scanOpenFile } from "../local/local-logs.ts";
 import { isProcessAlive } from "../local/proc.ts";
 
 function idOf(job: Job): BackendId {
@@ -75,18 +76,26 @@ function lost08(at: string, startedAt: string | null, detail: string): Decision 
   };
 }
 
-function readTailOf(path: string, maxBytes: number): LogTail {
-  if (!existsSync(path)) return { bytes: new Uint8Array(), totalBytes: 0, droppedBytes: 0 };
-  const size = statSync(path).size;
-  const n = Math.min(size, maxBytes);
-  const buf = Buffer.alloc(n);
-  const fd = openSync(path, "r");
+/**
+ * Runs `use` on the job's stream log as 0.8 keeps it: only `<0.8's data dir>/jobs/<ID>/<stream>.log`, opened without
+ * following a link (open08Log), whatever path the row recorded; null when it is not there.
+ */
+function withLog08<T>(job: Job, stream: Stream, use: (file: { fd: number; size: number } | null) => T): T {
+  const f = open08Log(String(idOf(job).source_dir), job.job_id, stream);
+  if ("missing" in f) return use(null);
   try {
-    readSync(fd, buf, 0, n, size - n);
+    return use(f);
   } finally {
-    closeSync(fd);
+    closeSync(f.fd);
   }
-  return { bytes: new Uint8Array(buf), totalBytes: size, droppedBytes: 0 };
+}
+
+function readTailOf(file: { fd: number; size: number } | null, maxBytes: number): LogTail {
+  if (file === null) return { bytes: new Uint8Array(), totalBytes: 0, droppedBytes: 0 };
+  const n = Math.min(file.size, maxBytes);
+  const buf = Buffer.alloc(n);
+  readSync(file.fd, buf, 0, n, file.size - n);
+  return { bytes: new Uint8Array(buf), totalBytes: file.size, droppedBytes: 0 };
 }
 
 export class Awaitless08WatchBackend implements Backend {
@@ -104,7 +113,7 @@ export class Awaitless08WatchBackend implements Backend {
     let row: Job08 | undefined;
     if (existsSync(join(source, LEGACY_FILE))) {
       try {
-        [row] = read08Store(source, job.job_id);
+        row = read08Job(source, job.job_id);
       } catch (e) {
         // unreadable for now (e.g. mid-write): the job keeps its state until the next look
         const unreachable = `cannot read the Awaitless 0.8 store in ${source}: ${(e as Error).message}`;
@@ -136,17 +145,12 @@ export class Awaitless08WatchBackend implements Backend {
     );
   }
 
-  private logPath(job: Job, stream: Stream): string {
-    const b = idOf(job);
-    return String(stream === "stdout" ? b.stdout_08 : b.stderr_08);
-  }
-
   async readTail(job: Job, stream: Stream, maxBytes: number): Promise<LogTail> {
-    return readTailOf(this.logPath(job, stream), maxBytes);
+    return withLog08(job, stream, (f) => readTailOf(f, maxBytes));
   }
 
   async scanLog(job: Job, stream: Stream, query: LogQuery): Promise<LogScan> {
-    return scanPlainFile(this.logPath(job, stream), query);
+    return withLog08(job, stream, (f) => scanOpenFile(f, query));
   }
 
   async collectArtifacts(job: Job, maxInlineBytes: number): Promise<ArtifactEntry[]> {
@@ -177,6 +181,6 @@ export class Awaitless08WatchBackend implements Backend {
     });
   }
 
-  /** gc drops only our row: the job's files belong to Awaitless 0.8. */
+  /** gc drops only our row: the job's files belong to Awaitless 0.8 (no path is removed, so none is checked). */
   async remove(): Promise<void> {}
 }

@@ -48,8 +48,11 @@ export interface JobHost {
    * the `final` record its held dependents wait for, and they are woken. False when `dir` is gone or unwritable.
    */
   settle(dir: string, outcome: "ok" | "failed", attempt: number): Promise<boolean>;
-  /** Removes a finished job's directory. */
-  remove(dir: string): Promise<void>;
+  /**
+   * Removes job `jobId`'s directory `dir` after the host's own check (the rule of core/job-dir-guard.ts, on the
+   * host: `<…>/jobs/<jobId>[/attempts/N]` reached without a link, itself no link); anything else is refused.
+   */
+  remove(dir: string, jobId: string): Promise<void>;
   close?(): void;
 }
 

@@ -1,6 +1,5 @@
 // One backend for every job run by the wrapper on a machine that holds its directory (JobHost): local jobs and SSH
 // jobs differ only in their host. The local copy of spec.sh (job.job_dir) serves redaction on both.
-import { rmSync } from "node:fs";
 import type {
   Backend,
   LaunchInput,
@@ -11,6 +10,7 @@ import type {
   Stream,
 } from "../../core/backend.ts";
 import type { ArtifactEntry, BackendId, BackendName, Job } from "../../core/job.ts";
+import { checkJobDir, type JobDirScope, removeJobDir } from "../../core/job-dir-guard.ts";
 import { HEARTBEAT_SECONDS } from "../../core/liveness.ts";
 import type { LogQuery, LogScan } from "../../core/log-scan.ts";
 import { attemptSuffix } from "../../core/retries.ts";
@@ -165,10 +165,14 @@ export class WrapperBackend implements Backend {
     return this.hostOfJob(job).waitForChange(dir, timeoutMs, signal, anyFile);
   }
 
-  /** The host's copy first, then the local one: an unreachable host leaves both for a later gc. */
-  async remove(job: Job): Promise<void> {
-    await this.hostOfJob(job).remove(await this.dirOf(job));
-    rmSync(job.job_dir, { recursive: true, force: true });
+  /**
+   * The host's copy first, then the local one: an unreachable host leaves both for a later gc. The local path is
+   * checked before anything is removed; the host checks its own (JobHost.remove).
+   */
+  async remove(job: Job, scope: JobDirScope): Promise<void> {
+    checkJobDir(job.job_dir, scope);
+    if (!this.placement.inPlace) await this.hostOfJob(job).remove(await this.dirOf(job), job.job_id);
+    removeJobDir(job.job_dir, scope);
   }
 }
 

@@ -18,6 +18,7 @@ import type { LeftoverStop, LogTail, Observation, QueueSnapshot, Stream } from "
 import { parseCancelOutcome } from "../../core/backend.ts";
 import { AwaitlessError } from "../../core/errors.ts";
 import type { ArtifactEntry, BackendId } from "../../core/job.ts";
+import { removeHostJobDir } from "../../core/job-dir-guard.ts";
 import type { LogQuery, LogScan } from "../../core/log-scan.ts";
 import { freeSpace, isNoSpace, noSpaceError } from "../../core/store-errors.ts";
 import { assertTrustedDir, makeOwnDir } from "../../core/trusted-dir.ts";
@@ -281,8 +282,8 @@ export class LocalHost implements JobHost {
     return r.code === 0 && r.stdout.includes("settled=1");
   }
 
-  async remove(dir: string): Promise<void> {
-    rmSync(dir, { recursive: true, force: true });
+  async remove(dir: string, jobId: string): Promise<void> {
+    removeHostJobDir(dir, jobId);
   }
 }
 

@@ -1,5 +1,5 @@
 // Reads a job's capped logs on this machine through the wrapper protocol's layout: the tail, or a streamed scan.
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, openSync, readSync } from "node:fs";
 import type { LogTail, Stream } from "../../core/backend.ts";
 import { gapMarker, type LogQuery, type LogScan } from "../../core/log-scan.ts";
 import { type RetainedLog, scanRetained, type TextSource } from "../../core/log-scanner.ts";
@@ -84,21 +84,12 @@ export function scanLocalLog(dir: string, stream: Stream, q: LogQuery): LogScan 
   }
 }
 
-/** Scans one plain log file (no cap layout: an Awaitless 0.8 job's stdout.log) for `q`, streaming it. */
-export function scanPlainFile(path: string, q: LogQuery): LogScan {
-  let fd: number | undefined;
-  let size = 0;
-  try {
-    fd = openSync(path, "r");
-    size = fstatSync(fd).size;
-  } catch {}
+/** Scans one plain log file (no cap layout: an Awaitless 0.8 job's stdout.log) opened by the caller, who closes it; none: empty. */
+export function scanOpenFile(file: { fd: number; size: number } | null, q: LogQuery): LogScan {
+  const size = file?.size ?? 0;
   const source: TextSource = {
     size,
-    read: (pos, buf, len) => (fd === undefined ? 0 : readSync(fd, buf, 0, Math.min(len, size - pos), pos)),
+    read: (pos, buf, len) => (file === null ? 0 : readSync(file.fd, buf, 0, Math.min(len, size - pos), pos)),
   };
-  try {
-    return scanRetained({ source, totalBytes: size, droppedBytes: 0, gap: null }, q);
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
+  return scanRetained({ source, totalBytes: size, droppedBytes: 0, gap: null }, q);
 }

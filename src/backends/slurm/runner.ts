@@ -47,16 +47,6 @@ export function runnerError(label: string, message: string, hint: string): Await
   return new AwaitlessError("connection_failed", message, hint, { host: label });
 }
 
-export function assertJobDir(dir: string): void {
-  if (!/\/jobs\/job_[0-9A-Za-z]+$/.test(dir)) {
-    throw new AwaitlessError(
-      "internal",
-      `refusing to remove ${dir}: not a job directory`,
-      "this is a bug; report it",
-    );
-  }
-}
-
 /** Runs Slurm's clients on this machine (the binary runs on the login node). */
 export class LocalRunner implements CommandRunner {
   readonly isLocal = true;

@@ -2,7 +2,6 @@
 
 // (one of each per cluster per poll interval) and the wrapper's records decide the state. job.job_dir stays the
 // LOCAL job dir (a 0600 copy of spec.sh, for redaction); backend_id.remote_dir names the cluster one.
-import { rmSync } from "node:fs";
 import type { HostConfig } from "../../config/config.ts";
 import type {
   ArrayLaunch,
@@ -16,6 +15,7 @@ import type {
 import type { DependencyWait } from "../../core/dependencies.ts";
 import { AwaitlessError } from "../../core/errors.ts";
 import type { ArtifactEntry, BackendId, Job } from "../../core/job.ts";
+import { checkJobDir, JobDirRefused, type JobDirScope, removeJobDir } from "../../core/job-dir-guard.ts";
 import { HEARTBEAT_SECONDS } from "../../core/liveness.ts";
 import { emptyScan, type LogQuery, type LogScan } from "../../core/log-scan.ts";
 import { attemptKey } from "../../core/retries.ts";
@@ -23,7 +23,7 @@ import { FILES, writeCancelRequest } from "../../wrapper/protocol.ts";
 import { jobSpecText, localSecretValues, localSpecMissing, writeLocalSpec } from "../job-spec.ts";
 import { SshHost } from "../ssh/ssh-host.ts";
 import { resolveHostSettings } from "../ssh/ssh-target.ts";
-import { assertJobDir, type CommandRunner, LocalRunner } from "./runner.ts";
+import { type CommandRunner, LocalRunner } from "./runner.ts";
 import { renderSbatchScript } from "./sbatch-script.ts";
 import { launchSlurmArray, scancelArray } from "./slurm-array.ts";
 import { releaseHeld, slurmDependency, updateDependency } from "./slurm-dependency.ts";
@@ -469,17 +469,18 @@ export class SlurmBackend implements Backend {
    * The cluster's copy first, then the local one. An unreachable login node (connection_failed) leaves both for a
    * later gc; any other failure to remove the cluster's copy is not worth keeping the job for.
    */
-  async remove(job: Job): Promise<void> {
+  async remove(job: Job, scope: JobDirScope): Promise<void> {
+    checkJobDir(job.job_dir, scope);
     const dir = ((await this.located(job)).backend_id as SlurmBackendId | null)?.remote_dir;
     if (dir) {
-      assertJobDir(dir);
       await this.host(job.host)
-        .runner.files.remove(dir)
+        .runner.files.remove(dir, job.job_id)
         .catch((e: unknown) => {
           if (e instanceof AwaitlessError && e.code === "connection_failed") throw e;
+          if (e instanceof JobDirRefused) throw e;
         });
     }
-    rmSync(job.job_dir, { recursive: true, force: true });
+    removeJobDir(job.job_dir, scope);
   }
 
   /** The cluster's job directory of a job (doctor, tests). */

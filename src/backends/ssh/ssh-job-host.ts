@@ -4,6 +4,7 @@ import type { LeftoverStop, LogTail, Observation, QueueSnapshot, Stream } from "
 import { parseCancelOutcome } from "../../core/backend.ts";
 import { AwaitlessError } from "../../core/errors.ts";
 import type { ArtifactEntry, BackendId } from "../../core/job.ts";
+import { JobDirRefused, jobDirShape } from "../../core/job-dir-guard.ts";
 import type { LogQuery, LogScan } from "../../core/log-scan.ts";
 import { isNoSpace, noSpaceError } from "../../core/store-errors.ts";
 import { humanBytes } from "../../core/text.ts";
@@ -160,8 +161,26 @@ export class SshJobHost implements JobHost {
     return false;
   }
 
-  async remove(dir: string): Promise<void> {
-    await this.host.run(REMOVE, [dir]);
+  /** The path's text is checked here, the rest on the host by remove.sh (the same rule, physically). */
+  async remove(dir: string, jobId: string): Promise<void> {
+    jobDirShape(dir, jobId);
+    const r = await this.host.run(REMOVE, [dir, jobId]);
+    const refused = keyValues(r.stdout.toString()).refused;
+    if (refused !== undefined) {
+      throw new JobDirRefused(
+        "invalid_argument",
+        `refusing to remove ${JSON.stringify(dir)} on ${this.host.name}: ${refused}`,
+        "nothing was touched there: a job's files are only ever removed in its own directory",
+        { directory: dir },
+      );
+    }
+    if (r.code !== 0) {
+      throw new AwaitlessError(
+        "internal",
+        `could not remove ${dir} on ${this.host.name}: ${r.stderr.toString().trim().slice(0, 500) || `exit ${r.code}`}`,
+        "check the permissions of remote_job_dir on the host; gc tries again next time",
+      );
+    }
   }
 
   async settle(dir: string, outcome: "ok" | "failed", attempt: number): Promise<boolean> {
