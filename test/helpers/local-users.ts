@@ -3,7 +3,7 @@
 import { chmodSync, copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
-import type { Availability } from "./sshd.ts";
+import { type Availability, runLocked } from "./sshd.ts";
 
 export function localUsersAvailable(): Availability {
   if (process.platform !== "linux" || process.getuid?.() !== 0)
@@ -12,19 +12,6 @@ export function localUsersAvailable(): Availability {
     if (Bun.which(tool) === null)
       return { ok: false, why: `${tool} is missing (to enable: apt-get install passwd util-linux)` };
   return { ok: true, why: "" };
-}
-
-/** useradd/userdel fail while another process holds the passwd lock: retried for a while. */
-function runLocked(argv: string[]): void {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const r = Bun.spawnSync(argv, { stdin: "ignore" });
-    const stderr = r.stderr.toString();
-    if (r.exitCode === 0) return;
-    if (!/lock/i.test(stderr) || Date.now() > deadline)
-      throw new Error(`${argv.join(" ")} failed (exit ${r.exitCode}): ${stderr.trim()}`);
-    Bun.sleepSync(50);
-  }
 }
 
 export interface LocalUser {

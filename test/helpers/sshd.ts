@@ -67,7 +67,7 @@ function run(argv: string[]): string {
 }
 
 // useradd/usermod fail while another process holds the passwd lock; retry those for a while.
-function runLocked(argv: string[]): void {
+export function runLocked(argv: string[]): void {
   const deadline = Date.now() + 10_000;
   for (;;) {
     const proc = Bun.spawnSync(argv, { stdin: "ignore" });

@@ -3,12 +3,9 @@
 // a lone surrogate is refused by the argument's name (never stored as U+FFFD); a line that is not JSON gets -32700.
 // Over the official client where it can send the input, over raw stdio bytes where it cannot.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import path from "node:path";
-import { newJobId } from "../../src/core/ids.ts";
-import { JobStore } from "../../src/core/job-store.ts";
 import { LIST_ANSWER_BYTES } from "../../src/mcp/list-bounds.ts";
-import { plainSpec } from "../helpers/spec.ts";
 import { structured, textOf } from "./harness.ts";
+import { seedFinishedJobs } from "./seed-jobs.ts";
 import { BINARY, connectStdio, makeSandbox, requireBinary } from "./stdio-client.ts";
 
 const box = makeSandbox();
@@ -26,44 +23,13 @@ const size = (x: unknown) => Buffer.byteLength(JSON.stringify(x));
 
 /** 300 finished jobs, each with a 20 KB command, written straight into the store (no processes). */
 const LONG = 300;
-const seeded: string[] = [];
 beforeAll(() => {
-  const store = JobStore.open(box.env.AWAITLESS_DATA_DIR!);
-  try {
-    for (let i = 0; i < LONG; i++) {
-      const id = newJobId();
-      const now = new Date().toISOString();
-      const argv = ["printf", "%s", `${i}:${"a".repeat(20_000)}`, "tail-marker"];
-      store.reserve(
-        {
-          job_id: id,
-          state: "starting",
-          spec: plainSpec({ argv }),
-          fingerprint: `fp-${i}`,
-          client_request_id: null,
-          active_key: `key-${id}`,
-          created_at: now,
-          job_dir: path.join(box.root, "jobs", id),
-        },
-        true,
-      );
-      store.transition(id, "succeeded", {
-        terminal: {
-          exit_code: 0,
-          signal: null,
-          reason: null,
-          finished_at: now,
-          stdout_bytes: 0,
-          stderr_bytes: 0,
-          result_json: "{}",
-          result_sha256: "x",
-        },
-      });
-      seeded.push(id);
-    }
-  } finally {
-    store.close();
-  }
+  seedFinishedJobs(box.env.AWAITLESS_DATA_DIR!, box.root, LONG, (i) => [
+    "printf",
+    "%s",
+    `${i}:${"a".repeat(20_000)}`,
+    "tail-marker",
+  ]);
 });
 
 describe("list_jobs", () => {
