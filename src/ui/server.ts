@@ -112,10 +112,22 @@ export function startUi(service: JobServiceApi, opts: UiOptions = {}): UiServer 
     }
     const tokenOk = checkToken(req, gate);
     if (!tokenOk.ok) return finish(errorAnswer(true, tokenOk.status, tokenOk.code, tokenOk.why), false);
+    // Bun counts a request still being answered as idle: one that takes long (a listing waiting on an SSH host)
+    // is freed from the idle limit, and its connection closed after the answer, so no connection stays unbounded.
+    let slow = false;
+    const guard = setTimeout(
+      () => {
+        slow = true;
+        server.timeout(req, 0);
+      },
+      (IDLE_TIMEOUT_S - 2) * 1000,
+    );
     try {
-      return finish(await route(req, url, server), true);
+      return finish(await route(req, url, server), !slow);
     } catch (e) {
-      return finish(errorResponse(e), true);
+      return finish(errorResponse(e), !slow);
+    } finally {
+      clearTimeout(guard);
     }
   }
 

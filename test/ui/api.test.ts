@@ -123,6 +123,34 @@ test("bound to 0.0.0.0, this machine's own names pass the Host check; others sti
   }
 });
 
+test("an answer that takes longer than the idle limit still comes, on a connection closed after it", async () => {
+  const { IDLE_TIMEOUT_S } = await import("../../src/ui/server.ts");
+  // the service's queue listing made slow, as a listing waiting on an unreachable SSH host is
+  const slowService = new Proxy(real.service, {
+    get(target, key) {
+      if (key === "listQueues")
+        return async () => {
+          await Bun.sleep((IDLE_TIMEOUT_S + 3) * 1000);
+          return target.listQueues();
+        };
+      const v = Reflect.get(target, key);
+      return typeof v === "function" ? v.bind(target) : v;
+    },
+  });
+  const slow = startUi(slowService);
+  try {
+    const r = await raw(slow.port, "GET", "/api/queues", {
+      "x-awaitless-token": slow.token,
+      connection: "keep-alive",
+    });
+    expect(r.status).toBe(200);
+    expect(JSON.parse(r.body).queues).toEqual([]);
+    expect(r.headers.connection).toBe("close");
+  } finally {
+    await slow.stop();
+  }
+}, 60_000);
+
 describe("the API", () => {
   test("one job: the spec names env variables but never shows their values", async () => {
     const sub = await real.service.submit({
