@@ -82,7 +82,7 @@ async function openFeed(
 const server = Bun.spawn([BIN, "ui", "--json"], { env, stdout: "pipe", stderr: "inherit" });
 const first = await server.stdout.getReader().read();
 const { url: loginUrl } = JSON.parse(new TextDecoder().decode(first.value).split("\n")[0]!);
-const url = loginUrl.replace(/\?token=.*$/, "");
+const url = loginUrl.replace(/#token=.*$/, "");
 const token = loginUrl.split("token=")[1];
 const ctl = new AbortController();
 const browser: Browser | null = chromiumPath() ? await launchBrowser() : null;

@@ -2,8 +2,7 @@
 // silently change the command; where the raw bytes are readable (Linux: /proc/self/cmdline) they are refused.
 import { readFileSync } from "node:fs";
 import { invalid } from "../core/errors.ts";
-
-const strict = new TextDecoder("utf-8", { fatal: true });
+import { isUtf8 } from "../core/utf8-text.ts";
 
 function splitCmdline(raw: Buffer): Buffer[] {
   const parts: Buffer[] = [];
@@ -22,15 +21,6 @@ function readCmdline(): Buffer | undefined {
     return readFileSync("/proc/self/cmdline");
   } catch {
     return undefined; // not Linux: the replacement characters cannot be told from typed ones
-  }
-}
-
-function isUtf8(bytes: Buffer): boolean {
-  try {
-    strict.decode(bytes);
-    return true;
-  } catch {
-    return false;
   }
 }
 

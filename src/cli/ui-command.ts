@@ -1,6 +1,7 @@
 // `awaitless ui`: starts the dashboard (src/ui/), prints its URL with the token, optionally opens a browser.
 import type { Ctx } from "../context.ts";
 import { EXIT, invalid } from "../core/errors.ts";
+import { type OpenPage, writeOpenPage } from "../ui/open-page.ts";
 import { startUi } from "../ui/server.ts";
 import type { CliIo } from "./cli-io.ts";
 import { parseIntOption } from "./parse.ts";
@@ -55,25 +56,37 @@ export async function uiCommand(
       `${paint(style, "yellow", "warning:")} listening on ${hostname}, not only this machine's loopback: anyone who can reach it and has the token can see and cancel your jobs\n`,
     );
   }
-  if (opts.json) io.stdout.write(JSON.stringify({ url: server.loginUrl, port: server.port }) + "\n");
+  if (opts.json)
+    io.stdout.write(JSON.stringify({ url: server.loginUrl, port: server.port, token: server.token }) + "\n");
   else {
     io.stdout.write(`Awaitless dashboard: ${server.loginUrl}\n`);
     io.stderr.write(
       `From another machine: ssh -L ${server.port}:127.0.0.1:${server.port} THIS_HOST, then open the URL there. Ctrl-C stops the server.\n`,
     );
   }
-  if (opts.open) {
-    const prog = opener(io.env);
-    if (prog) {
-      const child = Bun.spawn([prog, server.loginUrl], {
-        stdout: "ignore",
-        stderr: "ignore",
-        stdin: "ignore",
-      });
-      child.unref();
-    } else io.stderr.write("no xdg-open here: open the URL above in a browser\n");
+  let page: OpenPage | undefined;
+  try {
+    if (opts.open) page = openBrowser(io, ctx.config.dataDir, server.loginUrl);
+    await stopped;
+  } finally {
+    page?.remove();
+    await server.stop();
   }
-  await stopped;
-  await server.stop();
   return EXIT.ok;
+}
+
+/**
+ * Starts the browser on a 0600 redirect file holding the URL (removed when the server stops): a command line is
+ * readable by every user of the machine, so the token never goes on the opener's.
+ */
+function openBrowser(io: CliIo, dataDir: string, url: string): OpenPage | undefined {
+  const prog = opener(io.env);
+  if (!prog) {
+    io.stderr.write("no xdg-open here: open the URL above in a browser\n");
+    return undefined;
+  }
+  const page = writeOpenPage(dataDir, url);
+  const child = Bun.spawn([prog, page.fileUrl], { stdout: "ignore", stderr: "ignore", stdin: "ignore" });
+  child.unref();
+  return page;
 }

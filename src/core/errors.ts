@@ -122,6 +122,33 @@ function worded(h: Hint, surface: Surface): string {
   return h[surface];
 }
 
+/** The most of one text an error carries (its message, hint, each detail): what it quotes may be a 1 MB input. */
+export const ERROR_TEXT_CHARS = 2000;
+
+/**
+ * `text` in at most about `max` characters: its start and its end (where a message says what was wrong with the
+ * value it quotes), saying how many characters between them were left out.
+ */
+export function boundedText(text: string, max = ERROR_TEXT_CHARS): string {
+  if (text.length <= max) return text;
+  const head = Math.ceil((max * 2) / 3);
+  const tail = max - head;
+  return `${text.slice(0, head)}… [${text.length - max} more characters left out] …${text.slice(text.length - tail)}`;
+}
+
+/** Details with every text bounded and lists of more than 100 entries cut: they may quote what a client sent. */
+function boundedDetail(value: unknown, depth = 0): unknown {
+  if (typeof value === "string") return boundedText(value);
+  if (depth > 4 || value === null || typeof value !== "object") return value;
+  if (Array.isArray(value)) {
+    const kept = value.slice(0, 100).map((v) => boundedDetail(v, depth + 1));
+    return value.length > 100 ? [...kept, `… ${value.length - 100} more left out`] : kept;
+  }
+  const entries = Object.entries(value);
+  const kept = entries.slice(0, 100).map(([k, v]) => [boundedText(k, 200), boundedDetail(v, depth + 1)]);
+  return Object.fromEntries(entries.length > 100 ? [...kept, ["left_out", entries.length - 100]] : kept);
+}
+
 export class AwaitlessError extends Error {
   readonly code: ErrorCode;
   readonly details: Record<string, unknown>;
@@ -133,22 +160,22 @@ export class AwaitlessError extends Error {
     details: Record<string, unknown> = {},
     cause?: unknown,
   ) {
-    super(message, cause === undefined ? undefined : { cause });
+    super(boundedText(message), cause === undefined ? undefined : { cause });
     this.name = "AwaitlessError";
     this.code = code;
     this.given = hint;
-    this.details = details;
+    this.details = boundedDetail(details) as Record<string, unknown>;
   }
   /** The CLI's hint (the same sentence as the MCP one when the hint is surface-neutral). */
   get hint(): string {
-    return worded(this.given, "cli");
+    return this.hintFor("cli");
   }
   /** The hint the MCP surface shows: tool and argument names, never CLI commands or flags. */
   get mcpHint(): string {
-    return worded(this.given, "mcp");
+    return this.hintFor("mcp");
   }
   hintFor(surface: Surface): string {
-    return worded(this.given, surface);
+    return boundedText(worded(this.given, surface));
   }
   get exitCode(): number {
     return EXIT_BY_CODE[this.code];

@@ -29,7 +29,13 @@ export function nearestName(given: string, known: Iterable<string>): string | un
   let best: { name: string; distance: number } | undefined;
   for (const name of known) {
     const n = norm(name);
-    const distance = n.split("_").includes(g) || n.startsWith(`${g}_`) ? 1 : editDistance(g, n);
+    // lengths more than 3 apart are more than 3 edits apart: a megabyte of a name costs no edit distance
+    const distance =
+      n.split("_").includes(g) || n.startsWith(`${g}_`)
+        ? 1
+        : Math.abs(g.length - n.length) > 3
+          ? Number.POSITIVE_INFINITY
+          : editDistance(g, n);
     const allowed = Math.min(3, Math.max(1, Math.floor(Math.max(g.length, n.length) / 3)));
     if (distance <= allowed && (best === undefined || distance < best.distance)) best = { name, distance };
   }

@@ -6,6 +6,8 @@ import { StdioServerTransport, serveStdio } from "@modelcontextprotocol/server/s
 import type { JobServiceApi } from "../core/service-types.ts";
 import { finishStream } from "../stdio-writer.ts";
 import { applyMcpEnv, type McpConfig } from "./config.ts";
+import { boundedErrorResponse } from "./echo-bounds.ts";
+import { checkRequestLine, type LineVerdict } from "./request-check.ts";
 import { MAX_REQUEST_LINE_BYTES, RequestLines } from "./request-lines.ts";
 import { type AwaitlessMcpServer, createMcpServer } from "./server.ts";
 import { AwaitlessWire } from "./wire.ts";
@@ -61,7 +63,8 @@ export function serveMcp(
 
 /**
  * process.stdin as the SDK's transport sees it: whole request lines only, none over MAX_REQUEST_LINE_BYTES
- * (those go to `onOversized`). Its end (or failure) goes to `onEnd` instead, so the transport stays open to
+ * (those go to `onOversized`), each one JSON-RPC message (request-check.ts; a line that is not goes to
+ * `onRefused`, to be answered). Its end (or failure) goes to `onEnd` instead, so the transport stays open to
  * answer what was already received; the SDK would close it at once.
  */
 class InputWithoutEnd extends EventEmitter {
@@ -72,9 +75,14 @@ class InputWithoutEnd extends EventEmitter {
     private readonly source: NodeJS.ReadStream,
     onEnd: () => void,
     onOversized: (bytes: number, id: string | number | null) => void,
+    onRefused: (answer: Extract<LineVerdict, { kind: "answer" }>) => void,
   ) {
     super();
-    const lines = new RequestLines((line) => this.emit("data", line), onOversized);
+    const lines = new RequestLines((line) => {
+      const verdict = checkRequestLine(line);
+      if (verdict.kind === "forward") this.emit("data", verdict.line);
+      else if (verdict.kind === "answer") onRefused(verdict);
+    }, onOversized);
     let ended = false;
     const end = () => {
       if (ended) return;
@@ -95,6 +103,13 @@ class InputWithoutEnd extends EventEmitter {
     this.source.pause();
     return this;
   }
+}
+
+/** Every JSON-RPC error answer leaves with its message bounded: it may quote what the client sent (a 1 MB name). */
+function withBoundedErrors(transport: StdioServerTransport): StdioServerTransport {
+  const send = transport.send.bind(transport);
+  transport.send = (message) => send(boundedErrorResponse(message));
+  return transport;
 }
 
 /** Anything printed by accident must not corrupt the protocol stream: console output goes to stderr. */
@@ -132,16 +147,29 @@ export async function runMcpStdio(service: JobServiceApi, config: McpConfig): Pr
       .send({ jsonrpc: "2.0", id, error: { code: -32600, message } } as unknown as JSONRPCMessage)
       .catch(() => {});
   };
+  const refuseLine = (answer: { id: string | number | null; code: number; message: string }) => {
+    diagnose(`answered a request line that is not a JSON-RPC message (${answer.code}); still serving`);
+    transport
+      .send({
+        jsonrpc: "2.0",
+        id: answer.id,
+        error: { code: answer.code, message: answer.message },
+      } as unknown as JSONRPCMessage)
+      .catch(() => {});
+  };
   const input = new InputWithoutEnd(
     process.stdin,
     () => {
       endOfInput().catch(() => {});
     },
     refuseOversized,
+    refuseLine,
   );
-  const transport = new StdioServerTransport(input as unknown as Readable, process.stdout, {
-    maxBufferSize: MAX_REQUEST_LINE_BYTES + 1,
-  });
+  const transport = withBoundedErrors(
+    new StdioServerTransport(input as unknown as Readable, process.stdout, {
+      maxBufferSize: MAX_REQUEST_LINE_BYTES + 1,
+    }),
+  );
   const connection = serveMcp(service, applyMcpEnv(config, process.env), transport, ending.signal);
   const stop = () => {
     connection.close().catch(() => {});

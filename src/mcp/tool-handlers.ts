@@ -16,6 +16,7 @@ import type { SessionFinishedJobs } from "./finished-jobs.ts";
 import { assertLaunchable } from "./guards.ts";
 import { type HoldContext, holdTimeoutMs, holdWithProgress, statusSentence } from "./hold.ts";
 import type { JobWatch } from "./job-watch.ts";
+import { boundList, leftOutNote, quotedFilter } from "./list-bounds.ts";
 import { logsText } from "./logs-text.ts";
 import {
   describeResult,
@@ -361,7 +362,7 @@ export async function listTool(env: ToolEnv, args: v.InferOutput<typeof listInpu
   if (jobs.length === 0) {
     const filters = Object.entries(args)
       .filter(([, value]) => value !== undefined)
-      .map(([key, value]) => `${key}=${value}`)
+      .map(([key, value]) => `${key}=${quotedFilter(value)}`)
       .join(", ");
     return toolResult(
       { jobs: [], count: 0 },
@@ -371,14 +372,27 @@ export async function listTool(env: ToolEnv, args: v.InferOutput<typeof listInpu
   const arrayApi = env.service.arrays;
   const shown = arrayApi ? arrayApi.annotate(jobs) : jobs;
   const arrays = arrayApi ? arrayApi.progress(jobs.map((j) => j.job_id)) : [];
-  const lines = shown.map(
+  // bounded (list-bounds.ts): each row's command and texts cut, rows past the answer's budget left out, both said
+  const list = boundList(
+    shown,
     (job) =>
       `${job.job_id}  ${job.state.padEnd(9)}  ${(job.elapsed_seconds === undefined ? "-" : formatSeconds(job.elapsed_seconds)).padStart(6)}  ${job.name ?? job.argv.join(" ").slice(0, 60)}${listNote(job)}`,
   );
+  const leftOut = leftOutNote(list);
   const progress = arrays.map((a) => `Array ${a.job_id} (${a.array}) ${a.state}: ${progressWords(a)}`);
+  const note = leftOut
+    ? [
+        `(${list.leftOut > 0 ? `${list.leftOut} older job(s) left out` : ""}${list.leftOut > 0 && list.cutRows > 0 ? "; " : ""}${list.cutRows > 0 ? `${list.cutRows} row(s) cut` : ""}: ${leftOut.why}. ${leftOut.next}.)`,
+      ]
+    : [];
   return toolResult(
-    arrays.length > 0 ? { jobs: shown, count: jobs.length, arrays } : { jobs: shown, count: jobs.length },
-    `${jobs.length} job(s):\n${[...lines, ...progress].join("\n")}`,
+    {
+      jobs: list.rows,
+      count: list.rows.length,
+      ...(arrays.length > 0 ? { arrays } : {}),
+      ...(leftOut ? { left_out: leftOut } : {}),
+    },
+    `${list.rows.length} job(s):\n${[...list.lines, ...progress, ...note].join("\n")}`,
   );
 }
 

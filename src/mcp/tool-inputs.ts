@@ -4,6 +4,8 @@ import { invalid } from "../core/errors.ts";
 import { JOB_STATES } from "../core/job.ts";
 import { nearestName } from "../core/nearest-name.ts";
 import type { LaunchRequest, ListRequest, LogsRequest } from "../core/service-types.ts";
+import { NOT_TEXT } from "../core/utf8-text.ts";
+import { illFormedArgument } from "./text-args.ts";
 
 const positive = (what: string) =>
   v.pipe(v.number(`${what} must be a number of seconds`), v.minValue(0, `${what} must be ≥ 0`));
@@ -222,6 +224,14 @@ export function parseArgs<S extends v.GenericSchema>(
   schema: S,
   args: unknown,
 ): { ok: true; value: v.InferOutput<S> } | ({ ok: false } & ArgsProblem) {
+  const notText = illFormedArgument(args);
+  if (notText !== undefined)
+    return {
+      ok: false,
+      message: `${notText} ${NOT_TEXT}; nothing was run or changed`,
+      hint: 'Send the text as valid UTF-8; for bytes that are not text, have the command make them, e.g. printf inside ["sh","-c",…].',
+      details: { argument: notText },
+    };
   const result = v.safeParse(schema, args ?? {});
   if (result.success) return { ok: true, value: result.output };
   // Every unknown argument is named (valibot's strict object reports only the first one).

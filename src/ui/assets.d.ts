@@ -7,3 +7,7 @@ declare module "*.js.txt" {
   const text: string;
   export default text;
 }
+declare module "*.svg" {
+  const text: string;
+  export default text;
+}

@@ -1,7 +1,6 @@
-// The dashboard's gate: the token (query once, then an HttpOnly cookie; a header on every POST), Host and Origin.
+// The dashboard's gate: Host and Origin on every request, the token in the X-Awaitless-Token header on every API call.
 import { randomBytes, timingSafeEqual } from "node:crypto";
 
-export const COOKIE = "awaitless_ui_token";
 export const TOKEN_HEADER = "x-awaitless-token";
 
 export function newToken(): string {
@@ -32,25 +31,32 @@ function sameToken(given: string | null | undefined, token: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-export function cookieToken(req: Request): string | null {
-  const header = req.headers.get("cookie") ?? "";
-  for (const part of header.split(";")) {
-    const [k, ...v] = part.trim().split("=");
-    if (k === COOKIE) return v.join("=");
-  }
-  return null;
+/** Why a request is refused: `code` names it for the page (which signs out on the token's two). */
+export type Refusal = {
+  ok: false;
+  status: 401 | 403;
+  code: "no_token" | "wrong_token" | "forbidden";
+  why: string;
+};
+export type Verdict = { ok: true } | Refusal;
+
+/** The longest piece of a refused header quoted back (a 1 MB Host is not echoed whole). */
+const QUOTED_CHARS = 100;
+
+function quoted(value: string): string {
+  const cut = value.length > QUOTED_CHARS ? `${value.slice(0, QUOTED_CHARS)}…` : value;
+  return JSON.stringify(cut);
 }
 
-export type Verdict = { ok: true; viaQuery: boolean } | { ok: false; status: 401 | 403; why: string };
-
 /**
- * Whether a request may be answered. Host (DNS rebinding) and Origin (other sites) first, then the token: from the
- * cookie or ?token= on a GET; a POST must carry it in the X-Awaitless-Token header too (no form of another site can).
+ * Whether this server may answer at all: Host is one of its own names (DNS rebinding), and an Origin, when sent,
+ * is its own (another site's script). Every path, the public page and assets included.
  */
-export function check(req: Request, gate: Gate): Verdict {
+export function checkPlace(req: Request, gate: Gate): Verdict {
   const hosts = allowedHosts(gate);
   const host = (req.headers.get("host") ?? "").toLowerCase();
-  if (!hosts.has(host)) return { ok: false, status: 403, why: `unexpected Host ${JSON.stringify(host)}` };
+  if (!hosts.has(host))
+    return { ok: false, status: 403, code: "forbidden", why: `unexpected Host ${quoted(host)}` };
   const origin = req.headers.get("origin");
   if (origin !== null) {
     let originHost = "";
@@ -58,29 +64,53 @@ export function check(req: Request, gate: Gate): Verdict {
       const u = new URL(origin);
       originHost = u.protocol === "http:" ? u.host.toLowerCase() : "";
     } catch {}
-    if (!hosts.has(originHost)) return { ok: false, status: 403, why: `cross-origin request from ${origin}` };
+    if (!hosts.has(originHost))
+      return {
+        ok: false,
+        status: 403,
+        code: "forbidden",
+        why: `cross-origin request from ${quoted(origin)}`,
+      };
   }
-  const url = new URL(req.url);
-  const fromQuery = url.searchParams.get("token");
-  const fromCookie = cookieToken(req);
-  const fromHeader = req.headers.get(TOKEN_HEADER);
-  if (req.method !== "GET" && req.method !== "HEAD") {
-    if (!fromHeader) return { ok: false, status: 401, why: "a POST needs the X-Awaitless-Token header" };
-    if (!sameToken(fromHeader, gate.token)) return { ok: false, status: 403, why: "wrong token" };
-    return { ok: true, viaQuery: false };
-  }
-  const given = fromHeader ?? fromQuery ?? fromCookie;
-  if (!given) return { ok: false, status: 401, why: "no token" };
-  if (!sameToken(given, gate.token)) return { ok: false, status: 403, why: "wrong token" };
-  return { ok: true, viaQuery: fromHeader === null && fromQuery !== null };
+  return { ok: true };
 }
 
-/** Headers on every answer: no caching, no framing, no sniffing, scripts and styles from this server only. */
+/**
+ * Whether an API request carries this server's token, in the X-Awaitless-Token header and nowhere else. Cookies
+ * and query strings are never read: a cookie is sent to every port of the host (another user's server on this
+ * machine gets it), and a URL ends up in history and logs. A header is set only by the page's own script, which
+ * keeps the token in its tab's sessionStorage (one origin: scheme, host and port).
+ */
+export function checkToken(req: Request, gate: Gate): Verdict {
+  const given = req.headers.get(TOKEN_HEADER);
+  if (!given)
+    return {
+      ok: false,
+      status: 401,
+      code: "no_token",
+      why: "no token: send it in the X-Awaitless-Token header (the page does, once opened from the URL awaitless ui printed)",
+    };
+  if (!sameToken(given, gate.token))
+    return {
+      ok: false,
+      status: 403,
+      code: "wrong_token",
+      why: "wrong token: it is not this server's (each start of awaitless ui makes a new one)",
+    };
+  return { ok: true };
+}
+
+/**
+ * Headers on every answer: no caching, no framing, no sniffing, scripts and styles from this server only; no other
+ * origin may embed an answer (CORP) or keep a handle on a dashboard window it opened (COOP).
+ */
 export const SAFE_HEADERS: Record<string, string> = {
   "cache-control": "no-store",
   "x-content-type-options": "nosniff",
   "x-frame-options": "DENY",
   "referrer-policy": "no-referrer",
+  "cross-origin-resource-policy": "same-origin",
+  "cross-origin-opener-policy": "same-origin",
   "content-security-policy":
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'",
 };

@@ -1,5 +1,7 @@
-// `awaitless ui`'s HTTP server (Bun.serve): the gate on every request, embedded pages, the API and its SSE streams.
+// `awaitless ui`'s HTTP server (Bun.serve): the gate on every request, the public page, the API and its streams.
 import { hostname as machineName, networkInterfaces } from "node:os";
+import type { Server } from "bun";
+import { AwaitlessError } from "../core/errors.ts";
 import type { JobServiceApi } from "../core/service-types.ts";
 import {
   arrayCancel,
@@ -12,14 +14,9 @@ import {
   listJobs,
   submitAgain,
 } from "./api.ts";
-import appJs from "./assets/app.js.txt" with { type: "text" };
-import graphJs from "./assets/graph.js.txt" with { type: "text" };
-import indexBundle from "./assets/index.html" with { type: "text" };
-import logJs from "./assets/log.js.txt" with { type: "text" };
-import loginBundle from "./assets/login.html" with { type: "text" };
-import styleCss from "./assets/style.css" with { type: "text" };
 import { LiveFeed } from "./feed.ts";
-import { COOKIE, check, type Gate, newToken, SAFE_HEADERS } from "./security.ts";
+import { asset, errorAnswer } from "./pages.ts";
+import { checkPlace, checkToken, type Gate, newToken, SAFE_HEADERS } from "./security.ts";
 import { followStream, sseResponse } from "./sse.ts";
 
 export interface UiOptions {
@@ -34,7 +31,7 @@ export interface UiOptions {
 
 export interface UiServer {
   url: string;
-  /** The URL with the token (print this one). */
+  /** The URL with the token in its fragment (print this one): the page takes it, the server never sees it. */
   loginUrl: string;
   token: string;
   port: number;
@@ -42,9 +39,11 @@ export interface UiServer {
   stop(): Promise<void>;
 }
 
-// bun's types call an .html import a bundle; imported as text it is the file's text.
-const indexHtml = indexBundle as unknown as string;
-const loginHtml = loginBundle as unknown as string;
+/**
+ * Seconds a connection may stay idle (no request coming in) before the server closes it. Bun's own limit for a
+ * request still arriving is about 10 s too. The live streams are exempt and send their own heartbeat.
+ */
+export const IDLE_TIMEOUT_S = 10;
 
 const LOOPBACK_NAMES = ["127.0.0.1", "localhost", "::1"];
 
@@ -59,14 +58,40 @@ function servedNames(hostname: string): string[] {
   return [machineName(), ...addresses];
 }
 
-function withHeaders(res: Response): Response {
+/**
+ * Our headers on every answer. Only an API answer to a request with the token keeps its connection open: every
+ * other one (the public page, refusals, errors) closes it, so sockets of someone without the token do not pile up.
+ */
+function finish(res: Response, keepAlive: boolean): Response {
   for (const [k, v] of Object.entries(SAFE_HEADERS)) res.headers.set(k, v);
+  if (!keepAlive) res.headers.set("connection", "close");
   return res;
 }
 
-function text(body: string, type: string, status = 200): Response {
-  return new Response(body, { status, headers: { "content-type": `${type}; charset=utf-8` } });
+function parseUrl(req: Request): URL | null {
+  try {
+    return new URL(req.url);
+  } catch {
+    return null; // a malformed Host makes the request's URL unparsable
+  }
 }
+
+/** A path segment decoded; a malformed escape is the caller's mistake (400), not ours. */
+function decoded(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new AwaitlessError(
+      "invalid_argument",
+      `bad escape in ${JSON.stringify(segment.slice(0, 100))}`,
+      "encode the ID with encodeURIComponent",
+    );
+  }
+}
+
+const diagnose = (line: string) => {
+  process.stderr.write(`awaitless ui: ${line}\n`);
+};
 
 export function startUi(service: JobServiceApi, opts: UiOptions = {}): UiServer {
   const hostname = opts.hostname ?? "127.0.0.1";
@@ -74,79 +99,97 @@ export function startUi(service: JobServiceApi, opts: UiOptions = {}): UiServer 
   const feed = new LiveFeed(service, opts.rescanMs);
   const gate: Gate = { token, hosts: [...LOOPBACK_NAMES], port: 0 };
   gate.hosts.push(...servedNames(hostname));
-  const page = indexHtml.replace("__TOKEN__", token);
+
+  async function answer(req: Request, server: Server<unknown>): Promise<Response> {
+    const url = parseUrl(req);
+    if (url === null) return finish(errorAnswer(false, 400, "bad_request", "malformed Host header"), false);
+    const api = url.pathname.startsWith("/api/");
+    const place = checkPlace(req, gate);
+    if (!place.ok) return finish(errorAnswer(api, place.status, place.code, place.why), false);
+    if (!api) {
+      const page = req.method === "GET" || req.method === "HEAD" ? asset(url.pathname) : undefined;
+      return finish(page ?? errorAnswer(false, 404, "not_found", `no ${req.method} ${url.pathname}`), false);
+    }
+    const tokenOk = checkToken(req, gate);
+    if (!tokenOk.ok) return finish(errorAnswer(true, tokenOk.status, tokenOk.code, tokenOk.why), false);
+    // Bun counts a request still being answered as idle: one that takes long (a listing waiting on an SSH host)
+    // is freed from the idle limit, and its connection closed after the answer, so no connection stays unbounded.
+    let slow = false;
+    const guard = setTimeout(
+      () => {
+        slow = true;
+        server.timeout(req, 0);
+      },
+      (IDLE_TIMEOUT_S - 2) * 1000,
+    );
+    try {
+      return finish(await route(req, url, server), !slow);
+    } catch (e) {
+      return finish(errorResponse(e), !slow);
+    } finally {
+      clearTimeout(guard);
+    }
+  }
 
   const server = Bun.serve({
     hostname,
     port: opts.port ?? 0,
-    idleTimeout: 0,
-    async fetch(req) {
-      const verdict = check(req, gate);
-      const url = new URL(req.url);
-      if (!verdict.ok) {
-        const wantsPage = req.method === "GET" && (url.pathname === "/" || url.pathname === "/login");
-        const res =
-          wantsPage && verdict.status === 401
-            ? text(loginHtml, "text/html", 401)
-            : json(
-                {
-                  error: {
-                    code: verdict.status === 401 ? "unauthorized" : "forbidden",
-                    message: verdict.why,
-                  },
-                },
-                verdict.status,
-              );
-        return withHeaders(res);
-      }
-      if (verdict.viaQuery) {
-        // As Jupyter: the token in the URL once, then a cookie; the address bar loses the token.
-        url.searchParams.delete("token");
-        const res = new Response(null, { status: 303, headers: { location: url.pathname + url.search } });
-        res.headers.append("set-cookie", `${COOKIE}=${token}; HttpOnly; SameSite=Strict; Path=/`);
-        return withHeaders(res);
-      }
+    idleTimeout: IDLE_TIMEOUT_S,
+    // never Bun's development error page (source lines, the working directory)
+    development: false,
+    async fetch(req, srv) {
       try {
-        return withHeaders(await route(req, url));
+        return await answer(req, srv);
       } catch (e) {
-        return withHeaders(errorResponse(e));
+        diagnose(`answering a request failed: ${String((e as Error)?.message ?? e)}`);
+        return finish(errorAnswer(false, 500, "internal", "the request could not be answered"), false);
       }
+    },
+    error(e) {
+      diagnose(`answering a request failed: ${String(e?.message ?? e)}`);
+      return finish(errorAnswer(false, 500, "internal", "the request could not be answered"), false);
     },
   });
   gate.port = server.port ?? 0;
 
-  async function route(req: Request, url: URL): Promise<Response> {
+  /** A live stream: exempt from the idle timeout (Bun counts no write as activity); its heartbeat keeps it open. */
+  function stream(req: Request, srv: Server<unknown>, res: Response): Response {
+    srv.timeout(req, 0);
+    return res;
+  }
+
+  async function route(req: Request, url: URL, srv: Server<unknown>): Promise<Response> {
     const path = url.pathname;
     if (req.method === "GET") {
-      if (path === "/" || path === "/index.html") return text(page, "text/html");
-      if (path === "/app.js") return text(appJs, "text/javascript");
-      if (path === "/graph.js") return text(graphJs, "text/javascript");
-      if (path === "/log.js") return text(logJs, "text/javascript");
-      if (path === "/style.css") return text(styleCss, "text/css");
       if (path === "/api/jobs") return listJobs(service, url);
       if (path === "/api/queues") return json(await service.listQueues());
-      if (path === "/api/events") return sseResponse(req, (send) => feed.subscribe(send));
+      if (path === "/api/events")
+        return stream(
+          req,
+          srv,
+          sseResponse(req, (send) => feed.subscribe(send)),
+        );
       const a = /^\/api\/arrays\/([^/]+)$/.exec(path);
-      if (a) return arrayDetail(service, decodeURIComponent(a[1]!));
+      if (a) return arrayDetail(service, decoded(a[1]!));
       const m = /^\/api\/jobs\/([^/]+)(\/logs|\/follow)?$/.exec(path);
       if (m) {
-        const id = decodeURIComponent(m[1]!);
+        const id = decoded(m[1]!);
         if (m[2] === "/logs") return jobLogs(service, id, url);
         if (m[2] === "/follow") {
           const one = jobId(service, id);
           await service.status(one); // an unknown ID answers 404 before the stream opens
-          return followStream(req, service, one);
+          return stream(req, srv, followStream(req, service, one));
         }
         return jobDetail(service, id);
       }
     }
     if (req.method === "POST") {
       const a = /^\/api\/arrays\/([^/]+)\/cancel$/.exec(path);
-      if (a) return arrayCancel(service, decodeURIComponent(a[1]!));
+      if (a) return arrayCancel(service, decoded(a[1]!));
       const m = /^\/api\/jobs\/([^/]+)\/(cancel|submit-again)$/.exec(path);
       if (m) {
-        if (m[2] === "submit-again") return submitAgain(service, decodeURIComponent(m[1]!));
-        return json(await service.cancel(jobId(service, decodeURIComponent(m[1]!))));
+        if (m[2] === "submit-again") return submitAgain(service, decoded(m[1]!));
+        return json(await service.cancel(jobId(service, decoded(m[1]!))));
       }
     }
     return json({ error: { code: "not_found", message: `no ${req.method} ${path}` } }, 404);
@@ -156,7 +199,7 @@ export function startUi(service: JobServiceApi, opts: UiOptions = {}): UiServer 
   const base = `http://${shown}:${gate.port}/`;
   return {
     url: base,
-    loginUrl: `${base}?token=${token}`,
+    loginUrl: `${base}#token=${token}`,
     token,
     port: gate.port,
     feed,

@@ -3,8 +3,11 @@ import type { JobServiceApi } from "../core/service-types.ts";
 
 type Send = (event: string, data: unknown) => void;
 
-/** Heartbeat comment so proxies and `ssh -L` keep an idle stream open. */
-const HEARTBEAT_MS = 25_000;
+/**
+ * Heartbeat comment: keeps proxies and `ssh -L` from closing a quiet stream, lets the page see a stream that went
+ * silent (it reconnects after missing three), and finds a client that went away (the write fails).
+ */
+export const HEARTBEAT_MS = 15_000;
 
 /** An SSE response fed by `open(send)`; the function it resolves to is called once the page goes away. */
 export function sseResponse(req: Request, open: (send: Send) => Promise<() => void>): Response {

@@ -2,14 +2,12 @@
 // are not kept and subscriptions are capped, an oversized request line is answered with an error and the
 // session goes on, and a catastrophic grep pattern is refused before it runs.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import path from "node:path";
 import { newJobId } from "../../src/core/ids.ts";
-import { JobStore } from "../../src/core/job-store.ts";
 import { MAX_SUBSCRIPTIONS_PER_SESSION } from "../../src/mcp/job-watch.ts";
 import { MAX_REQUEST_LINE_BYTES } from "../../src/mcp/request-lines.ts";
-import { plainSpec } from "../helpers/spec.ts";
 import type { Era } from "./harness.ts";
 import { structured, textOf } from "./harness.ts";
+import { seedFinishedJobs } from "./seed-jobs.ts";
 import { connectStdio, makeSandbox } from "./stdio-client.ts";
 
 const box = makeSandbox();
@@ -29,41 +27,12 @@ async function connect(era: Era) {
 /** Finished jobs written straight into the sandbox's store (no processes), to subscribe to. */
 const seeded: string[] = [];
 beforeAll(() => {
-  const store = JobStore.open(box.env.AWAITLESS_DATA_DIR!);
-  try {
-    for (let i = 0; i <= MAX_SUBSCRIPTIONS_PER_SESSION; i++) {
-      const id = newJobId();
-      const now = new Date().toISOString();
-      store.reserve(
-        {
-          job_id: id,
-          state: "starting",
-          spec: plainSpec({ argv: ["true", String(i)] }),
-          fingerprint: `fp-${i}`,
-          client_request_id: null,
-          active_key: `key-${id}`,
-          created_at: now,
-          job_dir: path.join(box.root, "jobs", id),
-        },
-        true,
-      );
-      store.transition(id, "succeeded", {
-        terminal: {
-          exit_code: 0,
-          signal: null,
-          reason: null,
-          finished_at: now,
-          stdout_bytes: 0,
-          stderr_bytes: 0,
-          result_json: "{}",
-          result_sha256: "x",
-        },
-      });
-      seeded.push(id);
-    }
-  } finally {
-    store.close();
-  }
+  seeded.push(
+    ...seedFinishedJobs(box.env.AWAITLESS_DATA_DIR!, box.root, MAX_SUBSCRIPTIONS_PER_SESSION + 1, (i) => [
+      "true",
+      String(i),
+    ]),
+  );
 });
 
 const uriOf = (id: string) => `awaitless://jobs/${id}`;

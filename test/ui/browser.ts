@@ -60,7 +60,7 @@ export async function startUiProcess(box: Sandbox, extra: string[] = []): Promis
   const { url: loginUrl, port } = JSON.parse(text.split("\n")[0]!) as { url: string; port: number };
   return {
     loginUrl,
-    url: loginUrl.replace(/\?token=.*$/, ""),
+    url: loginUrl.replace(/#token=.*$/, ""),
     port,
     pid: proc.pid,
     async stop() {

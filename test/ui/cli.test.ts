@@ -41,7 +41,7 @@ async function started(args: string[], env: Record<string, string> = {}) {
 describe("awaitless ui", () => {
   test("prints a loopback URL with a token that opens the API; SIGTERM stops it with exit 0", async () => {
     const ui = await started([]);
-    const m = /^Awaitless dashboard: (http:\/\/127\.0\.0\.1:(\d+)\/)\?token=([0-9a-f]{48})\n/.exec(ui.stdout);
+    const m = /^Awaitless dashboard: (http:\/\/127\.0\.0\.1:(\d+)\/)#token=([0-9a-f]{48})\n/.exec(ui.stdout);
     expect(m).not.toBeNull();
     const [, base, , token] = m!;
     expect((await fetch(`${base}api/jobs`)).status).toBe(401);
@@ -54,7 +54,7 @@ describe("awaitless ui", () => {
 
   test("--open without xdg-open says so and keeps serving", async () => {
     const ui = await started(["--open", "--json"], { PATH: "/nonexistent" });
-    expect(JSON.parse(ui.stdout).url).toContain("?token=");
+    expect(JSON.parse(ui.stdout).url).toContain("#token=");
     await until("the note", () => ui.stderr().includes("no xdg-open here"));
     expect(await ui.stop()).toBe(0);
   });
