@@ -213,7 +213,7 @@ describe("awaitless mcp-config (compiled binary)", () => {
     expect(readdirSync(join(home, ".codex")).some((f) => f.startsWith("config.toml.bak-"))).toBe(true);
     const bad = run(home, ["vim"]);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain("use one of: claude, codex, cursor, gemini, json");
+    expect(bad.stderr).toContain("use one of: claude, codex, cursor, gemini, opencode, qwen, json");
     expect(run(home, ["json", "--write"]).code).toBe(2);
     expect(existsSync(join(home, ".gemini"))).toBe(false);
   });
