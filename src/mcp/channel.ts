@@ -8,7 +8,7 @@ export const CHANNEL_CAPABILITY = "claude/channel";
 export const CHANNEL_METHOD = "notifications/claude/channel";
 
 /** Endings are gathered until none came for this long… */
-export const CHANNEL_QUIET_MS = 1_000;
+export const CHANNEL_QUIET_MS = 2_000;
 /** …or at most this long after the first one… */
 export const CHANNEL_GATHER_MS = 10_000;
 /** …and two events are at least this far apart (a steady trickle of endings makes at most 12 events a minute). */
