@@ -132,7 +132,11 @@ export class SessionChannel {
     }
     const counts = new Map<string, number>();
     for (const e of ended) counts.set(e.state, (counts.get(e.state) ?? 0) + 1);
-    const tally = [...counts].map(([state, n]) => `${n} ${state}`).join(", ");
+    // the states that did not succeed first, as the list below
+    const tally = [...counts]
+      .sort(([a], [b]) => Number(a === "succeeded") - Number(b === "succeeded") || a.localeCompare(b))
+      .map(([state, n]) => `${n} ${state}`)
+      .join(", ");
     // the ones that did not succeed first: those are the ones to read
     const listed = [
       ...ended.filter((e) => e.state !== "succeeded"),

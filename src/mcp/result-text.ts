@@ -69,21 +69,26 @@ const str = (value: unknown): string => (typeof value === "string" ? value : JSO
 
 /** The first line of a finished job's answer: who, how it ended, in how long, where. */
 function endedLine(a: Answer): string {
-  const code = typeof a.exit_code === "number" ? a.exit_code : null;
   // why it ended: the signal, and the reason unless it only repeats the state
   const why = [a.signal, a.reason !== a.state ? a.reason : null].filter(isSet).map(str);
   const because = why.length > 0 ? ` (${why.join(", ")})` : "";
   const errorReason = (a.error as { reason?: unknown } | null | undefined)?.reason;
+  const code = typeof a.exit_code === "number" ? a.exit_code : null;
   const how =
     a.state === "succeeded"
       ? `succeeded (exit code ${code ?? 0})`
       : a.state === "failed"
         ? `failed with exit code ${code ?? "?"}${because}`
         : a.state === "timed_out"
-          ? `was killed by its timeout_seconds limit${isSet(errorReason) ? ` (${str(errorReason)})` : ""}${code !== null ? `, exit code ${code}` : ""}${because}`
-          : `ended ${str(a.state)}${because}${code !== null ? `, exit code ${code}` : ""}`;
+          ? `was killed by its timeout_seconds limit${isSet(errorReason) ? ` (${str(errorReason)})` : ""}`
+          : `ended ${str(a.state)}${because}`;
   const took = typeof a.duration_seconds === "number" ? ` after ${formatSeconds(a.duration_seconds)}` : "";
-  let line = `Job ${str(a.job_id)}${named(a)} ${how}${took}${where(a)}.`;
+  // a job that did not just succeed or fail: its exit code (and signal) after how it ended
+  const exit =
+    a.state === "succeeded" || a.state === "failed"
+      ? ""
+      : `${code !== null ? `; exit code ${code}` : ""}${a.state === "timed_out" ? because : ""}`;
+  let line = `Job ${str(a.job_id)}${named(a)} ${how}${took}${exit}${where(a)}.`;
   if (a.state === "timed_out")
     line += " Its process group got SIGTERM, then SIGKILL if still alive after the grace period.";
   return line;
