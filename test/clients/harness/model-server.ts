@@ -1,7 +1,7 @@
 // The scripted model: one HTTP server (on a Unix socket, reached from inside the client's network namespace
 // through forward.ts) speaking each vendor's API, answering by the scenario's steps and recording every request.
 
-import { type Step, stepFor } from "./script.ts";
+import { type Route, type Step, stepFor } from "./script.ts";
 import type { Reply, ToolResultSeen, Turn, VendorApi } from "./types.ts";
 import { anthropic } from "./vendors/anthropic.ts";
 import { gemini } from "./vendors/gemini.ts";
@@ -33,6 +33,8 @@ export interface ModelServer {
 
 export interface ModelOptions {
   steps: Step[];
+  /** How this client's model calls our tools (default: by the name the client declared). */
+  route?: Route;
   /** The reply to a request that offers no tools (titles, next-speaker checks, routers). */
   side?: (turn: Turn, body: Record<string, unknown>) => Reply;
 }
@@ -42,7 +44,7 @@ function vendorFor(method: string, path: string): VendorApi | undefined {
   if (/\/messages(\?|$)/.test(path)) return anthropic;
   if (/\/responses(\?|$)/.test(path)) return responses;
   if (/\/chat\/completions(\?|$)/.test(path)) return chat;
-  if (/:(stream)?generateContent/.test(path)) return gemini;
+  if (/:(streamG|g)enerateContent$/.test(path)) return gemini;
   return undefined;
 }
 
@@ -73,7 +75,7 @@ export function startModelServer(socket: string, opts: ModelOptions): ModelServe
         const turn = api.parse(rec.body, path);
         rec.turn = turn;
         rec.reply = turn.main
-          ? stepFor(opts.steps, turn)
+          ? stepFor(opts.steps, turn, opts.route)
           : (opts.side?.(turn, rec.body) ?? { kind: "text", text: "ok" });
         return api.render(rec.reply, turn, rec.seq);
       } catch (e) {

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { BINARY } from "../../helpers/cli.ts";
 import { type ModelServer, startModelServer } from "./model-server.ts";
 import { stopTree } from "./processes.ts";
-import type { Step } from "./script.ts";
+import type { Route, Step } from "./script.ts";
 import type { Reply, ToolResultSeen, Turn } from "./types.ts";
 
 export const HARNESS = import.meta.dir;
@@ -27,6 +27,8 @@ export interface RunDirs {
 export interface Launch {
   argv: string[];
   env: Record<string, string>;
+  /** Config files holding `@PORT@`, rewritten with the port inside the namespace before the client starts. */
+  portFiles?: string[];
 }
 
 export type McpTarget = "claude" | "codex" | "gemini";
@@ -43,6 +45,7 @@ export interface ClientSpec {
   /** Steps the client needs before a scenario's own (Claude Code: the tool search). */
   preamble?: Step[];
   side?: (turn: Turn, body: Record<string, unknown>) => Reply;
+  route?: Route;
 }
 
 export interface RunOptions {
@@ -171,6 +174,7 @@ export function namespaceScript(dirs: RunDirs, socket: string, launch: Launch): 
     "i=0",
     `while [ ! -s ${q(portFile)} ]; do i=$((i+1)); [ $i -lt 1000 ] || { echo 'forwarder did not start' >&2; exit 97; }; sleep 0.01; done`,
     `port=$(cat ${q(portFile)})`,
+    ...(launch.portFiles ?? []).map((f) => `sed -i "s/${PORT}/$port/g" ${q(f)}`),
     `cd ${q(dirs.work)}`,
     ...Object.entries(launch.env).map(([k, v]) => `export ${k}=${word(v)}`),
     `${launch.argv.map(word).join(" ")} < /dev/null`,
@@ -198,6 +202,7 @@ export async function runClient(client: ClientSpec, opts: RunOptions): Promise<C
   const model = startModelServer(socket, {
     steps: [...(client.preamble ?? []), ...opts.steps],
     side: client.side,
+    route: client.route,
   });
   const started = Date.now();
   let pid: number | undefined;
@@ -210,7 +215,7 @@ export async function runClient(client: ClientSpec, opts: RunOptions): Promise<C
     writeFileSync(
       script,
       namespaceScript(dirs, socket, {
-        argv: launch.argv,
+        ...launch,
         env: { ...baseEnv(dirs), ...launch.env, ...opts.env },
       }),
     );

@@ -39,20 +39,40 @@ export function toolName(tools: ToolDecl[], ours: string): string | undefined {
   return tools.find((t) => /awaitless/i.test(t.name) && new RegExp(`[^a-z]${ours}$`).test(t.name))?.name;
 }
 
-/** A call of one of our tools (by its own name) or of a client tool (`client: true`, exact name). */
+/** A call of one of our tools (by its own name, resolved per client) or of a client tool (`client: true`). */
 export function call(
   tool: string,
   args: Args | ((ctx: StepContext) => Args),
   opts: { client?: boolean } = {},
 ): Step {
-  return (ctx) => {
-    const name = opts.client ? tool : toolName(ctx.turn.tools, tool);
-    if (name === undefined) {
-      const offered = ctx.turn.tools.map((t) => t.name).join(", ");
-      throw new Error(`the client offered no tool for "${tool}" (offered: ${offered})`);
-    }
-    return { kind: "tool", name, args: typeof args === "function" ? args(ctx) : args };
-  };
+  return (ctx) => ({
+    kind: "tool",
+    name: tool,
+    args: typeof args === "function" ? args(ctx) : args,
+    ...(opts.client ? {} : { ours: true }),
+  });
+}
+
+/**
+ * How a client lets its model call one of our tools: by the name it declared (`mcp__awaitless__run`,
+ * `awaitless_run`, `mcp_awaitless_run`), or through a bridge tool for deferred tools (Qwen Code's tool_call).
+ */
+export type Route = (turn: Turn, ours: string, args: Args) => Reply | undefined;
+
+export const byDeclaredName: Route = (turn, ours, args) => {
+  const name = toolName(turn.tools, ours);
+  return name === undefined ? undefined : { kind: "tool", name, args };
+};
+
+/** Resolves a step's call of one of our tools for this client; an unknown tool fails the request, named. */
+export function routed(reply: Reply, turn: Turn, route: Route = byDeclaredName): Reply {
+  if (reply.kind !== "tool" || !reply.ours) return reply;
+  const out = route(turn, reply.name, reply.args);
+  if (out === undefined) {
+    const offered = turn.tools.map((t) => t.name).join(", ");
+    throw new Error(`the client offered no tool for "${reply.name}" (offered: ${offered})`);
+  }
+  return out;
 }
 
 export function say(text: string): Step {
@@ -60,8 +80,8 @@ export function say(text: string): Step {
 }
 
 /** The step for this turn: one per result received; past the end, the model ends its turn. */
-export function stepFor(steps: Step[], turn: Turn): Reply {
+export function stepFor(steps: Step[], turn: Turn, route?: Route): Reply {
   const step = steps[turn.results.length];
   if (step === undefined) return { kind: "text", text: "All done." };
-  return step(contextOf(turn));
+  return routed(step(contextOf(turn)), turn, route);
 }

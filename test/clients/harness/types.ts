@@ -34,7 +34,8 @@ export interface Turn {
 }
 
 export type Reply =
-  | { kind: "tool"; name: string; args: Record<string, unknown> }
+  /** A tool call; `ours` while it still names one of our tools by its own name (before the client's route). */
+  | { kind: "tool"; name: string; args: Record<string, unknown>; ours?: boolean }
   | { kind: "text"; text: string }
   /** A JSON answer for a side request that asked for one (Gemini's next-speaker check, routers). */
   | { kind: "json"; value: unknown };

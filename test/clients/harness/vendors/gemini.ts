@@ -4,6 +4,14 @@ import { byteLength, type Reply, sse, type ToolResultSeen, type Turn, type Vendo
 
 type Item = Record<string, unknown>;
 
+/** A functionResponse's text: its string fields as the model reads them (`output`), else its JSON. */
+function responseText(response: unknown): string {
+  if (typeof response === "string") return response;
+  const values = Object.values((response ?? {}) as Item);
+  if (values.length > 0 && values.every((v) => typeof v === "string")) return values.join("\n");
+  return JSON.stringify(response);
+}
+
 export const gemini: VendorApi = {
   vendor: "gemini",
   parse(body, path) {
@@ -17,7 +25,7 @@ export const gemini: VendorApi = {
         if (fr) {
           n += 1;
           const id = typeof fr.id === "string" ? fr.id : `${fr.name}#${n}`;
-          const text = typeof fr.response === "string" ? fr.response : JSON.stringify(fr.response);
+          const text = responseText(fr.response);
           results.push({ callId: id, name: String(fr.name), text, raw: p, bytes: byteLength(p) });
         } else if (typeof p.text === "string" && c.role !== "model") texts.push(p.text);
       }
