@@ -78,7 +78,7 @@ function endedLine(a: Answer): string {
     a.state === "succeeded"
       ? `succeeded (exit code ${code ?? 0})`
       : a.state === "failed"
-        ? `failed with exit code ${code ?? "?"}${because}`
+        ? `failed${code !== null ? ` with exit code ${code}` : ""}${because}`
         : a.state === "timed_out"
           ? `was killed by its timeout_seconds limit${isSet(errorReason) ? ` (${str(errorReason)})` : ""}`
           : `ended ${str(a.state)}${because}`;
