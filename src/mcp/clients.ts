@@ -1,7 +1,11 @@
 // What the server knows of each agent client: its name, the hold that fits its limit, what its model reads.
 
-/** Which part of a tool result a client hands its model. */
-export type ModelReads = "structured" | "text" | "raw";
+/**
+ * Which part of a tool result a client hands its model: `structuredContent` as JSON, the text blocks, both one
+ * after the other, or the raw result as JSON (text and structuredContent both; `raw-text-twice`: with the text
+ * blocks a second time).
+ */
+export type ModelReads = "structured" | "text" | "both" | "raw" | "raw-text-twice";
 
 export interface KnownClient {
   /** The client as people call it (the server's hold line and docs/mcp.md use it). */
@@ -10,13 +14,15 @@ export interface KnownClient {
   prefixes: readonly string[];
   /** The hold that ends before the client's own limit on one call (docs/mcp.md has each limit and its source). */
   holdMs: number;
-  /**
-   * What its model is handed of a result with and without `isError`: `structuredContent` as JSON, the text
-   * blocks, or the raw result as JSON (text and structuredContent both). Unknown: absent.
-   */
+  /** What its model is handed of a result without and with `isError`. Unknown: absent. */
   reads?: { ok: ModelReads; error: ModelReads };
   /** It lets a server push an event into its session (`notifications/claude/channel`). */
   channel?: true;
+  /**
+   * Its own schema check refuses an argument a closed schema does not list without naming it (`params must NOT
+   * have additional properties`): it is listed the tools' input schemas open, so the server refuses it by name.
+   */
+  unnamedRefusals?: true;
 }
 
 /** Clients in the order their prefixes are tried (docs/mcp.md "What each client's model receives"). */
@@ -37,13 +43,21 @@ export const KNOWN_CLIENTS: readonly KnownClient[] = [
     reads: { ok: "structured", error: "structured" },
   },
   // 600 000 ms per server by default; on isError its model gets the raw result as JSON.
-  { client: "Gemini CLI", prefixes: ["gemini-cli"], holdMs: 540_000, reads: { ok: "text", error: "raw" } },
-  // A Gemini CLI fork: 600 000 ms per server, a 300 s idle limit that progress resets; errors as Gemini CLI.
+  {
+    client: "Gemini CLI",
+    prefixes: ["gemini-cli"],
+    holdMs: 540_000,
+    reads: { ok: "text", error: "raw" },
+    unnamedRefusals: true,
+  },
+  // A Gemini CLI fork: 600 000 ms per server, a 300 s idle limit that progress resets; its model gets
+  // structuredContent as JSON and then the text (both), and on isError the raw result with the text twice.
   {
     client: "Qwen Code",
     prefixes: ["qwen-cli", "qwen-code"],
     holdMs: 540_000,
-    reads: { ok: "text", error: "raw" },
+    reads: { ok: "both", error: "raw-text-twice" },
+    unnamedRefusals: true,
   },
   // The SDK's 60 s per call, reset by every progress notification, no total limit; text blocks only.
   { client: "opencode", prefixes: ["opencode"], holdMs: 540_000, reads: { ok: "text", error: "text" } },

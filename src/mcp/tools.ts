@@ -130,13 +130,15 @@ const SHARED_LAUNCH: Record<string, ReadonlySet<string>> = {
 /** Lists the tools through McpServer (tools/list), then replaces tools/call with the task-aware handler. */
 export function registerTools(mcp: McpServer, env: h.ToolEnv): Record<string, RegisteredTool> {
   const strict = new Map(Object.entries(TOOLS).map(([name, def]) => [name, inputs.strictInput(def.schema)]));
+  // A client whose own check would refuse an unlisted argument without naming it gets open schemas: we name it.
+  const listedOpen = () => knownClient(mcp.server.getClientVersion()?.name)?.unnamedRefusals === true;
   const registered: Record<string, RegisteredTool> = {};
   for (const [name, def] of Object.entries(TOOLS)) {
     registered[name] = mcp.registerTool(
       name,
       {
         description: def.description,
-        inputSchema: withJsonSchema(strict.get(name)!, SHARED_LAUNCH[name]),
+        inputSchema: withJsonSchema(strict.get(name)!, SHARED_LAUNCH[name], listedOpen),
         annotations: def.annotations,
       },
       () => {
@@ -237,11 +239,14 @@ function clientNameOf(mcp: McpServer, ctx: ServerContext): string | undefined {
 }
 
 /**
- * A client that hands its model the raw result of an error (Gemini CLI, Qwen Code: text and structuredContent
- * both, as JSON) gets such a result without structuredContent: the text holds all of it, so its model reads it once.
+ * Each part holds the whole answer, so a client whose model would get both gets one: without structuredContent
+ * when it hands its model both parts (Qwen Code) or the raw result of an error (Gemini CLI); without the text when
+ * that raw result would carry the text twice (Qwen Code's errors).
  */
 function forClient(result: CallToolResult, client: KnownClient | undefined): CallToolResult {
-  if (result.isError && client?.reads?.error === "raw") delete result.structuredContent;
+  const reads = result.isError ? client?.reads?.error : client?.reads?.ok;
+  if (reads === "both" || reads === "raw") delete result.structuredContent;
+  else if (reads === "raw-text-twice" && result.structuredContent !== undefined) result.content = [];
   return result;
 }
 

@@ -21,8 +21,8 @@ function responseBytes(conn: Conn, method: string): { bytes: number; message: Js
 
 /**
  * What each client hands its model of a successful result (docs/mcp.md "What each client's model receives"):
- * Claude Code and Codex the structuredContent as JSON; Gemini CLI each text block in <untrusted_context>; Qwen Code
- * and opencode the text blocks as they are.
+ * Claude Code and Codex the structuredContent as JSON; Gemini CLI each text block in <untrusted_context>; opencode
+ * the text blocks as they are; Qwen Code both (it gets no structuredContent, so the text alone).
  */
 function asModelsReceiveIt(result: Json): Record<string, string> {
   const text = textOf(result);
@@ -221,13 +221,24 @@ for (const era of ["legacy", "modern"] as Era[]) {
   });
 }
 
-describe("a client that shows its model the raw result of an error gets it once", () => {
-  test("Gemini CLI and Qwen Code: an isError result has no structuredContent; its text holds all", async () => {
+describe("a client whose model would get both parts gets the text alone", () => {
+  test("Qwen Code: text, or on isError structuredContent; Gemini CLI on isError: text; others both", async () => {
     const box = makeSandbox();
     try {
-      for (const name of ["gemini-cli-mcp-client", "qwen-cli-mcp-client-awaitless", "claude-code"]) {
+      // [clientInfo.name, structuredContent on a success, on an error]
+      const cases = [
+        ["gemini-cli-mcp-client", true, false],
+        ["qwen-cli-mcp-client-awaitless", false, true],
+        ["claude-code", true, true],
+        ["some-agent", true, true],
+      ] as const;
+      for (const [name, onSuccess, onError] of cases) {
         const conn = await connectStdio("legacy", box.env, box.root, name);
         try {
+          const ok = await conn.client.callTool({
+            name: "run",
+            arguments: { command: ["echo", `ok ${name}`] },
+          });
           const failed = await conn.client.callTool({
             name: "run",
             arguments: { command: ["sh", "-c", "echo broken >&2; exit 4"] },
@@ -236,13 +247,24 @@ describe("a client that shows its model the raw result of an error gets it once"
             name: "run",
             arguments: { command: ["true"], cwdd: "/" },
           });
-          const raw = name !== "claude-code";
-          for (const r of [failed, refused]) {
-            expect(r.isError).toBe(true);
-            expect({ name, structured: r.structuredContent !== undefined }).toEqual({
-              name,
-              structured: !raw,
+          const has = (r: Json) => r.structuredContent !== undefined;
+          expect({ name, ok: has(ok), failed: has(failed), refused: has(refused) }).toEqual({
+            name,
+            ok: onSuccess,
+            failed: onError,
+            refused: onError,
+          });
+          expect(textOf(ok)).toContain(`stdout (${`ok ${name}`.length + 1} bytes):\nok ${name}`);
+          if (name.startsWith("qwen")) {
+            // Qwen Code's raw error result repeats the text blocks: its errors carry structuredContent alone
+            for (const r of [failed, refused]) expect(r.content).toEqual([]);
+            expect(structured<Json>(failed)).toMatchObject({
+              state: "failed",
+              exit_code: 4,
+              digest: ["broken"],
             });
+            expect(structured<{ error: Json }>(refused).error).toMatchObject({ code: "invalid_argument" });
+            continue;
           }
           expect(textOf(failed)).toContain("failed with exit code 4");
           expect(textOf(failed)).toContain("Digest:\nbroken");
@@ -257,5 +279,5 @@ describe("a client that shows its model the raw result of an error gets it once"
     } finally {
       box.remove();
     }
-  }, 30_000);
+  }, 40_000);
 });

@@ -113,8 +113,15 @@ describe("arguments a client injects (Gemini CLI's wait_for_previous)", () => {
       expect({ name, isError: r.isError ?? false }).toEqual({ name, isError: false });
     }
     const { tools } = await client.listTools();
-    for (const tool of tools)
+    for (const tool of tools) {
       expect(Object.keys(tool.inputSchema.properties ?? {})).not.toContain("wait_for_previous");
+      // listed open: Gemini CLI's own check would refuse an unlisted argument without naming it ("params must NOT
+      // have additional properties"); the server refuses it, by name
+      expect({ tool: tool.name, closed: "additionalProperties" in tool.inputSchema }).toEqual({
+        tool: tool.name,
+        closed: false,
+      });
+    }
 
     const typo = await client.callTool({
       name: "run",
