@@ -3,7 +3,7 @@
 import { writeFileSync } from "node:fs";
 import { createTaskSessionFromClient, resultFromTaskOutcome } from "@modelcontextprotocol/ext-tasks/client";
 import { isTerminal, type JobState } from "../src/core/job.ts";
-import { structured } from "../test/mcp/harness.ts";
+import { structured, textOf } from "../test/mcp/harness.ts";
 import { BINARY, connectStdio, makeSandbox } from "../test/mcp/stdio-client.ts";
 import {
   JOBS,
@@ -76,7 +76,9 @@ export async function runEconomy(options: EconomyOptions): Promise<Outcome[]> {
         conns.push(conn);
         const outcomes: Outcome[] = [];
         for (const job of jobs)
-          outcomes.push(await runOne(conn, profile, job, scale, `p${index}`, options.limitSlackMs ?? 0));
+          outcomes.push(
+            await runOne(conn, box.env, profile, job, scale, `p${index}`, options.limitSlackMs ?? 0),
+          );
         checkHoldLine(conn, profile);
         return outcomes;
       }),
@@ -99,8 +101,16 @@ function checkHoldLine(conn: Conn, profile: Profile): void {
     throw new Error(`${profile.label}: the server did not pick the expected hold: ${line ?? conn.stderr()}`);
 }
 
+/** The job's status through the CLI (bench bookkeeping, not one of the agent's calls). */
+function cliStatus(env: Record<string, string>, jobId: string): Json {
+  const r = Bun.spawnSync([BINARY, "status", jobId, "--json"], { env, stdout: "pipe", stderr: "pipe" });
+  if (r.exitCode !== 0) throw new Error(`awaitless status ${jobId}: ${r.stderr.toString()}`);
+  return JSON.parse(r.stdout.toString()) as Json;
+}
+
 async function runOne(
   conn: Conn,
+  env: Record<string, string>,
   profile: Profile,
   job: (typeof JOBS)[number],
   scale: number,
@@ -127,8 +137,13 @@ async function runOne(
     if (e.message.method !== undefined) notifications++;
   }
   const requests = window.filter((e) => e.dir === ">>" && e.message.id !== undefined).length;
+  // A client that got the text alone (Qwen Code) has no timestamps in what it read: the CLI has them.
+  const final =
+    run.final.created_at === undefined
+      ? { ...run.final, ...cliStatus(env, String(run.final.job_id)) }
+      : run.final;
   const measuredSeconds =
-    ((Date.parse(String(run.final.finished_at)) - Date.parse(String(run.final.created_at))) / 1000) * scale;
+    ((Date.parse(String(final.finished_at)) - Date.parse(String(final.created_at))) / 1000) * scale;
   const ceilingOf = (d: number) => (profile === NAIVE ? null : 1 + Math.ceil(d / profile.holdSeconds));
   return {
     profile,
@@ -156,6 +171,21 @@ interface AgentRun {
 /** Calls the agent may make for one result before the bench calls it a runaway loop. */
 const MAX_CALLS = 400;
 
+/**
+ * What the agent reads of an answer: its structuredContent, or for a client that gets the text alone (Qwen Code)
+ * the job, its state and whether the result is delivered, from the text (a pending one names the next call).
+ */
+function answerOf(result: unknown): Json {
+  const body = structured<Json | undefined>(result);
+  if (body !== undefined) return body;
+  const text = textOf(result);
+  const job = /^Job (job_\w+)(?: \([^)]*\))? (succeeded|failed|was killed|ended (\w+)|is (\w+))/.exec(text);
+  if (job === null) throw new Error(`an answer without structuredContent whose text names no job: ${text}`);
+  const pending = /Call wait_for_job with/.test(text);
+  const state = job[2] === "was killed" ? "timed_out" : (job[3] ?? job[4] ?? job[2]);
+  return { job_id: job[1], state, delivery_state: pending ? "pending" : "delivered" };
+}
+
 /** `run`, then `wait_for_job` while the answer is pending; a call the client cuts at its limit is made again. */
 async function heldAgent(
   conn: Conn,
@@ -178,7 +208,7 @@ async function heldAgent(
         : { name: "wait_for_job", arguments: { job_id: jobId } };
     let body: Json;
     try {
-      body = structured<Json>(await conn.client.callTool(call, options));
+      body = answerOf(await conn.client.callTool(call, options));
     } catch {
       cut++; // the client gave up on the call (its own limit): the agent calls again
       continue;
