@@ -2,6 +2,7 @@
 // official ext-tasks requester, raw edge cases, schema validity.
 import { afterEach, describe, expect, test } from "bun:test";
 import { createTaskSessionFromClient, resultFromTaskOutcome } from "@modelcontextprotocol/ext-tasks/client";
+import { until } from "../helpers/until.ts";
 import { structured, type TapTransport, textOf, v2Framing } from "./harness.ts";
 import { connectInProcess } from "./in-process.ts";
 import { type RealService, realService } from "./real-service.ts";
@@ -164,7 +165,11 @@ describe("Tasks extension (2026-07-28)", () => {
     });
     const taskId = created.result?.taskId as string;
     await gate.write(taskId, "step 1\n");
-    const got = await raw(conn.tap, "tasks/get", { taskId });
+    // a busy machine may answer before the output is observed: ask until the answer says so
+    const got = await until("tasks/get to report the output", async () => {
+      const r = await raw(conn.tap, "tasks/get", { taskId });
+      return /last output/.test(String(r.result?.statusMessage)) ? r : null;
+    });
     expect(got.result).toMatchObject({
       taskId,
       status: "working",
