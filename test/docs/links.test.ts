@@ -17,8 +17,10 @@ function markdownFiles(): string[] {
 
 const anchorCache = new Map<string, Set<string>>();
 function anchorsIn(path: string): Set<string> {
-  let a = anchorCache.get(path);
-  if (!a) anchorCache.set(path, (a = anchorsOf(readFileSync(path, "utf8"))));
+  const known = anchorCache.get(path);
+  if (known) return known;
+  const a = anchorsOf(readFileSync(path, "utf8"));
+  anchorCache.set(path, a);
   return a;
 }
 
@@ -27,12 +29,14 @@ export function problemOf(link: Link): string | undefined {
   if (isExternal(link.target)) return undefined;
   const [pathPart, anchor] = link.target.split("#", 2) as [string, string | undefined];
   if (link.target.startsWith("/")) return "an absolute path: write it relative to this file";
-  const path = pathPart === "" ? join(ROOT, link.file) : resolve(ROOT, dirname(link.file), decodeURI(pathPart));
+  const path =
+    pathPart === "" ? join(ROOT, link.file) : resolve(ROOT, dirname(link.file), decodeURI(pathPart));
   const inRepo = relative(ROOT, path);
   if (inRepo.startsWith("..")) return `leads outside the repository (${inRepo})`;
   if (!existsSync(path)) return `no such file ${inRepo}`;
   if (anchor === undefined) return undefined;
-  if (statSync(path).isDirectory() || !path.endsWith(".md")) return `an anchor into ${inRepo}, which is not a page`;
+  if (statSync(path).isDirectory() || !path.endsWith(".md"))
+    return `an anchor into ${inRepo}, which is not a page`;
   if (!anchorsIn(path).has(anchor)) {
     const near = [...anchorsIn(path)].filter((a) => a.includes(anchor) || anchor.includes(a)).slice(0, 3);
     return `${inRepo} has no heading #${anchor}${near.length ? ` (near: ${near.map((a) => `#${a}`).join(", ")})` : ""}`;
@@ -49,7 +53,7 @@ describe("GitHub's heading anchors", () => {
     expect(slug(headingText("Agent economy (`bench/agent-economy.ts`, time-scaled 20×)"))).toBe(
       "agent-economy-benchagent-economyts-time-scaled-20",
     );
-    expect(slug(headingText("transport = \"openssh\""))).toBe("transport--openssh");
+    expect(slug(headingText('transport = "openssh"'))).toBe("transport--openssh");
     expect(slug(headingText("Tasks extension (`io.modelcontextprotocol/tasks`, 2026-07-28)"))).toBe(
       "tasks-extension-iomodelcontextprotocoltasks-2026-07-28",
     );
@@ -63,14 +67,19 @@ describe("GitHub's heading anchors", () => {
 
   test("links are read outside code spans and fences; problems are named", () => {
     const text = "see [a](b.md#c) and `[x](nope.md)`\n```md\n[y](nope.md)\n```\n[ref]: ./docs/cli.md\n";
-    expect(linksOf("README.md", text).map((l) => `${l.line}:${l.target}`)).toEqual(["1:b.md#c", "5:./docs/cli.md"]);
+    expect(linksOf("README.md", text).map((l) => `${l.line}:${l.target}`)).toEqual([
+      "1:b.md#c",
+      "5:./docs/cli.md",
+    ]);
     expect(problemOf({ file: "docs/cli.md", line: 1, target: "slurm.md#no-such-heading" })).toContain(
       "docs/slurm.md has no heading #no-such-heading",
     );
     expect(problemOf({ file: "docs/cli.md", line: 1, target: `../../${"shared"}/x.md` })).toContain(
       "leads outside the repository",
     );
-    expect(problemOf({ file: "README.md", line: 1, target: "docs/nope.md" })).toBe("no such file docs/nope.md");
+    expect(problemOf({ file: "README.md", line: 1, target: "docs/nope.md" })).toBe(
+      "no such file docs/nope.md",
+    );
     expect(problemOf({ file: "README.md", line: 1, target: "https://example.com/x#y" })).toBeUndefined();
   });
 });

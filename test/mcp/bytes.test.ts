@@ -67,7 +67,7 @@ for (const era of ["legacy", "modern"] as Era[]) {
       const { bytes, message } = responseBytes(conn, "tools/call");
       const result = message.result as Json;
       const structured = result.structuredContent as Json;
-      // structuredContent stays the full documented result (PROTOCOL.md); the text takes at most 100 bytes, and an
+      // structuredContent stays the full documented result (docs/protocol.md); the text takes at most 100 bytes, and an
       // inline answer, which holds the whole result, has no resource link (measured: 943 B legacy, 1 053 B 2026;
       // structuredContent alone is 795 B).
       expect(Buffer.byteLength(JSON.stringify(result.content))).toBeLessThanOrEqual(100);

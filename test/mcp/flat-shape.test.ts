@@ -15,7 +15,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/** The envelope fields PROTOCOL.md "Waiting and delivery" names: beside the result, outside its hash. */
+/** The envelope fields docs/protocol.md ("Waiting and delivery") names: beside the result, outside its hash. */
 const ENVELOPE: readonly string[] = ENVELOPE_FIELDS;
 const resultPart = (answer: Json): Json =>
   Object.fromEntries(Object.entries(answer).filter(([k]) => !ENVELOPE.includes(k)));
