@@ -1,0 +1,25 @@
+// `mcp-config --npx`: an entry that starts the server with `npx -y awaitless mcp …` (the npm package) rather than by
+// this binary's path; and the note for a binary that itself runs from npx's cache, which npm may clear.
+
+/** What starts the server: a command and the words before `mcp …`. */
+export interface Launcher {
+  command: string;
+  args: string[];
+}
+
+/** The npm package through npx: fetched on first use, then from npx's cache; `-y` answers npx's install prompt. */
+export const NPX_LAUNCHER: Launcher = { command: "npx", args: ["-y", "awaitless"] };
+
+/** The entry with its command replaced by the launcher's, the launcher's words before the server's arguments. */
+export function launched<T extends { command: string; args: string[] }>(
+  entry: T,
+  launcher: Launcher | undefined,
+): T {
+  return launcher ? { ...entry, command: launcher.command, args: [...launcher.args, ...entry.args] } : entry;
+}
+
+/** npm's cache for `npx` (`~/.npm/_npx/<hash>/node_modules/…`): a binary there is gone after `npm cache clean`. */
+export function npxCacheNote(binary: string): string | undefined {
+  if (!/\/_npx\/[^/]+\/node_modules\//.test(binary)) return undefined;
+  return `note: this awaitless runs from npx's cache (${binary}), which npm may clear; --npx writes an entry that starts it with npx -y awaitless instead\n`;
+}
