@@ -91,13 +91,17 @@ describe.skipIf(why !== "")("npm packages", () => {
     });
   });
 
-  test("npm i -g puts awaitless (and 0.8's two server names) on the prefix's PATH", () => {
+  test("npm i -g puts awaitless (and 0.8's two server names) on the prefix's PATH; hints name it so", () => {
     for (const name of ["awaitless", "awaitless-mcp", "awaitless-runner"])
       expect(lstatSync(join(prefix, "bin", name)).isSymbolicLink()).toBe(true);
     const home = fresh("home");
     const r = sh(["awaitless", "--version"], home, npmEnv(home));
     expect(r.err).toBe("");
     expect(r.out).toBe(`awaitless ${packed.version}\n`);
+    // Hints name the command as PATH finds it (the launcher), not the binary's path inside node_modules.
+    const s = sh(["awaitless", "submit", "--", "true"], home, npmEnv(home));
+    expect(s.code, s.err).toBe(0);
+    expect(s.err).toContain(`wait for it: awaitless wait ${s.out.trim()}`);
   });
 
   test(
