@@ -139,14 +139,6 @@ export function buildTarget(t: ReleaseTarget, outdir: string): BuiltAsset {
   return { target: t, file, sizeBytes: statSync(file).size, sha256: sha256File(file) };
 }
 
-/** `<asset>.gz` beside the binary (gzip -9: the 116 MB linux-x64 binary becomes about 54 MB). */
-export function gzipAsset(file: string): { file: string; sizeBytes: number; sha256: string } {
-  const gz = `${file}.gz`;
-  writeFileSync(`${gz}.partial`, Bun.gzipSync(readFileSync(file), { level: 9 }));
-  renameSync(`${gz}.partial`, gz);
-  return { file: gz, sizeBytes: statSync(gz).size, sha256: sha256File(gz) };
-}
-
 /**
  * The .xz settings: preset 6 (an 8 MiB dictionary: any unxz decodes it in about 10 MiB, busybox's included), one
  * thread (one block, the smallest file). Higher presets and the x86 filter save 2–3 % more, and busybox's unxz cannot
@@ -172,6 +164,14 @@ export async function xzAsset(file: string): Promise<{ file: string; sizeBytes: 
   }
   renameSync(`${xz}.partial`, xz);
   return { file: xz, sizeBytes: statSync(xz).size, sha256: sha256File(xz) };
+}
+
+/** `<asset>.gz` beside the binary (gzip -9: the 116 MB linux-x64 binary becomes about 54 MB). */
+export function gzipAsset(file: string): { file: string; sizeBytes: number; sha256: string } {
+  const gz = `${file}.gz`;
+  writeFileSync(`${gz}.partial`, Bun.gzipSync(readFileSync(file), { level: 9 }));
+  renameSync(`${gz}.partial`, gz);
+  return { file: gz, sizeBytes: statSync(gz).size, sha256: sha256File(gz) };
 }
 
 export function selectTargets(only: string | undefined): ReleaseTarget[] {
