@@ -10,12 +10,23 @@ export interface Launcher {
 /** The npm package through npx: fetched on first use, then from npx's cache; `-y` answers npx's install prompt. */
 export const NPX_LAUNCHER: Launcher = { command: "npx", args: ["-y", "awaitless"] };
 
-/** The entry with its command replaced by the launcher's, the launcher's words before the server's arguments. */
-export function launched<T extends { command: string; args: string[] }>(
+/**
+ * The entry started by the launcher: its command, then its words, then the server's arguments; for an entry whose
+ * command is one argv array (opencode's), the same inside that array.
+ */
+export function launched<T extends { command: string | string[]; args?: string[] }>(
   entry: T,
   launcher: Launcher | undefined,
 ): T {
-  return launcher ? { ...entry, command: launcher.command, args: [...launcher.args, ...entry.args] } : entry;
+  if (!launcher) return entry;
+  if (Array.isArray(entry.command))
+    return { ...entry, command: [launcher.command, ...launcher.args, ...entry.command.slice(1)] };
+  return { ...entry, command: launcher.command, args: [...launcher.args, ...(entry.args ?? [])] };
+}
+
+/** The command line an entry runs, words joined by spaces (for a message, not a shell). */
+export function commandLine(entry: { command: string | string[]; args?: string[] }): string {
+  return (Array.isArray(entry.command) ? entry.command : [entry.command, ...(entry.args ?? [])]).join(" ");
 }
 
 /** npm's cache for `npx` (`~/.npm/_npx/<hash>/node_modules/…`): a binary there is gone after `npm cache clean`. */

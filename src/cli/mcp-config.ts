@@ -13,7 +13,7 @@ import { dirname, join } from "node:path";
 import { AwaitlessError, EXIT, invalid } from "../core/errors.ts";
 import { didYouMean } from "../core/nearest-name.ts";
 import type { CliIo } from "./cli-io.ts";
-import { type Launcher, launched, NPX_LAUNCHER, npxCacheNote } from "./mcp-config-npx.ts";
+import { commandLine, type Launcher, launched, NPX_LAUNCHER, npxCacheNote } from "./mcp-config-npx.ts";
 import { mergeCodexToml, renderCodexToml } from "./mcp-config-toml.ts";
 
 export const MCP_CLIENTS = ["claude", "codex", "cursor", "gemini", "json"] as const;
@@ -190,7 +190,7 @@ export async function mcpConfigCommand(
     const again = `awaitless mcp-config ${client}${launcher ? " --npx" : ""} --write`;
     const where = file ? `merge it into ${file}: ${again}` : "";
     if (client === "claude")
-      io.stderr.write(`# or: claude mcp add ${SERVER_NAME} -- ${[entry.command, ...entry.args].join(" ")}\n`);
+      io.stderr.write(`# or: claude mcp add ${SERVER_NAME} -- ${commandLine(entry)}\n`);
     if (where) io.stderr.write(`# ${where}\n`);
     return EXIT.ok;
   }
@@ -204,7 +204,7 @@ export async function mcpConfigCommand(
   else if (!r.changed) io.stdout.write(`${file} already has this ${SERVER_NAME} entry; nothing changed\n`);
   else
     io.stdout.write(
-      `added the ${SERVER_NAME} server (${[entry.command, ...entry.args].join(" ")}) to ${file}${r.backup ? `; backup: ${r.backup}` : ""}\n` +
+      `added the ${SERVER_NAME} server (${commandLine(entry)}) to ${file}${r.backup ? `; backup: ${r.backup}` : ""}\n` +
         `restart ${client === "json" ? "the client" : client} to load it\n`,
     );
   return EXIT.ok;

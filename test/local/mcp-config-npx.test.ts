@@ -29,6 +29,14 @@ test("the launcher goes before the server's arguments; without one the entry is 
     timeout: 1,
   });
   expect(launched(entry, undefined)).toBe(entry);
+  // An entry whose command is one argv array (opencode's shape).
+  expect(
+    launched({ type: "local", command: ["/opt/awaitless", "mcp"], timeout: 600000 }, NPX_LAUNCHER),
+  ).toEqual({
+    type: "local",
+    command: ["npx", "-y", "awaitless", "mcp"],
+    timeout: 600000,
+  });
   expect(npxCacheNote("/home/u/.npm/_npx/8a3f/node_modules/@awaitless/linux-x64/bin/awaitless")).toContain(
     "--npx",
   );
