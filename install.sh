@@ -218,14 +218,9 @@ main() {
 	fi
 	if [ -z "$got" ]; then
 		say "installing $asset ($version) from $url"
-		fetch "$url/$asset" "$work/$asset" ||
-			die "could not download $url/$asset" "this release may not have a $target build; see --help for --target"
+		download "$asset"
 	fi
-	actual=$(sha256_of "$work/$asset")
-	if [ "$actual" != "$expected" ]; then
-		die "checksum mismatch for $asset: expected $expected, got $actual; nothing was installed" \
-			"retry the download; if it keeps failing, report it (the file may have been tampered with)"
-	fi
+	verify "$asset" "$expected"
 
 	mkdir -p "$dir" || die "cannot create $dir" "choose another directory with --dir or AWAITLESS_INSTALL_DIR"
 	cp "$work/$asset" "$staged" || die "cannot write into $dir" "choose a writable directory with --dir"
@@ -274,16 +269,23 @@ xz_unpacker() { # the command that writes an .xz file's content to stdout: xz, u
 	fi
 }
 
-fetch_packed() { # fetch_packed EXT SHA256 UNPACK…: $asset.EXT downloaded, checked, unpacked into $work/$asset
-	ext=$1 want=$2
-	shift 2
-	fetch "$url/$asset.$ext" "$work/$asset.$ext" ||
-		die "could not download $url/$asset.$ext" "this release may not have a $target build; see --help for --target"
-	actual=$(sha256_of "$work/$asset.$ext")
-	if [ "$actual" != "$want" ]; then
-		die "checksum mismatch for $asset.$ext: expected $want, got $actual; nothing was installed" \
+download() { # download NAME: $url/NAME into $work/NAME, or stop
+	fetch "$url/$1" "$work/$1" ||
+		die "could not download $url/$1" "this release may not have a $target build; see --help for --target"
+}
+
+verify() { # verify NAME SHA256: $work/NAME has that SHA-256, or stop with nothing installed
+	actual=$(sha256_of "$work/$1")
+	[ "$actual" = "$2" ] ||
+		die "checksum mismatch for $1: expected $2, got $actual; nothing was installed" \
 			"retry the download; if it keeps failing, report it (the file may have been tampered with)"
-	fi
+}
+
+fetch_packed() { # fetch_packed EXT SHA256 UNPACK…: $asset.EXT downloaded, checked, unpacked into $work/$asset
+	ext=$1
+	download "$asset.$ext"
+	verify "$asset.$ext" "$2"
+	shift 2
 	if "$@" <"$work/$asset.$ext" >"$work/$asset"; then
 		rm -f "$work/$asset.$ext"
 		return 0

@@ -6,7 +6,7 @@
 //   --outdir  where the package directories go (default dist/npm); --pack also writes their tarballs there
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { assetName, checkBinary, type ReleaseTarget, sniffBinary, TARGETS } from "./release.ts";
+import { assetName, checkBinary, type ReleaseTarget, selectNamed, sniffBinary, TARGETS } from "./release.ts";
 
 const ROOT = join(import.meta.dir, "..");
 export const SCOPE = "@awaitless";
@@ -144,14 +144,7 @@ export function platformManifest(p: NpmPlatform, m: ProjectMeta): Record<string,
 }
 
 export function selectPlatforms(only: string | undefined): NpmPlatform[] {
-  if (!only) return [...NPM_PLATFORMS];
-  const names = only.split(",").filter(Boolean);
-  const unknown = names.filter((n) => !NPM_PLATFORMS.some((p) => p.name === n));
-  if (unknown.length > 0)
-    throw new Error(
-      `unknown npm platform(s) ${unknown.join(", ")}; the platforms are ${NPM_PLATFORMS.map((p) => p.name).join(", ")}`,
-    );
-  return NPM_PLATFORMS.filter((p) => names.includes(p.name));
+  return selectNamed(NPM_PLATFORMS, only, "npm platform");
 }
 
 function writeJson(path: string, value: unknown): void {

@@ -174,15 +174,24 @@ export function gzipAsset(file: string): { file: string; sizeBytes: number; sha2
   return { file: gz, sizeBytes: statSync(gz).size, sha256: sha256File(gz) };
 }
 
-export function selectTargets(only: string | undefined): ReleaseTarget[] {
-  if (!only) return [...TARGETS];
+/** The entries of `all` that `--only=a,b` names (all without it); an unknown name is refused with the list. */
+export function selectNamed<T extends { name: string }>(
+  all: readonly T[],
+  only: string | undefined,
+  what: string,
+): T[] {
+  if (!only) return [...all];
   const names = only.split(",").filter(Boolean);
-  const unknown = names.filter((n) => !TARGETS.some((t) => t.name === n));
+  const unknown = names.filter((n) => !all.some((t) => t.name === n));
   if (unknown.length > 0)
     throw new Error(
-      `unknown target(s) ${unknown.join(", ")}; the targets are ${TARGETS.map((t) => t.name).join(", ")}`,
+      `unknown ${what}(s) ${unknown.join(", ")}; the ${what}s are ${all.map((t) => t.name).join(", ")}`,
     );
-  return TARGETS.filter((t) => names.includes(t.name));
+  return all.filter((t) => names.includes(t.name));
+}
+
+export function selectTargets(only: string | undefined): ReleaseTarget[] {
+  return selectNamed(TARGETS, only, "target");
 }
 
 const mib = (n: number): string => `${(n / 1024 / 1024).toFixed(1)} MiB`;
