@@ -174,6 +174,10 @@ export function gzipAsset(file: string): { file: string; sizeBytes: number; sha2
   return { file: gz, sizeBytes: statSync(gz).size, sha256: sha256File(gz) };
 }
 
+export function selectTargets(only: string | undefined): ReleaseTarget[] {
+  return selectNamed(TARGETS, only, "target");
+}
+
 /** The entries of `all` that `--only=a,b` names (all without it); an unknown name is refused with the list. */
 export function selectNamed<T extends { name: string }>(
   all: readonly T[],
@@ -188,10 +192,6 @@ export function selectNamed<T extends { name: string }>(
       `unknown ${what}(s) ${unknown.join(", ")}; the ${what}s are ${all.map((t) => t.name).join(", ")}`,
     );
   return all.filter((t) => names.includes(t.name));
-}
-
-export function selectTargets(only: string | undefined): ReleaseTarget[] {
-  return selectNamed(TARGETS, only, "target");
 }
 
 const mib = (n: number): string => `${(n / 1024 / 1024).toFixed(1)} MiB`;
