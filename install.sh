@@ -17,9 +17,9 @@
 # named in /bin/sh, then /lib/ld-musl-*),
 # the avx2 flag in /proc/cpuinfo, and on macOS `sysctl` (Rosetta, AVX2).
 #
-# The release has each binary twice: `awaitless-<target>.gz` (about half the download) and the plain file.
-# With gzip on the machine the compressed one is fetched; both the .gz and the unpacked binary are checked
-# against SHA256SUMS.
+# The release has each binary three times: `awaitless-<target>.xz` (about a third of the plain file), `.gz`
+# (about half) and the plain file. The installer fetches the smallest one this machine can unpack (xz, unxz or
+# busybox's unxz; else gzip; else none), and checks both the compressed file and the binary against SHA256SUMS.
 #
 # Everything runs inside main(), called on the last line: a truncated download of this script does nothing.
 set -eu
@@ -202,28 +202,25 @@ main() {
 		die "could not download $url/SHA256SUMS" "check the version ($version) and your network; releases are listed at $RELEASES_URL"
 	expected=$(sum_of "$asset" "$work/SHA256SUMS")
 	[ -n "$expected" ] || die "SHA256SUMS has no entry for $asset" "the release is incomplete; try another --version"
+	# The smallest download this machine can unpack: .xz, else .gz, else the plain file. A compressed file that
+	# fails its checksum stops everything; one that does not unpack here falls through to the next format.
+	got=
+	expected_xz=$(sum_of "$asset.xz" "$work/SHA256SUMS")
+	if [ -n "$expected_xz" ] && unxz=$(xz_unpacker); then
+		say "installing $asset ($version, xz) from $url"
+		# shellcheck disable=SC2086 # the unpacker is a command and its options, split on purpose
+		fetch_packed xz "$expected_xz" $unxz && got=1
+	fi
 	expected_gz=$(sum_of "$asset.gz" "$work/SHA256SUMS")
-	if [ -n "$expected_gz" ] && command -v gzip >/dev/null 2>&1; then
-		say "installing $asset ($version, compressed) from $url"
-		fetch "$url/$asset.gz" "$work/$asset.gz" ||
-			die "could not download $url/$asset.gz" "this release may not have a $target build; see --help for --target"
-		actual=$(sha256_of "$work/$asset.gz")
-		if [ "$actual" != "$expected_gz" ]; then
-			die "checksum mismatch for $asset.gz: expected $expected_gz, got $actual; nothing was installed" \
-				"retry the download; if it keeps failing, report it (the file may have been tampered with)"
-		fi
-		gzip -dc "$work/$asset.gz" >"$work/$asset" ||
-			die "could not unpack $asset.gz; nothing was installed" "retry; or remove gzip from PATH to fetch the uncompressed build"
-	else
+	if [ -z "$got" ] && [ -n "$expected_gz" ] && command -v gzip >/dev/null 2>&1; then
+		say "installing $asset ($version, gzip) from $url"
+		fetch_packed gz "$expected_gz" gzip -dc && got=1
+	fi
+	if [ -z "$got" ]; then
 		say "installing $asset ($version) from $url"
-		fetch "$url/$asset" "$work/$asset" ||
-			die "could not download $url/$asset" "this release may not have a $target build; see --help for --target"
+		download "$asset"
 	fi
-	actual=$(sha256_of "$work/$asset")
-	if [ "$actual" != "$expected" ]; then
-		die "checksum mismatch for $asset: expected $expected, got $actual; nothing was installed" \
-			"retry the download; if it keeps failing, report it (the file may have been tampered with)"
-	fi
+	verify "$asset" "$expected"
 
 	mkdir -p "$dir" || die "cannot create $dir" "choose another directory with --dir or AWAITLESS_INSTALL_DIR"
 	cp "$work/$asset" "$staged" || die "cannot write into $dir" "choose a writable directory with --dir"
@@ -258,6 +255,44 @@ main() {
 	run=$dir/awaitless
 	[ "$(command -v awaitless 2>/dev/null || true)" = "$dir/awaitless" ] && run=awaitless
 	say "next: $run demo   (then: $run mcp-config claude --write, or codex, cursor, gemini)"
+}
+
+xz_unpacker() { # the command that writes an .xz file's content to stdout: xz, unxz or busybox's applet; else fails
+	if command -v xz >/dev/null 2>&1; then
+		echo "xz -dc"
+	elif command -v unxz >/dev/null 2>&1; then
+		echo "unxz -c"
+	elif command -v busybox >/dev/null 2>&1 && busybox --list 2>/dev/null | grep -qx unxz; then
+		echo "busybox unxz -c"
+	else
+		return 1
+	fi
+}
+
+download() { # download NAME: $url/NAME into $work/NAME, or stop
+	fetch "$url/$1" "$work/$1" ||
+		die "could not download $url/$1" "this release may not have a $target build; see --help for --target"
+}
+
+verify() { # verify NAME SHA256: $work/NAME has that SHA-256, or stop with nothing installed
+	actual=$(sha256_of "$work/$1")
+	[ "$actual" = "$2" ] ||
+		die "checksum mismatch for $1: expected $2, got $actual; nothing was installed" \
+			"retry the download; if it keeps failing, report it (the file may have been tampered with)"
+}
+
+fetch_packed() { # fetch_packed EXT SHA256 UNPACK…: $asset.EXT downloaded, checked, unpacked into $work/$asset
+	ext=$1
+	download "$asset.$ext"
+	verify "$asset.$ext" "$2"
+	shift 2
+	if "$@" <"$work/$asset.$ext" >"$work/$asset"; then
+		rm -f "$work/$asset.$ext"
+		return 0
+	fi
+	say "could not unpack $asset.$ext with $*; trying the next format"
+	rm -f "$work/$asset" "$work/$asset.$ext"
+	return 1
 }
 
 inode_of() { # the inode a path (followed through links) names, or nothing

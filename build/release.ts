@@ -1,9 +1,10 @@
-// Release builds: every target through build/build.ts into one directory, each also gzipped, with
-// SHA256SUMS (both files of each target) and a size report.
+// Release builds: every target through build/build.ts into one directory, each also compressed with xz and
+// with gzip, with SHA256SUMS (the three files of each target) and a size report. The .xz files need `xz`.
 // Usage: bun build/release.ts [--outdir=DIR] [--only=linux-x64,darwin-arm64]
 // Bun fetches each cross-target runtime from the npm registry (cached under ~/.bun/install/cache).
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { join, resolve } from "node:path";
 
 export interface ReleaseTarget {
@@ -138,6 +139,33 @@ export function buildTarget(t: ReleaseTarget, outdir: string): BuiltAsset {
   return { target: t, file, sizeBytes: statSync(file).size, sha256: sha256File(file) };
 }
 
+/**
+ * The .xz settings: preset 6 (an 8 MiB dictionary: any unxz decodes it in about 10 MiB, busybox's included), one
+ * thread (one block, the smallest file). Higher presets and the x86 filter save 2–3 % more, and busybox's unxz cannot
+ * decode the filter; docs/install.md has the measurements.
+ */
+export const XZ_ARGS: readonly string[] = ["-6", "--threads=1"];
+
+/** `<asset>.xz` beside the binary, written by the `xz` on PATH. */
+export async function xzAsset(file: string): Promise<{ file: string; sizeBytes: number; sha256: string }> {
+  if (!Bun.which("xz"))
+    throw new Error(
+      "xz is not installed (the .xz assets need it): apt-get install xz-utils, or brew install xz",
+    );
+  const xz = `${file}.xz`;
+  const proc = Bun.spawn(["sh", "-c", 'exec xz "$@" -c -- "$0" > "$0.xz.partial"', file, ...XZ_ARGS], {
+    stdout: "inherit",
+    stderr: "pipe",
+  });
+  const [code, stderr] = await Promise.all([proc.exited, new Response(proc.stderr).text()]);
+  if (code !== 0) {
+    rmSync(`${xz}.partial`, { force: true });
+    throw new Error(`xz ${XZ_ARGS.join(" ")} ${file} failed (${code}): ${stderr.trim()}`);
+  }
+  renameSync(`${xz}.partial`, xz);
+  return { file: xz, sizeBytes: statSync(xz).size, sha256: sha256File(xz) };
+}
+
 /** `<asset>.gz` beside the binary (gzip -9: the 116 MB linux-x64 binary becomes about 54 MB). */
 export function gzipAsset(file: string): { file: string; sizeBytes: number; sha256: string } {
   const gz = `${file}.gz`;
@@ -147,14 +175,23 @@ export function gzipAsset(file: string): { file: string; sizeBytes: number; sha2
 }
 
 export function selectTargets(only: string | undefined): ReleaseTarget[] {
-  if (!only) return [...TARGETS];
+  return selectNamed(TARGETS, only, "target");
+}
+
+/** The entries of `all` that `--only=a,b` names (all without it); an unknown name is refused with the list. */
+export function selectNamed<T extends { name: string }>(
+  all: readonly T[],
+  only: string | undefined,
+  what: string,
+): T[] {
+  if (!only) return [...all];
   const names = only.split(",").filter(Boolean);
-  const unknown = names.filter((n) => !TARGETS.some((t) => t.name === n));
+  const unknown = names.filter((n) => !all.some((t) => t.name === n));
   if (unknown.length > 0)
     throw new Error(
-      `unknown target(s) ${unknown.join(", ")}; the targets are ${TARGETS.map((t) => t.name).join(", ")}`,
+      `unknown ${what}(s) ${unknown.join(", ")}; the ${what}s are ${all.map((t) => t.name).join(", ")}`,
     );
-  return TARGETS.filter((t) => names.includes(t.name));
+  return all.filter((t) => names.includes(t.name));
 }
 
 const mib = (n: number): string => `${(n / 1024 / 1024).toFixed(1)} MiB`;
@@ -167,6 +204,9 @@ async function main(): Promise<number> {
   const built: BuiltAsset[] = [];
   const sums: { file: string; sha256: string }[] = [];
   const failed: string[] = [];
+  // xz takes minutes a binary: each runs in the background while the next target builds, a few at a time.
+  const pending = new Set<Promise<void>>();
+  const room = Math.max(1, availableParallelism() - 1);
   for (const t of targets) {
     const started = performance.now();
     try {
@@ -177,11 +217,24 @@ async function main(): Promise<number> {
       const s = ((performance.now() - started) / 1000).toFixed(1);
       console.log(`${assetName(t).padEnd(34)} ${mib(a.sizeBytes).padStart(10)}  ${a.sha256}  (${s} s)`);
       console.log(`${`${assetName(t)}.gz`.padEnd(34)} ${mib(gz.sizeBytes).padStart(10)}  ${gz.sha256}`);
+      const job: Promise<void> = xzAsset(a.file)
+        .then((xz) => {
+          sums.push({ file: `${assetName(t)}.xz`, sha256: xz.sha256 });
+          console.log(`${`${assetName(t)}.xz`.padEnd(34)} ${mib(xz.sizeBytes).padStart(10)}  ${xz.sha256}`);
+        })
+        .catch((e: Error) => {
+          failed.push(`${t.name}: ${e.message}`);
+          console.error(`${`${assetName(t)}.xz`.padEnd(34)} FAILED`);
+        })
+        .finally(() => pending.delete(job));
+      pending.add(job);
+      while (pending.size >= room) await Promise.race(pending);
     } catch (e) {
       failed.push(`${t.name}: ${(e as Error).message}`);
       console.error(`${assetName(t).padEnd(34)} FAILED`);
     }
   }
+  await Promise.all(pending);
   writeFileSync(join(outdir, "SHA256SUMS"), renderSums(sums));
   const total = built.reduce((n, a) => n + a.sizeBytes, 0);
   console.log(`${built.length} binaries, ${mib(total)} in ${outdir} (checksums in SHA256SUMS)`);

@@ -202,6 +202,10 @@ export function buildCli(bind: Bind = () => () => {}): CAC {
     )
     .option("--write", "merge it into that client's config file (keeps what is there, writes a backup)")
     .option("--file <path>", "config file to merge into instead of the client's default")
+    .option(
+      "--npx",
+      "an entry that starts the server with npx -y awaitless (the npm package), not this binary's path",
+    )
     .action(bind("mcpConfig"));
   cli
     .command("completion [shell]", "print shell completions for bash, zsh or fish")

@@ -2,6 +2,7 @@
 import { realpathSync, statSync } from "node:fs";
 import { basename, delimiter, join } from "node:path";
 import { selfArgv } from "../self.ts";
+import { launchesThis } from "./npm-launcher.ts";
 import { shellWord } from "./render.ts";
 
 function isFile(p: string): boolean {
@@ -32,7 +33,7 @@ export function invokedName(
   for (const name of new Set(["awaitless", basename(argv0)])) {
     // The first hit is the one the shell runs.
     const found = dirs.map((d) => join(d, name)).find(isFile);
-    if (found && sameFile(found, exec)) return name;
+    if (found && (sameFile(found, exec) || launchesThis(found, exec))) return name;
   }
   return shellWord(argv0.includes("/") && sameFile(argv0, exec) ? argv0 : exec);
 }

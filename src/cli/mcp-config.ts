@@ -13,6 +13,7 @@ import { dirname, join } from "node:path";
 import { AwaitlessError, EXIT, invalid } from "../core/errors.ts";
 import { didYouMean } from "../core/nearest-name.ts";
 import type { CliIo } from "./cli-io.ts";
+import { commandLine, type Launcher, launched, NPX_LAUNCHER, npxCacheNote } from "./mcp-config-npx.ts";
 import { mergeCodexToml, renderCodexToml } from "./mcp-config-toml.ts";
 
 export const MCP_CLIENTS = ["claude", "codex", "cursor", "gemini", "opencode", "qwen", "json"] as const;
@@ -63,9 +64,10 @@ export function serverEntry(client: McpClient, command: string): ServerEntry {
 /** The key of the JSON config that holds the servers: opencode's `mcp`, every other client's `mcpServers`. */
 export const serversKey = (client: McpClient): string => (client === "opencode" ? "mcp" : "mcpServers");
 
-export function renderConfig(client: McpClient, command: string): string {
-  if (client === "codex") return renderCodexToml(command, codexKeys());
-  return `${JSON.stringify({ [serversKey(client)]: { [SERVER_NAME]: serverEntry(client, command) } }, null, 2)}\n`;
+export function renderConfig(client: McpClient, command: string, launcher?: Launcher): string {
+  if (client === "codex") return renderCodexToml(launcher?.command ?? command, codexKeys(launcher));
+  const entry = launched(serverEntry(client, command), launcher);
+  return `${JSON.stringify({ [serversKey(client)]: { [SERVER_NAME]: entry } }, null, 2)}\n`;
 }
 
 /** How to let a finished job wake a Claude Code session (its channels are a research preview, enabled per launch). */
@@ -163,13 +165,14 @@ export function writeConfig(
   command: string,
   file: string,
   now = new Date(),
+  launcher?: Launcher,
 ): WriteOutcome {
   const target = existsSync(file) ? realpathSync(file) : file;
   const existing = existsSync(target) ? readFileSync(target, "utf8") : undefined;
   const merged =
     client === "codex"
-      ? mergeCodexToml(existing, command, file, codexKeys())
-      : mergeJson(existing, serverEntry(client, command), file, serversKey(client));
+      ? mergeCodexToml(existing, launcher?.command ?? command, file, codexKeys(launcher))
+      : mergeJson(existing, launched(serverEntry(client, command), launcher), file, serversKey(client));
   if (!merged.changed) return { file, changed: false };
   mkdirSync(dirname(target), { recursive: true });
   let backup: string | undefined;
@@ -186,8 +189,9 @@ export function writeConfig(
   return { file, changed: true, ...(backup ? { backup } : {}) };
 }
 
-function codexKeys(): { args: string[]; toolTimeoutSec: number } {
-  return { args: serverArgs("codex"), toolTimeoutSec: WIRED_HOLDS.codex.clientTimeoutSeconds! };
+function codexKeys(launcher?: Launcher): { args: string[]; toolTimeoutSec: number } {
+  const args = [...(launcher?.args ?? []), ...serverArgs("codex")];
+  return { args, toolTimeoutSec: WIRED_HOLDS.codex.clientTimeoutSeconds! };
 }
 
 function parseClient(raw: string | undefined): McpClient {
@@ -201,23 +205,27 @@ function parseClient(raw: string | undefined): McpClient {
 
 export async function mcpConfigCommand(
   rawClient: string | undefined,
-  opts: { write?: boolean; file?: string; json?: boolean },
+  opts: { write?: boolean; file?: string; json?: boolean; npx?: boolean },
   io: CliIo,
 ): Promise<number> {
   const client = parseClient(rawClient);
   const { path: command, compiled } = binaryPath();
-  if (!compiled)
+  const launcher = opts.npx ? NPX_LAUNCHER : undefined;
+  if (!compiled && !launcher)
     io.stderr.write("note: not running from the compiled binary; the entry uses `awaitless` from PATH\n");
+  if (!launcher) io.stderr.write(npxCacheNote(command) ?? "");
+  const entry = launched(serverEntry(client, command), launcher);
   const file = opts.file ?? configPath(client, io.env);
   if (!opts.write) {
     if (opts.json) {
-      io.stdout.write(`${JSON.stringify({ client, entry: serverEntry(client, command), file })}\n`);
+      io.stdout.write(`${JSON.stringify({ client, entry, file })}\n`);
       return EXIT.ok;
     }
-    io.stdout.write(renderConfig(client, command));
-    const where = file ? `merge it into ${file}: awaitless mcp-config ${client} --write` : "";
+    io.stdout.write(renderConfig(client, command, launcher));
+    const again = `awaitless mcp-config ${client}${launcher ? " --npx" : ""} --write`;
+    const where = file ? `merge it into ${file}: ${again}` : "";
     if (client === "claude")
-      io.stderr.write(`# or: claude mcp add ${SERVER_NAME} -- ${command} ${serverArgs(client).join(" ")}\n`);
+      io.stderr.write(`# or: claude mcp add ${SERVER_NAME} -- ${commandLine(entry)}\n`);
     if (where) io.stderr.write(`# ${where}\n`);
     if (client === "claude") io.stderr.write(CLAUDE_CHANNEL_NOTE);
     return EXIT.ok;
@@ -227,12 +235,12 @@ export async function mcpConfigCommand(
       "`json` has no config file of its own",
       "pass --file <path>, or name a client (claude, codex…)",
     );
-  const r = writeConfig(client, command, file);
+  const r = writeConfig(client, command, file, new Date(), launcher);
   if (opts.json) io.stdout.write(`${JSON.stringify(r)}\n`);
   else if (!r.changed) io.stdout.write(`${file} already has this ${SERVER_NAME} entry; nothing changed\n`);
   else
     io.stdout.write(
-      `added the ${SERVER_NAME} server (${command} ${serverArgs(client).join(" ")}) to ${file}${r.backup ? `; backup: ${r.backup}` : ""}\n` +
+      `added the ${SERVER_NAME} server (${commandLine(entry)}) to ${file}${r.backup ? `; backup: ${r.backup}` : ""}\n` +
         `restart ${client === "json" ? "the client" : client} to load it\n`,
     );
   if (client === "claude" && !opts.json) io.stdout.write(CLAUDE_CHANNEL_NOTE.slice(2));

@@ -74,7 +74,7 @@ function recordWaited(life: LifecycleDeps, jobId: string, ms: number): void {
   }
 }
 
-/** The flat wait-like answer (PROTOCOL.md "Waiting and delivery"): result fields and envelope side by side. */
+/** The flat wait-like answer (docs/protocol.md, "Waiting and delivery"): result fields and envelope side by side. */
 export async function waitResponse(life: LifecycleDeps, job: StoredJob): Promise<WaitResponse> {
   const waited_seconds = Math.round(life.store.waitedMs(job.job_id)) / 1000;
   if (isTerminal(job.state)) {

@@ -122,7 +122,7 @@ export interface ArtifactEntry {
   reason?: string;
 }
 
-/** The terminal result (PROTOCOL.md "Terminal result"): one object on every surface. */
+/** The terminal result (docs/protocol.md, "Terminal result"): one object on every surface. */
 export interface JobResult {
   job_id: string;
   name: string | null;

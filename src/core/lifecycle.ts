@@ -1,4 +1,4 @@
-// Allowed state transitions (PROTOCOL.md "Lifecycle"), pure.
+// Allowed state transitions (docs/protocol.md, "Lifecycle"), pure.
 import { isTerminal, type JobState } from "./job.ts";
 
 const ORDER: Record<JobState, number> = {

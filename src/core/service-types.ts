@@ -1,4 +1,4 @@
-// Request and response shapes of the job use cases shared by the CLI and MCP (PROTOCOL.md field names).
+// Request and response shapes of the job use cases shared by the CLI and MCP (the field names of docs/protocol.md).
 
 import type { ArrayEntry, ArrayListFilter } from "./array-listing.ts";
 import type { ArrayProgress } from "./array-progress.ts";
@@ -94,7 +94,7 @@ export interface SubmitResponse {
 export type WaitState = "complete" | "client_timeout";
 export type DeliveryState = "delivered" | "pending";
 
-/** The envelope of a wait-like answer: how the wait went, beside the result's own fields (PROTOCOL.md). */
+/** The envelope of a wait-like answer: how the wait went, beside the result's own fields (docs/protocol.md, "Waiting and delivery"). */
 export interface WaitEnvelope {
   job_id: string;
   job_state: JobState;

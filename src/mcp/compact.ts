@@ -1,4 +1,4 @@
-// Compact MCP answers (PROTOCOL.md "Waiting and delivery"): a wait-like result over MCP leaves out what says nothing.
+// Compact MCP answers (docs/protocol.md, "Waiting and delivery"): a wait-like result over MCP leaves out what says nothing.
 
 /** `null`, `""`, `[]` and `{}`: what a reader of a compact answer takes an absent field to be. */
 export function isEmptyValue(value: unknown): boolean {

@@ -27,7 +27,7 @@ export interface McpConfig {
   serverVersion: string;
 }
 
-/** No client cancels a call for silence when progress arrives at least this often (PRODUCT.md). */
+/** No client cancels a call for silence when progress arrives at least this often (docs/mcp.md, "Hold budgets per client"). */
 export const MAX_PROGRESS_INTERVAL_MS = 10_000;
 
 export const DEFAULT_MCP_CONFIG: McpConfig = {

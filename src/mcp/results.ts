@@ -18,7 +18,7 @@ export function resourceLink(jobId: string): CallToolResult["content"][number] {
 }
 
 /**
- * A wait-like answer's tool result (PROTOCOL.md "Waiting and delivery"): compact structuredContent, and the text that
+ * A wait-like answer's tool result (docs/protocol.md, "Waiting and delivery"): compact structuredContent, and the text that
  * holds the same result in words (each client's model reads one of the two: docs/mcp.md).
  */
 export function answerResult(

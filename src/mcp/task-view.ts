@@ -1,4 +1,4 @@
-// Jobs seen as MCP Tasks (PROTOCOL.md "MCP Tasks mapping"): taskId = job_id, status, TTL, inlined result.
+// Jobs seen as MCP Tasks (docs/protocol.md, "MCP Tasks mapping"): taskId = job_id, status, TTL, inlined result.
 import { ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
 import { AwaitlessError } from "../core/errors.ts";
 import { isTerminal } from "../core/job.ts";

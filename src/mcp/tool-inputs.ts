@@ -1,4 +1,4 @@
-// Input schemas of the MCP tools (valibot; PRODUCT.md argument names) and their mapping onto service requests.
+// Input schemas of the MCP tools (valibot; the argument names of docs/mcp.md) and their mapping onto service requests.
 import * as v from "valibot";
 import { invalid } from "../core/errors.ts";
 import { JOB_STATES } from "../core/job.ts";

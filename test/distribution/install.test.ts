@@ -16,6 +16,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
+  type FakeRelease,
   fileHash,
   INSTALL_SH,
   type ReleaseServer,
@@ -32,8 +33,12 @@ const BUSYBOX_APPLETS =
 let scratch: string;
 let cache: string;
 let server: ReleaseServer;
-let asset: { x64: string; baseline: string; musl: string; x64gz: string; baselineGz: string };
+let releases: Record<string, FakeRelease>;
+let asset: { x64: string; baseline: string; musl: string; x64gz: string; baselineGz: string; x64xz: string };
 let busyboxGzPath: string;
+let busyboxXzPath: string;
+let busyboxOnlyPath: string;
+const HAVE_XZ = Bun.which("xz") !== null;
 let cpuAvx2: string;
 let cpuOld: string;
 let busyboxPath: string;
@@ -48,6 +53,7 @@ beforeAll(() => {
     musl: join(cache, "awaitless-linux-x64-musl"),
     x64gz: "",
     baselineGz: "",
+    x64xz: "",
   };
   scratch = mkdtempSync(join(tmpdir(), "awl-install-"));
   cpuAvx2 = join(scratch, "cpuinfo-avx2");
@@ -74,28 +80,34 @@ beforeAll(() => {
   asset.baselineGz = join(scratch, "awaitless-linux-x64-baseline.gz");
   writeFileSync(asset.x64gz, Bun.gzipSync(readFileSync(asset.x64), { level: 1 }));
   writeFileSync(asset.baselineGz, Bun.gzipSync(readFileSync(asset.baseline), { level: 1 }));
+  // An Alpine-like PATH: busybox applets with unxz and gzip; and one with only the busybox binary itself for xz.
+  busyboxXzPath = join(scratch, "busybox-xz-bin");
+  mkdirSync(busyboxXzPath);
+  for (const a of [...BUSYBOX_APPLETS, "unxz", "gzip"])
+    symlinkSync("/usr/bin/busybox", join(busyboxXzPath, a));
+  busyboxOnlyPath = join(scratch, "busybox-only-bin");
+  mkdirSync(busyboxOnlyPath);
+  for (const a of [...BUSYBOX_APPLETS, "busybox"]) symlinkSync("/usr/bin/busybox", join(busyboxOnlyPath, a));
   const all = { "awaitless-linux-x64": asset.x64, "awaitless-linux-x64-baseline": asset.baseline };
   const withMusl = { ...all, "awaitless-linux-x64-musl": asset.musl };
-  server = serveReleases(
-    {
-      "0.1.0": { assets: withMusl },
-      // A later release whose linux-x64 bytes differ (the baseline build), to see upgrades happen.
-      "0.2.0": { assets: { "awaitless-linux-x64": asset.baseline } },
-      // A release whose SHA256SUMS does not match the binary served.
-      "6.6.6": { assets: all, sums: `${"0".repeat(64)}  awaitless-linux-x64\n` },
-      // Releases with compressed assets: a good one, a tampered .gz, and a .gz that unpacks to other bytes.
-      "0.3.0": { assets: { "awaitless-linux-x64": asset.x64, "awaitless-linux-x64.gz": asset.x64gz } },
-      "0.3.1": {
-        assets: { "awaitless-linux-x64": asset.x64, "awaitless-linux-x64.gz": asset.x64gz },
-        sums: `${fileHash(asset.x64)}  awaitless-linux-x64\n${"0".repeat(64)}  awaitless-linux-x64.gz\n`,
-      },
-      "0.3.2": {
-        assets: { "awaitless-linux-x64": asset.x64, "awaitless-linux-x64.gz": asset.baselineGz },
-        sums: `${fileHash(asset.x64)}  awaitless-linux-x64\n${fileHash(asset.baselineGz)}  awaitless-linux-x64.gz\n`,
-      },
+  releases = {
+    "0.1.0": { assets: withMusl },
+    // A later release whose linux-x64 bytes differ (the baseline build), to see upgrades happen.
+    "0.2.0": { assets: { "awaitless-linux-x64": asset.baseline } },
+    // A release whose SHA256SUMS does not match the binary served.
+    "6.6.6": { assets: all, sums: `${"0".repeat(64)}  awaitless-linux-x64\n` },
+    // Releases with compressed assets: a good one, a tampered .gz, and a .gz that unpacks to other bytes.
+    "0.3.0": { assets: { "awaitless-linux-x64": asset.x64, "awaitless-linux-x64.gz": asset.x64gz } },
+    "0.3.1": {
+      assets: { "awaitless-linux-x64": asset.x64, "awaitless-linux-x64.gz": asset.x64gz },
+      sums: `${fileHash(asset.x64)}  awaitless-linux-x64\n${"0".repeat(64)}  awaitless-linux-x64.gz\n`,
     },
-    "0.1.0",
-  );
+    "0.3.2": {
+      assets: { "awaitless-linux-x64": asset.x64, "awaitless-linux-x64.gz": asset.baselineGz },
+      sums: `${fileHash(asset.x64)}  awaitless-linux-x64\n${fileHash(asset.baselineGz)}  awaitless-linux-x64.gz\n`,
+    },
+  };
+  server = serveReleases(releases, "0.1.0");
 }, 180_000);
 
 afterAll(() => {
@@ -303,7 +315,7 @@ for (const shell of ["dash", "busybox"] as const) {
         const [gz, plain] = [requested("awaitless-linux-x64.gz"), requested("awaitless-linux-x64")];
         const r = await install(shell, { args: ["--version", "0.3.0"], ...withGzip() });
         expect(r.code, r.stderr).toBe(0);
-        expect(r.stderr).toContain("installing awaitless-linux-x64 (0.3.0, compressed)");
+        expect(r.stderr).toContain("installing awaitless-linux-x64 (0.3.0, gzip)");
         expect(requested("awaitless-linux-x64.gz")).toBe(gz + 1);
         expect(requested("awaitless-linux-x64")).toBe(plain);
         expect(fileHash(join(r.bin, "awaitless"))).toBe(fileHash(asset.x64));
@@ -327,6 +339,104 @@ for (const shell of ["dash", "busybox"] as const) {
     );
   });
 }
+
+if (!HAVE_XZ && process.env.AWAITLESS_REQUIRE_ALL === "1") {
+  test("xz is installed (AWAITLESS_REQUIRE_ALL=1)", () => {
+    throw new Error("xz is missing: apt-get install xz-utils (the .xz assets' tests make one with it)");
+  });
+}
+describe.skipIf(!HAVE_XZ || !existsSync(SHELLS.busybox[0]))("xz assets", () => {
+  beforeAll(async () => {
+    asset.x64xz = join(scratch, "awaitless-linux-x64.xz");
+    const xz = Bun.spawn(["sh", "-c", 'exec xz -0 -T1 -c "$1" > "$2"', "sh", asset.x64, asset.x64xz], {
+      stderr: "pipe",
+    });
+    if ((await xz.exited) !== 0) throw new Error(`xz failed: ${await new Response(xz.stderr).text()}`);
+    // Releases with all three: a good one, a tampered .xz, and an .xz (checksum right) that does not unpack.
+    Object.assign(releases, {
+      "0.4.0": {
+        assets: {
+          "awaitless-linux-x64": asset.x64,
+          "awaitless-linux-x64.gz": asset.x64gz,
+          "awaitless-linux-x64.xz": asset.x64xz,
+        },
+      },
+      "0.4.1": {
+        assets: {
+          "awaitless-linux-x64": asset.x64,
+          "awaitless-linux-x64.gz": asset.x64gz,
+          "awaitless-linux-x64.xz": asset.x64xz,
+        },
+        sums: `${fileHash(asset.x64)}  awaitless-linux-x64\n${fileHash(asset.x64gz)}  awaitless-linux-x64.gz\n${"0".repeat(64)}  awaitless-linux-x64.xz\n`,
+      },
+      "0.4.2": {
+        assets: {
+          "awaitless-linux-x64": asset.x64,
+          "awaitless-linux-x64.gz": asset.x64gz,
+          "awaitless-linux-x64.xz": asset.x64gz,
+        },
+      },
+    });
+  }, 600_000);
+
+  // How often the plain file, the .gz and the .xz were asked for so far; fetched(): since `before`.
+  const counts = () => ["", ".gz", ".xz"].map((ext) => requested(`awaitless-linux-x64${ext}`));
+  const fetched = (before: number[]) => counts().map((n, i) => n - before[i]!);
+
+  test(
+    "where xz, unxz or busybox's unxz is, only the .xz is fetched, checked and unpacked",
+    async () => {
+      for (const [shell, path, tool] of [
+        ["dash", "/usr/local/bin:/usr/bin:/bin", "xz"],
+        ["busybox", busyboxXzPath, "unxz (Alpine: busybox's applet on PATH)"],
+        ["busybox", busyboxOnlyPath, "busybox unxz"],
+      ] as const) {
+        const before = counts();
+        const r = await install(shell, { args: ["--version", "0.4.0"], path });
+        expect(r.code, `${tool}: ${r.stderr}`).toBe(0);
+        expect(r.stderr).toContain("installing awaitless-linux-x64 (0.4.0, xz)");
+        expect(fetched(before), tool).toEqual([0, 0, 1]);
+        expect(fileHash(join(r.bin, "awaitless"))).toBe(fileHash(asset.x64));
+      }
+    },
+    3 * T,
+  );
+
+  test(
+    "without any unxz the .gz is fetched; without gzip too, the plain file",
+    async () => {
+      let before = counts();
+      const gz = await install("busybox", { args: ["--version", "0.4.0"], path: busyboxGzPath });
+      expect(gz.code, gz.stderr).toBe(0);
+      expect(fetched(before)).toEqual([0, 1, 0]);
+      before = counts();
+      const plain = await install("busybox", { args: ["--version", "0.4.0"] });
+      expect(plain.code, plain.stderr).toBe(0);
+      expect(fetched(before)).toEqual([1, 0, 0]);
+      expect(fileHash(join(plain.bin, "awaitless"))).toBe(fileHash(asset.x64));
+    },
+    2 * T,
+  );
+
+  test(
+    "a tampered .xz is refused with nothing installed; one that does not unpack falls back to the .gz",
+    async () => {
+      const bad = await install("dash", { args: ["--version", "0.4.1"] });
+      expect(bad.code).toBe(1);
+      expect(bad.stderr).toContain("checksum mismatch for awaitless-linux-x64.xz");
+      expect(existsSync(bad.bin)).toBe(false);
+      const before = counts();
+      const fallback = await install("dash", { args: ["--version", "0.4.2"] });
+      expect(fallback.code, fallback.stderr).toBe(0);
+      expect(fallback.stderr).toContain(
+        "could not unpack awaitless-linux-x64.xz with xz -dc; trying the next format",
+      );
+      expect(fetched(before)).toEqual([0, 1, 1]);
+      expect(fileHash(join(fallback.bin, "awaitless"))).toBe(fileHash(asset.x64));
+    },
+    2 * T,
+  );
+});
 
 describe.skipIf(!existsSync(SHELLS.busybox[0]))("without gzip", () => {
   test(

@@ -1,5 +1,7 @@
 // Release binaries for the distribution tests (built once per dist/awaitless into a temp cache) and a
 // loopback HTTP server laid out like GitHub releases: /latest/download/<asset>, /download/v<X>/<asset>.
+
+import { createHash } from "node:crypto";
 import {
   copyFileSync,
   existsSync,
@@ -25,15 +27,16 @@ export function requireDevBinary(): void {
 }
 
 /**
- * A directory holding `awaitless-<name>` for each requested target, keyed by the dev build's hash so
- * a source change rebuilds it. linux-x64 is the dev build itself (same flags, same host target).
+ * A directory holding `awaitless-<name>` for each requested target, keyed by this checkout and the dev build's hash
+ * so a source change rebuilds it; older caches of this checkout are removed, other checkouts' are left alone (a
+ * machine shared by several clones). linux-x64 is the dev build itself (same flags, same host target).
  */
 export function releaseCache(names: string[]): string {
   requireDevBinary();
-  const key = sha256File(DEV_BINARY).slice(0, 16);
-  const dir = join(tmpdir(), `${CACHE_PREFIX}${key}`);
+  const mine = `${CACHE_PREFIX}${createHash("sha256").update(ROOT).digest("hex").slice(0, 8)}-`;
+  const dir = join(tmpdir(), `${mine}${sha256File(DEV_BINARY).slice(0, 16)}`);
   for (const old of readdirSync(tmpdir())) {
-    if (old.startsWith(CACHE_PREFIX) && join(tmpdir(), old) !== dir)
+    if (old.startsWith(mine) && join(tmpdir(), old) !== dir)
       rmSync(join(tmpdir(), old), { recursive: true, force: true });
   }
   mkdirSync(dir, { recursive: true });

@@ -91,7 +91,12 @@ describe.if(ALL_TARGETS)("all targets (AWAITLESS_RELEASE_TEST=1 or AWAITLESS_REQ
     expect(code, stderr).toBe(0);
     const files = readdirSync(out).sort();
     expect(files).toEqual(
-      [...TARGETS.map(assetName), ...TARGETS.map((t) => `${assetName(t)}.gz`), "SHA256SUMS"].sort(),
+      [
+        ...TARGETS.map(assetName),
+        ...TARGETS.map((t) => `${assetName(t)}.gz`),
+        ...TARGETS.map((t) => `${assetName(t)}.xz`),
+        "SHA256SUMS",
+      ].sort(),
     );
     for (const t of TARGETS) {
       expect(stdout).toMatch(new RegExp(`${assetName(t)}\\s+\\d+\\.\\d MiB\\s+[0-9a-f]{64}`));
@@ -99,7 +104,16 @@ describe.if(ALL_TARGETS)("all targets (AWAITLESS_RELEASE_TEST=1 or AWAITLESS_REQ
     }
     const check = Bun.spawnSync(["sha256sum", "-c", "SHA256SUMS"], { cwd: out, stdout: "pipe" });
     expect(check.exitCode).toBe(0);
-    expect(check.stdout.toString().match(/: OK$/gm)?.length).toBe(2 * TARGETS.length);
+    expect(check.stdout.toString().match(/: OK$/gm)?.length).toBe(3 * TARGETS.length);
+    // Each .xz unpacks to its binary with busybox's unxz too (what an Alpine login node has).
+    const bb = Bun.spawnSync([
+      "sh",
+      "-c",
+      'busybox unxz -c < "$1.xz" | cmp - "$1"',
+      "sh",
+      join(out, "awaitless-linux-x64"),
+    ]);
+    expect(bb.exitCode).toBe(0);
     for (const native of ["linux-x64", "linux-x64-baseline"]) {
       const v = Bun.spawnSync([join(out, `awaitless-${native}`), "version"], { stdout: "pipe" });
       expect(v.stdout.toString()).toMatch(/^awaitless \d+\.\d+\.\d+/);

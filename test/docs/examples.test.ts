@@ -25,7 +25,14 @@ import { BINARY, ROOT, Sandbox } from "../helpers/cli.ts";
 import { cancelActive, found, jqShim, linkTools, PRELUDE, standIns, substitute } from "./example-sandbox.ts";
 import { type Block, commandsOf, fencedBlocks, SHELL_LANGS } from "./markdown-blocks.ts";
 
-const DOCS = ["README.md", "docs/cli.md", "docs/queues.md", "docs/migrating.md", "docs/install.md"];
+const DOCS = [
+  "README.md",
+  "docs/getting-started.md",
+  "docs/cli.md",
+  "docs/queues.md",
+  "docs/migrating.md",
+  "docs/install.md",
+];
 const BLOCK_TIMEOUT_MS = 60_000;
 
 const blocks: Block[] = DOCS.flatMap((f) => fencedBlocks(f, readFileSync(join(ROOT, f), "utf8")));

@@ -1,7 +1,7 @@
 // SSH connection e2e against private OpenSSH sshds through the compiled binary: host-key refusals and accept-new,
 // encrypted keys (refused without an agent, used through ssh-agent), ProxyJump, and an unreachable host.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { killQuietly, pidAlive, until } from "../helpers/cli.ts";
 import { gateOnAvailability, type SshdHandle, sshdAvailable, startSshd } from "../helpers/sshd.ts";
@@ -174,6 +174,23 @@ describe.if(runE2e)("ssh connection", () => {
     expect(done.json.state).toBe("succeeded");
     expect(done.json.stdout_tail).toBe("behind-the-jump\n");
   });
+
+  test("doctor --host on a host with no job directory yet passes every check and exits 0", () => {
+    // The first doctor a user runs: remote_job_dir does not exist until doctor's own setup makes it.
+    const dirName = `.awaitless-doctor-${process.pid}-${Date.now()}`;
+    const file = join(w.sb.root, "config-fresh.toml");
+    writeFileSync(file, `[hosts.fresh]\nhostname = "box-dash"\nremote_job_dir = "~/${dirName}"\n`);
+    const remote = join("/home", w.sshd.users.dash, dirName);
+    try {
+      const d = w.sb.run(["doctor", "--json", "--host", "fresh"], { env: { AWAITLESS_CONFIG: file } });
+      const checks = d.json.checks as { check: string; ok: boolean; detail: string }[];
+      expect(checks.filter((c) => !c.ok)).toEqual([]);
+      expect(checks.find((c) => c.check === "fresh: sh and utilities")?.detail).toContain("sh works");
+      expect(d.code).toBe(0);
+    } finally {
+      rmSync(remote, { recursive: true, force: true });
+    }
+  }, 30_000);
 
   test("an unreachable host leaves the job's state alone and says so; the job keeps running", async () => {
     const lone = await startSshd({ users: ["awl-dash"] });

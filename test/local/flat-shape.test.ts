@@ -10,7 +10,7 @@ import { BINARY, Sandbox } from "../helpers/cli.ts";
 const sb = new Sandbox();
 afterAll(() => sb.cleanup());
 
-/** The envelope fields PROTOCOL.md "Waiting and delivery" names: beside the result, outside its hash. */
+/** The envelope fields docs/protocol.md ("Waiting and delivery") names: beside the result, outside its hash. */
 const ENVELOPE: readonly string[] = ENVELOPE_FIELDS;
 
 /** `awaitless ARGS | jq FILTER` through a real pipe, as the 0.8 README's scripts do. */

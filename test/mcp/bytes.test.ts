@@ -123,7 +123,7 @@ for (const era of ["legacy", "modern"] as Era[]) {
       );
       expect(sizes["Gemini CLI"]!).toBeLessThanOrEqual(600);
       expect(sizes["Qwen Code / opencode"]!).toBeLessThanOrEqual(600);
-      // structuredContent keeps every non-empty documented field (PROTOCOL.md): 795 B before compaction, 638 B after;
+      // structuredContent keeps every non-empty documented field (docs/protocol.md): 795 B before compaction, 638 B after;
       // the leftovers and resources objects every terminal result gains come on top.
       const { leftovers: _l, resources: _r, ...base } = s;
       expect(Buffer.byteLength(JSON.stringify(base))).toBeLessThanOrEqual(660);

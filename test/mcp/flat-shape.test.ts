@@ -16,13 +16,13 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/** The envelope fields PROTOCOL.md "Waiting and delivery" names: beside the result, outside its hash. */
+/** The envelope fields docs/protocol.md ("Waiting and delivery") names: beside the result, outside its hash. */
 const ENVELOPE: readonly string[] = ENVELOPE_FIELDS;
 const resultPart = (answer: Json): Json =>
   Object.fromEntries(Object.entries(answer).filter(([k]) => !ENVELOPE.includes(k)));
 const sha256Of = ({ snapshot: _s, ...body }: Json): string =>
   createHash("sha256").update(canonicalJson(body)).digest("hex");
-/** PROTOCOL.md "Waiting and delivery": null and empty fields left out, and job_state when it repeats state. */
+/** docs/protocol.md, "Waiting and delivery": null and empty fields left out, and job_state when it repeats state. */
 const isEmpty = (v: unknown) =>
   v === null ||
   v === "" ||

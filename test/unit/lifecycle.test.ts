@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { ACTIVE_STATES, isTerminal, JOB_STATES, type JobState, TERMINAL_STATES } from "../../src/core/job.ts";
 import { canTransition } from "../../src/core/lifecycle.ts";
 
-// The whole table, written out so a change to the rules shows up here (PROTOCOL.md "Lifecycle").
+// The whole table, written out so a change to the rules shows up here (docs/protocol.md, "Lifecycle").
 const ALLOWED: Record<JobState, JobState[]> = {
   queued: ["starting", "running", "stalled", ...TERMINAL_STATES],
   starting: ["running", "stalled", ...TERMINAL_STATES],

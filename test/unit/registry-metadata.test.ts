@@ -4,6 +4,7 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join, normalize } from "node:path";
 import * as v from "valibot";
+import { mainManifest, NPM_PLATFORMS, platformManifest, projectMeta, SCOPE } from "../../build/npm.ts";
 import { TARGETS } from "../../build/release.ts";
 import { renderConfig } from "../../src/cli/mcp-config.ts";
 
@@ -49,6 +50,65 @@ describe("server.json", () => {
     expect(readFileSync(join(ROOT, "install.sh"), "utf8")).toContain(`${doc.repository.url}/releases`);
     const meta = doc._meta["io.modelcontextprotocol.registry/publisher-provided"];
     expect({ command: meta.command, args: meta.args }).toEqual({ command: "awaitless", args: ["mcp"] });
+  });
+});
+
+describe("npm packages (build/npm.ts)", () => {
+  const meta = projectMeta();
+  const main = mainManifest(meta) as Record<string, unknown> & {
+    optionalDependencies: Record<string, string>;
+  };
+
+  test("one platform package per OS, CPU and C library that build/release.ts builds, holding a build for it", () => {
+    const key = (os: string, cpu: string, libc?: string) => `${os}-${cpu}${libc === "musl" ? "-musl" : ""}`;
+    const wanted = [...new Set(TARGETS.map((t) => key(t.os, t.arch, t.libc)))].sort();
+    expect(NPM_PLATFORMS.map((p) => key(p.os, p.cpu, p.libc)).sort()).toEqual(wanted);
+    for (const p of NPM_PLATFORMS) {
+      expect(p.name).toBe(key(p.os, p.cpu, p.libc));
+      expect([p.target.os, p.target.arch, p.target.libc]).toEqual([p.os, p.cpu, p.libc]);
+    }
+  });
+
+  test("awaitless: the launcher under three names, every platform an exact optional dependency, no scripts", () => {
+    expect(main.name).toBe("awaitless");
+    expect(main.version).toBe(VERSION);
+    expect(main.scripts).toBeUndefined();
+    expect(main.dependencies).toBeUndefined();
+    expect(main.optionalDependencies).toEqual(
+      Object.fromEntries(NPM_PLATFORMS.map((p) => [`${SCOPE}/${p.name}`, VERSION])),
+    );
+    expect(Object.values(main.bin as Record<string, string>)).toEqual(Array(3).fill("bin/awaitless"));
+    expect(main.os).toEqual(["linux", "darwin"]);
+    expect(main.cpu).toEqual(["x64", "arm64"]);
+  });
+
+  test("each platform package says where it runs (os, cpu, libc) and has no command of its own", () => {
+    for (const p of NPM_PLATFORMS) {
+      const m = platformManifest(p, meta);
+      expect(m.name).toBe(`${SCOPE}/${p.name}`);
+      expect({ os: m.os, cpu: m.cpu, libc: m.libc }).toEqual({
+        os: [p.os],
+        cpu: [p.cpu],
+        libc: p.libc ? [p.libc] : undefined,
+      });
+      expect(m.bin).toBeUndefined();
+      expect(m.scripts).toBeUndefined();
+    }
+  });
+
+  test("the MCP Registry entry names the npm package, which names the server back (mcpName)", () => {
+    const server = json("server.json");
+    expect(main.mcpName).toBe(server.name);
+    expect(server.packages).toEqual([
+      {
+        registryType: "npm",
+        identifier: main.name,
+        version: VERSION,
+        runtimeHint: "npx",
+        transport: { type: "stdio" },
+        packageArguments: [{ type: "positional", value: "mcp" }],
+      },
+    ]);
   });
 });
 
@@ -114,5 +174,15 @@ describe(".github/workflows/release.yml", () => {
     expect(runs).toMatch(/GITHUB_REF_NAME.*package\.json|package\.json[\s\S]*GITHUB_REF_NAME/);
     expect(runs).not.toMatch(/--only=/); // all of TARGETS, not a subset
     expect(TARGETS.length).toBeGreaterThanOrEqual(7);
+  });
+
+  test("then packs the npm packages from the same binaries and publishes the platforms before awaitless", () => {
+    const release = steps.findIndex((s) => /gh release create/.test(s.run ?? ""));
+    const pack = steps.findIndex((s) => /bun build\/npm\.ts --from=dist .*--pack/.test(s.run ?? ""));
+    const publish = steps.findIndex((s) => /npm publish/.test(s.run ?? ""));
+    expect(pack).toBeGreaterThan(release);
+    expect(publish).toBeGreaterThan(pack);
+    const script = steps[publish]!.run!;
+    expect(script.indexOf("awaitless-*-")).toBeLessThan(script.indexOf('"dist/npm/awaitless-$version.tgz"'));
   });
 });

@@ -52,7 +52,7 @@ const absent = (path: string, declared: string, reason: string): ArtifactEntry =
 const errCode = (e: unknown): string => (e as NodeJS.ErrnoException)?.code ?? "";
 
 /**
- * The manifest for `declared` (PROTOCOL.md "Artifacts"), sorted by path. Each declaration is a file, a
+ * The manifest for `declared` (docs/protocol.md, "Artifacts"), sorted by path. Each declaration is a file, a
  * directory (its files, recursively, at most `MAX_ENTRIES_PER_DECLARATION`) or a glob (`*`, `**`, `?`,
  * `[...]`, no dot files, symbolic links not followed). Anything resolving outside `cwd` — through `..`,
  * an absolute path or a symbolic link (checked on real paths) — is reported `exists: false` and never read.

@@ -416,7 +416,7 @@ function describeFile(p: Pending, r: FileReport, maxInlineBytes: number, redacto
 }
 
 /**
- * The manifest for `declared` (PROTOCOL.md "Artifacts") on the host, equal to what collectLocalArtifacts gives
+ * The manifest for `declared` (docs/protocol.md, "Artifacts") on the host, equal to what collectLocalArtifacts gives
  * for the same tree there, with `remote: true`. Paths are relative to the cwd, sorted; at most
  * `MAX_ENTRIES_PER_DECLARATION` files per declaration, and listings cut after `MAX_SCAN_PER_DECLARATION` rows.
  */
