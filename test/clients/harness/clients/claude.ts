@@ -1,8 +1,9 @@
 // Claude Code (`claude -p`, Anthropic Messages API): wired by `awaitless mcp-config claude --write`
 // (~/.claude.json); its MCP tools are deferred behind ToolSearch, so the model searches first.
 import { join } from "node:path";
-import { CLIENT_BIN, type ClientSpec, PORT, wireWithMcpConfig } from "../run-client.ts";
+import { CLIENT_BIN, type ClientSpec, PORT } from "../run-client.ts";
 import { call } from "../script.ts";
+import { wireWithMcpConfig } from "../wiring.ts";
 
 /** What a model looking for a way to run a long command would type into the tool search. */
 export const CLAUDE_TOOL_QUERY = "run a shell command as a job and wait for it";

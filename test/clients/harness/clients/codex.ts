@@ -2,7 +2,8 @@
 // `awaitless mcp-config codex --write` (~/.codex/config.toml).
 import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { CLIENT_BIN, type ClientSpec, PORT, wireWithMcpConfig } from "../run-client.ts";
+import { CLIENT_BIN, type ClientSpec, PORT } from "../run-client.ts";
+import { wireWithMcpConfig } from "../wiring.ts";
 
 const PROVIDER = `model_providers.scripted={name="scripted", base_url="http://127.0.0.1:${PORT}/v1", env_key="SCRIPTED_API_KEY", wire_api="responses"}`;
 

@@ -3,8 +3,9 @@
 // it use GOOGLE_GEMINI_BASE_URL.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { CLIENT_BIN, type ClientSpec, PORT, wireWithMcpConfig } from "../run-client.ts";
+import { CLIENT_BIN, type ClientSpec, PORT } from "../run-client.ts";
 import type { Reply, Turn } from "../types.ts";
+import { wireWithMcpConfig } from "../wiring.ts";
 
 export const gemini: ClientSpec = {
   id: "gemini",

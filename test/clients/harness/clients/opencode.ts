@@ -4,7 +4,8 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BINARY } from "../../../helpers/cli.ts";
-import { CLIENT_BIN, type ClientSpec, PORT, tapConfig } from "../run-client.ts";
+import { CLIENT_BIN, type ClientSpec, PORT } from "../run-client.ts";
+import { tapConfig } from "../wiring.ts";
 
 export const opencode: ClientSpec = {
   id: "opencode",

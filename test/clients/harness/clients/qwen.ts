@@ -4,8 +4,9 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BINARY } from "../../../helpers/cli.ts";
-import { CLIENT_BIN, type ClientSpec, PORT, tapConfig } from "../run-client.ts";
+import { CLIENT_BIN, type ClientSpec, PORT } from "../run-client.ts";
 import { byDeclaredName, call, type Route } from "../script.ts";
+import { tapConfig } from "../wiring.ts";
 
 /** What a model looking for a way to run a long command would type into the tool search. */
 export const QWEN_TOOL_QUERY = "run a shell command as a job and wait for it";
