@@ -57,6 +57,8 @@ export interface RunOptions {
   env?: Record<string, string>;
   /** The client's own per-call tool timeout, where the scenario sets it (seconds). */
   clientTimeoutSeconds?: number;
+  /** Our hold (`--hold-seconds`) in place of the one the wiring wrote (measurements hold past a client's limit). */
+  holdSeconds?: number;
   /** The client's 2026-07-28 mode. */
   modern?: boolean;
   timeoutMs: number;

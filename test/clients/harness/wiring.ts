@@ -7,7 +7,7 @@ import { BINARY } from "../../helpers/cli.ts";
 
 export const HARNESS = import.meta.dir;
 
-export type McpTarget = "claude" | "codex" | "gemini";
+export type McpTarget = "claude" | "codex" | "gemini" | "opencode" | "qwen";
 
 /** Where one run lives: a throwaway HOME (with the awaitless data dir inside it) and a work directory. */
 export interface RunDirs {
@@ -20,7 +20,7 @@ export interface RunDirs {
 
 export interface TapLine {
   at: number;
-  dir: "in" | "out" | "start" | "eof" | "exit" | "signal";
+  dir: "in" | "out" | "err" | "start" | "eof" | "exit" | "signal";
   line: string;
   // biome-ignore lint/suspicious/noExplicitAny: a JSON-RPC message
   msg?: any;
@@ -43,6 +43,20 @@ export function writeAwaitlessConfig(dirs: RunDirs, defaults: Record<string, num
   mkdirSync(dir, { recursive: true });
   const lines = Object.entries(defaults).map(([k, v]) => `${k} = ${v}`);
   writeFileSync(join(dir, "config.toml"), `[defaults]\n${lines.join("\n")}\n`);
+}
+
+/** Whether this build's `awaitless mcp-config` has a target for the client. */
+export function mcpConfigHas(target: McpTarget): boolean {
+  return Bun.spawnSync([BINARY, "mcp-config", target], { stdout: "ignore", stderr: "ignore" }).exitCode === 0;
+}
+
+/** Our hold in a config that mcp-config wrote (`"--hold-seconds", "N"` in JSON or TOML), for measurements. */
+export function setHold(file: string, seconds: number | undefined): void {
+  if (seconds === undefined) return;
+  const text = readFileSync(file, "utf8");
+  const next = text.replace(/("--hold-seconds",\s*)"\d+"/, `$1"${seconds}"`);
+  if (next === text) throw new Error(`${file} has no --hold-seconds to set:\n${text}`);
+  writeFileSync(file, next);
 }
 
 /** `awaitless mcp-config TARGET --write`, then our binary in that file swapped for the tap in front of it. */

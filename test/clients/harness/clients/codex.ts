@@ -3,7 +3,7 @@
 import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CLIENT_BIN, type ClientSpec, PORT } from "../run-client.ts";
-import { wireWithMcpConfig } from "../wiring.ts";
+import { setHold, wireWithMcpConfig } from "../wiring.ts";
 
 const PROVIDER = `model_providers.scripted={name="scripted", base_url="http://127.0.0.1:${PORT}/v1", env_key="SCRIPTED_API_KEY", wire_api="responses"}`;
 
@@ -14,12 +14,12 @@ export const codex: ClientSpec = {
   setup(dirs, opts) {
     const file = join(dirs.home, ".codex", "config.toml");
     wireWithMcpConfig(dirs, "codex", file);
+    setHold(file, opts.holdSeconds);
     if (opts.clientTimeoutSeconds !== undefined) {
       const text = readFileSync(file, "utf8");
-      writeFileSync(
-        file,
-        text.replace(/^tool_timeout_sec = .*$/m, `tool_timeout_sec = ${opts.clientTimeoutSeconds}`),
-      );
+      // 0 leaves the key out: Codex's own default.
+      const line = opts.clientTimeoutSeconds === 0 ? "" : `tool_timeout_sec = ${opts.clientTimeoutSeconds}`;
+      writeFileSync(file, text.replace(/^tool_timeout_sec = .*$/m, line));
     }
     if (opts.modern) appendFileSync(file, "\n[features]\nmcp_2026_07_28 = true\n");
   },
