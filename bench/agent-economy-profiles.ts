@@ -50,7 +50,7 @@ export const PROFILES: Profile[] = [
     clientName: "codex-mcp-client",
     era: "legacy",
     holdSeconds: builtIn("codex"),
-    limitSeconds: 60,
+    limitSeconds: 300, // measured: Codex 0.169 cuts a call at 300 s, progress or not
     progress: false,
     tasks: "none",
     serverArgs: plain,
@@ -77,6 +77,28 @@ export const PROFILES: Profile[] = [
     tasks: "none",
     serverArgs: plain,
     holdSource: byClient("gemini-cli"),
+  },
+  {
+    label: "opencode",
+    clientName: "opencode",
+    era: "legacy",
+    holdSeconds: builtIn("opencode"),
+    limitSeconds: null, // the SDK's 60 s, reset by every progress notification (sent every 5 s)
+    progress: true,
+    tasks: "none",
+    serverArgs: plain,
+    holdSource: byClient("opencode"),
+  },
+  {
+    label: "Qwen Code",
+    clientName: "qwen-cli-mcp-client-awaitless",
+    era: "legacy",
+    holdSeconds: builtIn("qwen-cli"),
+    limitSeconds: 600,
+    progress: true,
+    tasks: "none",
+    serverArgs: plain,
+    holdSource: byClient("qwen-cli"),
   },
   {
     label: "Cursor",

@@ -175,7 +175,10 @@ export function buildCli(bind: Bind = () => () => {}): CAC {
   cli.command("version", "print the version (also --version, -V)").action(bind("version"));
   cli.command("help [command]", "show help for all commands, or for one").action(() => {});
   cli
-    .command("mcp-config [client]", "print the MCP server entry for claude, codex, cursor, gemini or json")
+    .command(
+      "mcp-config [client]",
+      "print the MCP server entry for claude, codex, cursor, gemini, opencode, qwen or json",
+    )
     .option("--write", "merge it into that client's config file (keeps what is there, writes a backup)")
     .option("--file <path>", "config file to merge into instead of the client's default")
     .action(bind("mcpConfig"));

@@ -15,11 +15,14 @@ import { didYouMean } from "../core/nearest-name.ts";
 import type { CliIo } from "./cli-io.ts";
 import { mergeCodexToml, renderCodexToml } from "./mcp-config-toml.ts";
 
-export const MCP_CLIENTS = ["claude", "codex", "cursor", "gemini", "json"] as const;
+export const MCP_CLIENTS = ["claude", "codex", "cursor", "gemini", "opencode", "qwen", "json"] as const;
 export type McpClient = (typeof MCP_CLIENTS)[number];
 export const SERVER_NAME = "awaitless";
 
-export type ServerEntry = { command: string; args: string[]; timeout?: number };
+/** The `mcpServers` entry most clients take; opencode's `mcp` entry has its own shape (one command array). */
+export type ServerEntry =
+  | { command: string; args: string[]; timeout?: number }
+  | { type: "local"; command: string[]; timeout: number };
 
 /**
  * What each wired client gets (docs/mcp.md has the table and its sources): the client's own per-call timeout
@@ -28,10 +31,14 @@ export type ServerEntry = { command: string; args: string[]; timeout?: number };
 export const WIRED_HOLDS: Record<McpClient, { holdSeconds?: number; clientTimeoutSeconds?: number }> = {
   // Claude Code backgrounds a call still open after 120 s; its own per-call timeout is far longer.
   claude: { holdSeconds: 110 },
-  // Codex CLI: tool_timeout_sec (60 s by default) raised to 600 s.
+  // Codex CLI: tool_timeout_sec (300 s by default, measured) raised to 600 s.
   codex: { holdSeconds: 540, clientTimeoutSeconds: 600 },
   // Gemini CLI: per-server timeout in ms (600 000 by default), written explicitly.
   gemini: { holdSeconds: 540, clientTimeoutSeconds: 600 },
+  // opencode: per-server timeout in ms (60 000 by default, reset by progress), written as 600 000.
+  opencode: { holdSeconds: 540, clientTimeoutSeconds: 600 },
+  // Qwen Code: per-server timeout in ms (600 000 by default), written explicitly.
+  qwen: { holdSeconds: 540, clientTimeoutSeconds: 600 },
   // Cursor: no per-server timeout known; it gives up after about a minute.
   cursor: { holdSeconds: 50 },
   json: {},
@@ -45,28 +52,51 @@ export function serverArgs(client: McpClient): string[] {
 
 /** The entry each client gets (docs/mcp.md shows the same shapes). */
 export function serverEntry(client: McpClient, command: string): ServerEntry {
+  const timeoutMs = (WIRED_HOLDS[client].clientTimeoutSeconds ?? 0) * 1000;
+  if (client === "opencode")
+    return { type: "local", command: [command, ...serverArgs(client)], timeout: timeoutMs };
   const entry: ServerEntry = { command, args: serverArgs(client) };
-  if (client === "gemini") entry.timeout = WIRED_HOLDS.gemini.clientTimeoutSeconds! * 1000;
+  if (client === "gemini" || client === "qwen") entry.timeout = timeoutMs;
   return entry;
 }
 
+/** The key of the JSON config that holds the servers: opencode's `mcp`, every other client's `mcpServers`. */
+export const serversKey = (client: McpClient): string => (client === "opencode" ? "mcp" : "mcpServers");
+
 export function renderConfig(client: McpClient, command: string): string {
   if (client === "codex") return renderCodexToml(command, codexKeys());
-  return `${JSON.stringify({ mcpServers: { [SERVER_NAME]: serverEntry(client, command) } }, null, 2)}\n`;
+  return `${JSON.stringify({ [serversKey(client)]: { [SERVER_NAME]: serverEntry(client, command) } }, null, 2)}\n`;
 }
+
+/** How to let a finished job wake a Claude Code session (its channels are a research preview, enabled per launch). */
+export const CLAUDE_CHANNEL_NOTE =
+  `# to have a job's end wake an idle session (Claude Code channels, a research preview): start it with ` +
+  `claude --dangerously-load-development-channels server:${SERVER_NAME}\n`;
 
 /** Each client's user-level config file; `json` has none. */
 export function configPath(client: McpClient, env: Record<string, string | undefined>): string | undefined {
   const home = env.HOME;
   if (client === "json") return undefined;
   if (client === "codex" && env.CODEX_HOME) return join(env.CODEX_HOME, "config.toml");
+  if (client === "qwen" && env.QWEN_HOME) return join(env.QWEN_HOME, "settings.json");
+  if (client === "opencode" && env.XDG_CONFIG_HOME)
+    return opencodeFile(join(env.XDG_CONFIG_HOME, "opencode"));
   if (!home) throw invalid("HOME is not set, so the client's config file is unknown", "pass --file <path>");
   return {
     claude: join(home, ".claude.json"),
     codex: join(home, ".codex", "config.toml"),
     cursor: join(home, ".cursor", "mcp.json"),
     gemini: join(home, ".gemini", "settings.json"),
+    opencode: opencodeFile(join(home, ".config", "opencode")),
+    qwen: join(home, ".qwen", "settings.json"),
   }[client];
+}
+
+/** opencode's global config: opencode.json, or the opencode.jsonc a user already has instead. */
+function opencodeFile(dir: string): string {
+  const json = join(dir, "opencode.json");
+  const jsonc = join(dir, "opencode.jsonc");
+  return !existsSync(json) && existsSync(jsonc) ? jsonc : json;
 }
 
 /** The absolute path of the running binary (process.execPath in the compiled binary). */
@@ -80,8 +110,13 @@ export interface Merged {
   changed: boolean;
 }
 
-/** Sets mcpServers.awaitless in a JSON config, keeping every other key, server and the file's indent. */
-export function mergeJson(existing: string | undefined, entry: ServerEntry, file: string): Merged {
+/** Sets mcpServers.awaitless (opencode: mcp.awaitless) in a JSON config, keeping every other key, server and the file's indent. */
+export function mergeJson(
+  existing: string | undefined,
+  entry: ServerEntry,
+  file: string,
+  key = "mcpServers",
+): Merged {
   let doc: Record<string, unknown> = {};
   let indent: string | number = 2;
   if (existing !== undefined && existing.trim() !== "") {
@@ -98,16 +133,16 @@ export function mergeJson(existing: string | undefined, entry: ServerEntry, file
       throw invalid(`${file} does not hold a JSON object`, "fix the file or pass another one with --file");
     indent = existing.match(/\n([ \t]+)"/)?.[1] ?? 2;
   }
-  const servers = doc.mcpServers ?? {};
+  const servers = doc[key] ?? {};
   if (typeof servers !== "object" || servers === null || Array.isArray(servers))
-    throw invalid(`${file}: "mcpServers" is not an object`, "fix that key, then run this command again");
+    throw invalid(`${file}: "${key}" is not an object`, "fix that key, then run this command again");
   const previous = (servers as Record<string, unknown>)[SERVER_NAME];
   const merged = {
     ...(typeof previous === "object" && previous !== null ? previous : {}),
     ...entry,
   };
   const changed = JSON.stringify(previous) !== JSON.stringify(merged);
-  const next = { ...doc, mcpServers: { ...(servers as object), [SERVER_NAME]: merged } };
+  const next = { ...doc, [key]: { ...(servers as object), [SERVER_NAME]: merged } };
   return { text: changed ? `${JSON.stringify(next, null, indent)}\n` : (existing ?? ""), changed };
 }
 
@@ -134,7 +169,7 @@ export function writeConfig(
   const merged =
     client === "codex"
       ? mergeCodexToml(existing, command, file, codexKeys())
-      : mergeJson(existing, serverEntry(client, command), file);
+      : mergeJson(existing, serverEntry(client, command), file, serversKey(client));
   if (!merged.changed) return { file, changed: false };
   mkdirSync(dirname(target), { recursive: true });
   let backup: string | undefined;
@@ -184,6 +219,7 @@ export async function mcpConfigCommand(
     if (client === "claude")
       io.stderr.write(`# or: claude mcp add ${SERVER_NAME} -- ${command} ${serverArgs(client).join(" ")}\n`);
     if (where) io.stderr.write(`# ${where}\n`);
+    if (client === "claude") io.stderr.write(CLAUDE_CHANNEL_NOTE);
     return EXIT.ok;
   }
   if (!file)
@@ -199,5 +235,6 @@ export async function mcpConfigCommand(
       `added the ${SERVER_NAME} server (${command} ${serverArgs(client).join(" ")}) to ${file}${r.backup ? `; backup: ${r.backup}` : ""}\n` +
         `restart ${client === "json" ? "the client" : client} to load it\n`,
     );
+  if (client === "claude" && !opts.json) io.stdout.write(CLAUDE_CHANNEL_NOTE.slice(2));
   return EXIT.ok;
 }

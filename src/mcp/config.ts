@@ -1,5 +1,6 @@
 // MCP server settings: inline window, hold budget, progress cadence, task TTL/poll interval, output bounds.
 import { AwaitlessError } from "../core/errors.ts";
+import { KNOWN_CLIENTS, knownClient } from "./clients.ts";
 
 export interface McpConfig {
   /** How long `run` holds the call before detaching (ms). Default 10 000. */
@@ -89,20 +90,9 @@ export function applyMcpEnv(config: McpConfig, env: Record<string, string | unde
   return resolveMcpConfig({ ...config, ...overrides });
 }
 
-/**
- * Each known client's own limit on one tool call and the hold that stays under it, matched by a prefix of
- * `clientInfo.name` (docs/mcp.md has the table with its sources). A user's `holdBudgetByClientMs` wins.
- */
-export const CLIENT_HOLD_PROFILES: readonly { prefix: string; client: string; holdMs: number }[] = [
-  // Claude Code moves a call still open after 120 s to a background task whose result often goes unread.
-  { prefix: "claude-code", client: "Claude Code", holdMs: 110_000 },
-  // Codex CLI: tool_timeout_sec, 60 s unless its config raises it.
-  { prefix: "codex", client: "Codex CLI", holdMs: 50_000 },
-  // Gemini CLI: per-server `timeout`, 600 000 ms by default.
-  { prefix: "gemini-cli", client: "Gemini CLI", holdMs: 540_000 },
-  // Cursor gives up on a call after about a minute.
-  { prefix: "cursor", client: "Cursor", holdMs: 50_000 },
-];
+/** Each known client's hold by one `clientInfo.name` prefix (src/mcp/clients.ts). A user's `holdBudgetByClientMs` wins. */
+export const CLIENT_HOLD_PROFILES: readonly { prefix: string; client: string; holdMs: number }[] =
+  KNOWN_CLIENTS.flatMap((c) => c.prefixes.map((prefix) => ({ prefix, client: c.client, holdMs: c.holdMs })));
 
 export interface HoldChoice {
   budgetMs: number;
@@ -120,8 +110,8 @@ export function holdChoiceFor(config: McpConfig, clientName: string | undefined)
       if (lower.startsWith(prefix.toLowerCase()))
         return { budgetMs, source: `hold_budget_by_client_seconds "${prefix}"` };
     }
-    const profile = CLIENT_HOLD_PROFILES.find((p) => lower.startsWith(p.prefix));
-    if (profile) return { budgetMs: profile.holdMs, source: `built-in profile for ${profile.client}` };
+    const known = knownClient(clientName);
+    if (known) return { budgetMs: known.holdMs, source: `built-in profile for ${known.client}` };
   }
   return { budgetMs: config.holdBudgetMs, source: "hold_budget_seconds (no client profile matched)" };
 }

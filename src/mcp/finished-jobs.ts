@@ -37,14 +37,27 @@ export class SessionFinishedJobs {
   private readonly ended = new Set<string>();
   private readonly waiting = new Map<string, number>();
   private readonly names = new Map<string, string>();
+  private readonly unheardListeners: Array<(jobId: string) => void> = [];
 
   constructor(
     private readonly service: JobServiceApi,
     watch: JobWatch,
   ) {
     watch.onEnded((jobId) => {
-      if (this.tracked.has(jobId) && !this.done.has(jobId)) this.ended.add(jobId);
+      if (!this.tracked.has(jobId) || this.done.has(jobId) || this.ended.has(jobId)) return;
+      this.ended.add(jobId);
+      if (!this.waiting.has(jobId)) for (const listener of this.unheardListeners) listener(jobId);
     });
+  }
+
+  /** Called once when a job of this session ends while none of its calls waits on it (Claude Code's channel). */
+  onUnheardEnd(listener: (jobId: string) => void): void {
+    this.unheardListeners.push(listener);
+  }
+
+  /** Whether the job ended and its result has not reached this session, nor will a wait in flight deliver it. */
+  isUnheard(jobId: string): boolean {
+    return this.ended.has(jobId) && !this.done.has(jobId) && !this.waiting.has(jobId);
   }
 
   /** A job this session launched or waited on (with its command when known, for its resource link's name). */

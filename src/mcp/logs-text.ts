@@ -1,4 +1,4 @@
-// The human text of a get_job_logs answer: what each stream's lines are (sent once, in structuredContent), what was left out, how to read on.
+// The text of a get_job_logs answer: each stream's lines with what they are, what was left out, how to read on.
 import { isTerminal } from "../core/job.ts";
 import type { LogsRequest, LogsResponse } from "../core/service-types.ts";
 
@@ -37,10 +37,8 @@ export function logsText(req: LogsRequest, resp: LogsResponse): string {
       req.grep !== undefined
         ? `${page.lines} of ${page.matches_total} matching lines in ${scope(req, page.dropped_middle !== undefined)}`
         : `lines ${page.first_line}–${page.last_line}${page.lines_total !== undefined ? ` of ${page.lines_total}` : ""}`;
-    // The lines themselves are in structuredContent.${stream}; the text says what they are, not again.
-    parts.push(
-      `${stream}: ${what} (${resp[`${stream}_bytes`]} bytes in all), in structuredContent.${stream}`,
-    );
+    // The lines too: a client whose model reads only the text (docs/mcp.md) must get them here.
+    parts.push(`${stream}: ${what} (${resp[`${stream}_bytes`]} bytes in all):\n${text.replace(/\n$/, "")}`);
     const more: string[] = [];
     if (page.next_to_line !== undefined) more.push(`earlier: to_line ${page.next_to_line}`);
     if (page.next_from_line !== undefined) more.push(`further: from_line ${page.next_from_line}`);

@@ -8,6 +8,7 @@ import {
 import { AwaitlessError } from "../core/errors.ts";
 import { isTerminal } from "../core/job.ts";
 import { isDelivered, type JobServiceApi, terminalResult } from "../core/service-types.ts";
+import { compactAnswer } from "./compact.ts";
 import type { McpConfig } from "./config.ts";
 import type { JobWatch } from "./job-watch.ts";
 import { jobIdFromUri, MAX_SUBSCRIPTIONS_PER_SESSION } from "./job-watch.ts";
@@ -21,7 +22,8 @@ export async function readJobResource(service: JobServiceApi, config: McpConfig,
     const body: Record<string, unknown> = { job: status };
     if (isTerminal(status.state)) {
       const done = await service.wait(jobId, { timeoutMs: 0, untracked: true });
-      if (isDelivered(done)) body.result = terminalResult(done);
+      // compact, as the same result in every wait-like answer over MCP
+      if (isDelivered(done)) body.result = compactAnswer(terminalResult(done));
     } else {
       const logs = await service.logs({
         job_id: jobId,

@@ -1,8 +1,9 @@
 // Tool results: structuredContent with protocol field names, a short human text, resource links, error results.
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { AwaitlessError } from "../core/errors.ts";
-import type { JobResult, JobState } from "../core/job.ts";
+import type { JobState } from "../core/job.ts";
 import { isDelivered, type WaitResponse, withNext } from "../core/service-types.ts";
+import { compactAnswer } from "./compact.ts";
 
 export const JOB_URI_PREFIX = "awaitless://jobs/";
 export const jobUri = (jobId: string): string => `${JOB_URI_PREFIX}${jobId}`;
@@ -14,6 +15,18 @@ export function resourceLink(jobId: string): CallToolResult["content"][number] {
     name: jobId,
     mimeType: "application/json",
   };
+}
+
+/**
+ * A wait-like answer's tool result (PROTOCOL.md "Waiting and delivery"): compact structuredContent, and the text that
+ * holds the same result in words (each client's model reads one of the two: docs/mcp.md).
+ */
+export function answerResult(
+  answer: object,
+  text: string,
+  opts: { jobId?: string; isError?: boolean } = {},
+): CallToolResult {
+  return toolResult(compactAnswer(answer), text, opts);
 }
 
 /** A successful tool result: the object as structuredContent, plus a short text (and a link when a job is named). */
@@ -112,53 +125,6 @@ export function mcpWait<T extends WaitResponse>(resp: T, quietSeconds?: number):
   return out;
 }
 
-export function describeResult(result: JobResult): string {
-  const duration = result.duration_seconds === null ? "" : ` after ${formatSeconds(result.duration_seconds)}`;
-  const how =
-    result.state === "succeeded"
-      ? "succeeded"
-      : result.state === "failed"
-        ? `failed with exit code ${result.exit_code ?? "?"}${result.signal ? ` (${result.signal})` : ""}`
-        : result.state === "timed_out"
-          ? `was killed by its timeout_seconds limit${result.error?.reason ? ` (${result.error.reason})` : ""}`
-          : `ended ${result.state}${result.reason ? ` (${result.reason})` : ""}`;
-  const lines = [`Job ${result.job_id} ${how}${duration}.`];
-  if (result.state === "timed_out")
-    lines[0] += " Its process group got SIGTERM, then SIGKILL if still alive after the grace period.";
-  if (result.digest.length > 0) lines.push(`Digest:\n${result.digest.slice(0, 5).join("\n")}`);
-  if (result.state === "succeeded") {
-    // One line: the tails are in structuredContent; a short stderr tail only when stdout says little.
-    const errTail = stdoutSaysLittle(result.stdout_tail) ? boundedTail(result.stderr_tail, 3, 300) : "";
-    if (errTail) lines[0] += ` stderr: ${errTail.replace(/\n/g, " ⏎ ")}`;
-  } else {
-    const tail = boundedTail(result.stdout_tail, 10, TEXT_TAIL_BYTES);
-    if (tail) lines.push(`Last stdout lines:\n${tail}`);
-    const errTail = boundedTail(result.stderr_tail, 10, TEXT_TAIL_BYTES);
-    if (errTail) lines.push(`Last stderr lines:\n${errTail}`);
-  }
-  if (result.truncated)
-    lines.push(
-      "Tails are truncated; get_job_logs reads the whole log (grep searches all of it, from_line pages).",
-    );
-  return lines.join("\n");
-}
-
-/** Stdout with at most one short non-empty line: a success then shows its stderr tail in the text. */
-function stdoutSaysLittle(stdout: string): boolean {
-  const lines = stdout.split("\n").filter((line) => line.trim() !== "");
-  return lines.length === 0 || (lines.length === 1 && lines[0]!.length < 40);
-}
-
-export function describeWait(resp: WaitResponse): string {
-  if (isDelivered(resp)) return describeResult(resp);
-  const status = resp.status_message ? ` (${resp.status_message})` : "";
-  const why = resp.host_unreachable
-    ? "the wait ended because its host cannot be reached"
-    : "the wait ended (timeout_seconds or the hold budget passed) before the job finished; " +
-      "the job keeps going and was not killed or changed";
-  return `Job ${resp.job_id} is ${resp.job_state}${status}; ${why}.\n${resp.next_action ?? ""}`;
-}
-
 /** A finished job that did not succeed (the tool result is an error result); a pending answer is not. */
 export function isFailure(resp: WaitResponse): boolean {
   return isDelivered(resp) && resp.state !== "succeeded";
@@ -177,10 +143,9 @@ function lastLines(text: string, count: number): string {
   return lines.slice(-count).join("\n").trim() === "" ? "" : lines.slice(-count).join("\n");
 }
 
-/** Lines and bytes of a still-running job's tails in each pending answer, and of each tail in the human text. */
+/** Lines and bytes of a still-running job's tails in each pending answer. */
 const PENDING_TAIL_LINES = 20;
 const PENDING_TAIL_BYTES = 2048;
-const TEXT_TAIL_BYTES = 1500;
 
 /** The last `count` lines, at most `maxBytes` (cut at a character boundary from the end). */
 export function boundedTail(text: string, count: number, maxBytes: number): string {

@@ -1,6 +1,8 @@
 // Builds the Awaitless MCP server for one connection, without a transport (stdio.ts and tests connect it).
 import { McpServer } from "@modelcontextprotocol/server";
 import type { JobServiceApi } from "../core/service-types.ts";
+import { CHANNEL_CAPABILITY, CHANNEL_METHOD, SessionChannel } from "./channel.ts";
+import { knownClient } from "./clients.ts";
 import type { McpConfig } from "./config.ts";
 import { SessionFinishedJobs } from "./finished-jobs.ts";
 import { JobWatch } from "./job-watch.ts";
@@ -21,6 +23,8 @@ export class AwaitlessMcpServer extends McpServer {
   readonly watch: JobWatch;
   /** This connection's jobs that ended unannounced (every tool result carries them once). */
   readonly finished: SessionFinishedJobs;
+  /** Claude Code channel events (2025-era connections only: Claude Code has no channel path on 2026 ones). */
+  readonly channel: SessionChannel | undefined;
   constructor(service: JobServiceApi, config: McpConfig, era: McpEra) {
     super(
       { name: config.serverName, version: config.serverVersion },
@@ -30,6 +34,7 @@ export class AwaitlessMcpServer extends McpServer {
           resources: { subscribe: true, listChanged: false },
           // Exactly {}: the official requester treats any setting inside as "no tasks".
           extensions: { [TASKS_EXTENSION]: {} },
+          ...(era === "legacy" && { experimental: { [CHANNEL_CAPABILITY]: {} } }),
         },
         instructions: INSTRUCTIONS,
       },
@@ -42,6 +47,19 @@ export class AwaitlessMcpServer extends McpServer {
       era === "legacy",
     );
     this.finished = new SessionFinishedJobs(service, this.watch);
+    if (era === "legacy") {
+      const finished = this.finished;
+      const channel = new SessionChannel({
+        service,
+        listening: () =>
+          listensToChannel(this.server.getClientVersion()?.name, this.server.getClientCapabilities()),
+        unheard: (jobId) => finished.isUnheard(jobId),
+        nameOf: (jobId) => finished.nameOf(jobId),
+        send: (event) => this.server.notification({ method: CHANNEL_METHOD, params: { ...event } }),
+      });
+      finished.onUnheardEnd((jobId) => channel.ended(jobId));
+      this.channel = channel;
+    }
   }
 
   /** URIs a 2026 client subscribed to through subscriptions/listen (seen by the stdio entry). */
@@ -51,8 +69,17 @@ export class AwaitlessMcpServer extends McpServer {
 
   override async close(): Promise<void> {
     this.watch.close();
+    this.channel?.close();
     await super.close();
   }
+}
+
+/** Claude Code (by name), or any client that declares the channel capability itself, reads channel events. */
+function listensToChannel(
+  name: string | undefined,
+  capabilities: { experimental?: object } | undefined,
+): boolean {
+  return knownClient(name)?.channel === true || CHANNEL_CAPABILITY in (capabilities?.experimental ?? {});
 }
 
 /**

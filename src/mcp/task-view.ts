@@ -5,7 +5,8 @@ import { isTerminal } from "../core/job.ts";
 import { isDelivered, type JobServiceApi, type JobStatus, type WaitResponse } from "../core/service-types.ts";
 import type { McpConfig } from "./config.ts";
 import { statusSentence } from "./hold.ts";
-import { describeWait, isFailure, mcpWait, toolResult } from "./results.ts";
+import { answerText } from "./result-text.ts";
+import { answerResult, isFailure, mcpWait } from "./results.ts";
 
 export type TaskStatus = "working" | "completed" | "cancelled" | "failed" | "input_required";
 
@@ -70,7 +71,7 @@ export function taskView(status: JobStatus, config: McpConfig, nowMs: number = D
  */
 export function finalToolResult(resp: WaitResponse) {
   const out = mcpWait(resp);
-  return toolResult(out, describeWait(out), {
+  return answerResult(out, answerText(out), {
     ...(!isDelivered(resp) && { jobId: out.job_id }),
     isError: isFailure(out),
   });

@@ -11,15 +11,16 @@ import {
   type JobStatus,
   type LaunchRequest,
 } from "../core/service-types.ts";
+import { compactAnswer } from "./compact.ts";
 import type { McpConfig } from "./config.ts";
 import type { SessionFinishedJobs } from "./finished-jobs.ts";
 import { assertLaunchable } from "./guards.ts";
 import { type HoldContext, holdTimeoutMs, holdWithProgress, statusSentence } from "./hold.ts";
 import type { JobWatch } from "./job-watch.ts";
 import { logsText } from "./logs-text.ts";
+import { answerText, finishedText, pendingText } from "./result-text.ts";
 import {
-  describeResult,
-  describeWait,
+  answerResult,
   formatSeconds,
   isFailure,
   mcpWait,
@@ -124,16 +125,12 @@ export async function runTool(env: ToolEnv, args: RunArgs, ctx: CallCtx): Promis
         : env.ending?.aborted
           ? "is still running (the client's input ended, so the call answered at once)"
           : `is still running after ${formatSeconds(inlineMs / 1000)}`;
-    return toolResult(
-      out,
-      `Job ${out.job_id} ${why}; it keeps going in the background.\n${out.next_action}`,
-      {
-        jobId: out.job_id,
-      },
-    );
+    const now = !retry && out.status_message ? ` (now ${out.status_message})` : "";
+    const head = `Job ${out.job_id} ${why}${now}; it keeps going in the background.`;
+    return answerResult(out, pendingText(out, head), { jobId: out.job_id });
   }
   // The whole result is here: no link to follow (only answers still waiting on the job carry one).
-  return toolResult(out, describeWait(out), { isError: isFailure(out) });
+  return answerResult(out, answerText(out), { isError: isFailure(out) });
 }
 
 export async function submitTool(
@@ -208,7 +205,7 @@ async function waitFor(
   env.watch.watch(jobId);
   if (finalShape || isDelivered(resp)) return finalToolResult(resp);
   const out = mcpWait(resp, resp.host_unreachable ? undefined : await quietSecondsOf(env, jobId));
-  return toolResult(out, describeWait(out), { jobId });
+  return answerResult(out, answerText(out), { jobId });
 }
 
 /** How long the answer may wait for the job's status (an SSH round trip) before it goes without the offer. */
@@ -247,19 +244,25 @@ export async function completionsTool(
   for (const id of ids) env.finished?.track(id);
   for (const c of resp.completions) env.finished?.delivered(c.job_id);
   for (const id of resp.active_job_ids) env.watch.watch(id);
-  const lines = resp.completions.map((c) => `- ${describeResult(c.result).split("\n")[0]}`);
+  const lines = resp.completions.map((c) => finishedText(c.result));
   const next = `Call wait_for_completions with {"job_ids":${JSON.stringify(args.job_ids)},"after_cursor":"${resp.next_cursor}"} for the next ones.`;
   const head =
     resp.completions.length === 0
       ? `No job finished ${resp.wait_timed_out ? "before the wait ended (only the wait ended: no job was killed)" : "yet"}; ${resp.active_job_ids.length} still active.`
-      : `${resp.completions.length} job(s) finished:\n${lines.join("\n")}`;
+      : `${resp.completions.length} job(s) finished:\n\n${lines.join("\n\n")}\n`;
   const tail =
     resp.active_job_ids.length > 0 || resp.has_more ? `\n${next}` : "\nAll selected jobs have finished.";
   const unreachable =
     resp.unreachable_job_ids.length > 0
       ? `\nUnreachable right now: ${resp.unreachable_job_ids.join(", ")}.`
       : "";
-  const structured = resp.active_job_ids.length > 0 || resp.has_more ? { ...resp, next_action: next } : resp;
+  // Each completion's result is compact, as every wait-like result over MCP.
+  const compact = {
+    ...resp,
+    completions: resp.completions.map((c) => ({ ...c, result: compactAnswer(c.result) })),
+  };
+  const structured =
+    resp.active_job_ids.length > 0 || resp.has_more ? { ...compact, next_action: next } : compact;
   return toolResult(structured, head + unreachable + tail);
 }
 
@@ -282,10 +285,15 @@ export async function statusTool(
     status.attempts !== undefined && !status.next_attempt_at
       ? `, attempt ${status.attempt} of ${status.attempts}`
       : "";
+  const ended = [
+    status.exit_code !== null ? `exit ${status.exit_code}` : "",
+    status.signal ?? "",
+    status.reason !== status.state ? (status.reason ?? "") : "",
+  ].filter(Boolean);
   const text = isTerminal(status.state)
-    ? `Job ${status.job_id} ${status.state}${status.exit_code !== null ? ` (exit ${status.exit_code})` : ""}${attempt}. wait_for_job returns its full result.`
+    ? `Job ${status.job_id} ${status.state}${ended.length ? ` (${ended.join(", ")})` : ""}${attempt}. wait_for_job returns its full result.`
     : `Job ${status.job_id}: ${statusSentence(status)}${attempt}. Call wait_for_job with {"job_id":"${status.job_id}"} to wait for it.`;
-  return toolResult(status, text, { jobId: status.job_id });
+  return toolResult(status, `${text}\n${whatAndWhere(status)}`, { jobId: status.job_id });
 }
 
 export async function logsTool(env: ToolEnv, args: v.InferOutput<typeof logsInput>): Promise<CallToolResult> {
@@ -394,6 +402,17 @@ function listNote(job: JobStatus & { array_task?: string }): string {
   return notes.length > 0 ? `  [${notes.join("; ")}]` : "";
 }
 
+/** A status's command, directory and target in one line (its text holds what a model needs of the structured one). */
+function whatAndWhere(status: JobStatus): string {
+  const argv = status.argv;
+  const command = argv.length === 3 && argv[0] === "sh" && argv[1] === "-c" ? argv[2]! : argv.join(" ");
+  const parts = [`Command: ${status.name ? `${status.name}: ` : ""}${command}`, `cwd ${status.cwd}`];
+  if (status.host) parts.push(`on ${status.host} (${status.backend})`);
+  if (status.queue) parts.push(`queue ${status.queue}`);
+  if (status.after?.length) parts.push(`after ${status.after.join(", ")}`);
+  return `${parts.join("; ")}.`;
+}
+
 /** A task address `ARRAY_ID.INDEX` → its job ID; any other ID as given. */
 function taskJob(env: ToolEnv, jobId: string): string {
   return env.service.arrays && /\.\d+$/.test(jobId) ? env.service.arrays.resolve(jobId).id : jobId;
@@ -438,7 +457,7 @@ async function waitArray(
     (hooks) => arrays.wait(arrayId, { timeoutMs, ...hooks }),
   );
   if (w.wait_state === "complete")
-    return toolResult(w, `${arraySentence(w)}.`, { isError: w.state !== "succeeded" });
+    return answerResult(w, `${arraySentence(w)}.`, { isError: w.state !== "succeeded" });
   const next_action = `Only this wait ended; no task was killed. Call wait_for_job with {"job_id":"${arrayId}"} again.`;
-  return toolResult({ ...w, next_action }, `${arraySentence(w)}.\n${next_action}`);
+  return answerResult({ ...w, next_action }, `${arraySentence(w)}.\n${next_action}`);
 }

@@ -11,6 +11,7 @@ import {
 import type * as v from "valibot";
 import { AwaitlessError } from "../core/errors.ts";
 import { noSpaceFromErrno } from "../core/store-errors.ts";
+import { type KnownClient, knownClient, withoutInjected } from "./clients.ts";
 import { holdChoiceFor } from "./config.ts";
 import type { HoldContext, ProgressToken } from "./hold.ts";
 import { withJsonSchema } from "./json-schema.ts";
@@ -129,13 +130,15 @@ const SHARED_LAUNCH: Record<string, ReadonlySet<string>> = {
 /** Lists the tools through McpServer (tools/list), then replaces tools/call with the task-aware handler. */
 export function registerTools(mcp: McpServer, env: h.ToolEnv): Record<string, RegisteredTool> {
   const strict = new Map(Object.entries(TOOLS).map(([name, def]) => [name, inputs.strictInput(def.schema)]));
+  // A client whose own check would refuse an unlisted argument without naming it gets open schemas: we name it.
+  const listedOpen = () => knownClient(mcp.server.getClientVersion()?.name)?.unnamedRefusals === true;
   const registered: Record<string, RegisteredTool> = {};
   for (const [name, def] of Object.entries(TOOLS)) {
     registered[name] = mcp.registerTool(
       name,
       {
         description: def.description,
-        inputSchema: withJsonSchema(strict.get(name)!, SHARED_LAUNCH[name]),
+        inputSchema: withJsonSchema(strict.get(name)!, SHARED_LAUNCH[name], listedOpen),
         annotations: def.annotations,
       },
       () => {
@@ -151,9 +154,13 @@ export function registerTools(mcp: McpServer, env: h.ToolEnv): Record<string, Re
         `Tool ${request.params.name} not found; the tools are: ${Object.keys(TOOLS).join(", ")}.`,
       );
     }
-    const parsed = inputs.parseArgs(strict.get(request.params.name)!, request.params.arguments);
+    const client = knownClient(clientNameOf(mcp, ctx));
+    const parsed = inputs.parseArgs(
+      strict.get(request.params.name)!,
+      withoutInjected(request.params.arguments),
+    );
     if (!parsed.ok) {
-      return errorResult(
+      const refusal = errorResult(
         new AwaitlessError(
           "invalid_argument",
           `Invalid arguments for ${request.params.name}: ${parsed.message}.`,
@@ -161,6 +168,7 @@ export function registerTools(mcp: McpServer, env: h.ToolEnv): Record<string, Re
           parsed.details,
         ),
       );
+      return forClient(refusal, client);
     }
     // A 2025-11-25 task-augmented call (params.task from a client that declared tasks).
     const task2025 = requestedTask(mcp, request.params as { task?: unknown });
@@ -175,11 +183,12 @@ export function registerTools(mcp: McpServer, env: h.ToolEnv): Record<string, Re
       }
       const result = h.markShellForm(outcome, parsed.value);
       await env.finished?.nameLinks(result);
-      return mcp.server.projectCallToolResult((await env.finished?.annotate(result)) ?? result, undefined);
+      const annotated = (await env.finished?.annotate(result)) ?? result;
+      return mcp.server.projectCallToolResult(forClient(annotated, client), undefined);
     } catch (error) {
       if (ctx.mcpReq.signal.aborted) throw error;
       const result = errorResult(noSpaceFromErrno(error) ?? error);
-      return (await env.finished?.annotate(result)) ?? result;
+      return forClient((await env.finished?.annotate(result)) ?? result, client);
     } finally {
       // A full disk kept observations out of the store: the results above came from the jobs' records.
       for (const notice of env.service.storeNotices()) {
@@ -224,9 +233,25 @@ function announcedHold(env: h.ToolEnv, clientName: string | undefined): number {
   return choice.budgetMs;
 }
 
+/** The calling client's `clientInfo.name`: from the 2026 request envelope, else from `initialize`. */
+function clientNameOf(mcp: McpServer, ctx: ServerContext): string | undefined {
+  return envelopeOf(ctx)?.["io.modelcontextprotocol/clientInfo"]?.name ?? mcp.server.getClientVersion()?.name;
+}
+
+/**
+ * Each part holds the whole answer, so a client whose model would get both gets one: without structuredContent
+ * when it hands its model both parts (Qwen Code) or the raw result of an error (Gemini CLI); without the text when
+ * that raw result would carry the text twice (Qwen Code's errors).
+ */
+function forClient(result: CallToolResult, client: KnownClient | undefined): CallToolResult {
+  const reads = result.isError ? client?.reads?.error : client?.reads?.ok;
+  if (reads === "both" || reads === "raw") delete result.structuredContent;
+  else if (reads === "raw-text-twice" && result.structuredContent !== undefined) result.content = [];
+  return result;
+}
+
 export function callContext(mcp: McpServer, env: h.ToolEnv, ctx: ServerContext): h.CallCtx {
-  const clientName =
-    envelopeOf(ctx)?.["io.modelcontextprotocol/clientInfo"]?.name ?? mcp.server.getClientVersion()?.name;
+  const clientName = clientNameOf(mcp, ctx);
   const hold: HoldContext = {
     progressToken: ctx.mcpReq._meta?.progressToken as ProgressToken | undefined,
     notify: (notification) => ctx.mcpReq.notify(notification as Parameters<typeof ctx.mcpReq.notify>[0]),

@@ -13,7 +13,6 @@ const up = await slurmUp("Slurm MCP e2e");
 
 interface RunJobResult {
   job_id: string;
-  job_state: string;
   state: string;
   exit_code: number;
   backend: string;
@@ -73,7 +72,7 @@ describe.skipIf(!up)("MCP run_job on Slurm through the ext-tasks requester", () 
     const body = structured<RunJobResult>(final);
     expect(body.stdout_tail).toContain("slurm-task-42");
     expect(body.job_id).toBe(taskId);
-    expect(body.job_state).toBe("succeeded");
+    expect(body.state).toBe("succeeded");
     expect(body.exit_code).toBe(0);
     expect(body.backend).toBe("slurm");
     expect(body.stdout_tail).toContain("slurm-task-42");

@@ -6,7 +6,7 @@ import { runEconomy } from "../../bench/agent-economy-core.ts";
 
 test("every client profile gets each result within 1 + ceil(duration / hold) calls", async () => {
   const outcomes = await runEconomy({ scale: 100, limitSlackMs: 1500 });
-  expect(outcomes.length).toBe(16);
+  expect(outcomes.length).toBe(20);
   for (const o of outcomes) {
     const what = `${o.profile.label}, ${o.job}`;
     expect({ what, state: o.state }).toEqual({ what, state: "succeeded" });

@@ -1,6 +1,10 @@
-// Byte budgets through the binary and the official client: tools/list, a quick run, get_job_logs, no text repeating the JSON.
+// What each client's model receives, through the binary and the official client: compact structuredContent, a text
+// that holds the whole result (each real client hands its model one of the two), byte budgets, tools/list.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
 import type { Era } from "./harness.ts";
+import { structured, textOf } from "./harness.ts";
 import { connectStdio, makeSandbox } from "./stdio-client.ts";
 
 type Json = Record<string, unknown>;
@@ -15,23 +19,59 @@ function responseBytes(conn: Conn, method: string): { bytes: number; message: Js
   return { bytes: Buffer.byteLength(JSON.stringify(got.message)), message: got.message };
 }
 
-/** Every string of at least `min` characters inside a JSON value (the candidates a text could repeat). */
-function longStrings(value: unknown, min: number, out: string[] = []): string[] {
+/**
+ * What each client hands its model of a successful result (docs/mcp.md "What each client's model receives"):
+ * Claude Code and Codex the structuredContent as JSON; Gemini CLI each text block in <untrusted_context>; opencode
+ * the text blocks as they are; Qwen Code both (it gets no structuredContent, so the text alone).
+ */
+function asModelsReceiveIt(result: Json): Record<string, string> {
+  const text = textOf(result);
+  return {
+    "Claude Code / Codex": JSON.stringify(result.structuredContent),
+    "Gemini CLI": `<untrusted_context>\n${text}\n</untrusted_context>`,
+    "Qwen Code / opencode": text,
+  };
+}
+
+const isEmpty = (v: unknown) =>
+  v === null ||
+  v === "" ||
+  (Array.isArray(v) && v.length === 0) ||
+  (typeof v === "object" && v !== null && Object.keys(v).length === 0);
+
+/** Every string (of 4 characters or more) and number inside a value, keys left out. */
+function leavesOf(value: unknown, out: string[] = []): string[] {
   if (typeof value === "string") {
-    for (const line of value.split("\n")) if (line.trim().length >= min) out.push(line.trim());
-  } else if (Array.isArray(value)) for (const item of value) longStrings(item, min, out);
+    if (value.length >= 4) out.push(value);
+  } else if (typeof value === "number") out.push(String(value));
+  else if (Array.isArray(value)) for (const item of value) leavesOf(item, out);
   else if (value !== null && typeof value === "object")
-    for (const item of Object.values(value)) longStrings(item, min, out);
+    for (const item of Object.values(value)) leavesOf(item, out);
   return out;
 }
 
-function texts(result: Json): string[] {
-  const content = (result.content as Array<{ type: string; text?: string }>) ?? [];
-  return content.filter((c) => c.type === "text").map((c) => c.text ?? "");
-}
+/** Bookkeeping the text leaves to structuredContent (docs/mcp.md): timestamps, the snapshot, the envelope. */
+const NOT_IN_TEXT = new Set([
+  "created_at",
+  "started_at",
+  "finished_at",
+  "snapshot",
+  "waited_seconds",
+  "wait_state",
+  "delivery_state",
+  "delivery",
+  "backend",
+  "stdout_bytes",
+  "stderr_bytes",
+  "stdout_dropped_bytes",
+  "stderr_dropped_bytes",
+  "truncated",
+  "descendants_alive",
+  "idempotent_replay",
+]);
 
 for (const era of ["legacy", "modern"] as Era[]) {
-  describe(`byte budgets (${era})`, () => {
+  describe(`what each model receives (${era})`, () => {
     const box = makeSandbox();
     let conn: Conn;
     beforeAll(async () => {
@@ -48,73 +88,196 @@ for (const era of ["legacy", "modern"] as Era[]) {
       expect(bytes).toBeLessThanOrEqual(8192);
       expect(tools.length).toBeGreaterThanOrEqual(11);
       for (const tool of tools) {
-        expect({
-          tool: tool.name,
-          when: /\b(use|default for)\b/i.test(tool.description ?? ""),
-        }).toEqual({
+        const description = tool.description ?? "";
+        expect({ tool: tool.name, when: /\b(use|default for)\b/i.test(description) }).toEqual({
           tool: tool.name,
           when: true,
         });
-        expect({ tool: tool.name, whenNot: /\bnot (for|needed)\b/i.test(tool.description ?? "") }).toEqual({
+        expect({ tool: tool.name, whenNot: /\bnot (for|needed)\b/i.test(description) }).toEqual({
           tool: tool.name,
           whenNot: true,
         });
       }
     });
 
-    test("a quick successful run: full structuredContent, a one-line text that does not repeat it, no link", async () => {
-      await conn.client.callTool({ name: "run", arguments: { command: ["echo", "hi"] } });
-      const { bytes, message } = responseBytes(conn, "tools/call");
-      const result = message.result as Json;
-      const structured = result.structuredContent as Json;
-      // structuredContent stays the full documented result (PROTOCOL.md); the text takes at most 100 bytes, and an
-      // inline answer, which holds the whole result, has no resource link (measured: 943 B legacy, 1 053 B 2026;
-      // structuredContent alone is 795 B).
-      expect(Buffer.byteLength(JSON.stringify(result.content))).toBeLessThanOrEqual(100);
+    test("a quick success: ≤ 600 B as the text clients' models get it, compact structured, every piece in the text", async () => {
+      const result = (await conn.client.callTool({
+        name: "run",
+        arguments: { command: ["echo", "hi"] },
+      })) as Json;
+      const { bytes } = responseBytes(conn, "tools/call");
+      const s = result.structuredContent as Json;
+      expect(s).toMatchObject({ state: "succeeded", exit_code: 0, stdout_tail: "hi\n", delivery: "inline" });
+      // compact: nothing null or empty, no job_state repeating state
+      for (const [key, value] of Object.entries(s))
+        expect({ key, empty: isEmpty(value) }).toEqual({ key, empty: false });
+      expect(s).not.toHaveProperty("job_state");
+      // the whole answer is here: no link to follow
       expect(JSON.stringify(result.content)).not.toContain("resource_link");
-      expect(bytes).toBeLessThanOrEqual(era === "legacy" ? 1000 : 1120);
-      expect(structured.state).toBe("succeeded");
-      expect(structured.exit_code).toBe(0);
-      expect(structured.stdout_tail).toBe("hi\n");
-      const text = texts(result).join("\n");
-      expect(text.split("\n").length).toBe(1);
-      expect(text).toContain("succeeded");
-      for (const s of longStrings(structured, 24)) if (s !== structured.job_id) expect(text).not.toContain(s);
+      const forms = asModelsReceiveIt(result);
+      const sizes = Object.fromEntries(
+        Object.entries(forms).map(([who, body]) => [who, Buffer.byteLength(body)]),
+      );
+      console.log(
+        `run echo hi (${era}): wire ${bytes} B; as each model receives it: ${JSON.stringify(sizes)}`,
+      );
+      expect(sizes["Gemini CLI"]!).toBeLessThanOrEqual(600);
+      expect(sizes["Qwen Code / opencode"]!).toBeLessThanOrEqual(600);
+      // structuredContent keeps every non-empty documented field (PROTOCOL.md): 795 B before compaction, 638 B after;
+      // the leftovers and resources objects every terminal result gains come on top.
+      const { leftovers: _l, resources: _r, ...base } = s;
+      expect(Buffer.byteLength(JSON.stringify(base))).toBeLessThanOrEqual(660);
+      const text = textOf(result);
+      expect(text).toContain(`Job ${s.job_id as string} succeeded (exit code 0) after`);
+      expect(text).toContain("stdout (3 bytes):\nhi");
     });
 
-    test("get_job_logs sends the log once: the text does not repeat structuredContent's lines", async () => {
-      const lines = Array.from({ length: 40 }, (_, i) => `log line number ${i} with some words`).join("\n");
-      const ran = await conn.client.callTool({
+    test("a failure: the text holds state, exit code, duration, digest, tails, parsed results and artifacts", async () => {
+      const dir = path.join(box.root, "w-fail");
+      mkdirSync(dir, { recursive: true });
+      const script =
+        'mkdir -p out; printf \'{"passed": 41, "failed": 1, "slowest": "test_io"}\' > out/r.json; ' +
+        "echo 'collected 42 items'; echo 'FAILED test_io.py::test_read - AssertionError: 3 != 4' >&2; exit 1";
+      const result = (await conn.client.callTool({
+        name: "run",
+        arguments: { command: ["sh", "-c", script], cwd: dir, artifacts: ["out/r.json"], name: "pytest" },
+      })) as Json;
+      expect(result.isError).toBe(true);
+      const s = result.structuredContent as Json;
+      const text = textOf(result);
+      expect(text).toContain(
+        `Job ${s.job_id as string} (pytest) failed with exit code 1 (nonzero_exit) after`,
+      );
+      expect(text).toContain("Digest:\nFAILED test_io.py::test_read - AssertionError: 3 != 4");
+      expect(text).toContain("stdout (19 bytes):\ncollected 42 items");
+      expect(text).toContain("stderr (");
+      expect(text).toContain('parsed_results: {"failed":1,"passed":41,"slowest":"test_io"}');
+      expect(text).toContain("- out/r.json:");
+      // Every value of the result that a next step needs is in the text: each string and number of it, outside the
+      // bookkeeping docs/mcp.md lists.
+      for (const [key, value] of Object.entries(s)) {
+        if (NOT_IN_TEXT.has(key)) continue;
+        for (const leaf of leavesOf(value)) {
+          if (key === "duration_seconds") continue; // worded as 0.1s
+          if (key === "artifacts" && /^\d{4}-\d\d-\d\dT/.test(leaf)) continue; // modified_at: bookkeeping
+          const found = text.includes(leaf.replace(/\n$/, ""));
+          expect({ key, leaf, found }).toEqual({ key, leaf, found: true });
+        }
+      }
+      // structuredContent (what Claude Code on a success and Codex always read) is the same result, compact
+      expect(s).toMatchObject({ state: "failed", exit_code: 1, parsed_results: { passed: 41, failed: 1 } });
+      expect(s).not.toHaveProperty("signal");
+    });
+
+    test("a pending answer: the tails so far and the exact next call are in the text", async () => {
+      const gate = path.join(box.root, `gate-${era}`);
+      const result = await conn.client.callTool({
         name: "run",
         arguments: {
-          command: [
-            "sh",
-            "-c",
-            `printf '%s\\n' ${lines
-              .split("\n")
-              .map((l) => `'${l}'`)
-              .join(" ")}`,
-          ],
+          command: ["sh", "-c", 'echo warming up; while [ ! -e "$0" ]; do sleep 0.05; done', gate],
+          inline_timeout_seconds: 0.5,
         },
       });
-      const jobId = (ran.structuredContent as Json).job_id as string;
-      await conn.client.callTool({ name: "get_job_logs", arguments: { job_id: jobId } });
-      const { message } = responseBytes(conn, "tools/call");
-      const result = message.result as Json;
-      expect((result.structuredContent as Json).stdout).toContain("log line number 39");
-      const text = texts(result).join("\n");
-      expect(text).not.toContain("log line number 3 ");
-      expect(text).toContain("stdout");
+      const s = structured<Json>(result);
+      try {
+        expect(s.delivery).toBe("detached");
+        const text = textOf(result);
+        expect(text).toContain("stdout so far (11 bytes):\nwarming up");
+        expect(text).toContain(`Call wait_for_job with {"job_id":"${s.job_id as string}"}`);
+        expect(s.next_action).toContain(`Call wait_for_job with {"job_id":"${s.job_id as string}"}`);
+      } finally {
+        writeFileSync(gate, "");
+        await conn.client.callTool({
+          name: "wait_for_job",
+          arguments: { job_id: s.job_id, timeout_seconds: 30 },
+        });
+      }
     });
 
-    test("a successful run whose stdout says little shows a short stderr tail in its text", async () => {
-      await conn.client.callTool({
+    test("get_job_logs: the lines are in the text as well as in structuredContent (each model reads one)", async () => {
+      const lines = Array.from({ length: 40 }, (_, i) => `log line number ${i} with some words`);
+      const ran = await conn.client.callTool({
         name: "run",
-        arguments: { command: ["sh", "-c", "echo 'compiled 3 files with 2 warnings' >&2"] },
+        arguments: { command: ["sh", "-c", `printf '%s\\n' ${lines.map((l) => `'${l}'`).join(" ")}`] },
       });
-      const { message } = responseBytes(conn, "tools/call");
-      const text = texts(message.result as Json).join("\n");
-      expect(text).toContain("compiled 3 files with 2 warnings");
+      const jobId = structured<Json>(ran).job_id as string;
+      const logs = await conn.client.callTool({
+        name: "get_job_logs",
+        arguments: { job_id: jobId, tail_lines: 5 },
+      });
+      expect(structured<Json>(logs).stdout).toContain("log line number 39");
+      const text = textOf(logs);
+      expect(text).toContain("stdout: lines 36–40 of 40");
+      expect(text).toContain(lines.slice(35).join("\n"));
+      expect(text).not.toContain("log line number 34 ");
+    });
+
+    test("an error: the text carries code, message and hint", async () => {
+      const result = await conn.client.callTool({ name: "wait_for_job", arguments: { job_id: "job_nope" } });
+      expect(result.isError).toBe(true);
+      const error = structured<{ error: { code: string; message: string; hint: string } }>(result).error;
+      expect(textOf(result)).toBe(`${error.code}: ${error.message}\nNext: ${error.hint}`);
     });
   });
 }
+
+describe("a client whose model would get both parts gets the text alone", () => {
+  test("Qwen Code: text, or on isError structuredContent; Gemini CLI on isError: text; others both", async () => {
+    const box = makeSandbox();
+    try {
+      // [clientInfo.name, structuredContent on a success, on an error]
+      const cases = [
+        ["gemini-cli-mcp-client", true, false],
+        ["qwen-cli-mcp-client-awaitless", false, true],
+        ["claude-code", true, true],
+        ["some-agent", true, true],
+      ] as const;
+      for (const [name, onSuccess, onError] of cases) {
+        const conn = await connectStdio("legacy", box.env, box.root, name);
+        try {
+          const ok = await conn.client.callTool({
+            name: "run",
+            arguments: { command: ["echo", `ok ${name}`] },
+          });
+          const failed = await conn.client.callTool({
+            name: "run",
+            arguments: { command: ["sh", "-c", "echo broken >&2; exit 4"] },
+          });
+          const refused = await conn.client.callTool({
+            name: "run",
+            arguments: { command: ["true"], cwdd: "/" },
+          });
+          const has = (r: Json) => r.structuredContent !== undefined;
+          expect({ name, ok: has(ok), failed: has(failed), refused: has(refused) }).toEqual({
+            name,
+            ok: onSuccess,
+            failed: onError,
+            refused: onError,
+          });
+          expect(textOf(ok)).toContain(`stdout (${`ok ${name}`.length + 1} bytes):\nok ${name}`);
+          if (name.startsWith("qwen")) {
+            // Qwen Code's raw error result repeats the text blocks: its errors carry structuredContent alone
+            for (const r of [failed, refused]) expect(r.content).toEqual([]);
+            expect(structured<Json>(failed)).toMatchObject({
+              state: "failed",
+              exit_code: 4,
+              digest: ["broken"],
+            });
+            expect(structured<{ error: Json }>(refused).error).toMatchObject({ code: "invalid_argument" });
+            continue;
+          }
+          expect(textOf(failed)).toContain("failed with exit code 4");
+          expect(textOf(failed)).toContain("Digest:\nbroken");
+          expect(textOf(refused)).toContain(
+            "invalid_argument: Invalid arguments for run: unknown argument `cwdd`",
+          );
+          expect(textOf(refused)).toContain("Next: Rename cwdd → cwd");
+        } finally {
+          await conn.close();
+        }
+      }
+    } finally {
+      box.remove();
+    }
+  }, 40_000);
+});

@@ -1,4 +1,5 @@
-// wait_for_job's structuredContent through `awaitless mcp`: flat as 0.8's, waited_seconds, the same result everywhere.
+// wait_for_job's structuredContent through `awaitless mcp`: flat as 0.8's, compact, waited_seconds, the same result
+// everywhere; the CLI's --json keeps every field and snapshot.sha256 covers them all.
 import { afterEach, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { writeFileSync } from "node:fs";
@@ -6,7 +7,7 @@ import path from "node:path";
 import { canonicalJson } from "../../src/core/canonical-json.ts";
 import { ENVELOPE_FIELDS } from "../../src/core/service-types.ts";
 import { structured } from "./harness.ts";
-import { connectStdio, makeSandbox } from "./stdio-client.ts";
+import { BINARY, connectStdio, makeSandbox } from "./stdio-client.ts";
 
 type Json = Record<string, unknown>;
 
@@ -21,6 +22,16 @@ const resultPart = (answer: Json): Json =>
   Object.fromEntries(Object.entries(answer).filter(([k]) => !ENVELOPE.includes(k)));
 const sha256Of = ({ snapshot: _s, ...body }: Json): string =>
   createHash("sha256").update(canonicalJson(body)).digest("hex");
+/** PROTOCOL.md "Waiting and delivery": null and empty fields left out, and job_state when it repeats state. */
+const isEmpty = (v: unknown) =>
+  v === null ||
+  v === "" ||
+  (Array.isArray(v) && v.length === 0) ||
+  (typeof v === "object" && Object.keys(v ?? {}).length === 0);
+const compacted = (answer: Json): Json =>
+  Object.fromEntries(
+    Object.entries(answer).filter(([k, v]) => !isEmpty(v) && !(k === "job_state" && v === answer.state)),
+  );
 
 for (const era of ["legacy", "modern"] as const) {
   describe(`wait_for_job is flat (${era})`, () => {
@@ -55,11 +66,13 @@ for (const era of ["legacy", "modern"] as const) {
       expect(first).toMatchObject({
         job_id: jobId,
         state: "running",
-        job_state: "running",
         wait_state: "client_timeout",
         delivery_state: "pending",
         stdout_tail: "started\n",
       });
+      // compact: job_state repeats state, stderr_tail is empty, name and host are null
+      for (const absent of ["job_state", "stderr_tail", "name", "host"])
+        expect(first).not.toHaveProperty(absent);
       expect(first.next_action).toContain("wait_for_job");
       expect(first).not.toHaveProperty("next_command");
       expect(first).not.toHaveProperty("exit_code");
@@ -78,7 +91,32 @@ for (const era of ["legacy", "modern"] as const) {
       expect((done.parsed_results as Json).latency_us).toBe(24.7);
       expect(done).not.toHaveProperty("result");
       expect(done.waited_seconds as number).toBeGreaterThanOrEqual(second.waited_seconds as number);
-      expect((done.snapshot as Json).sha256).toBe(sha256Of(resultPart(done)));
+      for (const absent of [
+        "job_state",
+        "stderr_tail",
+        "digest",
+        "error",
+        "name",
+        "host",
+        "signal",
+        "reason",
+      ])
+        expect(done).not.toHaveProperty(absent);
+
+      // The CLI's --json has every field (0.8's scripts), the snapshot hashes them all, and MCP's answer is it, compact.
+      const cli = Bun.spawnSync([BINARY, "wait", jobId, "--json"], { env: box.env, cwd: box.root });
+      const full = JSON.parse(cli.stdout.toString()) as Json;
+      expect(full).toMatchObject({
+        job_state: "succeeded",
+        stderr_tail: "",
+        digest: [],
+        error: null,
+        name: null,
+      });
+      expect((done.snapshot as Json).sha256).toBe(sha256Of(resultPart(full)));
+      const { waited_seconds: _w1, ...mcpRest } = done;
+      const { waited_seconds: _w2, ...cliRest } = compacted(full);
+      expect(mcpRest).toEqual(cliRest);
 
       // the same terminal result from the completion feed and the job resource
       const feed = structured<{ completions: Array<{ result: Json }> }>(

@@ -73,8 +73,11 @@ async function loggedHold(conn: Conn, name: string): Promise<string> {
 describe("each client profile gets its own hold", () => {
   test.each([
     ["claude-code", "110s (built-in profile for Claude Code)"],
-    ["codex-mcp-client", "50s (built-in profile for Codex CLI)"],
+    ["codex-mcp-client", "290s (built-in profile for Codex CLI)"],
     ["gemini-cli-mcp-client", "540s (built-in profile for Gemini CLI)"],
+    ["opencode", "540s (built-in profile for opencode)"],
+    ["qwen-cli-mcp-client-awaitless", "540s (built-in profile for Qwen Code)"],
+    ["qwen-code-mcp-client", "540s (built-in profile for Qwen Code)"],
     ["cursor-vscode", "50s (built-in profile for Cursor)"],
     ["Visual Studio Code", "50s (hold_budget_seconds (no client profile matched))"],
     ["some-agent", "50s (hold_budget_seconds (no client profile matched))"],
@@ -107,8 +110,8 @@ describe("each client profile gets its own hold", () => {
         { name: "wait_for_job", arguments: { job_id: jobId } },
         { timeout: 30_000 },
       );
-      const body = structured<{ wait_state: string; job_state: string }>(result);
-      expect(body).toMatchObject({ wait_state: "client_timeout", job_state: "running" });
+      const body = structured<{ wait_state: string; state: string }>(result);
+      expect(body).toMatchObject({ wait_state: "client_timeout", state: "running" });
       const prefix = name === "claude-code" ? "claude-code" : "gemini-cli";
       expect(await loggedHold(conn, name)).toBe(`${budget} (hold_budget_by_client_seconds "${prefix}")`);
     }
@@ -183,8 +186,8 @@ describe("pending answers offer cancel_job for a stalled job", () => {
       name: "wait_for_job",
       arguments: { job_id: jobId, timeout_seconds: 1 },
     });
-    const body = structured<{ job_state: string; next_action: string }>(result);
-    expect(body.job_state).toBe("stalled");
+    const body = structured<{ state: string; next_action: string }>(result);
+    expect(body.state).toBe("stalled");
     expect(body.next_action).toContain(`call cancel_job with {"job_id":"${jobId}"}`);
   }, 40_000);
 });

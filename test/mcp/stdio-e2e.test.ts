@@ -116,9 +116,11 @@ describe("held calls (real job, real clock)", () => {
     const heldMs = Date.now() - started;
     expect(heldMs).toBeGreaterThan(25_000);
     expect(heldMs).toBeLessThan(30_000);
-    const body = structured<{ wait_state: string; job_state: string; next_action: string }>(result);
+    const body = structured<{ wait_state: string; state: string; next_action: string }>(result);
     expect(body.wait_state).toBe("client_timeout");
-    expect(body.job_state).toBe("running");
+    // compact: job_state is left out when it repeats state
+    expect(body).toMatchObject({ state: "running" });
+    expect(body).not.toHaveProperty("job_state");
     expect(body.next_action).toContain(`wait_for_job with {"job_id":"${job.job_id}"}`);
     const gaps = [progressAt[0]! - started, ...progressAt.slice(1).map((t, i) => t - progressAt[i]!)];
     expect(progressAt.length).toBeGreaterThanOrEqual(4);

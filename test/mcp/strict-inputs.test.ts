@@ -87,6 +87,55 @@ describe("unknown tool arguments on every tool", () => {
 type Prop = Record<string, unknown>;
 type ObjectSchema = { type: string; properties: Record<string, Prop>; additionalProperties?: unknown };
 
+describe("arguments a client injects (Gemini CLI's wait_for_previous)", () => {
+  test("accepted and ignored on every tool, never advertised; a mistyped one is still refused by name", async () => {
+    const box = makeSandbox();
+    cleanups.push(box.remove);
+    const conn = await connectStdio("legacy", box.env, box.root, "gemini-cli-mcp-client");
+    cleanups.push(conn.close);
+    const { client } = conn;
+    // Gemini CLI sends it on a call that depends on an earlier one, exactly as its prompt asks
+    const ran = await client.callTool({
+      name: "run",
+      arguments: { command: ["sh", "-c", "echo ran > ran.txt; echo ran"], wait_for_previous: true },
+    });
+    expect(ran.isError).toBeFalsy();
+    expect(textOf(ran)).toContain("succeeded");
+    expect(existsSync(path.join(box.root, "ran.txt"))).toBe(true);
+    const jobId = (ran.structuredContent as { job_id: string }).job_id;
+    for (const [name, args] of [
+      ["wait_for_job", { job_id: jobId }],
+      ["get_job_status", { job_id: jobId }],
+      ["get_job_logs", { job_id: jobId }],
+      ["list_jobs", {}],
+    ] as const) {
+      const r = await client.callTool({ name, arguments: { ...args, wait_for_previous: false } });
+      expect({ name, isError: r.isError ?? false }).toEqual({ name, isError: false });
+    }
+    const { tools } = await client.listTools();
+    for (const tool of tools) {
+      expect(Object.keys(tool.inputSchema.properties ?? {})).not.toContain("wait_for_previous");
+      // listed open: Gemini CLI's own check would refuse an unlisted argument without naming it ("params must NOT
+      // have additional properties"); the server refuses it, by name
+      expect({ tool: tool.name, closed: "additionalProperties" in tool.inputSchema }).toEqual({
+        tool: tool.name,
+        closed: false,
+      });
+    }
+
+    const typo = await client.callTool({
+      name: "run",
+      arguments: { command: ["true"], wait_for_previos: true, wait_for_previous: true },
+    });
+    expect(typo.isError).toBe(true);
+    expect(textOf(typo)).toContain("unknown argument `wait_for_previos`");
+    expect(textOf(typo)).not.toContain("`wait_for_previous`");
+    expect(
+      structured<{ count: number }>(await client.callTool({ name: "list_jobs", arguments: {} })).count,
+    ).toBe(1);
+  }, 30_000);
+});
+
 describe("advertised input schemas (tools/list through the official client)", () => {
   test("every tool: closed object, every property described, integers and bounds kept", async () => {
     const { client } = await session();
@@ -174,7 +223,7 @@ describe("timeout_seconds: run kills the job, wait_for_job only bounds the wait"
       name: "wait_for_job",
       arguments: { job_id: job.job_id, timeout_seconds: 1 },
     });
-    const wait = structured<{ wait_state: string; job_state: string; next_action: string }>(waited);
+    const wait = structured<{ wait_state: string; next_action: string }>(waited);
     expect(wait.wait_state).toBe("client_timeout");
     expect(wait.next_action).toContain("only this wait ended, the job was not killed or changed");
     expect(textOf(waited)).toContain("was not killed");

@@ -95,7 +95,7 @@ describe("2025-11-25 Tasks over stdio (raw JSON-RPC, schema-checked)", () => {
       }),
     );
     expect(normal).not.toHaveProperty("task");
-    expect((normal.structuredContent as Json).job_state).toBe("succeeded");
+    expect((normal.structuredContent as Json).state).toBe("succeeded");
     await expectSchemaValid(plain, ["InitializeResult", "CallToolResult"]);
   }, 30_000);
 
@@ -124,7 +124,7 @@ describe("2025-11-25 Tasks over stdio (raw JSON-RPC, schema-checked)", () => {
     open(box, "go");
     const final = result(await pendingResult);
     expect(final.isError).toBeUndefined();
-    expect((final.structuredContent as Json).job_state).toBe("succeeded");
+    expect((final.structuredContent as Json).state).toBe("succeeded");
     expect((final.structuredContent as Json).stdout_tail).toContain("done-go");
     expect(final._meta).toEqual({ "io.modelcontextprotocol/related-task": { taskId } });
 
@@ -174,7 +174,7 @@ describe("2025-11-25 Tasks over stdio (raw JSON-RPC, schema-checked)", () => {
     expect((onCall.params as Json).message).toContain("running");
     open(box, "late");
     const final = result(await pending);
-    expect((final.structuredContent as Json).job_state).toBe("succeeded");
+    expect((final.structuredContent as Json).state).toBe("succeeded");
     const seen = progressOf();
     expect(seen).toEqual([...seen].sort((a, b) => a - b));
     expect(new Set(seen).size).toBe(seen.length);
@@ -197,7 +197,7 @@ describe("2025-11-25 Tasks over stdio (raw JSON-RPC, schema-checked)", () => {
     const next = await start(box);
     expect(result(await next.request("tasks/get", { taskId })).status).toBe("working");
     open(box, "eof");
-    expect((result(await next.request("tasks/result", { taskId })).structuredContent as Json).job_state).toBe(
+    expect((result(await next.request("tasks/result", { taskId })).structuredContent as Json).state).toBe(
       "succeeded",
     );
     await expectSchemaValid(client, ["JSONRPCErrorResponse"]);
@@ -209,7 +209,7 @@ describe("2025-11-25 Tasks over stdio (raw JSON-RPC, schema-checked)", () => {
     const failed = (await startTask(client, ["sh", "-c", "echo bad >&2; exit 3"], "fail")).task as Json;
     const failedResult = result(await client.request("tasks/result", { taskId: failed.taskId as string }));
     expect(failedResult.isError).toBe(true);
-    expect((failedResult.structuredContent as Json).job_state).toBe("failed");
+    expect((failedResult.structuredContent as Json).state).toBe("failed");
     expect(result(await client.request("tasks/get", { taskId: failed.taskId as string })).status).toBe(
       "completed",
     );
@@ -223,7 +223,7 @@ describe("2025-11-25 Tasks over stdio (raw JSON-RPC, schema-checked)", () => {
     );
     expect((note.params as Json).status).toBe("cancelled");
     const cancelledResult = result(await client.request("tasks/result", { taskId }));
-    expect((cancelledResult.structuredContent as Json).job_state).toBe("cancelled");
+    expect((cancelledResult.structuredContent as Json).state).toBe("cancelled");
     // Cancelling a task that already ended, and unknown tasks: -32602.
     expect((await client.request("tasks/cancel", { taskId })).error?.code).toBe(-32602);
     const unknown = await client.request("tasks/get", { taskId: "job_00000000000000000000000000" });
@@ -279,7 +279,7 @@ describe("2025-11-25 Tasks over stdio (raw JSON-RPC, schema-checked)", () => {
     const pending = second.request("tasks/result", { taskId });
     open(box, "resume");
     const final = result(await pending);
-    expect((final.structuredContent as Json).job_state).toBe("succeeded");
+    expect((final.structuredContent as Json).state).toBe("succeeded");
     expect((final.structuredContent as Json).stdout_tail).toContain("done-resume");
     const note = await second.notification(
       (n) => n.method === "notifications/tasks/status" && (n.params as Json).taskId === taskId,
@@ -305,7 +305,7 @@ describe("2025-11-25 Tasks with the official requester (ext-tasks, generation v1
     const { outcome } = await execution.settle();
     expect(outcome.status).toBe("completed");
     const final = resultFromTaskOutcome(outcome) as unknown as Json;
-    expect((final.structuredContent as Json).job_state).toBe("succeeded");
+    expect((final.structuredContent as Json).state).toBe("succeeded");
     expect((final.structuredContent as Json).stdout_tail).toContain("via-requester");
 
     const long = await session.callTool(

@@ -117,9 +117,9 @@ for (const era of ["legacy", "modern"] as const) {
         { name: "wait_for_job", arguments: { job_id: submitted.job_id } },
         { onprogress: (p) => messages.push(p.message ?? "") },
       );
-      const body = structured<{ wait_state: string; job_state: string; next_action: string }>(result);
+      const body = structured<{ wait_state: string; state: string; next_action: string }>(result);
       expect(body.wait_state).toBe("client_timeout");
-      expect(body.job_state).toBe("running");
+      expect(body.state).toBe("running");
       expect(body.next_action).toContain(`Call wait_for_job with {"job_id":"${submitted.job_id}"}`);
       expect(messages.length).toBeGreaterThanOrEqual(3);
       expect(messages.at(-1)).toMatch(/^running \S+, last output \S+ ago/);

@@ -60,7 +60,8 @@ describe("config", () => {
   test("per-client hold budgets match by client name prefix", () => {
     const config = resolveMcpConfig({ holdBudgetByClientMs: { "claude-code": 240_000 } });
     expect(holdBudgetFor(config, "Claude-Code 2.1")).toBe(240_000);
-    expect(holdBudgetFor(config, "codex")).toBe(config.holdBudgetMs);
+    expect(holdBudgetFor(config, "some-agent")).toBe(config.holdBudgetMs);
+    expect(holdBudgetFor(config, "codex-mcp-client")).toBe(290_000);
   });
 });
 

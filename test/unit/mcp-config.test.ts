@@ -89,6 +89,25 @@ describe("JSON clients", () => {
     );
   });
 
+  test("opencode's entry sits under `mcp` as one command array with its timeout; other servers and keys stay", () => {
+    const existing = `{\n  "$schema": "https://opencode.ai/config.json",\n  "mcp": { "docs": { "type": "remote", "url": "https://x" },\n    "awaitless": { "type": "local", "command": ["old"], "environment": { "A": "1" } } }\n}\n`;
+    const doc = JSON.parse(mergeJson(existing, serverEntry("opencode", BIN), "opencode.json", "mcp").text);
+    expect(doc.$schema).toBe("https://opencode.ai/config.json");
+    expect(doc.mcp.docs).toEqual({ type: "remote", url: "https://x" });
+    expect(doc.mcp.awaitless).toEqual({
+      type: "local",
+      command: [BIN, "mcp", "--hold-seconds", "540"],
+      timeout: 600000,
+      environment: { A: "1" },
+    });
+    expect(doc.mcpServers).toBeUndefined();
+    expect(JSON.parse(renderConfig("qwen", "awaitless")).mcpServers.awaitless).toEqual({
+      command: "awaitless",
+      args: ["mcp", "--hold-seconds", "540"],
+      timeout: 600000,
+    });
+  });
+
   test("files that are not a JSON object are refused with the file named", () => {
     expect(() => mergeJson("{ // comment\n}", serverEntry("gemini", BIN), "settings.json")).toThrow(
       /settings.json is not plain JSON/,
@@ -113,6 +132,16 @@ describe("JSON clients", () => {
     expect(docs).toContain(renderConfig("codex", "awaitless").trim());
     expect(configPath("codex", { HOME: "/h", CODEX_HOME: "/c" })).toBe("/c/config.toml");
     expect(configPath("gemini", { HOME: "/h" })).toBe("/h/.gemini/settings.json");
+    expect(configPath("qwen", { HOME: "/h" })).toBe("/h/.qwen/settings.json");
+    expect(configPath("qwen", { HOME: "/h", QWEN_HOME: "/q" })).toBe("/q/settings.json");
+    expect(configPath("opencode", { HOME: "/h" })).toBe("/h/.config/opencode/opencode.json");
+    expect(configPath("opencode", { HOME: "/h", XDG_CONFIG_HOME: "/x" })).toBe("/x/opencode/opencode.json");
+    // a user's opencode.jsonc (and no opencode.json) is the file to merge into
+    mkdirSync(join(scratch, "xdg", "opencode"), { recursive: true });
+    writeFileSync(join(scratch, "xdg", "opencode", "opencode.jsonc"), "{}\n");
+    expect(configPath("opencode", { XDG_CONFIG_HOME: join(scratch, "xdg") })).toBe(
+      join(scratch, "xdg", "opencode", "opencode.jsonc"),
+    );
     expect(configPath("json", { HOME: "/h" })).toBeUndefined();
   });
 });
@@ -213,7 +242,7 @@ describe("awaitless mcp-config (compiled binary)", () => {
     expect(readdirSync(join(home, ".codex")).some((f) => f.startsWith("config.toml.bak-"))).toBe(true);
     const bad = run(home, ["vim"]);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain("use one of: claude, codex, cursor, gemini, json");
+    expect(bad.stderr).toContain("use one of: claude, codex, cursor, gemini, opencode, qwen, json");
     expect(run(home, ["json", "--write"]).code).toBe(2);
     expect(existsSync(join(home, ".gemini"))).toBe(false);
   });
@@ -221,7 +250,14 @@ describe("awaitless mcp-config (compiled binary)", () => {
 
 describe("each wired client holds under its own limit", () => {
   test("the hold written is below the client timeout written (or the limit it cannot change)", () => {
-    const limits: Record<string, number> = { claude: 120, codex: 600, gemini: 600, cursor: 60 };
+    const limits: Record<string, number> = {
+      claude: 120,
+      codex: 600,
+      gemini: 600,
+      opencode: 600,
+      qwen: 600,
+      cursor: 60,
+    };
     for (const [client, limit] of Object.entries(limits)) {
       const wired = WIRED_HOLDS[client as keyof typeof WIRED_HOLDS];
       expect(wired.holdSeconds!).toBeLessThan(wired.clientTimeoutSeconds ?? limit);
@@ -239,7 +275,8 @@ describe("each wired client holds under its own limit", () => {
         stdout: "pipe",
         stderr: "pipe",
       });
-    for (const client of ["claude", "gemini", "cursor"]) expect(write(client).exitCode).toBe(0);
+    for (const client of ["claude", "gemini", "cursor", "opencode", "qwen"])
+      expect(write(client).exitCode).toBe(0);
     const read = (f: string) => JSON.parse(readFileSync(join(home, f), "utf8")).mcpServers.awaitless;
     expect(read(".claude.json")).toEqual({ command: BINARY, args: ["mcp", "--hold-seconds", "110"] });
     expect(read(".gemini/settings.json")).toEqual({
@@ -248,5 +285,40 @@ describe("each wired client holds under its own limit", () => {
       timeout: 600000,
     });
     expect(read(".cursor/mcp.json")).toEqual({ command: BINARY, args: ["mcp", "--hold-seconds", "50"] });
+    expect(read(".qwen/settings.json")).toEqual({
+      command: BINARY,
+      args: ["mcp", "--hold-seconds", "540"],
+      timeout: 600000,
+    });
+    expect(
+      JSON.parse(readFileSync(join(home, ".config/opencode/opencode.json"), "utf8")).mcp.awaitless,
+    ).toEqual({
+      type: "local",
+      command: [BINARY, "mcp", "--hold-seconds", "540"],
+      timeout: 600000,
+    });
+  });
+
+  test("mcp-config claude says how to let a job's end wake the session (its channels)", () => {
+    requireBinary();
+    const home = join(scratch, "h4");
+    mkdirSync(home);
+    const env = { HOME: home, PATH: process.env.PATH ?? "/usr/bin:/bin", NO_COLOR: "1" };
+    const flag = "claude --dangerously-load-development-channels server:awaitless";
+    const printed = Bun.spawnSync([BINARY, "mcp-config", "claude"], { env, stdout: "pipe", stderr: "pipe" });
+    expect(JSON.parse(printed.stdout.toString()).mcpServers.awaitless.args).toEqual([
+      "mcp",
+      "--hold-seconds",
+      "110",
+    ]);
+    expect(printed.stderr.toString()).toContain(flag);
+    const written = Bun.spawnSync([BINARY, "mcp-config", "claude", "--write"], {
+      env,
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    expect(written.stdout.toString()).toContain(flag);
+    const other = Bun.spawnSync([BINARY, "mcp-config", "gemini"], { env, stdout: "pipe", stderr: "pipe" });
+    expect(other.stderr.toString()).not.toContain("channels");
   });
 });
