@@ -25,8 +25,9 @@ const clients = (chosen.length > 0 ? chosen : Object.keys(ALL)).map((c) => ALL[c
 
 const secs = (ms: number | undefined) => (ms === undefined ? "—" : `${(ms / 1000).toFixed(1)} s`);
 
-async function shape(client: ClientSpec): Promise<string[]> {
-  const run = await runClient(client, {
+/** The cut run: the client's timeout 3 s, our progress every `progressSeconds`. */
+function cutRun(client: ClientSpec, progressSeconds: number) {
+  return runClient(client, {
     prompt: SESSION_PROMPT,
     steps: [
       call("run", { command: "echo hello-from-job-$((6*7))" }),
@@ -34,17 +35,36 @@ async function shape(client: ClientSpec): Promise<string[]> {
       call("wait_for_job", (ctx) => ({ job_id: ctx.jobId() })),
       call("wait_for_job", (ctx) => ({ job_id: ctx.jobId() })),
     ],
-    defaults: SHORT_DEFAULTS,
+    defaults: { ...SHORT_DEFAULTS, progress_interval_seconds: progressSeconds },
     clientTimeoutSeconds: 3,
     timeoutMs: 150_000,
   });
+}
+
+/** How long a wait stayed open, and whether the client cut it (notifications/cancelled while it was open). */
+function waitOutcome(run: Awaited<ReturnType<typeof runClient>>): string {
+  const wait = calls(run.mcp).find((c) => c.tool === "wait_for_job");
+  if (wait === undefined) return "no wait reached the server";
+  if (wait.cancelledAt !== undefined)
+    return `cut at ${secs(wait.cancelledAt - wait.sentAt)}, notifications/cancelled`;
+  return `not cut (answered after ${secs(wait.answeredAt === undefined ? undefined : wait.answeredAt - wait.sentAt)})`;
+}
+
+async function shape(client: ClientSpec): Promise<string[]> {
+  const run = await cutRun(client, 1);
   try {
     const results = ours(run.results);
     const seen = calls(run.mcp);
     const quick = seen[0];
-    const wait = seen.find((c) => c.tool === "wait_for_job");
     const init = initialize(run.mcp);
-    const waited = wait?.cancelledAt ?? wait?.answeredAt;
+    const outcome = waitOutcome(run);
+    // Not cut with progress every second: again with progress every 10 s, to tell progress apart.
+    let sparse = "";
+    if (!outcome.startsWith("cut")) {
+      const again = await cutRun(client, 10);
+      sparse = `; with progress every 10 s: ${waitOutcome(again)}`;
+      again.dispose();
+    }
     return [
       client.label,
       init.client,
@@ -52,9 +72,7 @@ async function shape(client: ClientSpec): Promise<string[]> {
       quick?.result && results[0] ? form(results[0], quick.result) : "—",
       `${results[0]?.bytes ?? "—"} B (text ${results[0] ? Buffer.byteLength(results[0].text) : "—"} B)`,
       seen.every((c) => c.progressToken) ? "yes" : seen.some((c) => c.progressToken) ? "some calls" : "no",
-      wait?.cancelledAt !== undefined
-        ? `cut at ${secs(wait.cancelledAt - wait.sentAt)}, notifications/cancelled`
-        : `not cut (answered after ${secs(waited === undefined ? undefined : waited - wait!.sentAt)})`,
+      `${outcome}${sparse}`,
       JSON.stringify((results[2]?.text ?? "").slice(0, 120)),
       injectedArgs(run).join(", ") || "none",
       methods(run.mcp).join(", "),

@@ -8,7 +8,7 @@ export interface CallSeen {
   sentAt: number;
   /** When our answer went out, or undefined if the client gave up first. */
   answeredAt?: number;
-  /** When the client sent notifications/cancelled for it. */
+  /** When the client sent notifications/cancelled for it while it was still open. */
   cancelledAt?: number;
   progressToken: boolean;
   // biome-ignore lint/suspicious/noExplicitAny: the JSON-RPC result
@@ -30,8 +30,9 @@ export function calls(mcp: TapLine[]): CallSeen[] {
       byId.set(m.id, c);
       out.push(c);
     } else if (t.dir === "in" && m.method === "notifications/cancelled") {
+      // opencode also "cancels" each call after its answer arrived: only a cancel before the answer cuts it.
       const c = byId.get(m.params?.requestId);
-      if (c) c.cancelledAt = t.at;
+      if (c && c.answeredAt === undefined) c.cancelledAt = t.at;
     } else if (t.dir === "out" && m.id !== undefined && byId.has(m.id) && (m.result || m.error)) {
       const c = byId.get(m.id)!;
       c.answeredAt = t.at;

@@ -39,6 +39,27 @@ function describeResults(results: ToolResultSeen[]): string {
   return results.map((r, i) => `#${i} ${r.name} (${r.bytes} B): ${r.text.slice(0, 600)}`).join("\n");
 }
 
+/** What happened in a run, for a failure message: the model's requests, the MCP traffic, the client's output. */
+export function explain(run: ClientRun): string {
+  const t0 = run.mcp[0]?.at ?? 0;
+  const requests = run.model.records.map(
+    (r) =>
+      `  ${r.method} ${r.path} tools=${r.turn?.tools.length ?? "-"} results=${r.turn?.results.length ?? "-"} → ${r.error ?? JSON.stringify(r.reply)?.slice(0, 120)}`,
+  );
+  const mcp = run.mcp
+    .filter((t) => t.dir !== "out" || !t.line.includes("notifications/progress"))
+    .slice(-20)
+    .map((t) => `  +${((t.at - t0) / 1000).toFixed(1)}s ${t.dir} ${t.line.slice(0, 160)}`);
+  return [
+    `${run.client.label}: exit ${run.exitCode}${run.timedOut ? " (timed out, stopped)" : ""} after ${run.durationMs} ms`,
+    `model requests:\n${requests.join("\n")}`,
+    `MCP (last 20):\n${mcp.join("\n")}`,
+    `results:\n${describeResults(ours(run.results))}`,
+    `stdout (end):\n${run.stdout.slice(-1500)}`,
+    `stderr (end):\n${run.stderr.slice(-1500)}`,
+  ].join("\n");
+}
+
 export function clientSuite(client: ClientSpec, features: ClientFeatures): void {
   if (!gateOnAvailability(`${client.label} (real client)`, clientAvailable(features.bin))) return;
 
@@ -49,7 +70,7 @@ export function clientSuite(client: ClientSpec, features: ClientFeatures): void 
       const r = results[i];
       if (r === undefined)
         throw new Error(
-          `the model received ${results.length} results of ours:\n${describeResults(results)}\n--- client stdout:\n${run.stdout.slice(-3000)}\n--- stderr:\n${run.stderr.slice(-3000)}`,
+          `the model received ${results.length} results of ours, not ${i + 1}:\n${explain(run)}`,
         );
       return r;
     };
@@ -65,7 +86,7 @@ export function clientSuite(client: ClientSpec, features: ClientFeatures): void 
     afterAll(() => run?.dispose());
 
     test("the client ran to the end in its namespace", () => {
-      expect(run.timedOut).toBe(false);
+      expect(run.timedOut, explain(run)).toBe(false);
       expect(run.model.records.filter((r) => r.error !== undefined).map((r) => r.error)).toEqual([]);
     });
 
@@ -125,7 +146,8 @@ export function clientSuite(client: ClientSpec, features: ClientFeatures): void 
         run = await runClient(client, {
           prompt: SESSION_PROMPT,
           steps: cutSteps(),
-          defaults: SHORT_DEFAULTS,
+          // Progress every 10 s: opencode restarts its timeout on each progress notification.
+          defaults: { ...SHORT_DEFAULTS, progress_interval_seconds: 10 },
           clientTimeoutSeconds: 3,
           timeoutMs: 120_000,
         });
@@ -134,7 +156,7 @@ export function clientSuite(client: ClientSpec, features: ClientFeatures): void 
       afterAll(() => run?.dispose());
 
       test("the cut wait reaches the model as the client's timeout, the next wait gets the result", () => {
-        expect(results.length, describeResults(results)).toBeGreaterThanOrEqual(3);
+        expect(results.length, explain(run)).toBeGreaterThanOrEqual(3);
         expect(results[1]!.text).not.toContain(LONG_MARK);
         expect(results.at(-1)!.text).toContain(LONG_MARK);
         expect(results.at(-1)!.text).toContain("succeeded");
@@ -164,7 +186,7 @@ export function clientSuite(client: ClientSpec, features: ClientFeatures): void 
       test("a quick success reaches the model whole, in at most 600 bytes", () => {
         const results = ours(run.results);
         const r = results[0];
-        expect(r, describeResults(results)).toBeDefined();
+        expect(r, explain(run)).toBeDefined();
         expect(r!.text).toContain(MARK);
         expect(r!.text).toContain("succeeded");
         expect(exitCodeIs(r!.text, 0)).toBe(true);
