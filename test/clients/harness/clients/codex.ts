@@ -14,6 +14,9 @@ export const codex: ClientSpec = {
   setup(dirs, opts) {
     const file = join(dirs.home, ".codex", "config.toml");
     wireWithMcpConfig(dirs, "codex", file);
+    // `codex exec` starts its first turn without an MCP server still starting (measured: a loaded machine's
+    // slow initialize left the model without our tools); `required` makes it wait for ours, or fail.
+    appendFileSync(file, "\nrequired = true\n");
     setHold(file, opts.holdSeconds);
     if (opts.clientTimeoutSeconds !== undefined) {
       const text = readFileSync(file, "utf8");
