@@ -1,10 +1,10 @@
 // Measures what each real client does with our server (test/clients/README.md has the figures and how):
-//   bun test/clients/measure.ts [--limits] [claude codex gemini opencode qwen]
+//   bun test/clients/measure.ts [--limits | --limits-only] [claude codex gemini opencode qwen]
 // The default run (about a minute a client): the form in which a result reaches the model, the client's
 // name and protocol, progress tokens, what a cut looks like (its timeout set to 3 s, progress every 1 s), the
 // arguments it adds to our schemas, the methods it calls. --limits also holds one call past the client's real
-// limit (our hold 3000 s, a 700 s job), with its default config and with the one mcp-config writes: up to 11
-// minutes a client, all clients at once.
+// limit (our hold 3000 s, a 1000 s job), with its default config and with the one mcp-config writes: up to
+// 15 minutes, all clients at once.
 import { claude } from "./harness/clients/claude.ts";
 import { codex } from "./harness/clients/codex.ts";
 import { gemini } from "./harness/clients/gemini.ts";
@@ -17,7 +17,7 @@ import { call } from "./harness/script.ts";
 
 const ALL: Record<string, ClientSpec> = { claude, codex, gemini, opencode, qwen };
 const args = process.argv.slice(2);
-const limits = args.includes("--limits");
+const limits = args.includes("--limits") || args.includes("--limits-only");
 const chosen = args.filter((a) => !a.startsWith("--"));
 for (const c of chosen)
   if (!(c in ALL)) throw new Error(`unknown client "${c}": one of ${Object.keys(ALL).join(", ")}`);
@@ -82,27 +82,32 @@ async function shape(client: ClientSpec): Promise<string[]> {
   }
 }
 
-/** Holds one wait far past the client's limit; returns when the model got something back for it. */
+/** Holds one wait far past the client's limit: how long it stayed open, and how it ended. */
 async function limit(client: ClientSpec, clientTimeoutSeconds: number | undefined): Promise<string> {
+  const started = Date.now();
   const run = await runClient(client, {
     prompt: SESSION_PROMPT,
     steps: [
-      call("run", { command: "echo started; sleep 700; echo slow-check-$((6*7))" }),
+      call("run", { command: "echo started; sleep 1000; echo slow-check-$((6*7))" }),
       call("wait_for_job", (ctx) => ({ job_id: ctx.jobId() })),
     ],
     defaults: { inline_timeout_seconds: 2 },
     holdSeconds: 3000,
     clientTimeoutSeconds,
-    timeoutMs: 690_000,
+    timeoutMs: 900_000,
   });
   try {
     const wait = calls(run.mcp).find((c) => c.tool === "wait_for_job");
     if (wait === undefined) return `no wait reached the server (${run.stderr.slice(-200)})`;
     const back = run.model.main().find((r) => ours(r.turn!.results).length >= 2);
     const cancelled =
-      wait.cancelledAt === undefined ? "" : `, cancelled at ${secs(wait.cancelledAt - wait.sentAt)}`;
-    if (back === undefined) return `not cut within ${secs(run.durationMs)}${cancelled}`;
-    return `cut at ${secs(back.at - wait.sentAt)}${cancelled}: ${JSON.stringify(ours(back.turn!.results)[1]!.text.slice(0, 100))}`;
+      wait.cancelledAt === undefined
+        ? ""
+        : `, notifications/cancelled at ${secs(wait.cancelledAt - wait.sentAt)}`;
+    if (back === undefined)
+      return `still open after ${secs(started + run.durationMs - wait.sentAt)}${cancelled}`;
+    const text = JSON.stringify(ours(back.turn!.results)[1]!.text.slice(0, 100));
+    return `cut: the model read it ${secs(back.at - wait.sentAt)} after the call${cancelled}: ${text}`;
   } finally {
     run.dispose();
   }
@@ -120,16 +125,18 @@ const header = [
   "arguments it adds to our schema",
   "methods it called",
 ];
-const rows: string[][] = [];
-for (const c of clients) rows.push(await shape(c));
-console.log(`| ${header.join(" | ")} |\n|${header.map(() => "---").join("|")}|`);
-for (const r of rows) console.log(`| ${r.map((x) => x.replaceAll("|", "\\|")).join(" | ")} |`);
+if (!args.includes("--limits-only")) {
+  const rows: string[][] = [];
+  for (const c of clients) rows.push(await shape(c));
+  console.log(`| ${header.join(" | ")} |\n|${header.map(() => "---").join("|")}|`);
+  for (const r of rows) console.log(`| ${r.map((x) => x.replaceAll("|", "\\|")).join(" | ")} |`);
+}
 
 if (limits) {
   const jobs = clients.flatMap((c) => [
     limit(c, 0).then((r) => [c.label, "its default", r]),
     limit(c, undefined).then((r) => [c.label, "as mcp-config writes it", r]),
   ]);
-  console.log("\n| client | config | a held wait (hold 3000 s, 700 s job) |\n|---|---|---|");
+  console.log("\n| client | config | one held wait (our hold 3000 s, a 1000 s job) |\n|---|---|---|");
   for (const r of await Promise.all(jobs)) console.log(`| ${r.join(" | ")} |`);
 }

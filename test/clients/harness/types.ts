@@ -65,3 +65,11 @@ export function sse(events: Array<{ event?: string; data: unknown }>): Response 
     headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
   });
 }
+
+/** A request's turn; "main" when it offers tools (the agent's loop). */
+export function turnOf(
+  vendor: Vendor,
+  parts: Pick<Turn, "tools" | "results" | "texts" | "stream" | "model">,
+): Turn {
+  return { vendor, main: parts.tools.length > 0, ...parts };
+}
