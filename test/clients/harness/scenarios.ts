@@ -1,5 +1,5 @@
 // The scenarios every client goes through: what the "model" calls, and what it must have received.
-import { call, type Step } from "./script.ts";
+import { call, type Step, say } from "./script.ts";
 import type { ToolResultSeen } from "./types.ts";
 
 /** Our server's settings for the short scenarios (seconds): a 2 s inline window keeps them short. */
@@ -38,12 +38,19 @@ export function sessionSteps(injects?: { name: string; value: unknown }): Step[]
   return steps;
 }
 
-/** A wait the client cuts (its timeout 3 s, our hold far longer), then the model waits again. */
+/**
+ * A wait the client cuts (its timeout 3 s, our hold far longer), then the model waits again until it has the
+ * result (the job runs 12 s, so the first wait is cut however slowly the client starts it).
+ */
 export function cutSteps(): Step[] {
+  const again: Step = (ctx) =>
+    (ctx.last?.text ?? "").includes(LONG_MARK)
+      ? say("The slow check is done.")(ctx)
+      : call("wait_for_job", { job_id: ctx.jobId() })(ctx);
   return [
-    call("run", { command: "echo started; sleep 7; echo slow-check-$((6*7))" }),
+    call("run", { command: "echo started; sleep 12; echo slow-check-$((6*7))" }),
     call("wait_for_job", (ctx) => ({ job_id: ctx.jobId() })),
-    call("wait_for_job", (ctx) => ({ job_id: ctx.jobId() })),
+    ...Array.from({ length: 6 }, () => again),
   ];
 }
 

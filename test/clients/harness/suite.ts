@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { gateOnAvailability } from "../../helpers/sshd.ts";
 import { clientAvailable } from "./available.ts";
+import { calls } from "./facts.ts";
 import { type ClientRun, type ClientSpec, runClient } from "./run-client.ts";
 import {
   cutSteps,
@@ -158,6 +159,9 @@ export function clientSuite(client: ClientSpec, features: ClientFeatures): void 
       test("the cut wait reaches the model as the client's timeout, the next wait gets the result", () => {
         expect(results.length, explain(run)).toBeGreaterThanOrEqual(3);
         expect(results[1]!.text).not.toContain(LONG_MARK);
+        // Our hold is 110 s or more: only the client ends the first wait this early, and it says so to us.
+        const firstWait = calls(run.mcp).find((c) => c.tool === "wait_for_job");
+        expect(firstWait?.cancelledAt, explain(run)).toBeDefined();
         expect(results.at(-1)!.text).toContain(LONG_MARK);
         expect(results.at(-1)!.text).toContain("succeeded");
       });
