@@ -1,5 +1,12 @@
 // Claude Code's channel: its TUI (in tmux) started with --dangerously-load-development-channels; a job the
-// session started ends while the session is idle, and the next model request carries the event.
+// session started ends while the session is idle, and our server pushes one channel event for it.
+//
+// Claude Code 2.1.332 registers a server's channel only (its own code, read in its bundle): when the server
+// declares experimental["claude/channel"], on a 2025-era connection (a 2026-07-28 one "has no unsolicited
+// notification path"; MCP_PROTOCOL_NEGOTIATION=legacy gives one), for its first-party API (a custom
+// ANTHROPIC_BASE_URL is a "gateway": "channels are not available on third-party providers"), and with its
+// remote feature flag on. So with a scripted model the event reaches the TUI but never the model: that
+// step is a todo, and this test asserts what our server sends.
 import { afterAll, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -10,6 +17,7 @@ import { claude, claudeEnv } from "./harness/clients/claude.ts";
 import { CLIENT_BIN } from "./harness/run-client.ts";
 import { call, say } from "./harness/script.ts";
 import { startTui, type TuiRun } from "./harness/tmux.ts";
+import { readTap } from "./harness/wiring.ts";
 
 const avail = clientAvailable("claude");
 const tmux =
@@ -21,7 +29,11 @@ if (gateOnAvailability("Claude Code channel (TUI in tmux)", avail.ok ? tmux : av
     await tui?.stop();
   });
 
-  test("a job that ends while the session is idle wakes it: the next model request carries the event", async () => {
+  test.todo(
+    "the next model request carries the event (Claude Code 2.1.332 registers channels only for its first-party API with its remote flag on: not reachable with a scripted model)",
+  );
+
+  test("a job that ends while the session is idle: a channel event naming the job, its state and the call", async () => {
     tui = startTui(
       claude,
       {
@@ -41,7 +53,7 @@ if (gateOnAvailability("Claude Code channel (TUI in tmux)", avail.ok ? tmux : av
           "--allowedTools",
           "mcp__awaitless",
         ],
-        env: { ...claudeEnv(), TERM: "xterm-256color" },
+        env: { ...claudeEnv(), TERM: "xterm-256color", MCP_PROTOCOL_NEGOTIATION: "legacy" },
       },
     );
     const run = tui;
@@ -76,14 +88,21 @@ if (gateOnAvailability("Claude Code channel (TUI in tmux)", avail.ok ? tmux : av
     );
     const jobId = /job_[0-9A-Z]{26}/.exec(ended.turn!.results.at(-1)!.text)?.[0];
     expect(jobId, ended.turn!.results.at(-1)!.text).toBeDefined();
-    // Idle now; the job ends about 4 s later. A channel event makes Claude Code start a turn on its own.
-    const woken = await run.model.waitFor(
-      "a model request carrying the job's end",
-      (r) => r.seq > ended.seq && r.turn?.main === true && r.turn.texts.some((t) => t.includes(jobId!)),
+    // Idle now; the job ends about 4 s later and the server pushes the event to the idle session.
+    const events = () =>
+      readTap(run.dirs).filter((t) => t.dir === "out" && t.msg?.method === "notifications/claude/channel");
+    const [event] = await until(
+      "a notifications/claude/channel from our server",
+      () => {
+        const e = events();
+        return e.length > 0 ? e : undefined;
+      },
       45_000,
+      250,
     );
-    const event = woken.turn!.texts.find((t) => t.includes(jobId!))!;
-    expect(event).toContain("succeeded");
-    expect(event).toMatch(/wait_for_job|get_job_status/);
+    const { content } = event!.msg.params as { content: string };
+    expect(content).toContain(jobId!);
+    expect(content).toContain("succeeded");
+    expect(content).toMatch(/wait_for_job|get_job_status/);
   }, 180_000);
 }
