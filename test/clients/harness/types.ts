@@ -73,3 +73,8 @@ export function turnOf(
 ): Turn {
   return { vendor, main: parts.tools.length > 0, ...parts };
 }
+
+/** Whether a request streams, and the model it names (the Anthropic and OpenAI bodies say both). */
+export function streamAndModel(body: Record<string, unknown>): Pick<Turn, "stream" | "model"> {
+  return { stream: body.stream === true, model: String(body.model ?? "") };
+}

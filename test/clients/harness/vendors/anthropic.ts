@@ -3,6 +3,7 @@ import {
   byteLength,
   type Reply,
   sse,
+  streamAndModel,
   type ToolResultSeen,
   type Turn,
   turnOf,
@@ -56,13 +57,7 @@ export const anthropic: VendorApi = {
       description: String(t.description ?? ""),
       schema: t.input_schema,
     }));
-    return turnOf("anthropic", {
-      tools,
-      results,
-      texts,
-      stream: body.stream === true,
-      model: String(body.model ?? ""),
-    });
+    return turnOf("anthropic", { tools, results, texts, ...streamAndModel(body) });
   },
   render(reply: Reply, turn: Turn, seq: number) {
     const id = `msg_${seq}`;

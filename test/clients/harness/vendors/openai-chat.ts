@@ -4,6 +4,7 @@ import {
   byteLength,
   type Reply,
   sse,
+  streamAndModel,
   type ToolResultSeen,
   type Turn,
   turnOf,
@@ -46,13 +47,7 @@ export const chat: VendorApi = {
       const f = (t.function ?? t) as Item;
       return { name: String(f.name), description: String(f.description ?? ""), schema: f.parameters };
     });
-    return turnOf("chat", {
-      tools,
-      results,
-      texts,
-      stream: body.stream === true,
-      model: String(body.model ?? ""),
-    });
+    return turnOf("chat", { tools, results, texts, ...streamAndModel(body) });
   },
   render(reply: Reply, turn: Turn, seq: number) {
     const id = `chatcmpl-${seq}`;

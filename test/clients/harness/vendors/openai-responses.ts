@@ -3,6 +3,7 @@ import {
   byteLength,
   type Reply,
   sse,
+  streamAndModel,
   type ToolResultSeen,
   type Turn,
   turnOf,
@@ -61,13 +62,7 @@ export const responses: VendorApi = {
       }
     }
     const tools = declared((body.tools ?? []) as Item[]);
-    return turnOf("responses", {
-      tools,
-      results,
-      texts,
-      stream: body.stream === true,
-      model: String(body.model ?? ""),
-    });
+    return turnOf("responses", { tools, results, texts, ...streamAndModel(body) });
   },
   render(reply: Reply, turn: Turn, seq: number) {
     const id = `resp_${seq}`;
