@@ -95,6 +95,10 @@ export function namespaceScript(dirs: RunDirs, socket: string, launch: Launch): 
     "set -u",
     "ip link set lo up",
     `${q(process.execPath)} ${q(forward)} ${q(socket)} > ${q(portFile)} 2> ${q(join(dirs.root, "forward.err"))} &`,
+    // The forwarder is this script's child: stopped when the script ends, however it ends.
+    "fwd=$!",
+    `trap 'kill "$fwd" 2>/dev/null' EXIT`,
+    "trap 'exit 143' TERM INT HUP",
     "i=0",
     `while [ ! -s ${q(portFile)} ]; do i=$((i+1)); [ $i -lt 1000 ] || { echo 'forwarder did not start' >&2; exit 97; }; sleep 0.01; done`,
     `port=$(cat ${q(portFile)})`,
@@ -102,8 +106,6 @@ export function namespaceScript(dirs: RunDirs, socket: string, launch: Launch): 
     `cd ${q(dirs.work)}`,
     ...Object.entries(launch.env).map(([k, v]) => `export ${k}=${word(v)}`),
     `${launch.argv.map(word).join(" ")}${launch.interactive ? "" : " < /dev/null"}`,
-    "code=$?",
-    "exit $code",
     "",
   ].join("\n");
 }
