@@ -1,5 +1,6 @@
 // Sits between a client and `awaitless mcp`, copying bytes both ways unchanged and logging each JSON-RPC line
-// with its direction and time (what the client sent: progress tokens, cancellations, subscriptions).
+// with its direction and time (what the client sent: progress tokens, cancellations, subscriptions), and the
+// server's stderr lines (passed on to the client too).
 // Usage: bun mcp-tap.ts LOG_FILE -- COMMAND [ARGS...]
 import { appendFileSync } from "node:fs";
 
@@ -9,7 +10,7 @@ if (!log || dashes !== "--" || command.length === 0) {
   process.exit(2);
 }
 
-function lines(dir: "in" | "out") {
+function lines(dir: "in" | "out" | "err") {
   let rest = "";
   const decoder = new TextDecoder();
   return (chunk: Uint8Array) => {
@@ -24,9 +25,16 @@ function lines(dir: "in" | "out") {
   };
 }
 
-const child = Bun.spawn(command, { stdin: "pipe", stdout: "pipe", stderr: "inherit" });
+const child = Bun.spawn(command, { stdin: "pipe", stdout: "pipe", stderr: "pipe" });
 const fromClient = lines("in");
 const fromServer = lines("out");
+const serverErr = lines("err");
+(async () => {
+  for await (const chunk of child.stderr) {
+    serverErr(chunk);
+    process.stderr.write(chunk);
+  }
+})();
 appendFileSync(log, `${JSON.stringify({ at: Date.now(), dir: "start", line: command.join(" ") })}\n`);
 for (const sig of ["SIGTERM", "SIGINT", "SIGHUP"] as const) {
   process.on(sig, () => {

@@ -1,37 +1,37 @@
 // Runs one real agent CLI once, inside `unshare -n` (a network namespace with only loopback), against the
 // scripted model and our MCP server, with a throwaway HOME; everything it started is stopped by PID before
 // the run is returned.
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BINARY } from "../../helpers/cli.ts";
 import { type ModelServer, startModelServer } from "./model-server.ts";
 import { stopTree } from "./processes.ts";
 import type { Route, Step } from "./script.ts";
 import type { Reply, ToolResultSeen, Turn } from "./types.ts";
+import {
+  awaitlessJson,
+  HARNESS,
+  type McpTarget,
+  makeDirs,
+  q,
+  type RunDirs,
+  readTap,
+  stopJobs,
+  type TapLine,
+  writeAwaitlessConfig,
+} from "./wiring.ts";
 
-export const HARNESS = import.meta.dir;
 export const CLIENTS_DIR = join(HARNESS, "..");
 export const CLIENT_BIN = join(CLIENTS_DIR, "node_modules", ".bin");
 export const PORT = "@PORT@";
-
-/** Where one run lives: a throwaway HOME (with the awaitless data dir inside it) and a work directory. */
-export interface RunDirs {
-  root: string;
-  home: string;
-  work: string;
-  /** The MCP traffic log written by mcp-tap.ts. */
-  tapLog: string;
-}
 
 export interface Launch {
   argv: string[];
   env: Record<string, string>;
   /** Config files holding `@PORT@`, rewritten with the port inside the namespace before the client starts. */
   portFiles?: string[];
+  /** A terminal program (tmux gives it the terminal): its stdin is left alone. */
+  interactive?: boolean;
 }
-
-export type McpTarget = "claude" | "codex" | "gemini";
 
 export interface ClientSpec {
   id: string;
@@ -57,17 +57,11 @@ export interface RunOptions {
   env?: Record<string, string>;
   /** The client's own per-call tool timeout, where the scenario sets it (seconds). */
   clientTimeoutSeconds?: number;
+  /** Our hold (`--hold-seconds`) in place of the one the wiring wrote (measurements hold past a client's limit). */
+  holdSeconds?: number;
   /** The client's 2026-07-28 mode. */
   modern?: boolean;
   timeoutMs: number;
-}
-
-export interface TapLine {
-  at: number;
-  dir: "in" | "out" | "start" | "eof" | "exit" | "signal";
-  line: string;
-  // biome-ignore lint/suspicious/noExplicitAny: a JSON-RPC message
-  msg?: any;
 }
 
 export interface ClientRun {
@@ -88,79 +82,9 @@ export interface ClientRun {
   dispose(): void;
 }
 
-function q(s: string): string {
-  return `'${s.replaceAll("'", `'\\''`)}'`;
-}
-
 /** A shell word with `@PORT@` turned into the port read inside the namespace. */
 function word(s: string): string {
   return s.split(PORT).map(q).join('"$port"');
-}
-
-function writeAwaitlessConfig(dirs: RunDirs, defaults: Record<string, number> = {}): void {
-  const dir = join(dirs.home, ".config", "awaitless");
-  mkdirSync(dir, { recursive: true });
-  const lines = Object.entries(defaults).map(([k, v]) => `${k} = ${v}`);
-  writeFileSync(join(dir, "config.toml"), `[defaults]\n${lines.join("\n")}\n`);
-}
-
-/** `awaitless mcp-config TARGET --write`, then our binary in that file swapped for the tap in front of it. */
-export function wireWithMcpConfig(dirs: RunDirs, target: McpTarget, file: string): void {
-  const r = Bun.spawnSync([BINARY, "mcp-config", target, "--write"], {
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dirs.home },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  if (r.exitCode !== 0)
-    throw new Error(`awaitless mcp-config ${target} --write failed: ${r.stderr.toString()}`);
-  tapConfig(dirs, file);
-}
-
-/** The tap's command in place of our binary's path in a client config file. */
-export function tapConfig(dirs: RunDirs, file: string): void {
-  const text = readFileSync(file, "utf8");
-  if (!text.includes(BINARY)) throw new Error(`${file} does not name ${BINARY}:\n${text}`);
-  writeFileSync(file, text.replaceAll(BINARY, tapCommand(dirs)));
-}
-
-/** A script that runs our server behind mcp-tap.ts (so a config can name one executable). */
-export function tapCommand(dirs: RunDirs): string {
-  const path = join(dirs.root, "awaitless-tapped");
-  if (!existsSync(path)) {
-    const tap = join(HARNESS, "mcp-tap.ts");
-    writeFileSync(
-      path,
-      `#!/bin/sh\nexec ${q(process.execPath)} ${q(tap)} ${q(dirs.tapLog)} -- ${q(BINARY)} "$@"\n`,
-    );
-    chmodSync(path, 0o755);
-  }
-  return path;
-}
-
-export function readTap(dirs: RunDirs): TapLine[] {
-  if (!existsSync(dirs.tapLog)) return [];
-  return readFileSync(dirs.tapLog, "utf8")
-    .split("\n")
-    .filter((l) => l !== "")
-    .map((l) => {
-      const t = JSON.parse(l) as TapLine;
-      if (t.dir === "in" || t.dir === "out") {
-        try {
-          t.msg = JSON.parse(t.line);
-        } catch {
-          // not JSON: kept as the line
-        }
-      }
-      return t;
-    });
-}
-
-export function makeDirs(client: string): RunDirs {
-  const root = mkdtempSync(join(tmpdir(), `awl-client-${client}-`));
-  const home = join(root, "home");
-  const work = join(home, "work");
-  mkdirSync(work, { recursive: true });
-  return { root, home, work, tapLog: join(root, "mcp.jsonl") };
 }
 
 /** The shell script run inside the namespace: loopback up, the forwarder, then the client. */
@@ -171,15 +95,17 @@ export function namespaceScript(dirs: RunDirs, socket: string, launch: Launch): 
     "set -u",
     "ip link set lo up",
     `${q(process.execPath)} ${q(forward)} ${q(socket)} > ${q(portFile)} 2> ${q(join(dirs.root, "forward.err"))} &`,
+    // The forwarder is this script's child: stopped when the script ends, however it ends.
+    "fwd=$!",
+    `trap 'kill "$fwd" 2>/dev/null' EXIT`,
+    "trap 'exit 143' TERM INT HUP",
     "i=0",
     `while [ ! -s ${q(portFile)} ]; do i=$((i+1)); [ $i -lt 1000 ] || { echo 'forwarder did not start' >&2; exit 97; }; sleep 0.01; done`,
     `port=$(cat ${q(portFile)})`,
     ...(launch.portFiles ?? []).map((f) => `sed -i "s/${PORT}/$port/g" ${q(f)}`),
     `cd ${q(dirs.work)}`,
     ...Object.entries(launch.env).map(([k, v]) => `export ${k}=${word(v)}`),
-    `${launch.argv.map(word).join(" ")} < /dev/null`,
-    "code=$?",
-    "exit $code",
+    `${launch.argv.map(word).join(" ")}${launch.interactive ? "" : " < /dev/null"}`,
     "",
   ].join("\n");
 }
@@ -195,7 +121,16 @@ export function baseEnv(dirs: RunDirs): Record<string, string> {
   };
 }
 
-export async function runClient(client: ClientSpec, opts: RunOptions): Promise<ClientRun> {
+/** A run made ready: its directories, the scripted model listening, the in-namespace script written. */
+export interface Prepared {
+  dirs: RunDirs;
+  model: ModelServer;
+  /** `unshare -n -- sh SCRIPT` runs the client. */
+  script: string;
+  dispose(): void;
+}
+
+export function prepare(client: ClientSpec, opts: RunOptions, extra: Partial<Launch> = {}): Prepared {
   const dirs = makeDirs(client.id);
   mkdirSync(join(dirs.root, "tmp"));
   const socket = join(dirs.root, "model.sock");
@@ -204,21 +139,30 @@ export async function runClient(client: ClientSpec, opts: RunOptions): Promise<C
     side: client.side,
     route: client.route,
   });
+  const dispose = () => {
+    model.stop();
+    rmSync(dirs.root, { recursive: true, force: true });
+  };
+  try {
+    writeAwaitlessConfig(dirs, opts.defaults);
+    client.setup(dirs, opts);
+    const launch = { ...client.launch(dirs, opts), ...extra };
+    const script = join(dirs.root, "in-namespace.sh");
+    const env = { ...baseEnv(dirs), ...launch.env, ...opts.env, ...extra.env };
+    writeFileSync(script, namespaceScript(dirs, socket, { ...launch, env }));
+    return { dirs, model, script, dispose };
+  } catch (e) {
+    dispose();
+    throw e;
+  }
+}
+
+export async function runClient(client: ClientSpec, opts: RunOptions): Promise<ClientRun> {
+  const { dirs, model, script, dispose } = prepare(client, opts);
   const started = Date.now();
   let pid: number | undefined;
   let timedOut = false;
   try {
-    writeAwaitlessConfig(dirs, opts.defaults);
-    client.setup(dirs, opts);
-    const launch = client.launch(dirs, opts);
-    const script = join(dirs.root, "in-namespace.sh");
-    writeFileSync(
-      script,
-      namespaceScript(dirs, socket, {
-        ...launch,
-        env: { ...baseEnv(dirs), ...launch.env, ...opts.env },
-      }),
-    );
     const proc = Bun.spawn(["unshare", "-n", "--", "sh", script], {
       env: { PATH: "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin" },
       stdin: "ignore",
@@ -246,42 +190,13 @@ export async function runClient(client: ClientSpec, opts: RunOptions): Promise<C
       results: model.results(),
       mcp: readTap(dirs),
       awaitless: (args) => awaitlessJson(dirs, args),
-      dispose() {
-        model.stop();
-        rmSync(dirs.root, { recursive: true, force: true });
-      },
+      dispose,
     };
   } catch (e) {
-    model.stop();
-    rmSync(dirs.root, { recursive: true, force: true });
+    dispose();
     throw e;
   } finally {
     if (pid !== undefined) await stopTree(pid);
     await stopJobs(dirs);
-  }
-}
-
-export function awaitlessJson(dirs: RunDirs, args: string[]): unknown {
-  const r = Bun.spawnSync([BINARY, ...args, "--json"], {
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dirs.home },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const text = r.stdout.toString();
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new Error(`awaitless ${args.join(" ")} printed no JSON (exit ${r.exitCode}): ${text}${r.stderr}`);
-  }
-}
-
-/** Jobs outlive their client by design: the run's still-active jobs are cancelled (by the CLI, by ID). */
-export async function stopJobs(dirs: RunDirs): Promise<void> {
-  if (!existsSync(join(dirs.home, ".local"))) return;
-  try {
-    const list = awaitlessJson(dirs, ["list", "--state", "active"]) as { jobs?: Array<{ job_id: string }> };
-    for (const j of list.jobs ?? []) awaitlessJson(dirs, ["cancel", j.job_id]);
-  } catch {
-    // no data directory: nothing ran
   }
 }

@@ -65,3 +65,16 @@ export function sse(events: Array<{ event?: string; data: unknown }>): Response 
     headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
   });
 }
+
+/** A request's turn; "main" when it offers tools (the agent's loop). */
+export function turnOf(
+  vendor: Vendor,
+  parts: Pick<Turn, "tools" | "results" | "texts" | "stream" | "model">,
+): Turn {
+  return { vendor, main: parts.tools.length > 0, ...parts };
+}
+
+/** Whether a request streams, and the model it names (the Anthropic and OpenAI bodies say both). */
+export function streamAndModel(body: Record<string, unknown>): Pick<Turn, "stream" | "model"> {
+  return { stream: body.stream === true, model: String(body.model ?? "") };
+}

@@ -1,12 +1,14 @@
 // Claude Code (`claude -p`, Anthropic Messages API): wired by `awaitless mcp-config claude --write`
 // (~/.claude.json); its MCP tools are deferred behind ToolSearch, so the model searches first.
 import { join } from "node:path";
-import { CLIENT_BIN, type ClientSpec, PORT, wireWithMcpConfig } from "../run-client.ts";
+import { CLIENT_BIN, type ClientSpec, PORT } from "../run-client.ts";
 import { call } from "../script.ts";
+import { setHold, wireWithMcpConfig } from "../wiring.ts";
 
 /** What a model looking for a way to run a long command would type into the tool search. */
 export const CLAUDE_TOOL_QUERY = "run a shell command as a job and wait for it";
 
+/** The scripted model's address, telemetry, update checks and nonessential traffic off. */
 export function claudeEnv(): Record<string, string> {
   return {
     ANTHROPIC_BASE_URL: `http://127.0.0.1:${PORT}`,
@@ -23,8 +25,10 @@ export const claude: ClientSpec = {
   id: "claude",
   label: "Claude Code",
   mcpConfig: "claude",
-  setup(dirs) {
-    wireWithMcpConfig(dirs, "claude", join(dirs.home, ".claude.json"));
+  setup(dirs, opts) {
+    const file = join(dirs.home, ".claude.json");
+    wireWithMcpConfig(dirs, "claude", file);
+    setHold(file, opts.holdSeconds);
   },
   launch(_dirs, opts) {
     return {
@@ -41,6 +45,7 @@ export const claude: ClientSpec = {
       env: {
         ...claudeEnv(),
         ...(opts.modern ? { MCP_PROTOCOL_NEGOTIATION: "auto" } : {}),
+        // Claude Code's documented per-call MCP tool timeout (ms).
         ...(opts.clientTimeoutSeconds ? { MCP_TOOL_TIMEOUT: String(opts.clientTimeoutSeconds * 1000) } : {}),
       },
     };

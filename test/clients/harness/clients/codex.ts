@@ -2,7 +2,8 @@
 // `awaitless mcp-config codex --write` (~/.codex/config.toml).
 import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { CLIENT_BIN, type ClientSpec, PORT, wireWithMcpConfig } from "../run-client.ts";
+import { CLIENT_BIN, type ClientSpec, PORT } from "../run-client.ts";
+import { setHold, wireWithMcpConfig } from "../wiring.ts";
 
 const PROVIDER = `model_providers.scripted={name="scripted", base_url="http://127.0.0.1:${PORT}/v1", env_key="SCRIPTED_API_KEY", wire_api="responses"}`;
 
@@ -13,12 +14,15 @@ export const codex: ClientSpec = {
   setup(dirs, opts) {
     const file = join(dirs.home, ".codex", "config.toml");
     wireWithMcpConfig(dirs, "codex", file);
+    // `codex exec` starts its first turn without an MCP server still starting (measured: a loaded machine's
+    // slow initialize left the model without our tools); `required` makes it wait for ours, or fail.
+    appendFileSync(file, "\nrequired = true\n");
+    setHold(file, opts.holdSeconds);
     if (opts.clientTimeoutSeconds !== undefined) {
       const text = readFileSync(file, "utf8");
-      writeFileSync(
-        file,
-        text.replace(/^tool_timeout_sec = .*$/m, `tool_timeout_sec = ${opts.clientTimeoutSeconds}`),
-      );
+      // 0 leaves the key out: Codex's own default.
+      const line = opts.clientTimeoutSeconds === 0 ? "" : `tool_timeout_sec = ${opts.clientTimeoutSeconds}`;
+      writeFileSync(file, text.replace(/^tool_timeout_sec = .*$/m, line));
     }
     if (opts.modern) appendFileSync(file, "\n[features]\nmcp_2026_07_28 = true\n");
   },

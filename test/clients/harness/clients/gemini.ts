@@ -3,8 +3,9 @@
 // it use GOOGLE_GEMINI_BASE_URL.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { CLIENT_BIN, type ClientSpec, PORT, wireWithMcpConfig } from "../run-client.ts";
+import { CLIENT_BIN, type ClientSpec, PORT } from "../run-client.ts";
 import type { Reply, Turn } from "../types.ts";
+import { setHold, wireWithMcpConfig } from "../wiring.ts";
 
 export const gemini: ClientSpec = {
   id: "gemini",
@@ -13,8 +14,11 @@ export const gemini: ClientSpec = {
   setup(dirs, opts) {
     const user = join(dirs.home, ".gemini", "settings.json");
     wireWithMcpConfig(dirs, "gemini", user);
+    setHold(user, opts.holdSeconds);
     const settings = JSON.parse(readFileSync(user, "utf8"));
-    if (opts.clientTimeoutSeconds !== undefined)
+    // 0 leaves the key out: Gemini CLI's own default.
+    if (opts.clientTimeoutSeconds === 0) delete settings.mcpServers.awaitless.timeout;
+    else if (opts.clientTimeoutSeconds !== undefined)
       settings.mcpServers.awaitless.timeout = opts.clientTimeoutSeconds * 1000;
     settings.privacy = { usageStatisticsEnabled: false };
     settings.telemetry = { enabled: false };

@@ -1,5 +1,14 @@
 // Anthropic Messages API (Claude Code): tool_use / tool_result blocks, streamed as SSE events.
-import { byteLength, type Reply, sse, type ToolResultSeen, type Turn, type VendorApi } from "../types.ts";
+import {
+  byteLength,
+  type Reply,
+  sse,
+  streamAndModel,
+  type ToolResultSeen,
+  type Turn,
+  turnOf,
+  type VendorApi,
+} from "../types.ts";
 
 type Block = Record<string, unknown>;
 
@@ -48,15 +57,7 @@ export const anthropic: VendorApi = {
       description: String(t.description ?? ""),
       schema: t.input_schema,
     }));
-    return {
-      vendor: "anthropic",
-      main: tools.length > 0,
-      tools,
-      results,
-      texts,
-      stream: body.stream === true,
-      model: String(body.model ?? ""),
-    } satisfies Turn;
+    return turnOf("anthropic", { tools, results, texts, ...streamAndModel(body) });
   },
   render(reply: Reply, turn: Turn, seq: number) {
     const id = `msg_${seq}`;

@@ -1,6 +1,14 @@
 // Gemini API (Gemini CLI): functionCall / functionResponse parts; `:streamGenerateContent?alt=sse` streams
 // GenerateContentResponse objects as SSE data lines.
-import { byteLength, type Reply, sse, type ToolResultSeen, type Turn, type VendorApi } from "../types.ts";
+import {
+  byteLength,
+  type Reply,
+  sse,
+  type ToolResultSeen,
+  type Turn,
+  turnOf,
+  type VendorApi,
+} from "../types.ts";
 
 type Item = Record<string, unknown>;
 
@@ -38,15 +46,13 @@ export const gemini: VendorApi = {
       })),
     );
     const model = /models\/([^:]+):/.exec(path)?.[1] ?? "";
-    return {
-      vendor: "gemini",
-      main: tools.length > 0,
+    return turnOf("gemini", {
       tools,
       results,
       texts,
       stream: path.includes(":streamGenerateContent"),
       model,
-    } satisfies Turn;
+    });
   },
   render(reply: Reply, turn: Turn) {
     const part =

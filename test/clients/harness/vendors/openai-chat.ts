@@ -1,6 +1,15 @@
 // OpenAI Chat Completions (opencode, Qwen Code with an OpenAI-compatible provider): tool_calls / role "tool"
 // messages, streamed as chat.completion.chunk SSE ending in [DONE].
-import { byteLength, type Reply, sse, type ToolResultSeen, type Turn, type VendorApi } from "../types.ts";
+import {
+  byteLength,
+  type Reply,
+  sse,
+  streamAndModel,
+  type ToolResultSeen,
+  type Turn,
+  turnOf,
+  type VendorApi,
+} from "../types.ts";
 
 type Item = Record<string, unknown>;
 
@@ -38,15 +47,7 @@ export const chat: VendorApi = {
       const f = (t.function ?? t) as Item;
       return { name: String(f.name), description: String(f.description ?? ""), schema: f.parameters };
     });
-    return {
-      vendor: "chat",
-      main: tools.length > 0,
-      tools,
-      results,
-      texts,
-      stream: body.stream === true,
-      model: String(body.model ?? ""),
-    } satisfies Turn;
+    return turnOf("chat", { tools, results, texts, ...streamAndModel(body) });
   },
   render(reply: Reply, turn: Turn, seq: number) {
     const id = `chatcmpl-${seq}`;

@@ -1,5 +1,14 @@
 // OpenAI Responses API (Codex): function_call / function_call_output items, streamed as SSE events.
-import { byteLength, type Reply, sse, type ToolResultSeen, type Turn, type VendorApi } from "../types.ts";
+import {
+  byteLength,
+  type Reply,
+  sse,
+  streamAndModel,
+  type ToolResultSeen,
+  type Turn,
+  turnOf,
+  type VendorApi,
+} from "../types.ts";
 
 type Item = Record<string, unknown>;
 
@@ -53,15 +62,7 @@ export const responses: VendorApi = {
       }
     }
     const tools = declared((body.tools ?? []) as Item[]);
-    return {
-      vendor: "responses",
-      main: tools.length > 0,
-      tools,
-      results,
-      texts,
-      stream: body.stream === true,
-      model: String(body.model ?? ""),
-    } satisfies Turn;
+    return turnOf("responses", { tools, results, texts, ...streamAndModel(body) });
   },
   render(reply: Reply, turn: Turn, seq: number) {
     const id = `resp_${seq}`;

@@ -1,0 +1,142 @@
+// Measures what each real client does with our server (test/clients/README.md has the figures and how):
+//   bun test/clients/measure.ts [--limits | --limits-only] [claude codex gemini opencode qwen]
+// The default run (about a minute a client): the form in which a result reaches the model, the client's
+// name and protocol, progress tokens, what a cut looks like (its timeout set to 3 s, progress every 1 s), the
+// arguments it adds to our schemas, the methods it calls. --limits also holds one call past the client's real
+// limit (our hold 3000 s, a 1000 s job), with its default config and with the one mcp-config writes: up to
+// 15 minutes, all clients at once.
+import { claude } from "./harness/clients/claude.ts";
+import { codex } from "./harness/clients/codex.ts";
+import { gemini } from "./harness/clients/gemini.ts";
+import { opencode } from "./harness/clients/opencode.ts";
+import { qwen } from "./harness/clients/qwen.ts";
+import { calls, form, initialize, injectedArgs, methods } from "./harness/facts.ts";
+import { type ClientSpec, runClient } from "./harness/run-client.ts";
+import { ours, SESSION_PROMPT, SHORT_DEFAULTS } from "./harness/scenarios.ts";
+import { call } from "./harness/script.ts";
+
+const ALL: Record<string, ClientSpec> = { claude, codex, gemini, opencode, qwen };
+const args = process.argv.slice(2);
+const limits = args.includes("--limits") || args.includes("--limits-only");
+const chosen = args.filter((a) => !a.startsWith("--"));
+for (const c of chosen)
+  if (!(c in ALL)) throw new Error(`unknown client "${c}": one of ${Object.keys(ALL).join(", ")}`);
+const clients = (chosen.length > 0 ? chosen : Object.keys(ALL)).map((c) => ALL[c]!);
+
+const secs = (ms: number | undefined) => (ms === undefined ? "—" : `${(ms / 1000).toFixed(1)} s`);
+
+/** The cut run: the client's timeout 3 s, our progress every `progressSeconds`. */
+function cutRun(client: ClientSpec, progressSeconds: number) {
+  return runClient(client, {
+    prompt: SESSION_PROMPT,
+    steps: [
+      call("run", { command: "echo hello-from-job-$((6*7))" }),
+      call("run", { command: "echo started; sleep 8; echo slow-check-$((6*7))" }),
+      call("wait_for_job", (ctx) => ({ job_id: ctx.jobId() })),
+      call("wait_for_job", (ctx) => ({ job_id: ctx.jobId() })),
+    ],
+    defaults: { ...SHORT_DEFAULTS, progress_interval_seconds: progressSeconds },
+    clientTimeoutSeconds: 3,
+    timeoutMs: 150_000,
+  });
+}
+
+/** How long a wait stayed open, and whether the client cut it (notifications/cancelled while it was open). */
+function waitOutcome(run: Awaited<ReturnType<typeof runClient>>): string {
+  const wait = calls(run.mcp).find((c) => c.tool === "wait_for_job");
+  if (wait === undefined) return "no wait reached the server";
+  if (wait.cancelledAt !== undefined)
+    return `cut at ${secs(wait.cancelledAt - wait.sentAt)}, notifications/cancelled`;
+  return `not cut (answered after ${secs(wait.answeredAt === undefined ? undefined : wait.answeredAt - wait.sentAt)})`;
+}
+
+async function shape(client: ClientSpec): Promise<string[]> {
+  const run = await cutRun(client, 1);
+  try {
+    const results = ours(run.results);
+    const seen = calls(run.mcp);
+    const quick = seen[0];
+    const init = initialize(run.mcp);
+    const outcome = waitOutcome(run);
+    // Not cut with progress every second: again with progress every 10 s, to tell progress apart.
+    let sparse = "";
+    if (!outcome.startsWith("cut")) {
+      const again = await cutRun(client, 10);
+      sparse = `; with progress every 10 s: ${waitOutcome(again)}`;
+      again.dispose();
+    }
+    return [
+      client.label,
+      init.client,
+      init.protocol,
+      quick?.result && results[0] ? form(results[0], quick.result) : "—",
+      `${results[0]?.bytes ?? "—"} B (text ${results[0] ? Buffer.byteLength(results[0].text) : "—"} B)`,
+      seen.every((c) => c.progressToken) ? "yes" : seen.some((c) => c.progressToken) ? "some calls" : "no",
+      `${outcome}${sparse}`,
+      JSON.stringify((results[2]?.text ?? "").slice(0, 120)),
+      injectedArgs(run).join(", ") || "none",
+      methods(run.mcp).join(", "),
+    ];
+  } finally {
+    run.dispose();
+  }
+}
+
+/** Holds one wait far past the client's limit: how long it stayed open, and how it ended. */
+async function limit(client: ClientSpec, clientTimeoutSeconds: number | undefined): Promise<string> {
+  const started = Date.now();
+  const run = await runClient(client, {
+    prompt: SESSION_PROMPT,
+    steps: [
+      call("run", { command: "echo started; sleep 1000; echo slow-check-$((6*7))" }),
+      call("wait_for_job", (ctx) => ({ job_id: ctx.jobId() })),
+    ],
+    defaults: { inline_timeout_seconds: 2 },
+    holdSeconds: 3000,
+    clientTimeoutSeconds,
+    timeoutMs: 900_000,
+  });
+  try {
+    const wait = calls(run.mcp).find((c) => c.tool === "wait_for_job");
+    if (wait === undefined) return `no wait reached the server (${run.stderr.slice(-200)})`;
+    const back = run.model.main().find((r) => ours(r.turn!.results).length >= 2);
+    const cancelled =
+      wait.cancelledAt === undefined
+        ? ""
+        : `, notifications/cancelled at ${secs(wait.cancelledAt - wait.sentAt)}`;
+    if (back === undefined)
+      return `still open after ${secs(started + run.durationMs - wait.sentAt)}${cancelled}`;
+    const text = JSON.stringify(ours(back.turn!.results)[1]!.text.slice(0, 100));
+    return `cut: the model read it ${secs(back.at - wait.sentAt)} after the call${cancelled}: ${text}`;
+  } finally {
+    run.dispose();
+  }
+}
+
+const header = [
+  "client",
+  "clientInfo",
+  "opens with",
+  "a quick success reaches the model as",
+  "its size in the request",
+  "progressToken",
+  "a wait, its timeout 3 s, progress every 1 s",
+  "what the model read for that wait",
+  "arguments it adds to our schema",
+  "methods it called",
+];
+if (!args.includes("--limits-only")) {
+  const rows: string[][] = [];
+  for (const c of clients) rows.push(await shape(c));
+  console.log(`| ${header.join(" | ")} |\n|${header.map(() => "---").join("|")}|`);
+  for (const r of rows) console.log(`| ${r.map((x) => x.replaceAll("|", "\\|")).join(" | ")} |`);
+}
+
+if (limits) {
+  const jobs = clients.flatMap((c) => [
+    limit(c, 0).then((r) => [c.label, "its default", r]),
+    limit(c, undefined).then((r) => [c.label, "as mcp-config writes it", r]),
+  ]);
+  console.log("\n| client | config | one held wait (our hold 3000 s, a 1000 s job) |\n|---|---|---|");
+  for (const r of await Promise.all(jobs)) console.log(`| ${r.join(" | ")} |`);
+}
