@@ -18,6 +18,7 @@ import {
   stateText,
   table,
 } from "./render.ts";
+import { leftoverLines, resourcesText } from "./render-job-end.ts";
 
 /** Compact JSON; a `result` taken from the store is spliced in as its stored bytes. */
 export function toJson(value: object, rawResult?: string | null): string {
@@ -61,11 +62,15 @@ export function renderResult(r: JobResult, style: Style): string {
   lines.push(head);
   if (r.name) lines.push(`name: ${r.name}`);
   if (r.attempt !== undefined) lines.push(`attempt ${r.attempt} of ${r.attempts}`);
-  if (r.descendants_alive) {
+  if (r.leftovers) lines.push(...leftoverLines(r.leftovers, r.job_id, style));
+  else if (r.descendants_alive) {
+    // a result stored before leftovers were tracked
     lines.push(
       paint(style, "yellow", "warning: processes the command started are still running (descendants_alive)"),
     );
   }
+  const cost = resourcesText(r.resources);
+  if (cost) lines.push(paint(style, "dim", `resources: ${cost}`));
   for (const [label, text, total] of [
     ["stdout", r.stdout_tail, r.stdout_bytes],
     ["stderr", r.stderr_tail, r.stderr_bytes],
@@ -130,10 +135,16 @@ export function renderStatus(s: JobStatus & { array_task?: string }, style: Styl
   if (s.reason) rows.push(["reason", s.reason]);
   rows.push(["output", `${humanBytes(s.stdout_bytes)} stdout, ${humanBytes(s.stderr_bytes)} stderr`]);
   if (s.last_output_at) rows.push(["last output", ago(s.last_output_at)]);
+  const left = leftoverLines(s.leftovers, s.job_id, style);
+  if (left.length > 0) rows.push(["leftovers", left.join("\n")]);
+  const cost = resourcesText(s.resources);
+  if (cost) rows.push(["resources", cost]);
   if (s.host_unreachable)
     rows.push(["unreachable", paint(style, "yellow", `${s.host_unreachable} (state as last seen)`)]);
   const w = Math.max(...rows.map(([k]) => k.length));
-  return rows.map(([k, v]) => `${paint(style, "dim", k.padEnd(w))}  ${v}`).join("\n");
+  // a value of several lines (leftovers) is indented under its first
+  const value = (v: string) => v.replaceAll("\n", `\n${" ".repeat(w + 2)}`);
+  return rows.map(([k, v]) => `${paint(style, "dim", k.padEnd(w))}  ${value(v)}`).join("\n");
 }
 
 export function renderList(jobs: JobStatus[], style: Style, arrays: ArrayProgress[] = []): string {
