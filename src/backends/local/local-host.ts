@@ -79,12 +79,22 @@ function fileTime(path: string, epochSeconds: number): string {
 export class LocalHost implements JobHost {
   readonly name = "this machine";
   private binChecked = false;
+  private queuesChecked = false;
 
   constructor(private readonly opts: LocalHostOptions) {}
 
-  /** Nothing to make before a launch (start checks and creates what it writes). */
+  /**
+   * Nothing to make before a launch (start checks and creates what it writes). The queue directory, where wrappers
+   * read each other's entries (and signal the processes they name), must be trusted like the rest of the data
+   * directory: ours or root's, not writable by others (checked once per process; a missing one the wrapper makes 0700).
+   */
   async prepare(): Promise<HostRoot> {
-    return { jobsDir: join(this.opts.dataDir, "jobs"), queueDir: localQueueDir(this.opts.dataDir) };
+    const queueDir = localQueueDir(this.opts.dataDir);
+    if (!this.queuesChecked) {
+      assertTrustedDir(queueDir, "the data directory's queues/", "launch_failed");
+      this.queuesChecked = true;
+    }
+    return { jobsDir: join(this.opts.dataDir, "jobs"), queueDir };
   }
 
   /**
@@ -233,6 +243,7 @@ export class LocalHost implements JobHost {
 
   /** queue-snapshot.sh, as on SSH hosts: entries judged live by the wrappers' own readers. */
   async queueSnapshot(): Promise<QueueSnapshot> {
+    await this.prepare();
     const r = await runDetached(
       this.opts.shell,
       ["-s"],
