@@ -124,10 +124,12 @@ export function expectStopped(result: Record<string, unknown>, procs: readonly S
 export const BUSY_SECOND = [
   "sh",
   "-c",
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: shell expansions
   'while :; do read l < /proc/$$/stat; set -- ${l##*") "}; [ $((${12} + ${13})) -ge 100 ] && break; done; echo busy',
 ];
 
 /** Holds about 200 MiB in one shell variable, then exits. */
+// biome-ignore lint/suspicious/noTemplateCurlyInString: shell expansions
 export const BIG_ALLOCATION = ["sh", "-c", 'x=$(head -c 209715200 /dev/zero | tr "\\000" a); echo ${#x}'];
 
 /** The whole-job contract's tests, registered by backendContract through `it`. */
