@@ -190,10 +190,11 @@ export function wholeJobBehaviours(
       const procs = await seen(t, id, kinds);
       try {
         await until("the command's ready", () => t.sb.run(["logs", id]).stdout.includes("ready"), t.jobMs);
+        // each cancel waits the grace + 5 s for the end, which a scheduler may report later (exit 4: still ending)
         const first = await t.sb.runAsync(["cancel", "--json", "--grace-period", "5s", id]);
-        expect(first.code).toBe(0);
+        expect([0, 4]).toContain(first.code);
         const second = await t.sb.runAsync(["cancel", "--json", "--grace-period", "5s", id]);
-        expect(second.code).toBe(0);
+        expect([0, 4]).toContain(second.code);
         const r = await waitFor(t, id);
         expect(r.json.state).toBe("cancelled");
         expect(termsIn(t.jobDir(id))).toBe(1);
