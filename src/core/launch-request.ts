@@ -181,7 +181,10 @@ function keepOf(
     throw invalid("keep_leftovers must be true or false", "give keep_leftovers as a boolean");
   if (backend === "slurm") {
     if (asked)
-      throw invalid("--keep-leftovers was given with the slurm backend", hint("scheduler_keep_leftovers"));
+      throw invalid(
+        "a Slurm job cannot keep what its command leaves running",
+        hint("scheduler_keep_leftovers"),
+      );
     return false;
   }
   if (asked !== undefined) return asked;
