@@ -24,6 +24,7 @@ if (gateOnAvailability("out-of-memory in a job's cgroup", available())) {
         'case $p in */awaitless-job_*) ;; *) echo "not in a job cgroup: $p" >&2; exit 9 ;; esac',
         'echo 64M > "/sys/fs/cgroup/memory$p/memory.limit_in_bytes"',
         'x=$(head -c 209715200 /dev/zero | tr "\\000" a)',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell expansion
         "echo ${#x}",
       ].join("\n");
       const r = sb.run(["run", "--json", "--", "sh", "-c", script]);

@@ -5,6 +5,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { killQuietly, pidAlive, Sandbox, until } from "../helpers/cli.ts";
+import { startTime, untouched } from "../helpers/proc-state.ts";
 
 const sb = new Sandbox();
 const spawned: number[] = [];
@@ -14,21 +15,6 @@ afterAll(() => {
 });
 
 const queues = join(sb.dataDir, "queues");
-
-function startTime(pid: number): string {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]!;
-}
-
-/** Alive, not a zombie, no signal pending. */
-function untouched(pid: number): boolean {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, "utf8");
-    return !/^State:\s+Z/m.test(status) && /^SigPnd:\s+0+$/m.test(status) && /^ShdPnd:\s+0+$/m.test(status);
-  } catch {
-    return false;
-  }
-}
 
 /** A live process that is nobody's wrapper, in its own group. */
 function canary(): number {

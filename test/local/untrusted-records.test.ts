@@ -7,6 +7,7 @@ import { readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "no
 import { join } from "node:path";
 import { readStarted } from "../../src/wrapper/protocol.ts";
 import { Sandbox, until } from "../helpers/cli.ts";
+import { startTime, untouched } from "../helpers/proc-state.ts";
 import { termCounter, termsIn } from "../helpers/term-counter.ts";
 
 const sb = new Sandbox();
@@ -21,22 +22,6 @@ afterAll(() => {
 });
 
 const jobDir = (id: string): string => sb.run(["inspect", "--json", id]).json.job_dir;
-
-/** Field 22 of /proc/PID/stat: the process's start time. */
-function startTime(pid: number): string {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]!;
-}
-
-/** Alive, not a zombie, no signal pending. */
-function untouched(pid: number): boolean {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, "utf8");
-    return !/^State:\s+Z/m.test(status) && /^SigPnd:\s+0+$/m.test(status) && /^ShdPnd:\s+0+$/m.test(status);
-  } catch {
-    return false;
-  }
-}
 
 function gone(pid: number): boolean {
   try {

@@ -7,16 +7,11 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSy
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CANCEL_TEXT, parseStarted, readStarted, writeCancelRequest } from "../../src/wrapper/protocol.ts";
+import { startTime, untouched } from "../helpers/proc-state.ts";
 import { termCounter, termsIn } from "../helpers/term-counter.ts";
 import { describeEachShell, isGone, type Job, newJob, type ShellCase, shellEnv, waitFor } from "./harness.ts";
 
 const counter = () => termCounter('"$AWAITLESS_JOB_DIR"', { ignoreTerm: true });
-
-/** Field 22 of /proc/PID/stat: the process's start time in clock ticks since boot. */
-function startTime(pid: number): string {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]!;
-}
 
 /** A pid that is certainly not running: a process that has exited and been reaped. */
 function deadPid(): number {
@@ -35,16 +30,6 @@ function canary(): { pid: number; [Symbol.dispose](): void } {
       } catch {}
     },
   };
-}
-
-/** Alive, not a zombie, no signal pending. */
-function untouched(pid: number): boolean {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, "utf8");
-    return !/^State:\s+Z/m.test(status) && /^SigPnd:\s+0+$/m.test(status) && /^ShdPnd:\s+0+$/m.test(status);
-  } catch {
-    return false;
-  }
 }
 
 function cancelScript(
