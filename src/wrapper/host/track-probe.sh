@@ -9,6 +9,8 @@
 # awaitless:include prelude.sh
 # awaitless:include tracking.sh
 AWL_JOB_ID=job_probe$$ AWL_ATTEMPT=1 AWL_SCHEDULER=''
+# what tracking.sh's readers of the job's processes take from their includer (the probe lists and stops nothing)
+awl_exclude=$$ awl_t=0
 awl_track_setup
 t=environment
 [ -z "$awl_cg_track" ] || t=cgroup
