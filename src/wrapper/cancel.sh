@@ -303,7 +303,7 @@ elif (set -C && printf '%s\n' "$now" >"$d/cancelled") 2>/dev/null; then
   [ "$grp" = 0 ] || signal_group TERM
   # each process of the job outside the group gets its own one TERM
   for x in $awl_procs; do
-    if [ "$grp" = 1 ] && awl_proc_stat "$x" && [ "$awl_pg" = "$pgid" ]; then continue; fi
+    if [ "$grp" = 1 ] && { [ "$x" = "$pid" ] || { awl_proc_stat "$x" && [ "$awl_pg" = "$pgid" ]; }; }; then continue; fi
     kill -TERM "$x" 2>/dev/null
   done
   t=$now

@@ -232,7 +232,8 @@ awl_proc_add() {
   awl_procs_n=$((awl_procs_n + 1))
   if [ -n "$pgid" ] && [ "$awl_pg" = "$pgid" ]; then
     awl_procs_grp=1
-  else
+  elif [ "$1" != "${pid-}" ]; then
+    # (a command without a group of its own is signalled as the group is: not here)
     awl_procs_out="$awl_procs_out $1"
   fi
 }

@@ -42,10 +42,11 @@ for (const era of ["legacy", "modern"] as Era[]) {
       box.remove();
     });
 
-    test("tools/list fits in 8 KiB and every tool still says when and when not to use it", async () => {
+    test("tools/list fits in 8 KiB (and the ~110 B keep_leftovers costs) and every tool still says when and when not to use it", async () => {
       const { tools } = await conn.client.listTools();
       const { bytes } = responseBytes(conn, "tools/list");
-      expect(bytes).toBeLessThanOrEqual(8192);
+      // measured 8 149 B (2026 era) before keep_leftovers, a launch argument of every launch tool, added 108 B
+      expect(bytes).toBeLessThanOrEqual(8192 + 128);
       expect(tools.length).toBeGreaterThanOrEqual(11);
       for (const tool of tools) {
         expect({
@@ -69,10 +70,11 @@ for (const era of ["legacy", "modern"] as Era[]) {
       const structured = result.structuredContent as Json;
       // structuredContent stays the full documented result (PROTOCOL.md); the text takes at most 100 bytes, and an
       // inline answer, which holds the whole result, has no resource link (measured: 943 B legacy, 1 053 B 2026;
-      // structuredContent alone is 795 B).
+      // structuredContent alone is 795 B; then leftovers and resources, which every terminal result has, added
+      // about 190 B: 1 137 B legacy, 1 247 B 2026).
       expect(Buffer.byteLength(JSON.stringify(result.content))).toBeLessThanOrEqual(100);
       expect(JSON.stringify(result.content)).not.toContain("resource_link");
-      expect(bytes).toBeLessThanOrEqual(era === "legacy" ? 1000 : 1120);
+      expect(bytes).toBeLessThanOrEqual(era === "legacy" ? 1200 : 1320);
       expect(structured.state).toBe("succeeded");
       expect(structured.exit_code).toBe(0);
       expect(structured.stdout_tail).toBe("hi\n");
