@@ -16,11 +16,26 @@
 # shellcheck disable=SC2154 # awl_st, awl_pg… (prelude.sh), awl_exclude, awl_t (the includer) are set elsewhere
 
 # awl_cg_mounts: sets awl_cg2 to the cgroup v2 mount point and awl_cg1_memory, awl_cg1_cpuacct, awl_cg1_pids,
-# awl_cg1_freezer to the v1 hierarchies' ('' each when not mounted). Mounts of a subtree and paths with escapes are
-# skipped. Fails without /proc/self/mountinfo.
+# awl_cg1_freezer to the v1 hierarchies' ('' each when not mounted): found at their usual places under
+# /sys/fs/cgroup by the files each holds (no read of the mount table), else from /proc/self/mountinfo, where mounts
+# of a subtree and paths with escapes are skipped. Fails without /proc/self/mountinfo.
 awl_cg_mounts() {
   awl_cg2='' awl_cg1_memory='' awl_cg1_cpuacct='' awl_cg1_pids='' awl_cg1_freezer=''
   [ -r /proc/self/mountinfo ] || return 1
+  if [ -f /sys/fs/cgroup/cgroup.controllers ]; then
+    awl_cg2=/sys/fs/cgroup
+    return 0
+  fi
+  [ ! -f /sys/fs/cgroup/unified/cgroup.controllers ] || awl_cg2=/sys/fs/cgroup/unified
+  [ ! -f /sys/fs/cgroup/memory/memory.max_usage_in_bytes ] || awl_cg1_memory=/sys/fs/cgroup/memory
+  for awl_x in cpuacct cpu,cpuacct cpuacct,cpu; do
+    [ -f "/sys/fs/cgroup/$awl_x/cpuacct.stat" ] || continue
+    awl_cg1_cpuacct=/sys/fs/cgroup/$awl_x
+    break
+  done
+  [ ! -f /sys/fs/cgroup/pids/cgroup.procs ] || awl_cg1_pids=/sys/fs/cgroup/pids
+  [ ! -f /sys/fs/cgroup/freezer/cgroup.procs ] || awl_cg1_freezer=/sys/fs/cgroup/freezer
+  [ -z "$awl_cg2$awl_cg1_memory$awl_cg1_cpuacct$awl_cg1_pids$awl_cg1_freezer" ] || return 0
   # shellcheck disable=SC2034 # awl_x: fields not needed
   while read -r awl_x awl_x awl_x awl_mr awl_mp awl_rest; do
     [ "$awl_mr" = / ] || continue
@@ -304,8 +319,11 @@ awl_job_stop() {
   fi
   awl_now
   awl_js_until=$((awl_t + $1))
+  # a first look soon after the TERM (most processes end at once), then every tenth of a second
+  awl_js_nap=0.02
   while [ "$awl_t" -lt "$awl_js_until" ]; do
-    awl_nap_short
+    sleep "$awl_js_nap" 2>/dev/null || sleep 1
+    awl_js_nap=0.1
     awl_job_scan "$3"
     [ "$awl_procs_n" -gt 0 ] || return 0
     awl_now
