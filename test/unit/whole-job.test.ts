@@ -4,6 +4,7 @@ import { describe, expect, test } from "bun:test";
 import { observationFromRecords } from "../../src/backends/observation.ts";
 import type { Observation } from "../../src/core/backend.ts";
 import type { Job } from "../../src/core/job.ts";
+import { againRequest } from "../../src/core/job-submit.ts";
 import { validateLaunch } from "../../src/core/launch-request.ts";
 import { decide } from "../../src/core/reconcile.ts";
 import { parseExitRecord, parseLeftovers, parseStarted } from "../../src/wrapper/protocol.ts";
@@ -236,5 +237,13 @@ describe("what a launch keeps", () => {
       "a Slurm job cannot keep what its command leaves running",
     );
     expect(keep({ backend: "slurm", host: "cl" }, { keepLeftovers: true })).toBeUndefined();
+  });
+  test("submit again keeps the job's own setting, whatever the config says now; its fingerprint is the job's", () => {
+    for (const asked of [true, false]) {
+      const first = validateLaunch({ argv: ["true"], keep_leftovers: asked }, base, {});
+      const again = validateLaunch(againRequest(first.spec), { ...base, keepLeftovers: !asked }, {});
+      expect(again.spec.keep_leftovers).toBe(first.spec.keep_leftovers);
+      expect(again.fingerprint).toBe(first.fingerprint);
+    }
   });
 });
