@@ -99,6 +99,12 @@ export function serviceSettings(config: Config, env: Record<string, string | und
     hostQueues: Object.fromEntries(
       Object.entries(config.hosts).flatMap(([name, h]) => (h.queue ? [[name, h.queue]] : [])),
     ),
+    keepLeftovers: d.keep_leftovers,
+    hostKeepLeftovers: Object.fromEntries(
+      Object.entries(config.hosts).flatMap(([name, h]) =>
+        h.keep_leftovers === undefined ? [] : [[name, h.keep_leftovers]],
+      ),
+    ),
     hostBackends: Object.fromEntries(
       Object.entries(config.hosts).flatMap(([name, h]) => (h.backend ? [[name, h.backend]] : [])),
     ),

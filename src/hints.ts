@@ -104,6 +104,10 @@ export const HINTS: HintTable = {
     cli: "drop --queue: Slurm schedules the job itself (choose a partition with --slurm-option partition=NAME)",
     mcp: 'Drop queue: Slurm schedules the job itself (choose a partition with slurm_options: {"partition": "NAME"}).',
   }),
+  scheduler_keep_leftovers: () => ({
+    cli: "drop --keep-leftovers: Slurm ends every process of a job when its batch script ends (run the service as a job of its own)",
+    mcp: "Drop keep_leftovers: Slurm ends every process of a job when its batch script ends (run the service as a job of its own).",
+  }),
   scheduler_options_backend: () => ({
     cli: "add --backend slurm or drop the option",
     mcp: 'Add backend: "slurm" or drop slurm_options.',

@@ -45,6 +45,7 @@ export function jobSpecText(job: Job, input: LaunchInput, opts: JobSpecOptions):
     heartbeatSeconds: opts.heartbeatSeconds,
     logCapBytes: input.logCapBytes,
     ...(opts.scheduler ? { scheduler: opts.scheduler } : {}),
+    ...(job.spec.keep_leftovers ? { keepLeftovers: true } : {}),
     ...(job.spec.retry
       ? {
           retry: {

@@ -41,6 +41,10 @@ const LAUNCH_OPTIONS: [string, string][] = [
     "--log-dir <dir>",
     "local jobs: keep this job's logs and records in DIR/<job-id> (default: the data directory)",
   ],
+  [
+    "--keep-leftovers",
+    "keep what the command leaves running when it ends (local, ssh; a later cancel stops it)",
+  ],
   ["--slurm-option <KEY=VALUE>", "Slurm resource (allowlisted keys; slurm backend)"],
 ];
 
@@ -123,7 +127,10 @@ export function buildCli(bind: Bind = () => () => {}): CAC {
     .option("--stream <name>", "stdout, stderr or both (default both)")
     .action(bind("logs"));
   cli
-    .command("cancel [job_id]", "stop a job: SIGTERM to its process group, SIGKILL after the grace period")
+    .command(
+      "cancel [job_id]",
+      "stop a job and every process it started: SIGTERM, SIGKILL after the grace period (an ended job: what it kept)",
+    )
     .option("--last", LAST)
     .option("--grace-period <duration>", "time between SIGTERM and SIGKILL (default 10s)")
     .action(bind("cancel"));

@@ -185,6 +185,8 @@ export const COMMANDS: Record<string, Action> = {
     if (ctx.arrays.isArray(String(args[0]))) return cancelArray(io, opts, ctx, String(args[0]), grace);
     const r = await ctx.service.cancel(String(args[0]), grace);
     if (opts.json) out(io, cancelJson(r));
+    else if (r.leftover && r.leftover.action !== "none" && r.job_state !== "lost")
+      out(io, `${r.job_id} had ended (${r.job_state}) keeping processes running: ${r.leftover.detail}`);
     else if (r.leftover && r.leftover.action !== "none")
       out(io, shown(`${r.job_id} is ${r.job_state} (its wrapper was killed): ${leftoverText(r.leftover)}`));
     else if (r.already_terminal) out(io, `${r.job_id} had already ended (${r.job_state}); nothing to cancel`);

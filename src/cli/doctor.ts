@@ -162,6 +162,8 @@ export async function doctor(
       ? `${setsid}: each job gets its own session and process group`
       : "missing: the wrapper uses job control (set -m) instead",
   });
+  const { localTrackingCheck } = await import("../backends/local/tracking-doctor.ts");
+  checks.push(localTrackingCheck(existsSync(shell) ? shell : "/bin/sh", io.env));
   checks.push({
     check: "liveness",
     ok: true,
@@ -183,13 +185,15 @@ export async function doctor(
       continue;
     }
     const slurm = await import("../backends/slurm/doctor.ts");
-    if (ctx && slurm.isSlurmHost(name, hosts, ctx.config.defaults)) {
+    const slurmHost = ctx !== null && slurm.isSlurmHost(name, hosts, ctx.config.defaults);
+    if (ctx && slurmHost) {
       const store = ctx.store;
       checks.push(
         slurm.slurmPacingCheck(name, hosts, ctx.config.defaults, (k) =>
           store.schedulerWatchers(k, Date.now()),
         ),
         slurm.slurmCompletionCheck(name, hosts),
+        slurm.slurmTrackingCheck(name),
       );
     }
     // a Slurm cluster whose login node is this machine is not reached over SSH: check its clients here
@@ -197,7 +201,7 @@ export async function doctor(
       checks.push(...(await slurm.slurmLocalDoctorChecks(name)));
       continue;
     }
-    for (const c of await sshDoctorChecks(name, hosts)) {
+    for (const c of await sshDoctorChecks(name, hosts, { probeTracking: !slurmHost })) {
       checks.push(c); // each SSH check already names its host
     }
   }

@@ -19,6 +19,7 @@ import {
   stateText,
   table,
 } from "./render.ts";
+import { leftoverLines, resourcesText } from "./render-job-end.ts";
 import { shown, shownLines } from "./terminal-safe.ts";
 
 /** Compact JSON; a `result` taken from the store is spliced in as its stored bytes. */
@@ -169,11 +170,15 @@ export function renderResult(r: JobResult, style: Style, earlier: EarlierAttempt
   lines.push(head);
   if (r.name) lines.push(`name: ${shown(r.name)}`);
   if (r.attempt !== undefined) lines.push(attemptsLine(r, earlier));
-  if (r.descendants_alive) {
+  if (r.leftovers) lines.push(...leftoverLines(r.leftovers, r.job_id, style));
+  else if (r.descendants_alive) {
+    // a result stored before leftovers were tracked
     lines.push(
       paint(style, "yellow", "warning: processes the command started are still running (descendants_alive)"),
     );
   }
+  const cost = resourcesText(r.resources);
+  if (cost) lines.push(paint(style, "dim", `resources: ${cost}`));
   for (const [label, text, total] of [
     ["stdout", r.stdout_tail, r.stdout_bytes],
     ["stderr", r.stderr_tail, r.stderr_bytes],
@@ -248,10 +253,16 @@ export function renderStatus(
   }
   rows.push(["output", `${humanBytes(s.stdout_bytes)} stdout, ${humanBytes(s.stderr_bytes)} stderr`]);
   if (s.last_output_at) rows.push(["last output", ago(s.last_output_at)]);
+  const left = leftoverLines(s.leftovers, s.job_id, style);
+  if (left.length > 0) rows.push(["leftovers", left.join("\n")]);
+  const cost = resourcesText(s.resources);
+  if (cost) rows.push(["resources", cost]);
   if (s.host_unreachable)
     rows.push(["unreachable", paint(style, "yellow", `${shown(s.host_unreachable)} (state as last seen)`)]);
   const w = Math.max(...rows.map(([k]) => k.length));
-  const lines = rows.map(([k, v]) => `${paint(style, "dim", k.padEnd(w))}  ${v}`);
+  // a value of several lines (leftovers) is indented under its first
+  const value = (v: string) => v.replaceAll("\n", `\n${" ".repeat(w + 2)}`);
+  const lines = rows.map(([k, v]) => `${paint(style, "dim", k.padEnd(w))}  ${value(v)}`);
   if (more.result) lines.push(...renderArtifacts(more.result, style));
   return lines.join("\n");
 }

@@ -107,6 +107,7 @@ export interface RawLaunchOptions {
   retryBackoff?: unknown;
   clientRequestId?: string;
   logDir?: unknown;
+  keepLeftovers?: unknown;
   slurmOption?: unknown;
   allowDuplicate?: boolean;
 }
@@ -150,6 +151,14 @@ export function launchRequest(argv: string[], o: RawLaunchOptions): LaunchReques
     if (typeof o.logDir !== "string")
       throw invalid("--log-dir takes one directory", "write --log-dir DIR once, e.g. --log-dir ./logs");
     req.log_dir = o.logDir;
+  }
+  if (o.keepLeftovers !== undefined) {
+    if (typeof o.keepLeftovers !== "boolean")
+      throw invalid(
+        "--keep-leftovers takes no value",
+        "write --keep-leftovers alone (or --no-keep-leftovers)",
+      );
+    req.keep_leftovers = o.keepLeftovers;
   }
   const slurm = parsePairs(asList(o.slurmOption), "--slurm-option");
   if (Object.keys(slurm).length) req.slurm_options = slurm;

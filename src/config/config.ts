@@ -34,8 +34,10 @@ const DefaultsSchema = v.strictObject({
   slurm_poll_interval_seconds: v.optional(pollSeconds),
   /** Slurm: the floor no scheduler round goes below (a new job's first round, every wait, status and hold included). */
   slurm_min_poll_interval_seconds: v.optional(pollSeconds),
-  /** Seconds between SIGTERM and SIGKILL on cancel and timeout. */
+  /** Seconds between SIGTERM and SIGKILL on cancel and timeout, and for what a command left running when it ended. */
   grace_period_seconds: v.optional(seconds(3600)),
+  /** Local and SSH jobs keep what their command leaves running (a later cancel stops it); default false. */
+  keep_leftovers: v.optional(v.boolean()),
   /** Bytes kept on disk per log stream (head + rolling tail); 0 = unlimited. */
   log_cap_bytes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
   /** Seconds a launch may take before a job still `starting` with no wrapper is declared lost. */
@@ -74,6 +76,8 @@ const HostSchema = v.strictObject({
   connect_timeout: v.optional(seconds(600)),
   operation_timeout: v.optional(seconds(3600)),
   queue: v.optional(v.string()),
+  /** Jobs on this host keep what their command leaves running (wins over [defaults]); not for Slurm hosts. */
+  keep_leftovers: v.optional(v.boolean()),
   slurm_job_dir: v.optional(v.string()),
   slurm_accounting_grace: v.optional(seconds(86_400)),
   slurm_poll_interval_seconds: v.optional(pollSeconds),
@@ -101,6 +105,7 @@ export interface Defaults {
   slurm_poll_interval_seconds: number;
   slurm_min_poll_interval_seconds: number;
   grace_period_seconds: number;
+  keep_leftovers: boolean;
   log_cap_bytes: number;
   launch_grace_seconds: number;
   retention_days: number;
@@ -127,6 +132,7 @@ export const DEFAULTS: Defaults = {
   slurm_poll_interval_seconds: 15,
   slurm_min_poll_interval_seconds: 5,
   grace_period_seconds: 10,
+  keep_leftovers: false,
   log_cap_bytes: 64 * 1024 * 1024,
   launch_grace_seconds: 30,
   retention_days: 30,

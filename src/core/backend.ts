@@ -1,7 +1,7 @@
 // What every backend offers the job engine: launch, observe, cancel, read logs and artifacts, watch.
 import type { Decision } from "./decision.ts";
 import type { DependencyPlan, DependencyWait } from "./dependencies.ts";
-import type { ArtifactEntry, BackendId, BackendName, Job } from "./job.ts";
+import type { ArtifactEntry, BackendId, BackendName, Job, Leftovers, Resources } from "./job.ts";
 import type { JobDirScope } from "./job-dir-guard.ts";
 import type { LogQuery, LogScan } from "./log-scan.ts";
 import type { SchedulerFacts } from "./scheduler-facts.ts";
@@ -69,6 +69,10 @@ export interface StartedInfo {
   pgid: number;
   boot_id: string | null;
   started_at: string;
+  /** The wrapper's /proc start time, when recorded. */
+  proc_start?: string;
+  /** Written by a wrapper that tracks the job's processes (and so signs its exit record): its tracking. */
+  tracking?: "cgroup" | "environment";
 }
 
 export interface ExitInfo {
@@ -82,6 +86,12 @@ export interface ExitInfo {
   descendants_alive: boolean;
   /** The disk or quota of the job's directory was full at some point: output may be missing. */
   no_space?: boolean;
+  /** What the job's processes left when the command ended (processes as the wrapper listed them: not redacted yet). */
+  leftovers?: Leftovers;
+  /** What the job cost, as the wrapper (or the scheduler) measured it. */
+  resources?: Resources;
+  /** The wrapper that wrote the record, as the record says (wrappers that predate it say nothing). */
+  wrapper?: { pid: number; proc_start: string | null };
 }
 
 export interface HeartbeatInfo {
@@ -101,6 +111,11 @@ export interface Observation {
   wrapperAlive: boolean | null;
   /** The target's boot ID now, to tell a reboot from a killed wrapper. */
   bootIdNow: string | null;
+  /**
+   * Whether the command's own process (started's pid with its start time) is alive, looked at when an exit record is
+   * there while the wrapper lives (reconcile rule 2a); absent when not looked at.
+   */
+  commandAlive?: boolean | null;
   heartbeat: HeartbeatInfo | null;
   /** Set when the target cannot be reached now: the job keeps its state. */
   unreachable?: string;

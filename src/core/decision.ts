@@ -1,5 +1,5 @@
 // What the reconcile rules decide about a job (src/core/reconcile.ts), and the ErrorInfo they word. Pure.
-import type { ErrorInfo, JobState, TerminalState } from "./job.ts";
+import type { ErrorInfo, JobState, Leftovers, Resources, TerminalState } from "./job.ts";
 
 export type Decision =
   | { kind: "none" }
@@ -17,6 +17,10 @@ export type Decision =
       error: ErrorInfo | null;
       /** The wrapper found the job directory's disk or quota full: output written then may be missing. */
       no_space?: boolean;
+      /** What the job's processes left (as recorded, not redacted yet); absent when nobody could look. */
+      leftovers?: Leftovers;
+      /** What the job cost; absent when nothing measured it. */
+      resources?: Resources;
     };
 
 export type TerminalDecision = Extract<Decision, { kind: "terminal" }>;

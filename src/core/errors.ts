@@ -67,6 +67,7 @@ export type HintAction =
   | "secret_env_set"
   | "artifact_path"
   | "scheduler_no_queue"
+  | "scheduler_keep_leftovers"
   | "scheduler_options_backend"
   | "scheduler_no_resources"
   | "host_name_empty"

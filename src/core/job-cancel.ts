@@ -28,9 +28,11 @@ export async function cancelJob(
   }
   if (isTerminal(job.state)) {
     // Lost with its wrapper killed, the command's group may still run: stop it (certainly this job's, or refused).
+    // Ended keeping processes running (--keep-leftovers): stop those.
     const backend = life.backendFor(job);
+    const lostRunning = job.state === "lost" && job.reason === "wrapper_killed";
     const leftover =
-      job.state === "lost" && job.reason === "wrapper_killed" && backend.stopLeftover
+      (lostRunning || keptLeftovers(life, job)) && backend.stopLeftover
         ? await backend.stopLeftover(job, grace)
         : undefined;
     return alreadyEnded(life, job, leftover);
@@ -64,6 +66,11 @@ export async function cancelJob(
     ...(result ? { result } : {}),
     ...(leftover ? { leftover } : {}),
   };
+}
+
+/** The job ended keeping processes running (its result says leftovers.action kept). */
+function keptLeftovers(life: LifecycleDeps, job: StoredJob): boolean {
+  return life.resultOf(job)?.leftovers?.action === "kept";
 }
 
 /** The answer for a job that had ended before this cancel asked anything of it. */

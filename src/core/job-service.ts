@@ -208,6 +208,8 @@ export class JobService implements JobServiceApi {
         host: s.defaultHost,
         queue: s.defaultQueue,
         ...(s.hostQueues ? { hostQueues: s.hostQueues } : {}),
+        ...(s.keepLeftovers ? { keepLeftovers: true } : {}),
+        ...(s.hostKeepLeftovers ? { hostKeepLeftovers: s.hostKeepLeftovers } : {}),
         ...(s.hostBackends ? { hostBackends: s.hostBackends } : {}),
         cwd: s.callerCwd,
         checkBackendOptions: (backend, raw) => this.backends[backend]?.checkOptions?.(raw) ?? raw,
@@ -291,6 +293,10 @@ export class JobService implements JobServiceApi {
     const st = await this.toStatus(job);
     const unreachable = this.unreachable.get(jobId);
     if (unreachable) return { ...st, host_unreachable: unreachable };
+    // an ended job: what it left running and what it cost, as its result says
+    const ended = this.resultOf(job);
+    if (ended?.leftovers) st.leftovers = ended.leftovers;
+    if (ended?.resources) st.resources = ended.resources;
     if (!isTerminal(job.state) && job.state !== "starting") {
       const obs = await this.backendFor(job).observe(job, this.dependencies.lookOf(job));
       if (obs.heartbeat) {

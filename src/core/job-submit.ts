@@ -237,6 +237,8 @@ export function againRequest(spec: JobSpec): LaunchRequest {
     ...(spec.name !== null ? { name: spec.name } : {}),
     ...(spec.after ? { after: spec.after.map((d) => `${d.job_id}:${d.on}`) } : {}),
     ...(spec.log_dir ? { log_dir: spec.log_dir } : {}),
+    // as the job was: a config default changed since does not change it
+    keep_leftovers: spec.keep_leftovers === true,
     allow_duplicate: true,
   };
 }

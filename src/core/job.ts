@@ -61,6 +61,8 @@ export interface JobSpec {
   after?: Dependency[];
   /** Retries of this job on the ends the policy names; absent when none. */
   retry?: RetryPolicy;
+  /** What the command leaves running when it ends by itself is kept (a later cancel stops it); absent when not. */
+  keep_leftovers?: true;
 }
 
 /** Backend identity, known once the wrapper started (local: pids and boot ID). */
@@ -122,6 +124,36 @@ export interface ArtifactEntry {
   reason?: string;
 }
 
+/** How a job's processes were found (src/wrapper/tracking.sh): its cgroup, or AWAITLESS_JOB_ID in their environment. */
+export type Tracking = "cgroup" | "environment";
+
+/**
+ * What the job's processes left running when the command ended (docs/job-lifecycle.md, "The whole job"). Results
+ * stored before it existed have none; `count`, `action` and `tracking` are null when nobody could look (the wrapper
+ * was killed, the scheduler ended the job without the wrapper's record).
+ */
+export interface Leftovers {
+  count: number | null;
+  /** stopped: TERM, the grace period, KILL; kept: left running (--keep-leftovers), a later cancel stops them. */
+  action: "stopped" | "kept" | null;
+  /** `PID COMMAND` of the first 20, redacted. */
+  processes: string[];
+  /** environment: a process that cleared its environment and left the command's group and session was not seen. */
+  tracking: Tracking | null;
+}
+
+/** What the job cost; each figure null when it cannot be known, `source` null when none is. */
+export interface Resources {
+  cpu_user_seconds: number | null;
+  cpu_system_seconds: number | null;
+  /** Peak memory of the job's cgroup (page cache included), or of the scheduler's accounting. */
+  max_rss_bytes: number | null;
+  /** Processes of the job the kernel's OOM killer ended (cgroup only). */
+  oom_kills: number | null;
+  /** cgroup: the job's cgroup; slurm: the scheduler's accounting; rusage: the CPU time of the command's reaped tree. */
+  source: "cgroup" | "slurm" | "rusage" | null;
+}
+
 /** The terminal result (docs/protocol.md, "Terminal result"): one object on every surface. */
 export interface JobResult {
   job_id: string;
@@ -143,7 +175,12 @@ export interface JobResult {
   stdout_dropped_bytes: number;
   stderr_dropped_bytes: number;
   truncated: boolean;
+  /** Kept for older readers: processes of the job outlived the command (`leftovers` says which, and what became of them). */
   descendants_alive: boolean;
+  /** Absent from results stored before it existed. */
+  leftovers?: Leftovers;
+  /** Absent from results stored before it existed. */
+  resources?: Resources;
   digest: string[];
   artifacts: ArtifactEntry[];
   parsed_results: unknown;

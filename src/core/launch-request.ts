@@ -22,6 +22,9 @@ export interface LaunchDefaults {
   queue: string | null;
   /** `[hosts.NAME] queue`: the queue of jobs sent to that host; it wins over `queue`. */
   hostQueues?: Readonly<Record<string, string>>;
+  /** `[defaults] keep_leftovers`; `[hosts.NAME] keep_leftovers` wins over it for that host. Not for Slurm jobs. */
+  keepLeftovers?: boolean;
+  hostKeepLeftovers?: Readonly<Record<string, boolean>>;
   cwd: string;
   /** The chosen backend's check of its launch options (keys canonicalized, values checked); absent → kept as given. */
   checkBackendOptions?: (backend: BackendName, raw: Record<string, string>) => Record<string, string>;
@@ -127,6 +130,7 @@ export function validateLaunch(
   const after = parseAfter(req.after);
   const retry = parseRetry(req.retries, req.retry_on, req.retry_backoff_seconds);
   const logDir = req.log_dir === undefined ? null : checkLogDir(req.log_dir, backend, defaults.cwd);
+  const keepLeftovers = keepOf(req.keep_leftovers, backend, host, defaults);
   const clientRequestId = req.client_request_id ?? null;
   if (clientRequestId !== null && !CLIENT_REQUEST_ID_RE.test(clientRequestId)) {
     throw invalid(
@@ -151,6 +155,7 @@ export function validateLaunch(
     ...(logDir ? { log_dir: logDir } : {}),
     ...(after.length > 0 ? { after } : {}),
     ...(retry ? { retry } : {}),
+    ...(keepLeftovers ? { keep_leftovers: true as const } : {}),
   };
   return {
     spec,
@@ -159,6 +164,32 @@ export function validateLaunch(
     clientRequestId,
     secretValues,
   };
+}
+
+/**
+ * Whether the job keeps what its command leaves running: as asked, else the host's setting, else `[defaults]`. Slurm
+ * ends every process of a job when its batch script ends, so a Slurm job cannot keep any: asking is refused, and the
+ * config's defaults do not apply to Slurm jobs.
+ */
+function keepOf(
+  asked: boolean | undefined,
+  backend: BackendName,
+  host: string | null,
+  defaults: LaunchDefaults,
+): boolean {
+  if (asked !== undefined && typeof asked !== "boolean")
+    throw invalid("keep_leftovers must be true or false", "give keep_leftovers as a boolean");
+  if (backend === "slurm") {
+    if (asked)
+      throw invalid(
+        "a Slurm job cannot keep what its command leaves running",
+        hint("scheduler_keep_leftovers"),
+      );
+    return false;
+  }
+  if (asked !== undefined) return asked;
+  const forHost = host !== null && Object.hasOwn(defaults.hostKeepLeftovers ?? {}, host);
+  return forHost ? defaults.hostKeepLeftovers?.[host] === true : defaults.keepLeftovers === true;
 }
 
 /**

@@ -46,6 +46,21 @@ export function decide(job: Job, observed: Observation, ctx: ReconcileContext): 
     if (d) return d;
   }
 
+  // Rule 2a: an exit record while the wrapper lives is the wrapper's only when it names that wrapper and the
+  // command's own process is gone (the wrapper writes it after the command was reaped); any other was written by
+  // someone else (the command itself can write its job directory): ignored, the job keeps running.
+  if (obs.exit && obs.wrapperAlive === true && !exitIsTheWrappers(obs)) {
+    if (obs.started)
+      return {
+        kind: "active",
+        to: job.state === "stalled" ? "stalled" : "running",
+        status_message:
+          "an exit record that the job's wrapper did not write was ignored; the command still runs",
+        started_at: obs.started.started_at,
+      };
+    return { kind: "none" };
+  }
+
   // Rule 2: the exit record is the truth about how the command ended, whoever reads it first.
   if (obs.exit) return fromExit(job, obs);
 
@@ -330,6 +345,20 @@ export function queuedMessage(q: QueuedInfo): string {
   return `next in line${inQueue}`;
 }
 
+/**
+ * Rule 2a's test: the exit record names the live wrapper of `started` (a wrapper that tracks the job's processes always
+ * signs its record; an older one signs none), and the command's own process is not alive.
+ */
+function exitIsTheWrappers(obs: Observation): boolean {
+  const x = obs.exit!;
+  const s = obs.started;
+  if (obs.commandAlive === true) return false;
+  if (!s) return true;
+  if (x.wrapper === undefined) return s.tracking === undefined;
+  if (x.wrapper.pid !== s.wrapper_pid) return false;
+  return !s.proc_start || !x.wrapper.proc_start || s.proc_start === x.wrapper.proc_start;
+}
+
 /** Said on a failed result when the wrapper recorded a full disk (no_space=1). */
 export const NO_SPACE_DETAIL =
   "the disk or quota holding the job's files was full while it ran: output written then is missing, and the command may have failed because of it";
@@ -351,6 +380,8 @@ function exitDecision(job: Job, obs: Observation): Decision {
     finished_at: x.finished_at,
     started_at,
     descendants_alive: x.descendants_alive,
+    ...(x.leftovers ? { leftovers: x.leftovers } : {}),
+    ...(x.resources ? { resources: x.resources } : {}),
   };
   if (x.reason === "dependency_failed") return dependencyFailed(base, x.dependency ?? null);
   if (x.reason === "cancelled" || (job.cancel_requested_at && x.signal && x.exit_code !== 0)) {
@@ -389,6 +420,22 @@ function exitDecision(job: Job, obs: Observation): Decision {
     };
   }
   if (x.exit_code === 0) return { ...base, to: "succeeded", reason: null, error: null };
+  // The kernel's OOM killer ended processes of the job's cgroup: a command killed by KILL ran out of memory.
+  const ooms = x.resources?.oom_kills ?? 0;
+  if (ooms > 0 && x.signal === "KILL") {
+    return {
+      ...base,
+      to: "failed",
+      reason: "out_of_memory",
+      error: err(
+        "runtime_failed",
+        "out_of_memory",
+        false,
+        "the command ran out of memory: give it more (or run it where there is more), or make it use less",
+        `the kernel's OOM killer ended ${ooms} process${ooms === 1 ? "" : "es"} of the job`,
+      ),
+    };
+  }
   const what = x.signal ? `killed by signal ${x.signal}` : `exited with code ${x.exit_code}`;
   const notFound = x.exit_code === 127 && !x.signal;
   return {
@@ -402,6 +449,9 @@ function exitDecision(job: Job, obs: Observation): Decision {
       notFound
         ? "the command was not found on the target: check its name and PATH"
         : "read the digest and stderr tail; fix the command and run it again",
+      ooms > 0
+        ? `the kernel's OOM killer ended ${ooms} process${ooms === 1 ? "" : "es"} of the job`
+        : undefined,
     ),
   };
 }

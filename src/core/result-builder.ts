@@ -4,10 +4,10 @@ import { parsedResults, redactJsonStrings } from "./artifacts.ts";
 import type { Backend, LogTail } from "./backend.ts";
 import { canonicalJson, sha256Hex } from "./canonical-json.ts";
 import { failureDigest } from "./digest.ts";
-import type { ArtifactEntry, ErrorInfo, Job, JobResult } from "./job.ts";
+import type { ArtifactEntry, ErrorInfo, Job, JobResult, Leftovers, Resources } from "./job.ts";
 import { type Decision, NO_SPACE_DETAIL } from "./reconcile.ts";
 import { REDACTION_MARGIN_BYTES, Redactor } from "./redact.ts";
-import { cleanText, decodeUtf8, splitBudget, tailText, utf8Length } from "./text.ts";
+import { cleanText, decodeUtf8, sanitizeControl, splitBudget, tailText, utf8Length } from "./text.ts";
 
 type TerminalDecision = Extract<Decision, { kind: "terminal" }>;
 
@@ -117,6 +117,8 @@ export async function buildResult(
     stderr_dropped_bytes: tails.stderr.droppedBytes,
     truncated: tails.truncated,
     descendants_alive: d.descendants_alive,
+    leftovers: leftoversOf(d, redactor),
+    resources: d.resources ?? UNKNOWN_RESOURCES,
     digest,
     artifacts,
     parsed_results: parsedResults(artifacts),
@@ -124,6 +126,25 @@ export async function buildResult(
     ...attemptFields(job),
   };
   return seal(body);
+}
+
+/** What a job whose command never ran left: nothing. */
+const NOTHING_LEFT: Leftovers = { count: 0, action: "stopped", processes: [], tracking: null };
+
+/** Nothing measured what the job cost. */
+export const UNKNOWN_RESOURCES: Resources = {
+  cpu_user_seconds: null,
+  cpu_system_seconds: null,
+  max_rss_bytes: null,
+  oom_kills: null,
+  source: null,
+};
+
+/** The decision's leftovers with each process line made safe to show (controls removed) and redacted; unknown without. */
+function leftoversOf(d: TerminalDecision, redactor: Redactor): Leftovers {
+  const l = d.leftovers;
+  if (!l) return { count: null, action: null, processes: [], tracking: null };
+  return { ...l, processes: l.processes.map((p) => redactor.redact(sanitizeControl(p, 200))) };
 }
 
 /** Hashes the canonical JSON of the body and adds the snapshot: the bytes every later reader replays. */
@@ -162,6 +183,8 @@ export function launchFailedResult(job: Job, message: string, suggestion: string
     stderr_dropped_bytes: 0,
     truncated: false,
     descendants_alive: false,
+    leftovers: NOTHING_LEFT,
+    resources: UNKNOWN_RESOURCES,
     digest: [message],
     artifacts: [],
     parsed_results: {},

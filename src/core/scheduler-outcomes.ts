@@ -25,6 +25,8 @@ export function endBase(job: Job, obs: Observation, s: SchedulerFacts, nowMs: nu
     finished_at: x?.finished_at ?? s.ended_at ?? new Date(nowMs).toISOString(),
     started_at: obs.started?.started_at ?? s.started_at ?? job.started_at,
     descendants_alive: x?.descendants_alive ?? false,
+    ...(x?.leftovers ? { leftovers: x.leftovers } : {}),
+    ...(x?.resources ? { resources: x.resources } : {}),
   };
 }
 

@@ -21,6 +21,9 @@ export interface ServiceSettings {
   defaultQueue: string | null;
   /** `[hosts.NAME] queue` settings: the queue of plain jobs sent to that host. */
   hostQueues?: Record<string, string>;
+  /** `[defaults] keep_leftovers`, and `[hosts.NAME] keep_leftovers` (which wins): jobs keep what their command leaves. */
+  keepLeftovers?: boolean;
+  hostKeepLeftovers?: Record<string, boolean>;
   /** Who this process is as a launch owner, and whether a recorded owner is gone (resuming abandoned launches). */
   launchOwners?: LaunchOwners;
   /** `[hosts.NAME] backend` settings: how jobs sent to that host run when they name no backend. */

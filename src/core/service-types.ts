@@ -11,7 +11,7 @@ import type {
 } from "./array-types.ts";
 import type { LeftoverStop } from "./backend.ts";
 import type { AwaitlessError } from "./errors.ts";
-import type { BackendName, JobResult, JobState, StateChange } from "./job.ts";
+import type { BackendName, JobResult, JobState, Leftovers, Resources, StateChange } from "./job.ts";
 import type { LogPage } from "./log-scan.ts";
 import type { AttemptRecord } from "./store-rows.ts";
 
@@ -40,6 +40,8 @@ export interface LaunchRequest {
   retry_backoff_seconds?: number;
   /** Local backend: keep this job's files (logs, records, spec) in LOG_DIR/<job_id>. */
   log_dir?: string;
+  /** Keep what the command leaves running when it ends (local and SSH); default from the config, else false. */
+  keep_leftovers?: boolean;
   client_request_id?: string;
   allow_duplicate?: boolean;
   /** Values for secret_env names; taken from the caller's environment when absent. */
@@ -79,6 +81,9 @@ export interface JobStatus {
   next_attempt_at?: string;
   /** Set when the job's host could not be reached just now: the state shown is the last known one. */
   host_unreachable?: string;
+  /** `status` of an ended job: what its processes left running and what it cost (as its result says). */
+  leftovers?: Leftovers;
+  resources?: Resources;
 }
 
 export interface SubmitResponse {

@@ -85,6 +85,10 @@ export const launchEntries = {
   client_request_id: v.optional(v.pipe(v.string(), v.description("Same key, same job."))),
   slurm_options: v.optional(v.pipe(stringMap("slurm_options"), v.description("Allowed sbatch options."))),
   allow_duplicate: v.optional(v.pipe(v.boolean(), v.description("Even if already active."))),
+  // what the command leaves running is kept (cancel_job stops it); described in few bytes: tools/list's budget
+  keep_leftovers: v.optional(
+    v.pipe(v.boolean("keep_leftovers must be true or false"), v.description("Keep leftovers.")),
+  ),
 };
 
 export const submitInput = v.object(launchEntries);

@@ -15,6 +15,7 @@ import queueSnapshot from "./host/queue-snapshot.sh" with { type: "text" };
 import readLog from "./host/read-log.sh" with { type: "text" };
 import remove from "./host/remove.sh" with { type: "text" };
 import settle from "./host/settle.sh" with { type: "text" };
+import trackProbe from "./host/track-probe.sh" with { type: "text" };
 import watch from "./host/watch.sh" with { type: "text" };
 import { parseKeyValue } from "./records.ts";
 import { assemble, hostProgram } from "./shell-text.ts";
@@ -37,6 +38,7 @@ export const REMOVE = hostProgram(remove);
 export const SETTLE = hostProgram(settle);
 export const WATCH = hostProgram(watch);
 export const QUEUE_SNAPSHOT = hostProgram(queueSnapshot);
+export const TRACK_PROBE = hostProgram(trackProbe);
 export const ARTIFACT_FILES = hostProgram(artifactFiles);
 /** artifacts.sh with B, its per-batch program (run by `find -exec sh -c`), defined first. */
 export const ARTIFACTS = `B=${shellQuote(hostProgram(artifactsBatch))}\n${hostProgram(artifacts)}`;
@@ -56,6 +58,7 @@ export const HOST_PROGRAM_FILES = {
   "read-log.sh": readLog,
   "remove.sh": remove,
   "settle.sh": settle,
+  "track-probe.sh": trackProbe,
   "watch.sh": watch,
 } as const;
 export { assemble };
@@ -83,6 +86,37 @@ export function launchScript(specText: string): string {
 
 /** The `key=value` lines of prepare.sh, launch.sh and job-dir-present.sh (other lines are ignored). */
 export const keyValues = parseKeyValue;
+
+/** How a host tracks a job's processes (track-probe.sh; its header documents the lines). */
+export interface TrackProbe {
+  tracking: "cgroup" | "environment";
+  why: string;
+  cpu: "cgroup" | "rusage";
+  memory: "cgroup" | "none";
+  environ: boolean;
+}
+
+export function parseTrackProbe(text: string): TrackProbe | null {
+  const kv = parseKeyValue(text);
+  if (kv.tracking !== "cgroup" && kv.tracking !== "environment") return null;
+  return {
+    tracking: kv.tracking,
+    why: kv.why ?? "",
+    cpu: kv.cpu === "cgroup" ? "cgroup" : "rusage",
+    memory: kv.memory === "cgroup" ? "cgroup" : "none",
+    environ: kv.environ === "1",
+  };
+}
+
+/** The doctor's sentence for a probe: which tracking, why, and what resources it gives. */
+export function trackProbeWords(p: TrackProbe): string {
+  const what =
+    p.tracking === "cgroup"
+      ? `each job gets its own cgroup (${p.why.replace(/^by cgroup /, "like ")}): every process it starts is found and stopped`
+      : `processes are found by AWAITLESS_JOB_ID in their environment and the command's session (${p.why.replace(/^by environment: /, "")}); a process that clears its environment and leaves the session is not seen`;
+  const cost = `CPU time from ${p.cpu === "cgroup" ? "the cgroup" : "the command's reaped processes"}, peak memory ${p.memory === "cgroup" ? "from the cgroup" : "not measured"}`;
+  return `${what}; ${cost}`;
+}
 
 /** Parses queue-snapshot.sh's lines (its header documents them); waiting jobs in ticket (FIFO) order. */
 export function parseQueueSnapshot(text: string): QueueSnapshot {

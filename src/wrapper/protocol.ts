@@ -63,6 +63,7 @@ export const FILES = {
   timedOutMarker: "timed_out",
   cancelledMarker: "cancelled",
   wrapperLog: "wrapper.log",
+  leftovers: "leftovers",
 } as const;
 
 function readText(path: string): string | null {
@@ -91,6 +92,11 @@ export function readHeartbeat(dir: string): HeartbeatRecord | null {
 /** The exit record, or null while the job has not finished. */
 export function readExitRecord(dir: string): ExitRecord | null {
   return readRecord(dir, FILES.exit, parseExitRecord);
+}
+
+/** The `leftovers` file's text (the processes the command left running), or null when there is none. */
+export function readLeftovers(dir: string): string | null {
+  return readText(join(dir, FILES.leftovers));
 }
 
 /**

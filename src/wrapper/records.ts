@@ -16,6 +16,9 @@ export interface StartedRecord {
   /** Field 22 of /proc/<pid>/stat: the command's start time, which tells it from a reused pid; absent without /proc. */
   pidStart?: string;
   startedAtEpochSeconds: number;
+  /** How the job's processes are tracked (absent from older wrappers), and its cgroup when by cgroup. */
+  tracking?: "cgroup" | "environment";
+  cgroup?: string;
 }
 
 /** Rewritten every heartbeat interval while the command runs. Byte counts include dropped bytes. */
@@ -58,6 +61,35 @@ export interface ExitRecord {
   dependency?: string;
   /** A write of the wrapper's found the disk or quota full while the job ran (`no_space=1`). */
   noSpace?: boolean;
+  /** The wrapper that wrote the record (pid, /proc start time); absent from older wrappers. */
+  wrapperPid?: number;
+  procStart?: string;
+  /** Processes of the job still running when the command ended, and what became of them (wrapper.sh "The whole job"). */
+  leftovers?: number;
+  leftoversAction?: "stopped" | "kept";
+  tracking?: "cgroup" | "environment";
+  /** What the job cost, as the wrapper measured it. */
+  usage?: WrapperUsage;
+  /** How long the command ran, in centiseconds of the monotonic clock (finished_at is whole seconds). */
+  ranCentis?: number;
+}
+
+/** The exit record's resources= cpu_user_us= cpu_system_us= max_rss_bytes= oom_kills= (each null when empty). */
+export interface WrapperUsage {
+  source: "cgroup" | "rusage";
+  cpuUserMicros: number | null;
+  cpuSystemMicros: number | null;
+  maxRssBytes: number | null;
+  oomKills: number | null;
+}
+
+/** The `leftovers` file: `PID COMMAND` lines (the first 20 the wrapper found), blank lines and the rest ignored. */
+export function parseLeftovers(text: string): string[] {
+  return text
+    .split("\n")
+    .filter((l) => /^[0-9]+ /.test(l))
+    .slice(0, 20)
+    .map((l) => l.slice(0, 220));
 }
 
 /** `key=value` lines → object. The value is everything after the first `=`; lines without `=` are ignored. */
@@ -114,6 +146,9 @@ export function parseStarted(text: string): StartedRecord | null {
   if (procStart !== undefined) record.procStart = procStart;
   const pidStart = nonEmpty(kv.pid_start);
   if (pidStart !== undefined) record.pidStart = pidStart;
+  if (kv.tracking === "cgroup" || kv.tracking === "environment") record.tracking = kv.tracking;
+  const cgroup = nonEmpty(kv.cgroup);
+  if (cgroup !== undefined) record.cgroup = cgroup;
   return record;
 }
 
@@ -169,5 +204,25 @@ export function parseExitRecord(text: string): ExitRecord | null {
   const stderrBytes = integer(kv.stderr_bytes);
   if (stderrBytes !== undefined) record.stderrBytes = stderrBytes;
   if (kv.no_space === "1") record.noSpace = true;
+  const wrapperPid = jobPid(kv.wrapper_pid);
+  if (wrapperPid !== undefined) record.wrapperPid = wrapperPid;
+  const procStart = nonEmpty(kv.proc_start);
+  if (procStart !== undefined) record.procStart = procStart;
+  const ranCentis = integer(kv.ran_cs);
+  if (ranCentis !== undefined) record.ranCentis = ranCentis;
+  const leftovers = integer(kv.leftovers);
+  if (leftovers !== undefined) record.leftovers = leftovers;
+  if (kv.leftovers_action === "stopped" || kv.leftovers_action === "kept")
+    record.leftoversAction = kv.leftovers_action;
+  if (kv.tracking === "cgroup" || kv.tracking === "environment") record.tracking = kv.tracking;
+  if (kv.resources === "cgroup" || kv.resources === "rusage") {
+    record.usage = {
+      source: kv.resources,
+      cpuUserMicros: integer(kv.cpu_user_us) ?? null,
+      cpuSystemMicros: integer(kv.cpu_system_us) ?? null,
+      maxRssBytes: integer(kv.max_rss_bytes) ?? null,
+      oomKills: integer(kv.oom_kills) ?? null,
+    };
+  }
   return record;
 }

@@ -6,10 +6,12 @@ import root from "./host/lib-root.sh" with { type: "text" };
 import sha256 from "./host/lib-sha256.sh" with { type: "text" };
 import trust from "./host/lib-trust.sh" with { type: "text" };
 import prelude from "./prelude.sh" with { type: "text" };
+import tracking from "./tracking.sh" with { type: "text" };
 
 /** The fragments a program may include, by the name its include line gives. */
 export const FRAGMENTS: Readonly<Record<string, string>> = {
   "prelude.sh": prelude,
+  "tracking.sh": tracking,
   "lib-artifact-row.sh": artifactRow,
   "lib-free-space.sh": freeSpace,
   "lib-root.sh": root,

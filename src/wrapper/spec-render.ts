@@ -34,6 +34,8 @@ export interface SpecInput {
   retry?: SpecRetry;
   /** The wrapper runs as a Slurm batch script: Slurm's TERM is the cancel (wrapper.sh "Cancel"). */
   scheduler?: "slurm";
+  /** What the command leaves running when it ends by itself is kept, not stopped (wrapper.sh "The whole job"). */
+  keepLeftovers?: boolean;
 }
 
 /** Dependencies (wrapper.sh "Dependencies"): parents' job directories on this machine, or a condition that failed. */
@@ -167,6 +169,7 @@ export function renderSpec(input: SpecInput): string {
     `AWL_CHECK_MAX=${checkMaxSeconds}`,
     `AWL_LOG_CAP=${logCapBytes}`,
     ...(input.scheduler === "slurm" ? ["AWL_SCHEDULER=slurm"] : []),
+    ...(input.keepLeftovers ? ["AWL_KEEP_LEFTOVERS=1"] : []),
     `set -- ${input.argv.map(shellQuote).join(" ")}`,
     "awl_env() {",
     ...exports,

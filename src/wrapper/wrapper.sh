@@ -12,10 +12,13 @@
 #                  the command). AWL_SCHEDULER=slurm: see "Cancel" below.
 #                  Queued jobs add AWL_QUEUE AWL_QUEUE_CONCURRENCY AWL_RESOURCES AWL_QUEUE_DIR [AWL_QUEUE_LOCK]
 #                  (see "Queue admission" below); the command then also gets AWAITLESS_QUEUE and AWAITLESS_RESOURCES.
+#                  [AWL_KEEP_LEFTOVERS=1]: what the command leaves running is kept (see "The whole job" below).
 #   cancel         client -> wrapper: grace seconds (client writes a fresh temp name, then renames). See "Cancel" below.
 #   queued         key=value, queued jobs only: the wrapper's place in line while it waits, then admitted_at.
 #   started        key=value: protocol wrapper_pid monitor_pid pid pgid boot_id proc_start pid_start started_at
-#                  (proc_start: the wrapper's, pid_start: the command's, field 22 of /proc/PID/stat). Written
+#                  tracking cgroup cgroups (proc_start: the wrapper's, pid_start: the command's, field 22 of
+#                  /proc/PID/stat; tracking: cgroup | environment; cgroup: the job's cgroup directory when by cgroup,
+#                  cgroups: every cgroup directory made for it, space-separated, removed when it ends). Written
 #                  (started.tmp -> mv) by the command's own process just before it execs the command, so pid is the
 #                  command's pid. monitor_pid: the wrapper's monitor (a child of wrapper_pid), which a client wakes.
 #   stdout stderr  the command's output, opened with >> (O_APPEND) from the first byte.
@@ -30,8 +33,13 @@
 #                  with noclobber first (see "Cancel").
 #   STREAM.head STREAM.prev STREAM.dropped   log cap (AWL_LOG_CAP > 0): see "Log cap" below.
 #   exit           key=value: exit_code signal reason finished_at descendants_alive stdout_dropped stderr_dropped
-#                  stdout_bytes stderr_bytes [no_space=1] [dependency=ID:ON], then a line of spaces that pads it to 512 bytes. Written atomically
-#                  (exit.tmp -> mv); the last file written.
+#                  stdout_bytes stderr_bytes [no_space=1] [dependency=ID:ON] wrapper_pid proc_start leftovers
+#                  leftovers_action [ran_cs] [tracking] [resources cpu_user_us cpu_system_us max_rss_bytes oom_kills]
+#                  (see "The whole job"), then a line of spaces that pads it to 512 bytes. Written atomically
+#                  (exit.tmp -> mv); the last file written. finished_at is when the command ended.
+#   leftovers      `PID COMMAND` lines: the first 20 processes the command left running (see "The whole job").
+#   leftovers.stopped   marker (content: epoch seconds): a client's cancel sent TERM to what the job kept running.
+#   tracked.ls tracked.mon   scratch: the lists of the job's processes found by environment.
 #   exit.tmp       the exit record's reservation: 511 spaces and a newline, written at start-up before anything else
 #                  (the launcher may have written it already). At the end the record is written over those bytes
 #                  in place (`1<>`, no truncation) and renamed to `exit`, so a disk or quota that the command's
@@ -50,10 +58,11 @@
 #   cancel file existed before the command started (or before its queue admitted it), so it never ran.
 # reason: exited | timed_out | cancelled | launch_failed | dependency_failed (then dependency=ID:ON; see
 #   "Dependencies" below).
-# descendants_alive=1: processes of the command's process group outlived it (left running on a normal exit;
-#   killed on timeout and cancel, TERM then KILL after the grace period).
+# descendants_alive=1: processes of the job outlived the command (leftovers > 0): stopped, TERM then KILL after the
+#   grace period, unless kept (AWL_KEEP_LEFTOVERS=1 and the command ended by itself).
 #
-# Cancel: the group gets exactly one TERM, then KILL after the grace period, and only the monitor signals it. A
+# Cancel: the group, and each process of the job outside it, gets exactly one TERM, then KILL after the grace
+#   period, and only the monitor signals them. A
 #   client writes `cancel` (src/wrapper/cancel.sh is the client's half), then sends USR2 to monitor_pid so that it
 #   acts now rather than at its next wake-up. The monitor sends TERM once (a second request while a kill is in progress, or
 #   a timeout meanwhile, sends nothing) and KILL when the grace is over. A cancel before the command started (or
@@ -227,7 +236,7 @@ awl_freeze() {
   "$awl_setsid" sh -c 'sleep 5; kill -CONT -"$1"' awl-thaw "$pgid" </dev/null >/dev/null 2>&1 &
   awl_wd=$!
   if ! awl_signal_group STOP; then
-    kill "$awl_wd" 2>/dev/null
+    kill -TERM -"$awl_wd" 2>/dev/null || kill "$awl_wd" 2>/dev/null
     return 2
   fi
   awl_now
@@ -266,7 +275,8 @@ awl_freeze() {
 
 awl_thaw() {
   awl_signal_group CONT
-  kill "$awl_wd" 2>/dev/null
+  # the watchdog leads its own group: its sleep goes with it
+  kill -TERM -"$awl_wd" 2>/dev/null || kill "$awl_wd" 2>/dev/null
 }
 
 # awl_read_started: sets pid, pgid and pid_start from the started file when it exists. A record naming pid or pgid
@@ -279,8 +289,12 @@ awl_read_started() {
     pid) pid=$awl_v ;;
     pgid) pgid=$awl_v ;;
     pid_start) pid_start=$awl_v ;;
+    monitor_pid) awl_mpid=$awl_v ;;
+    tracking) awl_trk=$awl_v ;;
     esac
   done <started
+  # the command could not join its cgroup: its processes are tracked by their environment
+  [ "${awl_trk-}" != environment ] || awl_cg_track='' awl_cg_cpu='' awl_cg_mem=''
   case $pid/$pgid in
   */*[!0-9]* | */0* | */1 | *[!0-9]*/* | 0*/* | 1/* | /*)
     [ -n "$awl_bad_started" ] || awl_log "started names pid '$pid' pgid '$pgid'; refusing to signal them"
@@ -294,6 +308,10 @@ awl_read_started() {
 # The shared readers: awl_stat_line, awl_proc_stat, awl_read_boot_id, awl_pid_alive, awl_group_alive, awl_q_read,
 # awl_q_entry_alive (src/wrapper/prelude.sh, spliced in here when the wrapper is embedded).
 # awaitless:include prelude.sh
+
+# Which processes are the job's, how they are listed and stopped, what they cost: awl_track_setup, awl_track_join,
+# awl_job_scan, awl_job_stop, awl_usage... (src/wrapper/tracking.sh, spliced in here). See "The whole job" below.
+# awaitless:include tracking.sh
 
 # awl_signal_group SIG: signal the whole group (or the command alone when it has no group of its own), unless the
 # group's leader is alive with another start time than the command's (pid_start): a pid reused, or a forged record.
@@ -365,13 +383,36 @@ awl_quiet() {
     { [ ! -e progress ] || [ checked -nt progress ]; }
 }
 
-# awl_begin_kill MARKER GRACE: record why, then TERM the group; KILL follows GRACE seconds later.
+# awl_begin_kill MARKER GRACE: record why, then TERM the whole job (the group, and each of its processes outside
+# the group: awl_kill_escaped); KILL follows GRACE seconds later.
 awl_begin_kill() {
   awl_put "$1" "$now"
   awl_log "$1: sending TERM to process group ${pgid:-(none) pid $pid}, KILL after $2 s"
   awl_signal_group TERM
+  awl_kill_escaped TERM
   kstate=term
   kdeadline=$((now + $2))
+}
+
+# awl_kill_escaped SIG (the monitor, during a kill): SIG to the job's processes outside the command's group (TERM:
+# once, with the group's TERM; KILL: to every process of the job, the cgroup's at once where it can).
+awl_kill_escaped() {
+  awl_exclude="$awl_wrapper_pid ${awl_mpid-}"
+  awl_job_scan tracked.mon
+  if [ "$1" = KILL ]; then
+    awl_kill_all
+  else
+    awl_signal_procs "$1" out
+  fi
+  [ "$awl_procs_n" = 0 ] || awl_log "$1 to the job's processes:$awl_procs"
+}
+
+# awl_job_alive (the monitor, during a kill): does the command's group, or any other process of the job, live?
+awl_job_alive() {
+  awl_group_alive "$pid" "$pgid" && return 0
+  awl_exclude="$awl_wrapper_pid ${awl_mpid-}"
+  awl_job_scan tracked.mon
+  [ "$awl_procs_n" -gt 0 ]
 }
 
 # The monitor. It sleeps until the next thing due, whichever comes first: a size check of the streams and the
@@ -441,7 +482,8 @@ awl_monitor() {
         { [ "$sz_out" -gt "$awl_rotate_at" ] || [ "$sz_err" -gt "$awl_rotate_at" ]; } && awl_force=1
       fi
     fi
-    if [ "$kstate" = none ] && [ -n "$pid" ]; then
+    # once the command has ended (monitor.stop) no kill starts: what it left is the main wrapper's (awl_job_end)
+    if [ "$kstate" = none ] && [ -n "$pid" ] && [ ! -f monitor.stop ]; then
       if [ "$AWL_TIMEOUT" -gt 0 ] && [ "$awl_cs" -ge "$awl_deadline" ]; then
         awl_begin_kill timed_out "$AWL_GRACE"
       elif [ -f cancel ]; then
@@ -452,11 +494,12 @@ awl_monitor() {
       fi
     fi
     if [ "$kstate" = term ]; then
-      if ! awl_group_alive "$pid" "$pgid"; then
+      if ! awl_job_alive; then
         kstate='done'
       elif [ "$now" -ge "$kdeadline" ]; then
         awl_log "grace period over: sending KILL to process group ${pgid:-(none) pid $pid}"
         awl_signal_group KILL
+        awl_kill_escaped KILL
         kstate=killed
       fi
     fi
@@ -487,11 +530,11 @@ awl_monitor() {
   done
 }
 
-# awl_reap_wait: after KILL, give the group up to 2 s to disappear so descendants_alive reports the outcome.
+# awl_reap_wait: after KILL, give the job's processes up to 2 s to disappear.
 awl_reap_wait() {
   awl_now
   awl_until=$((awl_t + 2))
-  while awl_group_alive "$pid" "$pgid"; do
+  while awl_job_alive; do
     sleep 0.05 2>/dev/null || sleep 1
     awl_now
     [ "$awl_t" -lt "$awl_until" ] || break
@@ -557,19 +600,32 @@ awl_finish() {
   [ ! -e no_space ] || awl_nospace='
 no_space=1'
   awl_now
+  # the command's end (the whole job's processes were stopped after it), or now when it never ran
+  [ -n "${awl_cmd_end-}" ] || awl_cmd_end=$awl_t
   awl_write_exit "exit_code=$1
 signal=$awl_sig
 reason=$2
-finished_at=$awl_t
+finished_at=$awl_cmd_end
 descendants_alive=${awl_desc:-0}
 stdout_dropped=${o_drop:-0}
 stderr_dropped=${e_drop:-0}
 stdout_bytes=$((${o_drop:-0} + sz_outp + sz_out))
 stderr_bytes=$((${e_drop:-0} + sz_errp + sz_err))$awl_nospace${awl_a_failed:+
-dependency=$awl_a_failed}"
+dependency=$awl_a_failed}
+wrapper_pid=${awl_wrapper_pid-}
+proc_start=${awl_proc_start-}${awl_endf:-
+leftovers=0
+leftovers_action=stopped}"
+  # the job's cgroups go once its record is out (removing one takes the kernel a while); one that kept processes stays
+  [ "${awl_left_action-}" = kept ] || awl_track_drop
   # The queue slot (or place in line) is freed after the exit record, so a job's files never show more
-  # commands running than its queue admits; a wrapper that dies in between has its slot reclaimed.
-  [ -z "$awl_q_slot" ] || rm -f "$awl_q_slot"
+  # commands running than its queue admits; a wrapper that dies in between has its slot reclaimed. Processes the
+  # job kept running hold it until they end (awl_q_keep).
+  if [ -n "$awl_q_slot" ] && [ "${awl_left_action-}" = kept ]; then
+    awl_q_keep
+  elif [ -n "$awl_q_slot" ]; then
+    rm -f "$awl_q_slot"
+  fi
   [ -z "$awl_q_entry" ] || rm -f "$awl_q_entry"
   [ -z "$awl_q_entry$awl_q_slot" ] || awl_q_wake
   awl_after_wake "$1" "$2"
@@ -652,7 +708,7 @@ awl_q_break() {
     awl_q_empty=0
     awl_o=${1##*/}
     e_wpid=${awl_o%%.*} awl_o=${awl_o#*.}
-    e_wstart=${awl_o%%.*} e_boot=${awl_o#*.} e_pid='' e_pgid=''
+    e_wstart=${awl_o%%.*} e_boot=${awl_o#*.} e_pid='' e_pgid='' e_job='' e_kept='' e_cg=''
     awl_q_entry_alive && return 0
     if rm "$1" 2>/dev/null && rmdir "$awl_q_root/lock.d" 2>/dev/null; then
       awl_log "queue: removed the admission lock of wrapper $e_wpid, which is gone"
@@ -801,7 +857,9 @@ awl_q_wake() {
       { [ -n "$AWL_QUEUE" ] && [ "$e_queue" = "$AWL_QUEUE" ]; } || awl_q_shares || continue
       case $e_wpid in '' | *[!0-9]* | 0 | 1 | 0*) continue ;; esac
       [ -n "$e_wstart" ] || [ ! -r /proc/self/stat ] || continue
-      awl_pid_alive "$e_wpid" "$e_wstart" && kill -USR1 "$e_wpid" 2>/dev/null
+      # only the entry's own wrapper, waiting with its trap set (USR1 would end any other process)
+      awl_pid_alive "$e_wpid" "$e_wstart" && awl_is_wrapper_of "$e_wpid" "$e_job" && awl_catches "$e_wpid" 10 &&
+        kill -USR1 "$e_wpid" 2>/dev/null
       awl_w_left=$((awl_w_left - 1))
       [ "$awl_w_left" -gt 0 ] || return 0
     done
@@ -986,7 +1044,7 @@ awl_a_outcome() {
       done <"$1/$awl_a_r"; } 2>/dev/null
       case $awl_a_pid in '' | *[!0-9]* | 0 | 1) continue ;; esac
       if { [ -n "$awl_a_boot" ] && [ -n "$awl_boot_id" ] && [ "$awl_a_boot" != "$awl_boot_id" ]; } ||
-        ! awl_pid_alive "$awl_a_pid" "$awl_a_ps"; then
+        ! awl_pid_alive "$awl_a_pid" "$awl_a_ps" || ! awl_is_wrapper_of "$awl_a_pid" "$awl_a_id"; then
         # The wrapper may have written its record and exited since the first look.
         [ -f "$1/exit" ] || awl_a_out=failed
       fi
@@ -1131,6 +1189,77 @@ awl_after_wake() {
   fi
 }
 
+# --- The whole job ----------------------------------------------------------------------------------------------
+# Every process the command starts is the job's (src/wrapper/tracking.sh says how they are found: the job's cgroup,
+# or AWAITLESS_JOB_ID in their environment plus the command's group and session). The command's end decides the
+# result; what it left running is then listed in the file `leftovers` (`PID COMMAND` lines, the first 20) and stopped:
+# TERM (the group as one, each other process on its own), AWL_GRACE seconds, KILL. With AWL_KEEP_LEFTOVERS=1 a
+# command that ended by itself keeps them running: the exit record says `leftovers_action=kept`, its queue slot stays
+# held until they are gone, and a client's cancel (cancel.sh) stops them later. On cancel and timeout the monitor's
+# one TERM goes to the group and to every process of the job outside it, and its KILL to all of them. The exit
+# record says how many there were (leftovers=), what became of them (leftovers_action=), how they were tracked
+# (tracking=cgroup | environment) and what the job cost (awl_usage: cpu_user_us cpu_system_us max_rss_bytes
+# oom_kills, resources=cgroup | rusage).
+
+# awl_job_end (main wrapper, right after the command exited, in the job directory): lists what the command left,
+# stops the monitor (which finishes a kill in progress), then stops the rest (or keeps it), and measures the job.
+awl_job_end() {
+  # the monitor first: it starts no kill from now on (one in progress it finishes)
+  : >monitor.stop
+  kill -USR1 "$awl_mon" 2>/dev/null
+  awl_exclude="$awl_wrapper_pid $awl_mon"
+  awl_job_scan tracked.ls
+  awl_left_n=$awl_procs_n awl_left_action=stopped
+  if [ "$awl_left_n" -gt 0 ]; then
+    awl_lines=$(awl_procs_list)
+    awl_put leftovers "$awl_lines" 2>/dev/null || { rm -f leftovers.tmp; : >no_space; }
+    awl_desc=1
+  fi
+  wait "$awl_mon"
+  rm -f monitor.stop
+  awl_exclude="$awl_wrapper_pid"
+  awl_killed=0
+  [ ! -f timed_out ] && [ ! -f cancelled ] || awl_killed=1
+  if [ "$awl_left_n" -gt 0 ] && [ "$awl_killed" = 0 ] && [ "${AWL_KEEP_LEFTOVERS:-0}" = 1 ]; then
+    awl_left_action=kept
+    awl_log "the command left $awl_left_n process(es) running; kept (AWL_KEEP_LEFTOVERS):$awl_procs"
+  elif [ "$awl_killed" = 1 ]; then
+    # after a cancel or a timeout everything had its TERM and its grace from the monitor: what is left gets KILL
+    awl_job_scan tracked.ls
+    awl_job_stop 0 1 tracked.ls
+  elif [ "$awl_left_n" -gt 0 ]; then
+    awl_log "the command left $awl_left_n process(es) running; stopping them:$awl_procs"
+    awl_job_stop "$AWL_GRACE" 0 tracked.ls
+  fi
+  awl_usage "$awl_ru0" "$awl_rs0" "$awl_ru1" "$awl_rs1"
+  awl_end_fields
+}
+
+# awl_end_fields: sets awl_endf to the exit record's lines about the whole job (each after a newline), for awl_finish.
+awl_end_fields() {
+  awl_endf="
+leftovers=${awl_left_n:-0}
+leftovers_action=${awl_left_action:-stopped}"
+  # how long the command ran, on the monotonic clock (centiseconds): readers add it to started's precise time
+  [ -z "${awl_end_cs-}" ] || awl_endf="$awl_endf
+ran_cs=$((awl_end_cs - awl_started_cs))"
+  [ -z "${awl_trk-}" ] || awl_endf="$awl_endf
+tracking=$awl_trk"
+  [ -z "${awl_res_src-}" ] || awl_endf="$awl_endf
+resources=$awl_res_src
+cpu_user_us=$awl_cpu_u
+cpu_system_us=$awl_cpu_s
+max_rss_bytes=$awl_rss
+oom_kills=$awl_oom"
+}
+
+# awl_q_keep: the queue slot of a job that kept processes running stays held while they live: it says so (kept=1,
+# and the job's cgroup when it has one) for awl_q_entry_alive.
+awl_q_keep() {
+  { cat "$awl_q_slot" && printf '%s\n' "kept=1" "cgroup=${awl_cg_track-}"; } >"$awl_q_root/tmp/$AWL_JOB_ID" 2>/dev/null &&
+    mv -f "$awl_q_root/tmp/$AWL_JOB_ID" "$awl_q_slot"
+}
+
 # --- main -------------------------------------------------------------------------------------------------
 awl_start_dir=$PWD
 case ${1-} in
@@ -1147,7 +1276,7 @@ cd "$awl_dir" || {
 }
 awl_cap=0 awl_q_slot='' awl_q_entry='' awl_q_root='' awl_ext_term=0 awl_bad_started='' awl_a_failed='' awl_a_dir=''
 # Files here are untrusted: a symlink under a name the wrapper writes would have it write elsewhere.
-for awl_f in stdout stderr progress exit.tmp exit started heartbeat no_space monitor.stop; do
+for awl_f in stdout stderr progress exit.tmp exit started heartbeat no_space monitor.stop leftovers tracked.ls tracked.mon; do
   [ ! -h "$awl_f" ] || { rm -f "$awl_f" && awl_log "removed the symlink $awl_dir/$awl_f; the wrapper writes it"; }
 done
 AWL_QUEUE='' AWL_RESOURCES='' AWL_QUEUE_DIR='' AWL_QUEUE_LOCK='' AWL_SCHEDULER='' AWL_AFTER_N=0 AWL_AFTER_FAILED=''
@@ -1234,6 +1363,14 @@ if ! cd "$awl_cwd"; then
   awl_launch_failed "cannot change to working directory '$AWL_CWD'; create it or choose another cwd"
 fi
 
+# How the job's processes are tracked (see "The whole job"); the CPU time the wrapper's children had so far.
+awl_track_setup
+awl_log "tracking the job's processes $awl_track_why"
+awl_trk=environment
+[ -z "$awl_cg_track" ] || awl_trk=cgroup
+awl_ru0='' awl_rs0=''
+awl_ticks "$$" && awl_ru0=$awl_cu awl_rs0=$awl_csy
+
 # The monitor starts first (the command runs in the foreground below, so that it keeps default SIGINT/SIGQUIT
 # handling: sh ignores both in background jobs when job control is off).
 # A monitor.stop left by an earlier attempt in this directory (a Slurm requeue) would stop the monitor at once.
@@ -1267,8 +1404,14 @@ fi
   awl_pgid=''
   [ "$awl_group" = 1 ] && awl_pgid=$awl_pid
   [ -z "$awl_q_slot" ] || awl_q_mark_running "$awl_pid" "$awl_pgid"
+  # the command's own process joins the job's cgroup before anything of the command runs
+  awl_track_join "$awl_pid" || {
+    awl_log "could not join cgroup $awl_cg_track; tracking by environment"
+    awl_trk=environment awl_cg_track=''
+  }
   awl_put "$awl_dir/started" "protocol=1" "wrapper_pid=$awl_wrapper_pid" "monitor_pid=$awl_mon" "pid=$awl_pid" "pgid=$awl_pgid" \
-    "boot_id=$awl_boot_id" "proc_start=$awl_proc_start" "pid_start=$awl_cmd_start" "started_at=$awl_started_at" 2>/dev/null || {
+    "boot_id=$awl_boot_id" "proc_start=$awl_proc_start" "pid_start=$awl_cmd_start" "started_at=$awl_started_at" \
+    "tracking=$awl_trk" "cgroup=$awl_cg_track" "cgroups=${awl_cg_dirs# }" 2>/dev/null || {
     rm -f "$awl_dir/started.tmp"
     exit 126
   }
@@ -1291,13 +1434,19 @@ fi
   exec "$@"
 )
 awl_code=$?
+awl_clock
+awl_end_cs=$awl_cs
+awl_ru1='' awl_rs1=''
+awl_ticks "$$" && awl_ru1=$awl_cu awl_rs1=$awl_csy
+awl_epoch
+awl_cmd_end=$awl_t
 set +m 2>/dev/null
 
 cd "$awl_dir" || exit 2
-: >monitor.stop
-kill -USR1 "$awl_mon" 2>/dev/null
-wait "$awl_mon"
-rm -f monitor.stop
+pid='' pgid='' pid_start=''
+awl_read_started
+# what the command left, stopped (or kept); the monitor is stopped in there (see "The whole job")
+awl_job_end
 # `started` is written just before the exec: without it the command never ran (cancelled during start-up, or no
 # room to record its start).
 if [ ! -f started ]; then
@@ -1307,10 +1456,6 @@ if [ ! -f started ]; then
   fi
   awl_launch_failed "could not write '$awl_dir/started' (disk full?); the command was not started"
 fi
-pid='' pgid='' pid_start=''
-awl_read_started
-awl_desc=0
-awl_group_alive "$pid" "$pgid" && awl_desc=1
 awl_reason=exited
 if [ -f timed_out ]; then
   awl_reason=timed_out

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { groupMembers } from "../e2e/ssh-fixture.ts";
 import { type CliResult, killQuietly, pidAlive, type Sandbox, until } from "../helpers/cli.ts";
 import { cleanupIn, termCounter, termsIn } from "../helpers/term-counter.ts";
+import { type WholeJobBehaviour, wholeJobBehaviours } from "./whole-job.ts";
 
 /** How the contract reaches one backend: a sandbox whose config names it, and the flags that select it. */
 export interface Target {
@@ -20,6 +21,8 @@ export interface Target {
   jobDir(id: string): string;
   /** SSH only: kills the sshd processes serving this backend's connections now; returns how many. */
   dropConnections?: () => number;
+  /** `submit` flags a job holding about 200 MiB needs (Slurm: a memory request above it). */
+  bigMemoryFlags?: string[];
   close(): Promise<void>;
 }
 
@@ -64,6 +67,10 @@ export interface ContractOptions {
   divergences?: Partial<Record<Behaviour, string>>;
   /** Whether the backend has named queues (local and SSH do; Slurm has its own scheduler). */
   queues: boolean;
+  /** Whether a job can keep what its command leaves running (local and SSH; Slurm ends a job's every process). */
+  keep?: boolean;
+  /** Only these behaviours (a second run of some with other settings, e.g. tracking by environment). */
+  only?: Behaviour[];
 }
 
 export type Behaviour =
@@ -77,12 +84,14 @@ export type Behaviour =
   | "logs"
   | "redaction"
   | "replay"
-  | "queues";
+  | "queues"
+  | WholeJobBehaviour;
 
 /** Defines the contract's tests for one backend. */
 export function backendContract(name: string, setup: () => Promise<Target>, opts: ContractOptions): void {
   const it = (key: Behaviour, title: string, fn: () => Promise<void>, timeoutMs: number) => {
     const gap = opts.divergences?.[key];
+    if (opts.only && !opts.only.includes(key)) return;
     if (key === "queues" && !opts.queues) test.skip(`${title} (no named queues on ${name})`, fn);
     else if (gap === undefined) test(title, fn, timeoutMs);
     else test.todo(`${title} (known divergence: ${gap})`, fn);
@@ -95,6 +104,8 @@ export function backendContract(name: string, setup: () => Promise<Target>, opts
     afterAll(async () => {
       await t?.close();
     });
+    wholeJobBehaviours(it, () => t, { keep: opts.keep !== false });
+
     it(
       "exit-codes",
       "exit codes 0, 3 and 255, and 127 for a missing command: state, exit_code, tails and the CLI's exit",

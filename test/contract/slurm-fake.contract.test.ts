@@ -3,4 +3,8 @@
 import { backendContract } from "./contract.ts";
 import { slurmFakeTarget } from "./targets.ts";
 
-backendContract("slurm (fake scheduler commands)", slurmFakeTarget, { available: true, queues: false });
+backendContract("slurm (fake scheduler commands)", slurmFakeTarget, {
+  available: true,
+  queues: false,
+  keep: false,
+});

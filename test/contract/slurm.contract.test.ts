@@ -5,4 +5,5 @@ import { slurmAvailable, slurmTarget } from "./targets.ts";
 backendContract("slurm", slurmTarget, {
   available: await slurmAvailable("Slurm backend contract"),
   queues: false,
+  keep: false,
 });

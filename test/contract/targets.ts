@@ -8,8 +8,9 @@ import { killQuietly, pidAlive, Sandbox, until } from "../helpers/cli.ts";
 import { gateOnAvailability, sshdAvailable } from "../helpers/sshd.ts";
 import type { Target } from "./contract.ts";
 
-export async function localTarget(): Promise<Target> {
-  const sb = new Sandbox();
+/** Local jobs; `env` for the sandbox (AWAITLESS_TRACKING=environment: no cgroup even as root). */
+export async function localTarget(env: Record<string, string> = {}): Promise<Target> {
+  const sb = new Sandbox(env);
   return {
     sb,
     flags: [],
@@ -59,6 +60,7 @@ export async function slurmTarget(): Promise<Target> {
   return {
     sb,
     flags: ["--backend", "slurm", "--host", "localhost", "--slurm-option", "mem=32M"],
+    bigMemoryFlags: ["--slurm-option", "mem=700M"],
     queueFlags: [],
     jobMs: 60_000,
     jobDir: (id) => {

@@ -1,10 +1,12 @@
 // SSH, through the compiled binary against a private sshd (dash and busybox login shells): a job whose remote
 // wrapper was killed (`lost`) has its command's group stopped by `cancel` when the leader's start time matches
-// started's pid_start (one TERM, KILL after the grace), and left alone when it does not.
+// started's pid_start and it carries the job's ID (one TERM, KILL after the grace); a group that `started` names
+// falsely is left alone while the job's own processes, found by their environment, are still stopped.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { killQuietly, pidAlive, until } from "../helpers/cli.ts";
+import { startTime, untouched } from "../helpers/proc-state.ts";
 import { gateOnAvailability, sshdAvailable } from "../helpers/sshd.ts";
 import { termCounter, termsIn } from "../helpers/term-counter.ts";
 import { groupMembers, remoteFile, type SshWorld, sshWorld } from "./ssh-fixture.ts";
@@ -60,21 +62,25 @@ describe.each(runE2e ? (["dash", "busybox"] as const) : [])(
       }
     }, 60_000);
 
-    test("started's pid_start not the live leader's: refused, the group runs on", async () => {
+    test("started naming an unrelated live group with its true start time: that group runs on; the job's own command (it carries the job's ID) is stopped", async () => {
       const { id, dir, pgid } = await lostJob();
+      const canary = Bun.spawn(["sleep", "300"], { detached: true, stdio: ["ignore", "ignore", "ignore"] });
       try {
-        const text = remoteFile(dir, "started")!.replace(
-          /^pid_start=(\d+)$/m,
-          (_m, n) => `pid_start=${Number(n) + 1}`,
-        );
+        const text = remoteFile(dir, "started")!
+          .replace(/^pid=.*$/m, `pid=${canary.pid}`)
+          .replace(/^pgid=.*$/m, `pgid=${canary.pid}`)
+          .replace(/^pid_start=.*$/m, `pid_start=${startTime(canary.pid)}`);
         writeFileSync(join(dir, "started"), text);
-        const c = w.sb.run(["cancel", "--json", id]);
+        const c = w.sb.run(["cancel", "--json", "--grace-period", "1s", id]);
         expect(c.code).toBe(0);
-        expect(c.json.leftover.action).toBe("refused");
-        expect(groupMembers(pgid)).toContain(pgid);
-        expect(termsIn(dir)).toBe(0);
+        expect(c.json.leftover.action).toBe("signalled");
+        expect(c.json.leftover.detail).toContain("no process group");
+        await until("the job's own command to be stopped", () => groupMembers(pgid).length === 0);
+        expect(termsIn(dir)).toBe(1);
+        expect(untouched(canary.pid)).toBe(true);
       } finally {
         for (const p of groupMembers(pgid)) killQuietly(p);
+        killQuietly(canary.pid);
       }
     }, 60_000);
   },

@@ -1,7 +1,8 @@
 // Runs the compiled binary as a user would, against a private data dir; helpers to wait on conditions.
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { dropJobCgroups } from "../../src/backends/local/job-cgroups.ts";
 
 export { until } from "./until.ts";
 
@@ -104,6 +105,15 @@ export class Sandbox {
   }
 
   cleanup(): void {
+    // the cgroups of its jobs whose wrappers a test killed (a finished wrapper removes its own)
+    const jobs = join(this.dataDir, "jobs");
+    if (existsSync(jobs)) {
+      for (const id of readdirSync(jobs)) {
+        dropJobCgroups(join(jobs, id));
+        const attempts = join(jobs, id, "attempts");
+        if (existsSync(attempts)) for (const n of readdirSync(attempts)) dropJobCgroups(join(attempts, n));
+      }
+    }
     rmSync(this.root, { recursive: true, force: true });
   }
 }

@@ -59,6 +59,18 @@ describe("doctor", () => {
     );
   });
 
+  test("says how this machine tracks a job's processes: a cgroup as root, else (or when asked) by environment", () => {
+    const tracking = (env: Record<string, string> = {}) =>
+      rows(sb.run(["doctor", "--json"], { env }).json).find((c) => c.check === "tracking");
+    const own = tracking();
+    expect(own?.ok).toBe(true);
+    if (process.getuid?.() === 0) expect(own?.detail).toStartWith("each job gets its own cgroup");
+    const env = tracking({ AWAITLESS_TRACKING: "environment" });
+    expect(env?.ok).toBe(true);
+    expect(env?.detail).toStartWith("processes are found by AWAITLESS_JOB_ID in their environment");
+    expect(env?.detail).toContain("a process that clears its environment and leaves the session is not seen");
+  });
+
   test("a broken config is one failed row (not repeated as the store's), and exits 2", () => {
     const file = join(sb.root, "broken.toml");
     Bun.write(file, "[defaults]\ngrace_period_secs = 3\n");

@@ -66,11 +66,13 @@ describe("--host without --backend uses the host's backend", () => {
     expect(mine.map((c: { check: string }) => c.check)).toEqual([
       "cl: scheduler calls",
       "cl: completion",
+      "cl: tracking",
       "cl: slurm clients",
     ]);
-    expect(mine[2].ok).toBe(false);
-    expect(mine[2].detail).toContain("sbatch");
-    expect(mine[2].fix).toContain('transport = "local"');
+    expect(mine[2].detail).toContain("Slurm's cgroup for the job");
+    expect(mine[3].ok).toBe(false);
+    expect(mine[3].detail).toContain("sbatch");
+    expect(mine[3].fix).toContain('transport = "local"');
     expect(r.code).not.toBe(0);
   });
 

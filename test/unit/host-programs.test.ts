@@ -132,34 +132,49 @@ describe.each(shells)("host programs under %s", (name, shell) => {
   test("settle writes a retried job's final record once and wakes its held dependents with USR1", async () => {
     const dir = join(root, "jobs", "job_SETTLE");
     const woke = join(root, "woke");
+    const forgedWoke = join(root, "forged-woke");
     mkdirSync(join(dir, "dependents"), { recursive: true });
-    const held = Bun.spawn(
-      [
-        "sh",
-        "-c",
-        "trap 'touch \"$1\"; exit 0' USR1; i=0; while [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done",
-        "sh",
-        woke,
-      ],
-      { stdout: "ignore", stderr: "ignore" },
-    );
+    // a held wrapper of job_CHILD, as launched (bin/wrapper-HASH.sh JOB_DIR: a wrapper is known by its command line)
+    const trapLoop =
+      "trap 'touch \"$WOKE\"; exit 0' USR1; i=0; while [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done\n";
+    mkdirSync(join(root, "bin"), { recursive: true });
+    writeFileSync(join(root, "bin", "wrapper-test.sh"), trapLoop);
+    const held = Bun.spawn(["sh", join(root, "bin", "wrapper-test.sh"), join(root, "jobs", "job_CHILD")], {
+      stdout: "ignore",
+      stderr: "ignore",
+      env: { ...process.env, WOKE: woke },
+    });
+    // a forged dependents entry naming a process that is no wrapper (its USR1 trap set): never signalled
+    const other = Bun.spawn(["sh", "-c", trapLoop], {
+      stdout: "ignore",
+      stderr: "ignore",
+      env: { ...process.env, WOKE: forgedWoke },
+    });
     // USR1 is signal 10: its bit in SigCgt says the trap is set (an untrapped USR1 would end the holder)
-    const trapsUsr1 = () => {
-      const m = /SigCgt:\s*([0-9a-f]+)/.exec(readFileSync(`/proc/${held.pid}/status`, "utf8"));
+    const trapsUsr1 = (pid: number) => () => {
+      const m = /SigCgt:\s*([0-9a-f]+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
       return m !== null && (BigInt(`0x${m[1]}`) & 0x200n) !== 0n;
     };
+    const startOf = (pid: number) => {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+    };
     try {
-      await until("the holder's USR1 trap", trapsUsr1);
-      const stat = readFileSync(`/proc/${held.pid}/stat`, "utf8");
-      const procStart = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+      await until("the holder's USR1 trap", trapsUsr1(held.pid));
+      await until("the other's USR1 trap", trapsUsr1(other.pid));
       writeFileSync(
         join(dir, "dependents", "job_CHILD"),
-        `wrapper_pid=${held.pid}\nproc_start=${procStart}\n`,
+        `wrapper_pid=${held.pid}\nproc_start=${startOf(held.pid)}\n`,
+      );
+      writeFileSync(
+        join(dir, "dependents", "job_FORGED"),
+        `wrapper_pid=${other.pid}\nproc_start=${startOf(other.pid)}\n`,
       );
       expect(run(shell, SETTLE, [dir, "ok", "3"]).out).toBe("settled=1\n");
       expect(readFileSync(join(dir, "final"), "utf8")).toBe("outcome=ok\nattempt=3\n");
       await until("the dependent woken", () => existsSync(woke));
       expect(await held.exited).toBe(0);
+      expect(existsSync(forgedWoke)).toBe(false);
       // kept when present: every writer states the same end
       expect(run(shell, SETTLE, [dir, "failed", "3"]).out).toBe("settled=1\n");
       expect(readFileSync(join(dir, "final"), "utf8")).toBe("outcome=ok\nattempt=3\n");
@@ -167,6 +182,7 @@ describe.each(shells)("host programs under %s", (name, shell) => {
       expect(run(shell, SETTLE, [dir, "maybe", "1"]).code).toBe(2);
     } finally {
       killQuietly(held.pid);
+      killQuietly(other.pid);
     }
   });
 });

@@ -35,11 +35,33 @@ function runScript(shell: string, body: string, args: string[]): { code: number;
   return { code: p.exitCode ?? -1, out: p.stdout.toString() };
 }
 
-const selfStart = () => {
-  const stat = readFileSync("/proc/self/stat", "utf8");
+const startOf = (pid: number | "self") => {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
   return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]!;
 };
 const bootId = () => readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
+
+/** Processes the fixtures start (stand-in wrappers, a command group), killed when the file is done. */
+const spawned: number[] = [];
+afterAll(() => {
+  for (const p of spawned) {
+    try {
+      process.kill(-p, "SIGKILL");
+    } catch {}
+  }
+});
+
+/** A live stand-in for JOB's wrapper: a shell whose command line is ROOT/bin/wrapper-….sh ROOT/jobs/JOB, as launched. */
+function standInWrapper(root: string, job: string): { wrapper_pid: number; proc_start: string } {
+  mkdirSync(join(root, "bin"), { recursive: true });
+  writeFileSync(join(root, "bin", "wrapper-test.sh"), "sleep 600\n");
+  const p = Bun.spawn(["sh", join(root, "bin", "wrapper-test.sh"), join(root, "jobs", job)], {
+    detached: true,
+    stdio: ["ignore", "ignore", "ignore"],
+  });
+  spawned.push(p.pid);
+  return { wrapper_pid: p.pid, proc_start: startOf(p.pid) };
+}
 
 describe.each(shells)("remote queue scripts under %s", (name, shell) => {
   const root = join(tmp, name);
@@ -50,10 +72,15 @@ describe.each(shells)("remote queue scripts under %s", (name, shell) => {
     `${Object.entries(fields)
       .map(([k, v]) => `${k}=${v}`)
       .join("\n")}\n`;
-  const live = { wrapper_pid: process.pid, proc_start: selfStart(), boot_id: bootId() };
-  writeFileSync(join(q, "running", "job_RUN"), entry({ ticket: 3, queue: "gpu", ...live }));
-  // a killed wrapper whose command group (ours: this test process's group) still runs keeps its slot
-  const ownGroup = Number(readFileSync("/proc/self/stat", "utf8").split(") ")[1]!.split(" ")[2]);
+  const live = (job: string) => ({ ...standInWrapper(root, job), boot_id: bootId() });
+  writeFileSync(join(q, "running", "job_RUN"), entry({ ticket: 3, queue: "gpu", ...live("job_RUN") }));
+  // a killed wrapper whose command group (its leader carrying the job's ID) still runs keeps its slot
+  const cmd = Bun.spawn(["sleep", "600"], {
+    detached: true,
+    stdio: ["ignore", "ignore", "ignore"],
+    env: { ...process.env, AWAITLESS_JOB_ID: "job_CMD" },
+  });
+  spawned.push(cmd.pid);
   writeFileSync(
     join(q, "running", "job_CMD"),
     entry({
@@ -61,23 +88,43 @@ describe.each(shells)("remote queue scripts under %s", (name, shell) => {
       queue: "gpu",
       wrapper_pid: 999_999_999,
       boot_id: bootId(),
+      pid: cmd.pid,
+      pgid: cmd.pid,
+    }),
+  );
+  writeFileSync(join(q, "running", "job_DEAD"), entry({ ticket: 1, queue: "gpu", wrapper_pid: 999_999_999 }));
+  writeFileSync(
+    join(q, "waiting", "9.job_W9"),
+    entry({ ticket: 9, queue: "", resources: "gpu=0", ...live("job_W9") }),
+  );
+  writeFileSync(join(q, "waiting", "5.job_W5"), entry({ ticket: 5, queue: "gpu", ...live("job_W5") }));
+  writeFileSync(
+    join(q, "waiting", "6.job_OLDBOOT"),
+    entry({ ticket: 6, queue: "gpu", ...live("job_OLDBOOT"), boot_id: "other" }),
+  );
+  writeFileSync(
+    join(q, "waiting", "7.job_STALE"),
+    entry({ ticket: 7, queue: "gpu", ...live("job_STALE"), proc_start: "1" }),
+  );
+  // forged: naming live processes with their true start times that are not the job's wrapper (this test process; a
+  // wrapper of another job), and a running slot naming a live group whose leader does not carry the job's ID
+  const self = { wrapper_pid: process.pid, proc_start: startOf("self"), boot_id: bootId() };
+  writeFileSync(join(q, "waiting", "4.job_FORGED"), entry({ ticket: 4, queue: "gpu", ...self }));
+  writeFileSync(join(q, "waiting", "8.job_OTHER"), entry({ ticket: 8, queue: "gpu", ...live("job_W5") }));
+  const ownGroup = Number(readFileSync("/proc/self/stat", "utf8").split(") ")[1]!.split(" ")[2]);
+  writeFileSync(
+    join(q, "running", "job_GROUP"),
+    entry({
+      ticket: 1,
+      queue: "gpu",
+      wrapper_pid: 999_999_999,
+      boot_id: bootId(),
       pid: ownGroup,
       pgid: ownGroup,
     }),
   );
-  writeFileSync(join(q, "running", "job_DEAD"), entry({ ticket: 1, queue: "gpu", wrapper_pid: 999_999_999 }));
-  writeFileSync(join(q, "waiting", "9.job_W9"), entry({ ticket: 9, queue: "", resources: "gpu=0", ...live }));
-  writeFileSync(join(q, "waiting", "5.job_W5"), entry({ ticket: 5, queue: "gpu", ...live }));
-  writeFileSync(
-    join(q, "waiting", "6.job_OLDBOOT"),
-    entry({ ticket: 6, queue: "gpu", ...live, boot_id: "other" }),
-  );
-  writeFileSync(
-    join(q, "waiting", "7.job_STALE"),
-    entry({ ticket: 7, queue: "gpu", ...live, proc_start: "1" }),
-  );
 
-  test("the snapshot lists live entries only, waiting ones in ticket order", () => {
+  test("the snapshot lists live entries only, waiting ones in ticket order; forged entries naming live processes that are not the job's are not live", () => {
     const r = runScript(shell, QUEUE_SNAPSHOT, ["-r", root]);
     expect(r.code).toBe(0);
     const snap = parseQueueSnapshot(r.out);
@@ -104,7 +151,13 @@ describe.each(shells)("remote queue scripts under %s", (name, shell) => {
     const r = runScript(shell, CANCEL_TEXT, [dir, "3", queueDirOfJob(dir)]);
     expect(r.code).toBe(0);
     expect(readFileSync(join(dir, "cancel"), "utf8")).toBe("3\n");
-    expect(readdirSync(join(q, "waiting")).sort()).toEqual(["6.job_OLDBOOT", "7.job_STALE", "9.job_W9"]);
+    expect(readdirSync(join(q, "waiting")).sort()).toEqual([
+      "4.job_FORGED",
+      "6.job_OLDBOOT",
+      "7.job_STALE",
+      "8.job_OTHER",
+      "9.job_W9",
+    ]);
     // without a queue dir nothing in line is touched
     const other = join(root, "jobs", "job_W9");
     mkdirSync(other, { recursive: true });

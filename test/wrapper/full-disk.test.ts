@@ -36,7 +36,7 @@ if (gateOnAvailability("wrapper full-disk tests (a real tmpfs)", tmpfsAvailable(
         const ran = join(job.work, "ran");
         // As a launcher does: spec.sh and the reservation first; then something else takes the rest of the disk.
         const spec = renderSpec({
-          jobId: "job_01HZTESTTESTTESTTESTTESTTE",
+          jobId: job.jobId,
           cwd: job.work,
           env: {},
           argv: ["touch", ran],

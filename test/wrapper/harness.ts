@@ -10,11 +10,13 @@ import {
   openSync,
   readFileSync,
   renameSync,
+  rmdirSync,
   rmSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { newJobId } from "../../src/core/ids.ts";
 import {
   type ExitRecord,
   readExitRecord,
@@ -41,7 +43,9 @@ let scratch: string | undefined;
 function scratchDir(): string {
   if (scratch === undefined) {
     scratch = mkdtempSync(join(tmpdir(), "awl-wrapper-test-"));
-    writeFileSync(join(scratch, "wrapper.sh"), WRAPPER_TEXT, { mode: 0o600 });
+    // where launchers put it (bin/wrapper-HASH.sh): a wrapper is known by its command line (prelude's awl_is_wrapper_of)
+    mkdirSync(join(scratch, "bin"));
+    writeFileSync(join(scratch, "bin", "wrapper-test.sh"), WRAPPER_TEXT, { mode: 0o600 });
   }
   return scratch;
 }
@@ -146,11 +150,17 @@ export class Job {
   readonly work: string;
   /** Extra PIDs (e.g. grandchildren a test learned about) killed on disposal. */
   readonly extraPids: number[] = [];
+  /**
+   * Its own job ID, from the real generator: the job's processes are found by it (AWAITLESS_JOB_ID, the job's cgroup's
+   * name), and queue slots are named after it (running/JOB_ID).
+   */
+  readonly jobId = newJobId();
   private wrapperPid = 0;
 
   constructor() {
     this.root = mkdtempSync(join(tmpdir(), "awl-job-"));
-    this.dir = join(this.root, "job");
+    // named after the job, as launchers name job directories
+    this.dir = join(this.root, this.jobId);
     this.work = join(this.root, "work");
     mkdirSync(this.dir, { mode: 0o700 });
     mkdirSync(this.work, { mode: 0o700 });
@@ -159,7 +169,7 @@ export class Job {
   /** Render spec.sh (cwd defaults to this job's work directory) and start the wrapper detached. */
   start(shell: ShellCase, options: JobOptions): this {
     const spec = renderSpec({
-      jobId: "job_01HZTESTTESTTESTTESTTESTTE",
+      jobId: this.jobId,
       cwd: this.work,
       env: {},
       tickSeconds: 1,
@@ -175,7 +185,7 @@ export class Job {
     const log = openSync(join(this.dir, "wrapper.log"), "a", 0o600);
     try {
       // The embedded script, written out: tests run exactly what the binary ships.
-      const wrapper = join(scratchDir(), "wrapper.sh");
+      const wrapper = join(scratchDir(), "bin", "wrapper-test.sh");
       const proc = Bun.spawn([...shell.argv, wrapper, this.dir], {
         detached: true,
         stdin: "ignore",
@@ -202,6 +212,15 @@ export class Job {
     return readFileSync(this.path(name), "utf8");
   }
 
+  /** The file's text, or "" when it is not there. */
+  readOr(name: string): string {
+    try {
+      return this.read(name);
+    } catch {
+      return "";
+    }
+  }
+
   bytes(name: string): Uint8Array {
     return new Uint8Array(readFileSync(this.path(name)));
   }
@@ -225,10 +244,26 @@ export class Job {
     for (const pid of this.extraPids) killQuietly(pid);
     // The wrapper leads its own group (detached): this also stops its monitor and the monitor's sleep.
     if (this.wrapperPid) killQuietly(-this.wrapperPid);
+    // the cgroups of a job that kept processes, or whose wrapper a test killed, go once empty
+    for (const cg of /^cgroups=(.*)$/m.exec(this.readOr("started"))?.[1]?.split(" ") ?? [])
+      if (cg) await dropCgroup(cg);
     rmSync(this.root, { recursive: true, force: true });
   }
 }
 
 export function newJob(): Job {
   return new Job();
+}
+
+/** Removes a job's cgroup directory once its processes are gone (rmdir fails while any is left); bounded. */
+async function dropCgroup(dir: string): Promise<void> {
+  for (let i = 0; i < 50; i++) {
+    try {
+      rmdirSync(dir);
+      return;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === "ENOENT") return;
+    }
+    await Bun.sleep(100);
+  }
 }

@@ -47,7 +47,7 @@ async function longNap(job: Job): Promise<void> {
 
 function clientCancel(shell: ShellCase, job: Job, grace: number): void {
   const r = Bun.spawnSync(
-    [...shell.argv, "-c", CANCEL_TEXT, "awaitless-cancel", job.dir, String(grace), ""],
+    [...shell.argv, "-c", CANCEL_TEXT, "awaitless-cancel", job.dir, String(grace), "", job.jobId],
     { env: shellEnv(shell), stdout: "pipe", stderr: "pipe" },
   );
   expect(r.exitCode).toBe(0);

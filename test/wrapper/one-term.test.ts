@@ -21,7 +21,7 @@ async function ready(job: Job): Promise<void> {
 /** Runs cancel.sh as the client does (locally with the configured shell; over SSH with the host's sh). */
 function clientCancel(shell: ShellCase, job: Job, grace: number): void {
   const r = Bun.spawnSync(
-    [...shell.argv, "-c", CANCEL_TEXT, "awaitless-cancel", job.dir, String(grace), ""],
+    [...shell.argv, "-c", CANCEL_TEXT, "awaitless-cancel", job.dir, String(grace), "", job.jobId],
     {
       env: shellEnv(shell),
       stdout: "pipe",

@@ -192,12 +192,13 @@ describe("planLog", () => {
 });
 
 describe("embedded wrapper", () => {
-  test("WRAPPER_TEXT is wrapper.sh with prelude.sh spliced in, and WRAPPER_SHA256 its SHA-256", () => {
-    const onDisk = readFileSync(join(import.meta.dir, "../../src/wrapper/wrapper.sh"), "utf8");
-    const prelude = readFileSync(join(import.meta.dir, "../../src/wrapper/prelude.sh"), "utf8");
-    const [before, after] = onDisk.split("# awaitless:include prelude.sh\n");
+  test("WRAPPER_TEXT is wrapper.sh with prelude.sh and tracking.sh spliced in, and WRAPPER_SHA256 its SHA-256", () => {
+    const read = (name: string) => readFileSync(join(import.meta.dir, "../../src/wrapper", name), "utf8");
+    const [before, rest] = read("wrapper.sh").split("# awaitless:include prelude.sh\n");
+    const [middle, after] = (rest ?? "").split("# awaitless:include tracking.sh\n");
     expect(after).toBeDefined();
-    expect(WRAPPER_TEXT).toBe(`${before}${prelude.replace("# shellcheck shell=sh\n", "")}${after}`);
+    const body = (name: string) => read(name).replace("# shellcheck shell=sh\n", "");
+    expect(WRAPPER_TEXT).toBe(`${before}${body("prelude.sh")}${middle}${body("tracking.sh")}${after}`);
     expect(WRAPPER_TEXT).not.toContain("awaitless:include");
     expect(WRAPPER_SHA256).toBe(new Bun.CryptoHasher("sha256").update(WRAPPER_TEXT).digest("hex"));
   });

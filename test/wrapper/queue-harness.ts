@@ -4,18 +4,8 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { newJobId } from "../../src/core/ids.ts";
 import { readExitRecord, readQueued, readStarted, type SpecAdmission } from "../../src/wrapper/protocol.ts";
 import { type Job, type JobOptions, newJob, type ShellCase, waitFor } from "./harness.ts";
-
-/**
- * A job ID unique within the test run. Queue slots are named running/JOB_ID, so two jobs sharing an ID share one
- * slot and a third is admitted: IDs come from the real generator (an earlier mapping of base32 digits onto
- * Crockford letters gave serials 82 and 85 the same ID).
- */
-export function uniqueJobId(): string {
-  return newJobId();
-}
 
 export class QueueDir implements AsyncDisposable {
   readonly root = mkdtempSync(join(tmpdir(), "awl-queue-"));
@@ -31,7 +21,8 @@ export class QueueDir implements AsyncDisposable {
   async start(shell: ShellCase, admission: SpecAdmission, options: JobOptions): Promise<Job> {
     const job = newJob();
     this.jobs.push(job);
-    job.start(shell, { jobId: uniqueJobId(), admission, ...options });
+    // each Job has its own ID (queue slots are named running/JOB_ID)
+    job.start(shell, { admission, ...options });
     await waitFor(`${job.dir} to take a ticket`, () =>
       readQueued(job.dir) !== null || readExitRecord(job.dir) !== null ? true : undefined,
     );

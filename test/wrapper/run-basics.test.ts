@@ -115,7 +115,7 @@ describeEachShell("wrapper runs a command", (shell) => {
       if (eq > 0) seen.set(entry.slice(0, eq), entry.slice(eq + 1));
     }
     for (const [name, value] of Object.entries(env)) expect(seen.get(name)).toBe(value);
-    expect(seen.get("AWAITLESS_JOB_ID")).toBe("job_01HZTESTTESTTESTTESTTESTTE");
+    expect(seen.get("AWAITLESS_JOB_ID")).toBe(job.jobId);
     expect(seen.get("AWAITLESS_JOB_DIR")).toBe(job.dir);
     expect(seen.get("AWAITLESS_PROGRESS_FILE")).toBe(join(job.dir, "progress"));
   });

@@ -87,15 +87,29 @@ describeEachShell("wrapper stops jobs", (shell) => {
     await waitFor("the grandchild to be gone", () => (isGone(grandchild) ? true : undefined), 5_000);
   });
 
-  test("a background child that outlives the command is reported and left running", async () => {
+  test("a background child that outlives the command is reported, listed and stopped", async () => {
     await using job = newJob().start(shell, {
       argv: ["sh", "-c", "sleep 300 >/dev/null 2>&1 & echo $! > grandchild.pid"],
     });
     const exit = await job.exit();
     expect(exit).toMatchObject({ reason: "exited", exitCode: 0, descendantsAlive: true });
+    expect(exit).toMatchObject({ leftovers: 1, leftoversAction: "stopped" });
+    const grandchild = grandchildPid(job);
+    // its command line as the wrapper saw it: `sleep 300`, or the shell it forked from before that exec'd
+    expect(job.read("leftovers")).toStartWith(`${grandchild} `);
+    expect(isGone(grandchild)).toBe(true);
+  });
+
+  test("with AWL_KEEP_LEFTOVERS=1 a background child that outlives the command is listed and left running", async () => {
+    await using job = newJob().start(shell, {
+      argv: ["sh", "-c", "sleep 300 >/dev/null 2>&1 & echo $! > grandchild.pid"],
+      keepLeftovers: true,
+    });
+    const exit = await job.exit();
+    expect(exit).toMatchObject({ reason: "exited", exitCode: 0, leftovers: 1, leftoversAction: "kept" });
     const grandchild = grandchildPid(job);
     expect(isGone(grandchild)).toBe(false);
-    process.kill(grandchild, "SIGKILL");
-    await waitFor("the grandchild to be gone", () => (isGone(grandchild) ? true : undefined), 5_000);
+    // its command line as the wrapper saw it: `sleep 300`, or the shell it forked from before that exec'd
+    expect(job.read("leftovers")).toStartWith(`${grandchild} `);
   });
 });

@@ -7,16 +7,11 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSy
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CANCEL_TEXT, parseStarted, readStarted, writeCancelRequest } from "../../src/wrapper/protocol.ts";
+import { startTime, untouched } from "../helpers/proc-state.ts";
 import { termCounter, termsIn } from "../helpers/term-counter.ts";
 import { describeEachShell, isGone, type Job, newJob, type ShellCase, shellEnv, waitFor } from "./harness.ts";
 
 const counter = () => termCounter('"$AWAITLESS_JOB_DIR"', { ignoreTerm: true });
-
-/** Field 22 of /proc/PID/stat: the process's start time in clock ticks since boot. */
-function startTime(pid: number): string {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]!;
-}
 
 /** A pid that is certainly not running: a process that has exited and been reaped. */
 function deadPid(): number {
@@ -37,22 +32,13 @@ function canary(): { pid: number; [Symbol.dispose](): void } {
   };
 }
 
-/** Alive, not a zombie, no signal pending. */
-function untouched(pid: number): boolean {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, "utf8");
-    return !/^State:\s+Z/m.test(status) && /^SigPnd:\s+0+$/m.test(status) && /^ShdPnd:\s+0+$/m.test(status);
-  } catch {
-    return false;
-  }
-}
-
 function cancelScript(
   shell: ShellCase,
-  dir: string,
+  job: Job,
   grace: number,
 ): { stdout: string; stderr: string; code: number } {
-  const r = Bun.spawnSync([...shell.argv, "-c", CANCEL_TEXT, "awaitless-cancel", dir, String(grace), ""], {
+  const args = [job.dir, String(grace), "", job.jobId];
+  const r = Bun.spawnSync([...shell.argv, "-c", CANCEL_TEXT, "awaitless-cancel", ...args], {
     env: shellEnv(shell),
     stdout: "pipe",
     stderr: "pipe",
@@ -131,7 +117,7 @@ printf '%s\\n%s\\n' "$out" "$s"`;
         job.path("started"),
         `protocol=1\nwrapper_pid=${deadPid()}\nmonitor_pid=\npid=${c.pid}\npgid=${c.pid}\nproc_start=1\npid_start=${pidStart}\nstarted_at=1\n`,
       );
-      const r = cancelScript(shell, job.dir, 1);
+      const r = cancelScript(shell, job, 1);
       expect(r.code).toBe(0);
       expect(r.stdout).toStartWith("refused ");
       expect(untouched(c.pid)).toBe(true);
@@ -148,21 +134,36 @@ printf '%s\\n%s\\n' "$out" "$s"`;
   test("the wrapper killed, the command running: cancel.sh stops its group (pid_start matches)", async () => {
     await using job = await lostJob(shell);
     const started = readStarted(job.dir)!;
-    const r = cancelScript(shell, job.dir, 1);
+    const r = cancelScript(shell, job, 1);
     expect(r.stdout).toStartWith("signalled ");
     await waitFor("the group to be killed", () => (isGone(started.pid) ? true : undefined));
     expect(termsIn(job.dir)).toBe(1);
   });
 
-  test("the wrapper killed, started's pid_start altered: cancel.sh refuses, the command keeps running", async () => {
+  test("the wrapper killed, started's pid_start altered: its group is not signalled as one; the command, which carries the job's ID, gets its one TERM", async () => {
     await using job = await lostJob(shell);
     const started = readStarted(job.dir)!;
     const text = job.read("started").replace(/^pid_start=(\d+)$/m, (_m, n) => `pid_start=${Number(n) + 1}`);
     writeFileSync(job.path("started"), text);
-    const r = cancelScript(shell, job.dir, 1);
+    const r = cancelScript(shell, job, 1);
+    expect(r.stdout).toStartWith("signalled ");
+    expect(r.stdout).toContain("no process group");
+    await waitFor("the command to be stopped", () => (isGone(started.pid) ? true : undefined));
+    expect(termsIn(job.dir)).toBe(1);
+  });
+
+  test("a forged started naming an unrelated live group with its correct start time: refused, the canary survives", async () => {
+    await using job = newJob();
+    using c = canary();
+    writeFileSync(
+      job.path("started"),
+      `protocol=1\nwrapper_pid=${deadPid()}\nmonitor_pid=\npid=${c.pid}\npgid=${c.pid}\nproc_start=1\npid_start=${startTime(c.pid)}\nstarted_at=1\n`,
+    );
+    const r = cancelScript(shell, job, 1);
+    expect(r.code).toBe(0);
     expect(r.stdout).toStartWith("refused ");
-    expect(untouched(started.pid)).toBe(true);
-    expect(termsIn(job.dir)).toBe(0);
+    expect(r.stdout).toContain(`does not carry AWAITLESS_JOB_ID=${job.jobId}`);
+    expect(untouched(c.pid)).toBe(true);
   });
 
   test("symlinked cancel.tmp and wrapper.log: the files they point at are untouched, the cancel still works", async () => {
@@ -173,7 +174,7 @@ printf '%s\\n%s\\n' "$out" "$s"`;
     symlinkSync(precious, job.path("cancel.tmp"));
     rmSync(job.path("wrapper.log"));
     symlinkSync(precious, job.path("wrapper.log"));
-    const r = cancelScript(shell, job.dir, 1);
+    const r = cancelScript(shell, job, 1);
     expect(r.stdout).toStartWith("signalled ");
     expect(job.read("cancel")).toBe("1\n");
     await waitFor("the group to be killed", () => (isGone(started.pid) ? true : undefined));

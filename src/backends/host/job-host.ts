@@ -29,8 +29,11 @@ export interface JobHost {
   start(dir: string, specText: string): Promise<BackendId>;
   /** The wrapper's records and liveness now; `unreachable` set when the host cannot be asked. */
   observe(dir: string, known: WrapperIdentity): Promise<Observation>;
-  /** cancel.sh on the host: records the request, takes a waiting job out of line (`queueDir`), wakes or stops. */
-  cancel(dir: string, graceSeconds: number, queueDir: string | null): Promise<LeftoverStop>;
+  /**
+   * cancel.sh on the host: records the request, takes a waiting job out of line (`queueDir`), wakes or stops; an
+   * ended job's kept processes are stopped. `jobId` is what the job's processes carry in their environment.
+   */
+  cancel(dir: string, graceSeconds: number, queueDir: string | null, jobId: string): Promise<LeftoverStop>;
   readTail(dir: string, stream: Stream, maxBytes: number): Promise<LogTail>;
   scanLog(dir: string, stream: Stream, query: LogQuery): Promise<LogScan>;
   collectArtifacts(

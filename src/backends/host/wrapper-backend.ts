@@ -119,7 +119,7 @@ export class WrapperBackend implements Backend {
     const dir = await this.dirOf(job);
     // cancel.sh on the job's machine: only the wrapper signals (one TERM, KILL after the grace), so this survives our
     // death; a waiting job is taken out of line; a wrapper that is gone has its group stopped by the script.
-    return host.cancel(dir, Math.max(0, Math.ceil(graceSeconds)), await this.queueDirOf(job));
+    return host.cancel(dir, Math.max(0, Math.ceil(graceSeconds)), await this.queueDirOf(job), job.job_id);
   }
 
   async settle(job: Job, outcome: "ok" | "failed"): Promise<boolean> {

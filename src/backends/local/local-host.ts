@@ -29,6 +29,7 @@ import {
   FILES,
   readExitRecord,
   readHeartbeat,
+  readLeftovers,
   readQueued,
   readStarted,
   WRAPPER_SHA256,
@@ -40,6 +41,7 @@ import type { HostRoot, JobHost, WrapperIdentity } from "../host/job-host.ts";
 import { isMissing, writeLocalSpec } from "../job-spec.ts";
 import { observationFromRecords } from "../observation.ts";
 import { collectLocalArtifacts } from "./artifacts-local.ts";
+import { dropJobCgroups } from "./job-cgroups.ts";
 import { readLocalTail, scanLocalLog } from "./local-logs.ts";
 import { localQueueDir } from "./local-queue.ts";
 import { isProcessAlive, localBootId, processStartTime } from "./proc.ts";
@@ -78,12 +80,22 @@ function fileTime(path: string, epochSeconds: number): string {
 export class LocalHost implements JobHost {
   readonly name = "this machine";
   private binChecked = false;
+  private queuesChecked = false;
 
   constructor(private readonly opts: LocalHostOptions) {}
 
-  /** Nothing to make before a launch (start checks and creates what it writes). */
+  /**
+   * Nothing to make before a launch (start checks and creates what it writes). The queue directory, where wrappers
+   * read each other's entries (and signal the processes they name), must be trusted like the rest of the data
+   * directory: ours or root's, not writable by others (checked once per process; a missing one the wrapper makes 0700).
+   */
   async prepare(): Promise<HostRoot> {
-    return { jobsDir: join(this.opts.dataDir, "jobs"), queueDir: localQueueDir(this.opts.dataDir) };
+    const queueDir = localQueueDir(this.opts.dataDir);
+    if (!this.queuesChecked) {
+      assertTrustedDir(queueDir, "the data directory's queues/", "launch_failed");
+      this.queuesChecked = true;
+    }
+    return { jobsDir: join(this.opts.dataDir, "jobs"), queueDir };
   }
 
   /**
@@ -149,7 +161,7 @@ export class LocalHost implements JobHost {
         detached: true,
         stdio: ["ignore", log, log],
         cwd: "/",
-        env: process.env,
+        env: outsideJobs(process.env),
       });
       const pid = await new Promise<number>((resolve, reject) => {
         child.once("spawn", () => resolve(child.pid!));
@@ -180,17 +192,24 @@ export class LocalHost implements JobHost {
     const hb = readHeartbeat(dir);
     const queued = started ? null : readQueued(dir);
     let wrapperAlive: boolean | null = null;
-    const pid = started?.wrapperPid ?? known.wrapperPid;
+    // the launch's own answer first: `started` is a file anyone who can write the directory could forge
+    const pid = known.wrapperPid ?? started?.wrapperPid;
     if (pid) {
-      const expectStart = started?.procStart ?? known.procStart;
+      const expectStart = known.wrapperPid ? known.procStart : started?.procStart;
       wrapperAlive = isProcessAlive(pid, expectStart ?? null);
     }
     // The wrapper may have written its exit record and exited between the two reads above.
     const x = exit ?? (wrapperAlive === false ? readExitRecord(dir) : null);
+    // an exit record while the wrapper lives: is the command still running? (reconcile rule 2a)
+    const commandAlive =
+      x && wrapperAlive === true && started
+        ? isProcessAlive(started.pid, started.pidStart ?? null)
+        : undefined;
     return observationFromRecords(
-      { started, exit: x, heartbeat: hb, queued },
+      { started, exit: x, heartbeat: hb, queued, leftovers: x?.leftovers ? readLeftovers(dir) : null },
       {
         wrapperAlive,
+        ...(commandAlive !== undefined ? { commandAlive } : {}),
         bootIdNow: localBootId(),
         startedAt: (s) => fileTime(join(dir, FILES.started), s),
         finishedAt: (s) => fileTime(join(dir, FILES.exit), s),
@@ -198,7 +217,12 @@ export class LocalHost implements JobHost {
     );
   }
 
-  async cancel(dir: string, graceSeconds: number, queueDir: string | null): Promise<LeftoverStop> {
+  async cancel(
+    dir: string,
+    graceSeconds: number,
+    queueDir: string | null,
+    jobId: string,
+  ): Promise<LeftoverStop> {
     const r = await runDetached(this.opts.shell, [
       "-c",
       CANCEL_TEXT,
@@ -206,6 +230,7 @@ export class LocalHost implements JobHost {
       dir,
       String(graceSeconds),
       queueDir ?? "",
+      jobId,
     ]);
     if (r.code !== 0) {
       throw new AwaitlessError(
@@ -219,6 +244,7 @@ export class LocalHost implements JobHost {
 
   /** queue-snapshot.sh, as on SSH hosts: entries judged live by the wrappers' own readers. */
   async queueSnapshot(): Promise<QueueSnapshot> {
+    await this.prepare();
     const r = await runDetached(
       this.opts.shell,
       ["-s"],
@@ -283,8 +309,18 @@ export class LocalHost implements JobHost {
   }
 
   async remove(dir: string, jobId: string): Promise<void> {
+    dropJobCgroups(dir);
     removeHostJobDir(dir, jobId);
   }
+}
+
+/**
+ * The environment without the variables that mark a job's processes (wrapper.sh exports them to its command): a job
+ * launched, or a program run, by a client that itself runs inside a job is not that job's process.
+ */
+function outsideJobs(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const { AWAITLESS_JOB_ID: _i, AWAITLESS_JOB_DIR: _d, AWAITLESS_PROGRESS_FILE: _p, ...rest } = env;
+  return rest;
 }
 
 /** Runs a shell in its own session (cancel.sh's KILL watcher, when the wrapper is gone, must outlive this process). */
@@ -300,6 +336,7 @@ function runDetached(
       detached: true,
       stdio: [stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
       cwd: "/",
+      env: outsideJobs(process.env),
     });
     child.stdout?.on("data", (b: Buffer) => {
       stdout += b.toString();

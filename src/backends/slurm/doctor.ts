@@ -46,6 +46,20 @@ export function slurmPacingCheck(
   };
 }
 
+/**
+ * How a cluster's jobs have their processes tracked (doctor --host): inside the allocation the wrapper reads the
+ * scheduler's cgroup of the job (proctrack/cgroup names it job_ID), else it finds them by environment; either way
+ * Slurm itself ends every process of the job when its batch script ends.
+ */
+export function slurmTrackingCheck(name: string): SlurmDoctorCheck {
+  return {
+    check: `${name}: tracking`,
+    ok: true,
+    detail:
+      "inside each allocation the wrapper finds the job's processes in Slurm's cgroup for the job (ProctrackType=proctrack/cgroup), else by AWAITLESS_JOB_ID in their environment; Slurm ends every process of the job when its batch script ends; CPU time and peak memory from that cgroup (job_ID)",
+  };
+}
+
 /** How completion is observed on a cluster (doctor --host): the event path, or polling only and why. */
 export function slurmCompletionCheck(name: string, hosts: Record<string, HostConfig>): SlurmDoctorCheck {
   const check = `${name}: completion`;

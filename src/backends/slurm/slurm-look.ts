@@ -21,6 +21,7 @@ export function wrapperView(texts: {
   started: string | null;
   exit: string | null;
   heartbeat: string | null;
+  leftovers?: string | null;
 }): WrapperView {
   const o = observationFromRecords(
     {
@@ -28,6 +29,7 @@ export function wrapperView(texts: {
       exit: texts.exit === null ? null : parseExitRecord(texts.exit),
       heartbeat: texts.heartbeat === null ? null : parseHeartbeat(texts.heartbeat),
       queued: null,
+      leftovers: texts.leftovers ?? null,
     },
     { wrapperAlive: null, bootIdNow: null },
   );
@@ -41,7 +43,9 @@ async function readWrapper(h: SlurmHost, dir: string): Promise<WrapperView> {
     read(FILES.exit),
     read(FILES.heartbeat),
   ]);
-  return wrapperView({ started, exit, heartbeat });
+  // the processes the command left, listed once it has ended with some
+  const left = exit !== null && /^leftovers=[1-9]/m.test(exit) ? await read(FILES.leftovers) : null;
+  return wrapperView({ started, exit, heartbeat, leftovers: left });
 }
 
 export const NONE: WrapperView = { started: null, exit: null, heartbeat: null };

@@ -4,6 +4,8 @@ import { lookup } from "node:dns/promises";
 import type { HostConfig } from "../../config/config.ts";
 import { AwaitlessError } from "../../core/errors.ts";
 import { masterPid, resolveOpenssh } from "../../ssh/openssh-command.ts";
+import { parseTrackProbe, TRACK_PROBE } from "../../wrapper/host-scripts.ts";
+import { trackingCheck } from "../local/tracking-doctor.ts";
 import { SshHost } from "./ssh-host.ts";
 import { resolveHostSettings, type SshHostSettings } from "./ssh-target.ts";
 
@@ -75,6 +77,7 @@ function failed(check: string, e: unknown): SshDoctorCheck {
 export async function sshDoctorChecks(
   name: string,
   hosts: Record<string, HostConfig>,
+  opts: { probeTracking?: boolean } = {},
 ): Promise<SshDoctorCheck[]> {
   const checks: SshDoctorCheck[] = [];
   let settings: SshHostSettings;
@@ -132,6 +135,13 @@ export async function sshDoctorChecks(
         detail: `${prepared.root} (${mode}); wrapper ${prepared.wrapperPath}`,
         ...(mode.startsWith("drwx------") ? {} : { fix: `chmod 700 ${prepared.root} on the host` }),
       });
+      if (opts.probeTracking !== false) {
+        const p = await host.run(TRACK_PROBE, []);
+        const text = p.stdout.toString();
+        checks.push(
+          trackingCheck(`${name}: tracking`, p.code === 0 ? parseTrackProbe(text) : null, text + p.stderr),
+        );
+      }
     } catch (e) {
       checks.push(failed(`${name}: remote setup`, e));
     }

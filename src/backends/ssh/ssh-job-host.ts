@@ -115,8 +115,13 @@ export class SshJobHost implements JobHost {
     }
   }
 
-  async cancel(dir: string, graceSeconds: number, queueDir: string | null): Promise<LeftoverStop> {
-    const r = await this.host.run(CANCEL_TEXT, [dir, String(graceSeconds), queueDir ?? ""]);
+  async cancel(
+    dir: string,
+    graceSeconds: number,
+    queueDir: string | null,
+    jobId: string,
+  ): Promise<LeftoverStop> {
+    const r = await this.host.run(CANCEL_TEXT, [dir, String(graceSeconds), queueDir ?? "", jobId]);
     if (r.code !== 0) {
       throw new AwaitlessError(
         "connection_failed",

@@ -12,6 +12,8 @@ export interface RemoteJobReport {
   wrapperPid?: number;
   /** Field 22 of /proc/PID/stat when the process is alive and /proc exists. */
   procStart?: string;
+  /** With an exit record while the wrapper lives: whether the command's own process still runs. */
+  commandAlive?: boolean;
   files: Record<string, string>;
 }
 
@@ -41,6 +43,8 @@ export function parseObserveReport(text: string): ObserveReport {
           if (m[2]) current.wrapperPid = Number(m[2]);
           if (m[3]) current.procStart = m[3];
         }
+        const c = /^command_alive=([01])$/.exec(line);
+        if (c) current.commandAlive = c[1] === "1";
       }
     } else if (first.startsWith("file ") && current) {
       current.files[first.slice(5)] = rest;
@@ -61,9 +65,14 @@ export function toObservation(
   let wrapperAlive: boolean | null = report?.alive ?? null;
   if (wrapperAlive === true) {
     // A live pid whose start time differs from the wrapper's is a reused pid: the wrapper is gone.
-    const expected = started?.procStart ?? known.procStart;
+    const expected = known.procStart ?? started?.procStart;
     if (expected && report?.procStart && expected !== report.procStart) wrapperAlive = false;
   }
   if (report?.missing && known.wrapperPid) wrapperAlive = false;
-  return observationFromRecords({ started, exit, heartbeat: hb, queued }, { wrapperAlive, bootIdNow });
+  const leftovers = report?.files.leftovers ?? null;
+  const commandAlive = report?.commandAlive;
+  return observationFromRecords(
+    { started, exit, heartbeat: hb, queued, leftovers },
+    { wrapperAlive, bootIdNow, ...(commandAlive !== undefined ? { commandAlive } : {}) },
+  );
 }

@@ -6,7 +6,10 @@
 #   missing=1                       (no such directory; nothing else follows for it)
 #   alive=0|1 pid=PID start=START   (checked before the records are read, so a wrapper that exits meanwhile leaves
 #                                    its exit record visible; start: field 22 of /proc/PID/stat, '' when unknown)
-#   @@file NAME                     then the record's text, for each of started, heartbeat, exit, queued present
+#   command_alive=0|1               (only with an exit record while the wrapper is alive: is the command's own
+#                                    process, started's pid with its pid_start, still running? reconcile rule 2a)
+#   @@file NAME                     then the record's text, for each of started, heartbeat, exit, queued, leftovers
+#                                    present
 # shellcheck shell=sh
 # awaitless:include prelude.sh
 awl_read_boot_id
@@ -29,8 +32,20 @@ obs() {
       fi
     fi
     echo "alive=$a pid=$p start=$s"
+    if [ "$a" = 1 ] && [ -f "$d/exit" ] && [ -r "$d/started" ]; then
+      c='' cs=''
+      while IFS='=' read -r k v; do
+        case $k in
+        pid) c=$v ;;
+        pid_start) cs=$v ;;
+        esac
+      done <"$d/started"
+      ca=0
+      case $c in '' | *[!0-9]*) ;; *) awl_pid_alive "$c" "$cs" && ca=1 ;; esac
+      echo "command_alive=$ca"
+    fi
   fi
-  for f in started heartbeat exit queued; do
+  for f in started heartbeat exit queued leftovers; do
     if [ -f "$d/$f" ]; then printf '\n@@file %s\n' "$f"; cat "$d/$f"; fi
   done
 }
