@@ -12,19 +12,21 @@ function files(dir: string): string[] {
   });
 }
 
-const IMPORT_RE = /(?:^|\n)\s*(?:import|export)[^'"]*?from\s+"([^"]+)"|import\(\s*"([^"]+)"\s*\)/g;
+/** Static imports, `import()` and `require()` (a backend made on first use is required: context.ts). */
+const IMPORT_RE =
+  /(?:^|\n)\s*(?:import|export)[^'"]*?from\s+"([^"]+)"|import\(\s*"([^"]+)"\s*\)|require\(\s*"([^"]+)"\s*\)/g;
 
 /** Runtime imports only: `import type` is erased at build time and loads nothing. */
 function importsOf(path: string): string[] {
   const text = readFileSync(path, "utf8").replace(/(^|\n)\s*import type [^;]*;/g, "\n");
-  return [...text.matchAll(IMPORT_RE)].map((m) => m[1] ?? m[2]!);
+  return [...text.matchAll(IMPORT_RE)].map((m) => m[1] ?? m[2] ?? m[3]!);
 }
 
 const all = files(SRC).map((p) => ({ file: relative(SRC, p), imports: importsOf(p) }));
 
 /** Every relative import, `import type` included (an erased import still ties the two modules' designs together). */
 function allImportsOf(path: string): string[] {
-  return [...readFileSync(path, "utf8").matchAll(IMPORT_RE)].map((m) => m[1] ?? m[2]!);
+  return [...readFileSync(path, "utf8").matchAll(IMPORT_RE)].map((m) => m[1] ?? m[2] ?? m[3]!);
 }
 
 /** The import graph of src/: file → the src files it imports (relative imports of .ts files). */

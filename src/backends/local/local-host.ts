@@ -21,7 +21,6 @@ import type { ArtifactEntry, BackendId } from "../../core/job.ts";
 import type { LogQuery, LogScan } from "../../core/log-scan.ts";
 import { freeSpace, isNoSpace, noSpaceError } from "../../core/store-errors.ts";
 import { assertTrustedDir, makeOwnDir } from "../../core/trusted-dir.ts";
-import { parseQueueSnapshot, QUEUE_SNAPSHOT, SETTLE, script } from "../../wrapper/host-scripts.ts";
 import {
   CANCEL_TEXT,
   EXIT_RESERVATION,
@@ -218,6 +217,7 @@ export class LocalHost implements JobHost {
 
   /** queue-snapshot.sh, as on SSH hosts: entries judged live by the wrappers' own readers. */
   async queueSnapshot(): Promise<QueueSnapshot> {
+    const { parseQueueSnapshot, QUEUE_SNAPSHOT, script } = await hostScripts();
     const r = await runDetached(
       this.opts.shell,
       ["-s"],
@@ -277,6 +277,7 @@ export class LocalHost implements JobHost {
   }
 
   async settle(dir: string, outcome: "ok" | "failed", attempt: number): Promise<boolean> {
+    const { SETTLE, script } = await hostScripts();
     const r = await runDetached(this.opts.shell, ["-s"], script(SETTLE, [dir, outcome, String(attempt)]));
     return r.code === 0 && r.stdout.includes("settled=1");
   }
@@ -285,6 +286,9 @@ export class LocalHost implements JobHost {
     rmSync(dir, { recursive: true, force: true });
   }
 }
+
+/** The host programs, loaded when a queue or a retry's dependents first need one (most commands run none). */
+const hostScripts = () => import("../../wrapper/host-scripts.ts");
 
 /** Runs a shell in its own session (cancel.sh's KILL watcher, when the wrapper is gone, must outlive this process). */
 function runDetached(
