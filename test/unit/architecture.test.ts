@@ -157,22 +157,44 @@ describe("architecture", () => {
     expect(cyclesOf(g)).toEqual(["a.ts → b.ts → c.ts → a.ts", "d.ts → d.ts"]);
   });
 
-  test("plain CLI paths never load the MCP SDK eagerly", () => {
+  /** The modules `file` evaluates as soon as it is: its static imports, transitively (`import type` excluded). */
+  function eagerClosure(...roots: string[]): string[] {
     const eager = (file: string) =>
-      [...readFileSync(join(SRC, file), "utf8").matchAll(/(?:^|\n)\s*import[^'"]*?from\s+"([^"]+)"/g)].map(
-        (m) => m[1]!,
-      );
+      [
+        ...readFileSync(join(SRC, file), "utf8")
+          .replace(/(^|\n)\s*import type [^;]*;/g, "\n")
+          .matchAll(/(?:^|\n)\s*(?:import|export)(?!\s+type\b)[^'"]*?from\s+"([^"]+)"/g),
+      ].map((m) => m[1]!);
     const seen = new Set<string>();
-    const stack = ["main.ts"];
+    const stack = [...roots];
     while (stack.length) {
       const f = stack.pop()!;
       if (seen.has(f)) continue;
       seen.add(f);
       for (const i of eager(f)) {
-        if (!i.startsWith(".")) continue;
+        if (!i.startsWith(".") || !i.endsWith(".ts")) continue;
         stack.push(relative(SRC, join(SRC, f, "..", i)));
       }
     }
-    expect([...seen].filter((f) => f.startsWith("mcp/") || f === "mcp-entry.ts")).toEqual([]);
+    return [...seen].sort();
+  }
+
+  test("plain CLI paths never load the MCP SDK eagerly", () => {
+    expect(eagerClosure("main.ts").filter((f) => f.startsWith("mcp/") || f === "mcp-entry.ts")).toEqual([]);
+  });
+
+  // What a local command loads before it knows its job: the CLI (main.ts) and the context (context.ts, imported by
+  // every command that opens the store). SSH, Slurm, 0.8, the MCP server and the dashboard are loaded on first use
+  // (test/local/command-modules.test.ts checks what a command really evaluates).
+  test("a local command's start reaches no MCP, dashboard, SSH, Slurm, 0.8 or host-program module", () => {
+    const reached = eagerClosure("main.ts", "context.ts");
+    expect(reached).toContain("backends/local/local-backend.ts");
+    expect(
+      reached.filter((f) =>
+        /^(mcp\/|mcp-entry\.ts|ui\/|ssh\/|backends\/(ssh|slurm|awaitless08)\/|wrapper\/host-scripts\.ts)/.test(
+          f,
+        ),
+      ),
+    ).toEqual([]);
   });
 });
