@@ -99,6 +99,8 @@ function buildFloor(outfile: string): void {
 interface Sample {
   ms: number;
   rssBytes?: number;
+  /** CPU time (user + system) the measured process spent: less sensitive to the machine's other load. */
+  cpuMs?: number;
 }
 
 type Variant = "head" | "base";
@@ -134,7 +136,12 @@ class Subject {
       throw new Error(
         `${this.name}: awaitless ${args.join(" ")} exited ${r.exitCode}: ${r.stderr.toString()}`,
       );
-    return { ms, rssBytes: r.resourceUsage.maxRSS, stdout: r.stdout.toString() };
+    return {
+      ms,
+      rssBytes: r.resourceUsage.maxRSS,
+      cpuMs: Number(r.resourceUsage.cpuTime.total) / 1000,
+      stdout: r.stdout.toString(),
+    };
   }
 
   /** Waits (outside any timing) until a job's exit record exists, so no wrapper runs during the next sample. */
@@ -209,6 +216,12 @@ class McpSession {
     if (!(listed.result?.tools?.length ?? 0)) throw new Error(`tools/list answered no tools: ${await tools}`);
   }
 
+  /** CPU time (user + system) so far, in ms (10 ms clock ticks). */
+  cpuMs(): number {
+    const f = readFileSync(`/proc/${this.proc.pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return (Number(f[11]) + Number(f[12])) * 10;
+  }
+
   /** The peak RSS so far (VmHWM). */
   peakRss(): number | undefined {
     try {
@@ -251,19 +264,22 @@ const MEASURE: Record<RowName, (s: Subject) => Promise<Sample>> = {
     await session.handshake();
     const ms = performance.now() - t0;
     const rssBytes = session.peakRss();
+    const cpuMs = session.cpuMs();
     await session.close();
-    return { ms, ...(rssBytes !== undefined ? { rssBytes } : {}) };
+    return { ms, cpuMs, ...(rssBytes !== undefined ? { rssBytes } : {}) };
   },
   "mcp-run-echo": async (s) => {
+    const cpu0 = s.warm!.cpuMs();
     const t0 = performance.now();
     const line = await s.warm!.send("tools/call", { name: "run", arguments: { command: ["echo", "hi"] } });
     const ms = performance.now() - t0;
+    const cpuMs = s.warm!.cpuMs() - cpu0;
     const answer = JSON.parse(line) as {
       result?: { structuredContent?: { state?: string; job_id?: string } };
     };
     if (answer.result?.structuredContent?.state !== "succeeded")
       throw new Error(`MCP run echo answered ${line}`);
-    return { ms };
+    return { ms, cpuMs };
   },
 };
 
@@ -288,7 +304,11 @@ const FLOOR: Record<RowName, { what: string; measure: (hello: string) => Promise
             measure: async (hello: string) => {
               const t0 = performance.now();
               const r = Bun.spawnSync([hello], { stdout: "pipe", stderr: "pipe" });
-              return { ms: performance.now() - t0, rssBytes: r.resourceUsage.maxRSS };
+              return {
+                ms: performance.now() - t0,
+                rssBytes: r.resourceUsage.maxRSS,
+                cpuMs: Number(r.resourceUsage.cpuTime.total) / 1000,
+              };
             },
           },
     ]),
@@ -375,6 +395,7 @@ async function main(): Promise<void> {
     "floor median",
     "head / floor",
     "head / baseline",
+    "CPU head / baseline / floor (mean)",
     "peak RSS head / baseline / floor",
     "target",
   ];
@@ -385,6 +406,10 @@ async function main(): Promise<void> {
     const ms = (who: string) => get(who).map((s) => s.ms);
     const cell = (who: string) =>
       `${median(ms(who)).toFixed(1)} ms (${quantile(ms(who), 0.25).toFixed(1)}–${quantile(ms(who), 0.75).toFixed(1)})`;
+    const cpu = (who: string) => {
+      const xs = get(who).flatMap((s) => (s.cpuMs === undefined ? [] : [s.cpuMs]));
+      return xs.length > 0 ? (xs.reduce((a, b) => a + b, 0) / xs.length).toFixed(1) : "–";
+    };
     const rss = (who: string) => {
       const xs = get(who).flatMap((s) => (s.rssBytes === undefined ? [] : [s.rssBytes]));
       return xs.length > 0 ? mib(median(xs)) : "–";
@@ -402,6 +427,7 @@ async function main(): Promise<void> {
         `${f.toFixed(1)} ms`,
         `${(h / f).toFixed(2)}×`,
         `${(h / b).toFixed(2)}×`,
+        `${cpu("head")} / ${cpu("base")} / ${cpu("floor")} ms`,
         `${rss("head")} / ${rss("base")} / ${rss("floor")}`,
         target ? `${target.text}: ${target.met(h, f) ? "met" : "NOT met"}` : "",
       ].join(" | ")} |`,
