@@ -5,6 +5,7 @@
 // they reaped), so other load on the machine does not count.
 // Usage: bun run build && bun bench/idle.ts [--quick] [--no-ssh]   AWAITLESS_BENCH_BIN=/path/to/awaitless: another
 // build; AWAITLESS_SHELL=bash: the local jobs' shell; AWAITLESS_BENCH_PATH: the PATH the local jobs get.
+// `--by-age [--minutes M]`: only a quiet local job's CPU for each minute of its age (bench/idle-age.ts; default 4).
 import {
   mkdtempSync,
   readdirSync,
@@ -18,6 +19,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sshdAvailable } from "../test/helpers/sshd.ts";
 import { connectStdio } from "../test/mcp/stdio-client.ts";
+import { cpuByAge } from "./idle-age.ts";
+import { allProcs, jobSessions, pss } from "./proc-cpu.ts";
 import { startBenchSshd } from "./sshd.ts";
 
 const ROOT = join(import.meta.dir, "..");
@@ -76,54 +79,6 @@ async function until<T>(what: string, f: () => T | undefined, ms = 120_000): Pro
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await sleepMs(50);
   }
-}
-
-interface Proc {
-  pid: number;
-  ppid: number;
-  sid: number;
-  ticks: number; // utime + stime + cutime + cstime
-}
-
-function readProc(pid: number): Proc | null {
-  try {
-    const s = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const f = s.slice(s.lastIndexOf(") ") + 2).split(" ");
-    return {
-      pid,
-      ppid: Number(f[1]),
-      sid: Number(f[3]),
-      ticks: Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]),
-    };
-  } catch {
-    return null;
-  }
-}
-
-function allProcs(): Proc[] {
-  const out: Proc[] = [];
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    const p = readProc(Number(name));
-    if (p) out.push(p);
-  }
-  return out;
-}
-
-function pss(pid: number): number {
-  try {
-    const m = /^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, "utf8"));
-    return m ? Number(m[1]) : 0;
-  } catch {
-    return 0;
-  }
-}
-
-/** A job's sessions: the wrapper's (wrapper, monitor, the monitor's sleep) and the command's. */
-function jobSessions(dir: string): number[] {
-  const text = readFileSync(join(dir, "started"), "utf8");
-  const get = (k: string) => Number(new RegExp(`^${k}=(\\d+)$`, "m").exec(text)?.[1] ?? 0);
-  return [get("wrapper_pid"), get("pid")].map((pid) => readProc(pid)?.sid ?? pid);
 }
 
 interface Group {
@@ -248,6 +203,31 @@ const readLocal = (p: string): string | null => {
     return null;
   }
 };
+
+if (process.argv.includes("--by-age")) {
+  const i = process.argv.indexOf("--minutes");
+  const minutes = i >= 0 ? Number(process.argv[i + 1]) : 4;
+  if (!(minutes >= 1))
+    throw new Error(`--minutes ${process.argv[i + 1]}: give a number of minutes, 1 or more`);
+  console.error(`local: ${N_LOCAL} quiet jobs, read at each minute of their age up to ${minutes}`);
+  try {
+    const byAge = await cpuByAge({
+      n: N_LOCAL,
+      minutes,
+      jobsDir,
+      submit,
+      cancel: (id) => cli(["cancel", id]),
+    });
+    console.log("| measurement | jobs |\n|---|---|");
+    for (const r of byAge) console.log(`| ${r.what} | ${r.value} |`);
+    console.log(
+      `\n${new Date().toISOString()} · ${navigator.hardwareConcurrency} CPUs · ${BIN === join(ROOT, "dist", "awaitless") ? "this build" : BIN} · N=${N_LOCAL}`,
+    );
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+  process.exit(0);
+}
 
 try {
   // --- local -----------------------------------------------------------------------------------------------

@@ -2,12 +2,15 @@
 // minute with 50 active jobs (one process; 5 MCP servers + 3 CLIs sharing the store: bench/slurm-multi.ts),
 // completion-observed latency, submit latency. Medians and ratios against baselines measured in the same run,
 // printed as bench/run.ts does.
+// The event rows also run with the login node reached over the private sshd (as awl-dash), when sshd is available.
 // Usage: bun bench/slurm.ts [--quick] [--multi-only | --event-only]   (needs dist/awaitless for the submit and multi-process rows)
-import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { SlurmBackendId } from "../src/backends/slurm/slurm-backend.ts";
 import { CountingRunner, makeRig, type Rig, run } from "../test/e2e/slurm-harness.ts";
+import { makeSshRig, SSH_CLUSTER } from "../test/e2e/slurm-ssh-rig.ts";
+import { sshdAvailable, startSshd } from "../test/helpers/sshd.ts";
 import { printRatioTable, type RatioRow } from "./ratio-table.ts";
 import { multiProcessRows } from "./slurm-multi.ts";
 
@@ -47,17 +50,41 @@ if (!ping || !/UP/.test(ping.stdout) || process.getuid?.() !== 0) {
   process.exit(2);
 }
 
-const submitTo = async (rig: Rig, argv: string[]) =>
+const submitTo = async (rig: Rig, argv: string[], host = "localhost") =>
   (
     await rig.service.submit({
       argv,
       backend: "slurm",
-      host: "localhost",
-      cwd: rig.root,
+      host,
+      // a remote login user cannot enter our temp dir: its job runs in its home
+      ...(host === "localhost" ? { cwd: rig.root } : {}),
       allow_duplicate: true,
-      slurm_options: { mem: "16M" },
+      slurm_options: { mem: host === "localhost" ? "16M" : "32M" },
     })
   ).job_id;
+
+/** Exit → observed on the event path (60 s interval and floor): the median, and the squeue rounds after the exits. */
+async function eventPath(rig: Rig, host: string, gate: string): Promise<[number, number]> {
+  const got: number[] = [];
+  const rounds: number[] = [];
+  for (let i = 0; i < N_EVENT; i++) {
+    const marker = join(gate, `go-${host}-${i}`);
+    const id = await submitTo(rig, ["sh", "-c", `while [ ! -e ${marker} ]; do sleep 0.2; done`], host);
+    const started = () =>
+      bid(rig, id).remote_dir !== undefined && existsSync(join(bid(rig, id).remote_dir!, "started"));
+    while (!started()) await sleep(100);
+    const w = rig.service.wait(id, { timeoutMs: 120_000 });
+    // a random point of the interval, as a real command's exit is
+    await sleep(Math.random() * 5000);
+    const t0 = Date.now();
+    writeFileSync(marker, "");
+    const r = await w;
+    if (r.job_state !== "succeeded") throw new Error(`event bench job ${id}: ${r.job_state}`);
+    got.push(Date.now() - exitMtime(rig, id));
+    rounds.push(rig.runner.calls.filter((c) => c.atMs >= t0 && c.program === "squeue").length);
+  }
+  return [median(got), rounds.reduce((a, b) => a + b, 0)];
+}
 
 // 1. Scheduler calls per minute while 50 jobs are active (2 run on this 2-CPU node, the rest pend).
 if (!multiOnly && !eventOnly) {
@@ -139,29 +166,11 @@ if (!multiOnly && !eventOnly) {
 // sacct for the one job confirms) against the poll path (slurm_watch = false: a plain exit waits for a round, or for
 // exit_settle). Each job runs until its marker file exists, once its first round has covered it.
 if (!multiOnly) {
+  const gate = mkdtempSync(join(tmpdir(), "awl-bench-gate-"));
+  chmodSync(gate, 0o755); // the SSH login user looks for the go files here
   for (const watch of [true, false]) {
     const rig = makeRig({ pollIntervalMs: 60_000, host: { slurm_watch: watch } });
-    const got: number[] = [];
-    const rounds: number[] = [];
-    for (let i = 0; i < N_EVENT; i++) {
-      const marker = join(rig.root, `go-${i}`);
-      const id = await submitTo(rig, ["sh", "-c", `while [ ! -e ${marker} ]; do sleep 0.2; done`]);
-      const started = join(bid(rig, id).remote_dir!, "started");
-      while (!existsSync(started)) await sleep(100);
-      const w = rig.service.wait(id, { timeoutMs: 120_000 });
-      // a random point of the interval, as a real command's exit is
-      await sleep(Math.random() * 5000);
-      const t0 = Date.now();
-      writeFileSync(marker, "");
-      const r = await w;
-      if (r.job_state !== "succeeded") throw new Error(`event bench job ${id}: ${r.job_state}`);
-      got.push(Date.now() - exitMtime(rig, id));
-      rounds.push(rig.runner.calls.filter((c) => c.atMs >= t0 && c.program === "squeue").length);
-    }
-    (watch ? eventRows : pollRows).push(
-      median(got),
-      rounds.reduce((a, b) => a + b, 0),
-    );
+    (watch ? eventRows : pollRows).push(...(await eventPath(rig, "localhost", gate)));
     rig.close();
   }
   rows.push({
@@ -171,6 +180,25 @@ if (!multiOnly) {
     baseline: "the poll path (slurm_watch = false)",
     baselineMedian: pollRows[0]!,
   });
+  if (sshdAvailable().ok) {
+    // the login node over SSH (ssh2, the watch channel): against the same path on a local login node
+    const sshd = await startSshd({ users: ["awl-dash"] });
+    const rig = makeSshRig(sshd, { pollIntervalMs: 60_000 });
+    try {
+      const [ms, sshRounds] = await eventPath(rig, SSH_CLUSTER, gate);
+      rows.push({
+        what: `command exit → observed terminal over SSH (login node through the watch channel), 60 s interval (n=${N_EVENT}; squeue rounds after the exits: ${sshRounds})`,
+        median: ms,
+        unit: "ms",
+        baseline: "the same on a local login node",
+        baselineMedian: eventRows[0]!,
+      });
+    } finally {
+      rig.close();
+      await sshd.stop();
+    }
+  } else console.error(`[skip] the SSH event row: ${sshdAvailable().why}`);
+  rmSync(gate, { recursive: true, force: true });
 }
 
 // 3. Submit latency through the binary: `awaitless submit --backend slurm` against a bare `sbatch --parsable`.

@@ -174,6 +174,38 @@ export function gzipAsset(file: string): { file: string; sizeBytes: number; sha2
   return { file: gz, sizeBytes: statSync(gz).size, sha256: sha256File(gz) };
 }
 
+/**
+ * The Bun runtime's share of a target's binary: the size of a compiled hello world for the same target, built with
+ * the same flags as build/build.ts (the binary minus this is our code: bundle, bytecode, embedded wrapper and pages).
+ */
+export function runtimeBytes(t: ReleaseTarget, dir: string): number {
+  const src = join(dir, "runtime-probe.ts");
+  const out = join(dir, `runtime-probe-${t.name}`);
+  writeFileSync(src, 'console.log("hello");\n');
+  const proc = Bun.spawnSync(
+    [
+      process.execPath,
+      "build",
+      "--compile",
+      "--minify",
+      "--bytecode",
+      `--target=${t.bunTarget}`,
+      src,
+      "--outfile",
+      out,
+    ],
+    { stdout: "pipe", stderr: "pipe" },
+  );
+  try {
+    if (proc.exitCode !== 0)
+      throw new Error(`compiling a hello world for ${t.name} failed: ${proc.stderr.toString()}`);
+    return statSync(out).size;
+  } finally {
+    rmSync(src, { force: true });
+    rmSync(out, { force: true });
+  }
+}
+
 export function selectTargets(only: string | undefined): ReleaseTarget[] {
   return selectNamed(TARGETS, only, "target");
 }
@@ -215,7 +247,11 @@ async function main(): Promise<number> {
       built.push(a);
       sums.push({ file: assetName(t), sha256: a.sha256 }, { file: `${assetName(t)}.gz`, sha256: gz.sha256 });
       const s = ((performance.now() - started) / 1000).toFixed(1);
+      const ours = a.sizeBytes - runtimeBytes(t, outdir);
       console.log(`${assetName(t).padEnd(34)} ${mib(a.sizeBytes).padStart(10)}  ${a.sha256}  (${s} s)`);
+      console.log(
+        `${"".padEnd(34)} ${mib(ours).padStart(10)}  of it our code (the binary over the Bun runtime)`,
+      );
       console.log(`${`${assetName(t)}.gz`.padEnd(34)} ${mib(gz.sizeBytes).padStart(10)}  ${gz.sha256}`);
       const job: Promise<void> = xzAsset(a.file)
         .then((xz) => {

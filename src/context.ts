@@ -1,10 +1,7 @@
 // Builds what a command needs (Ctx): config, store, backends and the job service.
 import { dirname } from "node:path";
-import { Awaitless08WatchBackend } from "./backends/awaitless08/watch-backend.ts";
 import { localLaunchOwners } from "./backends/local/launch-owners.ts";
 import { LocalBackend } from "./backends/local/local-backend.ts";
-import { SlurmBackend } from "./backends/slurm/slurm-backend.ts";
-import { SshBackend } from "./backends/ssh/ssh-backend.ts";
 import { type Config, loadConfig } from "./config/config.ts";
 import { profileKeysFor, profileRefusal } from "./config/config-legacy.ts";
 import { arrayOfQueue } from "./core/array-queues.ts";
@@ -55,6 +52,11 @@ export interface Ctx {
 
 export type Backends = Partial<Record<Job["backend"] | "awaitless08", Backend>>;
 
+/**
+ * The backends, each made on first use: a command about local jobs never evaluates the SSH, Slurm or 0.8 modules.
+ * They are loaded with `require` (synchronous, bundled like an import), not `import()`, because the job service
+ * reaches a backend synchronously (its `backendFor`, Slurm's option check while a request is validated).
+ */
 export function createBackends(
   config: Config,
   env: Record<string, string | undefined>,
@@ -63,24 +65,42 @@ export function createBackends(
   const d = config.defaults;
   // The lock of a new queue directory: flock when installed, unless AWAITLESS_QUEUE_LOCK=mkdir (diagnostics, tests).
   const queueLock = env.AWAITLESS_QUEUE_LOCK === "mkdir" ? "mkdir" : "auto";
-  return {
+  const made: Backends = {
     local: new LocalBackend({
       dataDir: config.dataDir,
       shell: env.AWAITLESS_SHELL || "/bin/sh",
       queueLock,
     }),
-    awaitless08: new Awaitless08WatchBackend(),
-    ssh: new SshBackend({ hosts: config.hosts, queueLock }),
-    slurm: new SlurmBackend({
-      hosts: config.hosts,
-      pollIntervalMs: d.slurm_poll_interval_seconds * 1000,
-      minPollIntervalMs: d.slurm_min_poll_interval_seconds * 1000,
-      // one poller per cluster per machine: this process shares each round with the others on this store
-      rounds: store.rounds,
-      launchGraceSeconds: d.launch_grace_seconds,
-      // adopted Slurm IDs and the accounting-grace start must survive this process (a new client continues them)
-      persistBackendId: (jobId, backendId) => store.setBackendId(jobId, backendId),
-    }),
+  };
+  return {
+    local: made.local,
+    get awaitless08() {
+      made.awaitless08 ??= new (
+        require("./backends/awaitless08/watch-backend.ts") as typeof import("./backends/awaitless08/watch-backend.ts")
+      ).Awaitless08WatchBackend();
+      return made.awaitless08;
+    },
+    get ssh() {
+      made.ssh ??= new (
+        require("./backends/ssh/ssh-backend.ts") as typeof import("./backends/ssh/ssh-backend.ts")
+      ).SshBackend({ hosts: config.hosts, queueLock });
+      return made.ssh;
+    },
+    get slurm() {
+      made.slurm ??= new (
+        require("./backends/slurm/slurm-backend.ts") as typeof import("./backends/slurm/slurm-backend.ts")
+      ).SlurmBackend({
+        hosts: config.hosts,
+        pollIntervalMs: d.slurm_poll_interval_seconds * 1000,
+        minPollIntervalMs: d.slurm_min_poll_interval_seconds * 1000,
+        // one poller per cluster per machine: this process shares each round with the others on this store
+        rounds: store.rounds,
+        launchGraceSeconds: d.launch_grace_seconds,
+        // adopted Slurm IDs and the accounting-grace start must survive this process (a new client continues them)
+        persistBackendId: (jobId, backendId) => store.setBackendId(jobId, backendId),
+      });
+      return made.slurm;
+    },
   };
 }
 

@@ -1,9 +1,8 @@
 // Composition root: argv → CLI or MCP; loads config, opens the store, builds the backends on demand.
 import { refuseInvalidUtf8 } from "./cli/argv-utf8.ts";
-import { reportError, runCli } from "./cli/cli.ts";
-import { styleFor } from "./cli/render.ts";
 import type { Ctx } from "./context.ts";
 import { stderrWriter, stdoutWriter } from "./stdio-writer.ts";
+import { VERSION } from "./version.ts";
 
 // The CLI writes fd 1 and 2 synchronously: when the process exits, the reader has every byte, however slow it is.
 const stderr = stderrWriter();
@@ -42,9 +41,16 @@ async function main(): Promise<number> {
   const asMcp = MCP_NAMES.some((name) => invokedAs === name || process.argv0.endsWith(name));
   const argv = asMcp && (args.length === 0 || args[0]!.startsWith("-")) ? ["mcp", ...args] : args;
   const io = { stdout, stderr, env: process.env };
+  // The version alone is answered before the CLI (its command table and every action's module) is loaded.
+  if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V" || argv[0] === "version")) {
+    stdout.write(`awaitless ${VERSION}\n`);
+    return 0;
+  }
+  const { reportError, runCli } = await import("./cli/cli.ts");
   try {
     refuseInvalidUtf8(args);
   } catch (e) {
+    const { styleFor } = await import("./cli/render.ts");
     return reportError(e, io, args.includes("--json"), styleFor(stderr, process.env));
   }
   return runCli(argv, io, () => makeCtx(configFlag(argv)));

@@ -1,7 +1,6 @@
 // Writes to stdout/stderr synchronously to the last byte (slow or non-blocking pipes included); a gone reader ends quietly.
 import { writeSync } from "node:fs";
 import type { Writable } from "node:stream";
-import { isatty } from "node:tty";
 
 /** Exit status when the reader of stdout went away: 128 + SIGPIPE, what a shell reports for `git log | head -1`. */
 export const EXIT_BROKEN_PIPE = 141;
@@ -37,13 +36,29 @@ export function writeAllSync(fd: number, data: Uint8Array): string | undefined {
   return undefined;
 }
 
+/**
+ * isatty(3) through the runtime's native binding: importing node:tty would load Node's stream classes, a few
+ * milliseconds of every command's start. node:tty answers where the binding is missing.
+ */
+export function isTerminal(fd: number): boolean {
+  try {
+    const binding = (
+      process as unknown as { binding(name: string): { isTTY?: (fd: number) => boolean } }
+    ).binding("tty_wrap");
+    if (typeof binding.isTTY === "function") return binding.isTTY(fd);
+  } catch {
+    // no such binding in this runtime
+  }
+  return (require("node:tty") as typeof import("node:tty")).isatty(fd);
+}
+
 const bytes = (text: string | Uint8Array) => (typeof text === "string" ? Buffer.from(text) : text);
 
 /** Standard error: best effort, since there is nowhere left to report its own failure; a closed one stays silent. */
 export function stderrWriter(fd = 2): SyncWriter {
   let closed = false;
   return {
-    isTTY: isatty(fd),
+    isTTY: isTerminal(fd),
     write(text) {
       if (!closed && writeAllSync(fd, bytes(text)) !== undefined) closed = true;
       return !closed;
@@ -58,7 +73,7 @@ export function stderrWriter(fd = 2): SyncWriter {
  */
 export function stdoutWriter(stderr: SyncWriter, fd = 1): SyncWriter {
   return {
-    isTTY: isatty(fd),
+    isTTY: isTerminal(fd),
     write(text) {
       const failed = writeAllSync(fd, bytes(text));
       if (failed === undefined) return true;

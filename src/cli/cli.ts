@@ -63,9 +63,14 @@ type Bind = (name: string) => (...args: unknown[]) => void;
 
 const LAST = "the newest job or job array, instead of an ID";
 
-/** The command table (cac): used to parse argv, and read by `completion` to generate shell completions. */
-export function buildCli(bind: Bind = () => () => {}): CAC {
+/**
+ * The command table (cac): used to parse argv, and read by `completion` to generate shell completions. With
+ * `optionsOf`, only that command gets its options (every command keeps its name and description): making and
+ * matching every option of every command is most of what cac costs at start, and a run uses one command.
+ */
+export function buildCli(bind: Bind = () => () => {}, optionsOf?: string): CAC {
   const cli = cac("awaitless");
+  if (optionsOf !== undefined) optionsOnlyFor(cli, optionsOf);
   const launch = (c: ReturnType<typeof cli.command>) => {
     for (const [flag, desc] of LAUNCH_OPTIONS) c.option(flag, desc);
     return c;
@@ -224,6 +229,30 @@ export function buildCli(bind: Bind = () => () => {}): CAC {
   return cli;
 }
 
+/** Commands other than `name` take no options: `.option()` on them is a no-op (see buildCli). */
+function optionsOnlyFor(cli: CAC, name: string): void {
+  const command = cli.command.bind(cli);
+  cli.command = (rawName, description, config) => {
+    const c = command(rawName, description, config);
+    if (c.name !== name) c.option = () => c;
+    return c;
+  };
+}
+
+/**
+ * The command the (aliased) words name, as cac finds it: the first word that is neither an option nor the value
+ * of `--config` (the one global option taking a value). A guess that cac's own parse confirms (runCli).
+ */
+function commandWord(words: string[]): string | undefined {
+  for (let i = 0; i < words.length; i++) {
+    const word = words[i]!;
+    if (word === "--") return undefined;
+    if (word === "--config") i++;
+    else if (!word.startsWith("-")) return word;
+  }
+  return undefined;
+}
+
 export async function runCli(argv: string[], io: CliIo, makeCtx: () => Promise<Ctx>): Promise<number> {
   let exitCode = EXIT.ok as number;
   let action: Promise<number> | null = null;
@@ -232,28 +261,48 @@ export async function runCli(argv: string[], io: CliIo, makeCtx: () => Promise<C
   // notices. Commands that open the store offer, once, to import an Awaitless 0.8 store found beside it.
   const quiet = new Set(["import", "mcp"]);
   let opening: Promise<Ctx> | undefined;
-  const cli = buildCli((name) => (...args: unknown[]) => {
-    const keepCtx = () => {
-      opening ??= makeCtx().then(async (c) => {
-        ctx = c;
-        if (!quiet.has(name)) {
-          const { offerImport } = await import("./import-command.ts");
-          offerImport(c, io);
-        }
-        return c;
-      });
-      return opening;
+  let cli: CAC;
+  const bind: Bind =
+    (name) =>
+    (...args: unknown[]) => {
+      const keepCtx = () => {
+        opening ??= makeCtx().then(async (c) => {
+          ctx = c;
+          if (!quiet.has(name)) {
+            const { offerImport } = await import("./import-command.ts");
+            offerImport(c, io);
+          }
+          return c;
+        });
+        return opening;
+      };
+      action = withFullJobIds(name, cli.matchedCommand?.args[0], args, keepCtx).then((a) =>
+        ACTIONS[name]!(a, io, keepCtx),
+      );
     };
-    action = withFullJobIds(name, cli.matchedCommand?.args[0], args, keepCtx).then((a) =>
-      ACTIONS[name]!(a, io, keepCtx),
-    );
-  });
+  // The table with only the named command's options, parsed against that command alone; when cac's parse does
+  // not confirm it (no command, a typo, an option's value taken for the command), the whole table decides.
+  const named = commandWord(aliasedWords(argv));
+  const shortcut = named !== undefined && !asksHelp(aliasedWords(argv));
+  cli = buildCli(bind, shortcut ? named : undefined);
   keepTypedValues(cli);
   const style = styleFor(io.stderr, io.env);
   try {
     const names = cli.commands.map((c) => c.name.split(" ")[0]!).filter(Boolean);
     const aliases = cli.commands.flatMap((c) => c.aliasNames);
-    cli.parse(["awaitless", "awaitless", ...aliased(argv, [...names, ...aliases])], { run: false });
+    const words = ["awaitless", "awaitless", ...aliased(argv, [...names, ...aliases])];
+    const all = cli.commands;
+    if (shortcut) cli.commands = all.filter((c) => c.name.split(" ")[0] === named);
+    try {
+      cli.parse(words, { run: false });
+    } finally {
+      cli.commands = all;
+    }
+    if (shortcut && cli.matchedCommand?.name.split(" ")[0] !== named) {
+      cli = buildCli(bind);
+      keepTypedValues(cli);
+      cli.parse(words, { run: false });
+    }
     const matched = cli.matchedCommand;
     // `awaitless` alone, with only global options (`awaitless --json`), `--help` or `help`: the help asked for
     const bare = !matched && cli.args.length === 0 && argv.every((w) => w !== "--");
@@ -343,6 +392,19 @@ async function withFullJobIds(
 
 /** `--version`/`-V` → `version`; `help` → `--help`; `help CMD` → `CMD --help` (an unknown CMD is reported as one). */
 function aliased(argv: string[], names: string[]): string[] {
+  const topic = argv[0] === "help" ? argv[1] : undefined;
+  if (topic !== undefined && !topic.startsWith("-") && topic !== "help" && !names.includes(topic)) {
+    throw new AwaitlessError(
+      "invalid_argument",
+      `no help for ${JSON.stringify(topic)}: it is not a command${didYouMean(topic, names)}`,
+      "run `awaitless help` to list commands",
+    );
+  }
+  return aliasedWords(argv);
+}
+
+/** The words cac parses: aliases spelled out (the topic of `help CMD` is not checked here). */
+function aliasedWords(argv: string[]): string[] {
   const [first, ...rest] = argv;
   if (first === "--version" || first === "-V") return ["version", ...rest];
   if (first !== "help") return argv;
@@ -351,14 +413,16 @@ function aliased(argv: string[], names: string[]): string[] {
   // `help --help` (and -h): help's own help; `help --json`: the command list as JSON
   if (topic === "--help" || topic === "-h" || topic === "help") return ["help", "--help", ...rest.slice(1)];
   if (topic.startsWith("-")) return ["--help", ...rest];
-  if (!names.includes(topic)) {
-    throw new AwaitlessError(
-      "invalid_argument",
-      `no help for ${JSON.stringify(topic)}: it is not a command${didYouMean(topic, names)}`,
-      "run `awaitless help` to list commands",
-    );
-  }
   return [topic, "--help", ...rest.slice(1)];
+}
+
+/** The words ask for help (cac prints it while it parses, so the table must be whole for that parse). */
+function asksHelp(words: string[]): boolean {
+  for (const word of words) {
+    if (word === "--") return false;
+    if (word.startsWith("--help") || /^-[^-]*h/.test(word)) return true;
+  }
+  return false;
 }
 
 /** cac's "Unknown option `--cwdd`" with the nearest option of the command appended ("did you mean `--cwd`?"). */

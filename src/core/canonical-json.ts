@@ -1,5 +1,4 @@
 // Canonical JSON (sorted keys, no whitespace) and SHA-256: the basis of fingerprints and result snapshots.
-import { createHash } from "node:crypto";
 
 /**
  * JSON with object keys sorted (by UTF-16 code units, recursively) and no whitespace. Otherwise it
@@ -52,7 +51,7 @@ function encode(value: unknown, ancestors: Set<object>, key: string): string | u
   }
 }
 
-/** Lower-case hex SHA-256 of a string (as UTF-8) or bytes. */
+/** Lower-case hex SHA-256 of a string (as UTF-8) or bytes (Bun's hasher: loading node:crypto costs every start ms). */
 export function sha256Hex(data: string | Uint8Array): string {
-  return createHash("sha256").update(data).digest("hex");
+  return new Bun.CryptoHasher("sha256").update(data).digest("hex");
 }

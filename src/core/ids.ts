@@ -1,5 +1,4 @@
 // Job IDs: `job_` + a ULID (48-bit ms time + 80 random bits, Crockford base32), monotonic within a process.
-import { randomBytes } from "node:crypto";
 
 const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 export const JOB_ID_RE = /^job_[0-9A-HJKMNP-TV-Z]{26}$/;
@@ -21,7 +20,8 @@ function encodeTime(ms: number): string {
 }
 
 function freshRandom(): number[] {
-  const bytes = randomBytes(16);
+  // Web Crypto's generator (the same system source as node:crypto's randomBytes, without loading that module)
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
   return Array.from({ length: 16 }, (_, i) => bytes[i]! % 32);
 }
 

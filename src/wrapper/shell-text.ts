@@ -41,21 +41,28 @@ export function hostProgram(text: string): string {
   return `${withoutUnusedReaders(lines).join("\n")}\n`;
 }
 
-/** Drops the prelude's `awl_*` functions the program never calls (they would cost bytes on every round trip). */
+/**
+ * Drops the prelude's `awl_*` functions the program never calls (they would cost bytes on every round trip): a
+ * function goes when no line outside its own body names it, again until none goes (a reader only an unused reader
+ * called goes too). Each line's `awl_` words are read once, so this costs a few passes over the lines (it runs for
+ * every host program a command uses).
+ */
 function withoutUnusedReaders(lines: string[]): string[] {
+  const words = lines.map((line) => new Set(line.match(/\bawl_\w+\b/g)));
+  const defs: { name: string; from: number; to: number }[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const m = /^(awl_\w+)\(\) \{$/.exec(lines[i] as string);
+    if (!m) continue;
+    const end = lines.indexOf("}", i);
+    if (end > i) defs.push({ name: m[1] as string, from: i, to: end });
+  }
+  const removed = lines.map(() => false);
   for (;;) {
-    const defs = new Map<string, [number, number]>();
-    for (let i = 0; i < lines.length; i++) {
-      const m = /^(awl_\w+)\(\) \{$/.exec(lines[i] as string);
-      if (!m) continue;
-      const end = lines.indexOf("}", i);
-      if (end > i) defs.set(m[1] as string, [i, end]);
-    }
-    const unused = [...defs].find(([name, [from, to]]) =>
-      lines.every((line, i) => (i >= from && i <= to) || !new RegExp(`\\b${name}\\b`).test(line)),
+    const unused = defs.find(
+      (d) =>
+        !removed[d.from] && !words.some((w, i) => w.has(d.name) && (i < d.from || i > d.to) && !removed[i]),
     );
-    if (!unused) return lines;
-    const [from, to] = unused[1];
-    lines = [...lines.slice(0, from), ...lines.slice(to + 1)];
+    if (!unused) return lines.filter((_, i) => !removed[i]);
+    for (let i = unused.from; i <= unused.to; i++) removed[i] = true;
   }
 }

@@ -434,7 +434,9 @@ awl_monitor() {
   sz_out=0 sz_err=0 sz_prog=0 sz_outp=0 sz_errp=0
   last_out=0 last_err=0 last_prog=0 last_change=$awl_started_at
   awl_tick=$((AWL_TICK * 100)) awl_hb=$((AWL_HEARTBEAT * 100)) awl_cmax=$((AWL_CHECK_MAX * 100))
-  awl_gap=$awl_tick awl_next_check=0 awl_hb_cs=-$awl_hb awl_force=1 awl_first=1
+  # the first quiet check comes 4 ticks after the start's (2 ticks before it doubles): a job that writes at once is
+  # seen growing by the start's check, and a quiet one pays one wake-up fewer in its first seconds
+  awl_gap=$((awl_tick * 2)) awl_next_check=0 awl_hb_cs=-$awl_hb awl_force=1 awl_first=1
   awl_deadline=$((awl_started_cs + AWL_TIMEOUT * 100))
   while :; do
     [ -n "$pid" ] || awl_read_started
@@ -476,6 +478,13 @@ awl_monitor() {
         [ "$awl_gap" -ge "$awl_tick" ] || awl_gap=$awl_tick
       fi
       awl_next_check=$((awl_cs + awl_gap))
+      # A quiet check due at most half a gap before the heartbeat waits for it: one wake-up then does both (the
+      # backing-off checks otherwise land just short of the heartbeat's wake-up, one more `sleep` fork each time).
+      awl_hb_due=$((awl_hb_cs + awl_hb))
+      if [ "$awl_changed" = 0 ] && [ "$awl_hb_due" -gt "$awl_next_check" ] &&
+        [ $((awl_hb_due - awl_next_check)) -le $((awl_gap / 2)) ]; then
+        awl_next_check=$awl_hb_due
+      fi
       awl_force=0
       if [ "$awl_first" = 1 ]; then
         awl_first=0

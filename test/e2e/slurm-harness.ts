@@ -65,6 +65,9 @@ export class CountingRunner implements CommandRunner {
   get isLocal(): boolean {
     return this.inner.isLocal;
   }
+  get sshHost() {
+    return this.inner.sshHost;
+  }
 
   async exec(argv: readonly string[], opts: ExecOptions): Promise<RunResult> {
     const program = argv[0] ?? "";

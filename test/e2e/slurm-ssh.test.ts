@@ -1,7 +1,8 @@
 // The Slurm backend as a non-root user (awl-dash, login shell dash) over the private sshd: the outcomes of
 // slurm-backend.test.ts that depend on the transport, through an SshRunner inside the harness's counting runner.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { slurmCommentTag } from "../../src/backends/slurm/sbatch-script.ts";
 import { findTaggedJobs, parseSacct, sacctMineArgs } from "../../src/backends/slurm/slurm-queries.ts";
@@ -133,4 +134,44 @@ describe.skipIf(!up)("Slurm over SSH as a non-root user", () => {
     );
     expect(tagged).toEqual([j.slurmJobId]);
   }, 60_000);
+
+  test("60 s interval and floor: the login node's watch channel ends the wait, one sacct confirms, no round", async () => {
+    const slow = makeSshRig(sshd, { pollIntervalMs: 60_000 });
+    // a directory the SSH user can look into: the job waits for a file the test creates there
+    const gate = mkdtempSync(join(tmpdir(), "awl-slurm-gate-"));
+    chmodSync(gate, 0o755);
+    const marker = join(gate, "go");
+    try {
+      const { job_id: id } = await slow.service.submit({
+        argv: ["sh", "-c", `while [ ! -e ${marker} ]; do sleep 0.2; done; exit 6`],
+        backend: "slurm",
+        host: SSH_CLUSTER,
+        slurm_options: { mem: "32M" },
+        allow_duplicate: true,
+      });
+      const bid = slow.service.getJob(id).backend_id as { slurm_job_id: string; remote_dir: string };
+      slurmIds.push(bid.slurm_job_id);
+      await until(
+        "the wrapper's started record",
+        () => existsSync(join(bid.remote_dir, "started")),
+        90_000,
+        100,
+      );
+      const waited = slow.service.wait(id, { timeoutMs: 25_000 });
+      const exitAt = Date.now();
+      writeFileSync(marker, "");
+      const r = await waited;
+      // the floor keeps the next round 60 s away: only the watch channel (and sacct for this job) ends it in 25 s
+      expect(r.job_state).toBe("failed");
+      expect(r.exit_code).toBe(6);
+      expect(slow.runner.calls.filter((c) => c.atMs >= exitAt && c.program === "squeue")).toHaveLength(0);
+      expect(
+        slow.runner.calls.filter((c) => c.atMs >= exitAt && c.program === "sacct").length,
+      ).toBeGreaterThan(0);
+      expect(slow.service.getJob(id).backend_id).toMatchObject({ completion: "watch" });
+    } finally {
+      slow.close();
+      rmSync(gate, { recursive: true, force: true });
+    }
+  }, 180_000);
 });

@@ -12,19 +12,21 @@ function files(dir: string): string[] {
   });
 }
 
-const IMPORT_RE = /(?:^|\n)\s*(?:import|export)[^'"]*?from\s+"([^"]+)"|import\(\s*"([^"]+)"\s*\)/g;
+/** Static imports, `import()` and `require()` (a backend made on first use is required: context.ts). */
+const IMPORT_RE =
+  /(?:^|\n)\s*(?:import|export)[^'"]*?from\s+"([^"]+)"|import\(\s*"([^"]+)"\s*\)|require\(\s*"([^"]+)"\s*\)/g;
 
 /** Runtime imports only: `import type` is erased at build time and loads nothing. */
 function importsOf(path: string): string[] {
   const text = readFileSync(path, "utf8").replace(/(^|\n)\s*import type [^;]*;/g, "\n");
-  return [...text.matchAll(IMPORT_RE)].map((m) => m[1] ?? m[2]!);
+  return [...text.matchAll(IMPORT_RE)].map((m) => m[1] ?? m[2] ?? m[3]!);
 }
 
 const all = files(SRC).map((p) => ({ file: relative(SRC, p), imports: importsOf(p) }));
 
 /** Every relative import, `import type` included (an erased import still ties the two modules' designs together). */
 function allImportsOf(path: string): string[] {
-  return [...readFileSync(path, "utf8").matchAll(IMPORT_RE)].map((m) => m[1] ?? m[2]!);
+  return [...readFileSync(path, "utf8").matchAll(IMPORT_RE)].map((m) => m[1] ?? m[2] ?? m[3]!);
 }
 
 /** The import graph of src/: file → the src files it imports (relative imports of .ts files). */
@@ -155,22 +157,44 @@ describe("architecture", () => {
     expect(cyclesOf(g)).toEqual(["a.ts → b.ts → c.ts → a.ts", "d.ts → d.ts"]);
   });
 
-  test("plain CLI paths never load the MCP SDK eagerly", () => {
+  /** The modules `file` evaluates as soon as it is: its static imports, transitively (`import type` excluded). */
+  function eagerClosure(...roots: string[]): string[] {
     const eager = (file: string) =>
-      [...readFileSync(join(SRC, file), "utf8").matchAll(/(?:^|\n)\s*import[^'"]*?from\s+"([^"]+)"/g)].map(
-        (m) => m[1]!,
-      );
+      [
+        ...readFileSync(join(SRC, file), "utf8")
+          .replace(/(^|\n)\s*import type [^;]*;/g, "\n")
+          .matchAll(/(?:^|\n)\s*(?:import|export)(?!\s+type\b)[^'"]*?from\s+"([^"]+)"/g),
+      ].map((m) => m[1]!);
     const seen = new Set<string>();
-    const stack = ["main.ts"];
+    const stack = [...roots];
     while (stack.length) {
       const f = stack.pop()!;
       if (seen.has(f)) continue;
       seen.add(f);
       for (const i of eager(f)) {
-        if (!i.startsWith(".")) continue;
+        if (!i.startsWith(".") || !i.endsWith(".ts")) continue;
         stack.push(relative(SRC, join(SRC, f, "..", i)));
       }
     }
-    expect([...seen].filter((f) => f.startsWith("mcp/") || f === "mcp-entry.ts")).toEqual([]);
+    return [...seen].sort();
+  }
+
+  test("plain CLI paths never load the MCP SDK eagerly", () => {
+    expect(eagerClosure("main.ts").filter((f) => f.startsWith("mcp/") || f === "mcp-entry.ts")).toEqual([]);
+  });
+
+  // What a local command loads before it knows its job: the CLI (main.ts) and the context (context.ts, imported by
+  // every command that opens the store). SSH, Slurm, 0.8, the MCP server and the dashboard are loaded on first use
+  // (test/local/command-modules.test.ts checks what a command really evaluates).
+  test("a local command's start reaches no MCP, dashboard, SSH, Slurm, 0.8 or host-program module", () => {
+    const reached = eagerClosure("main.ts", "context.ts");
+    expect(reached).toContain("backends/local/local-backend.ts");
+    expect(
+      reached.filter((f) =>
+        /^(mcp\/|mcp-entry\.ts|ui\/|ssh\/|backends\/(ssh|slurm|awaitless08)\/|wrapper\/host-scripts\.ts)/.test(
+          f,
+        ),
+      ),
+    ).toEqual([]);
   });
 });

@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LocalRunner } from "../../src/backends/slurm/runner.ts";
-import { localExitWatch, NOT_SHARED_AFTER_MS } from "../../src/backends/slurm/slurm-events.ts";
+import { confirmGapMs, localExitWatch, NOT_SHARED_AFTER_MS } from "../../src/backends/slurm/slurm-events.ts";
 import { SlurmHost, slurmHostSettings } from "../../src/backends/slurm/slurm-host.ts";
 import type { SlurmRow } from "../../src/backends/slurm/slurm-queries.ts";
 
@@ -76,5 +76,14 @@ describe("SlurmEvents on a host", () => {
     h.events.judgeSharing("/d", "8", running(now - NOT_SHARED_AFTER_MS - 5_000), true);
     expect(h.events.on).toBe(true);
     h.close();
+  });
+});
+
+describe("confirmGapMs", () => {
+  test("0.5 s between the first confirmations (a result in about 2 s even when accounting lags), then doubling to the interval", () => {
+    const gaps = [1, 2, 3, 4, 5, 6, 7, 8].map((asks) => confirmGapMs(asks, 60_000));
+    expect(gaps).toEqual([500, 500, 500, 500, 1000, 2000, 4000, 8000]);
+    expect(confirmGapMs(20, 60_000)).toBe(60_000);
+    expect(confirmGapMs(1, 300)).toBe(300);
   });
 });

@@ -1,5 +1,4 @@
 // Collects a job's declared artifacts on this machine: paths, directories and globs, confined to the job's cwd.
-import { createHash } from "node:crypto";
 import { createReadStream, type Dirent } from "node:fs";
 import { lstat, readdir, readFile, realpath, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
@@ -214,7 +213,7 @@ async function fileEntry(root: Root, declared: string, rel: string): Promise<Art
 }
 
 async function hashFile(path: string): Promise<string> {
-  const hash = createHash("sha256");
+  const hash = new Bun.CryptoHasher("sha256");
   for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
   return hash.digest("hex");
 }

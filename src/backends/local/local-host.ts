@@ -22,7 +22,6 @@ import { removeHostJobDir } from "../../core/job-dir-guard.ts";
 import type { LogQuery, LogScan } from "../../core/log-scan.ts";
 import { freeSpace, isNoSpace, noSpaceError } from "../../core/store-errors.ts";
 import { assertTrustedDir, makeOwnDir } from "../../core/trusted-dir.ts";
-import { parseQueueSnapshot, QUEUE_SNAPSHOT, SETTLE, script } from "../../wrapper/host-scripts.ts";
 import {
   CANCEL_TEXT,
   EXIT_RESERVATION,
@@ -245,6 +244,7 @@ export class LocalHost implements JobHost {
   /** queue-snapshot.sh, as on SSH hosts: entries judged live by the wrappers' own readers. */
   async queueSnapshot(): Promise<QueueSnapshot> {
     await this.prepare();
+    const { parseQueueSnapshot, QUEUE_SNAPSHOT, script } = await hostScripts();
     const r = await runDetached(
       this.opts.shell,
       ["-s"],
@@ -304,6 +304,7 @@ export class LocalHost implements JobHost {
   }
 
   async settle(dir: string, outcome: "ok" | "failed", attempt: number): Promise<boolean> {
+    const { SETTLE, script } = await hostScripts();
     const r = await runDetached(this.opts.shell, ["-s"], script(SETTLE, [dir, outcome, String(attempt)]));
     return r.code === 0 && r.stdout.includes("settled=1");
   }
@@ -322,6 +323,8 @@ function outsideJobs(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const { AWAITLESS_JOB_ID: _i, AWAITLESS_JOB_DIR: _d, AWAITLESS_PROGRESS_FILE: _p, ...rest } = env;
   return rest;
 }
+/** The host programs, loaded when a queue or a retry's dependents first need one (most commands run none). */
+const hostScripts = () => import("../../wrapper/host-scripts.ts");
 
 /** Runs a shell in its own session (cancel.sh's KILL watcher, when the wrapper is gone, must outlive this process). */
 function runDetached(

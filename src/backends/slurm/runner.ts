@@ -7,6 +7,7 @@ import { AwaitlessError } from "../../core/errors.ts";
 import { replaceFile } from "../../wrapper/safe-files.ts";
 import type { JobFiles } from "../host/job-host.ts";
 import { LocalHost } from "../local/local-host.ts";
+import type { SshHost } from "../ssh/ssh-host.ts";
 
 export interface RunResult {
   /** The command's exit status (null when it died of a signal). */
@@ -40,6 +41,8 @@ export interface CommandRunner {
   readFile(path: string, maxBytes: number): Promise<string | null>;
   /** The login side as a JobHost: log tails and scans, artifacts, removal of job directories. */
   readonly files: JobFiles;
+  /** The SSH host the login node is reached through (its watch channel sees the job directories), if any. */
+  readonly sshHost?: SshHost;
   close(): void;
 }
 

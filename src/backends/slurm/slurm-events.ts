@@ -14,8 +14,20 @@ import { mapSlurmRow } from "./slurm-states.ts";
 export const LOCAL_LOOK_MS = 500;
 /** How long Slurm may run a job before a missing started record means the directory is not shared. */
 export const NOT_SHARED_AFTER_MS = 60_000;
-/** The first confirmation waits this long after the last; each next one twice as long, up to the poll interval. */
+/** Confirmations are asked this far apart while Slurm's accounting may still be catching up with the job's end. */
 const FIRST_CONFIRM_GAP_MS = 500;
+/** That many are asked at the first gap (the first seconds after the exit record); each later gap doubles. */
+const STEADY_CONFIRMS = 4;
+
+/**
+ * How long after its `asks`-th sacct a job's next confirmation waits: 0.5 s for the first STEADY_CONFIRMS (a job's
+ * end reaches Slurm's accounting a moment after its exit record: a gap doubling from the first ask made an answer
+ * that lagged by a second wait 1.5-3.5 s), then doubling up to `maxGapMs` (the poll interval).
+ */
+export function confirmGapMs(asks: number, maxGapMs: number): number {
+  const doublings = Math.max(0, asks - STEADY_CONFIRMS);
+  return Math.min(maxGapMs, FIRST_CONFIRM_GAP_MS * 2 ** Math.min(doublings, 30));
+}
 
 /** Why the event path is off for a cluster, or null when it is on. */
 export type EventsOff = string | null;
@@ -29,6 +41,8 @@ interface Confirmation {
   error?: string;
   atMs: number;
   gapMs: number;
+  /** sacct calls made for this job so far. */
+  asks: number;
   pending?: Promise<void>;
 }
 
@@ -91,12 +105,13 @@ export class SlurmEvents {
 
   /**
    * Slurm's word on a job whose exit record the login side has read: sacct for that job alone, asked again only after
-   * a gap that doubles (0.5 s, 1 s, 2 s … up to the poll interval); between asks the last answer stands.
+   * a gap (confirmGapMs: 0.5 s for the first few, then doubling up to the poll interval); between asks the last
+   * answer stands.
    */
   async confirm(slurmJobId: string, sinceMs: number): Promise<{ entry?: PollEntry; error?: string }> {
     let c = this.confirmations.get(slurmJobId);
     if (c === undefined) {
-      c = { atMs: 0, gapMs: 0 };
+      c = { atMs: 0, gapMs: 0, asks: 0 };
       this.confirmations.set(slurmJobId, c);
     }
     const conf = c;
@@ -111,7 +126,8 @@ export class SlurmEvents {
 
   private async ask(id: string, sinceMs: number, c: Confirmation): Promise<void> {
     c.atMs = Date.now();
-    c.gapMs = c.gapMs === 0 ? FIRST_CONFIRM_GAP_MS : Math.min(this.maxGapMs, c.gapMs * 2);
+    c.asks++;
+    c.gapMs = confirmGapMs(c.asks, this.maxGapMs);
     try {
       const r = await this.runner.exec(sacctArgs([id], new Date(sinceMs)), { timeoutMs: this.callTimeoutMs });
       if (r.code !== 0)

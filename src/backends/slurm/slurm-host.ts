@@ -12,7 +12,6 @@ import type { CommandRunner } from "./runner.ts";
 import { localExitWatch, SlurmEvents, sleepFor, sshExitWatch } from "./slurm-events.ts";
 import { type PollerOptions, SlurmPoller } from "./slurm-poller.ts";
 import { parseMaxArraySize, SCONTROL_CONFIG_ARGS } from "./slurm-queries.ts";
-import { SshRunner } from "./ssh-runner.ts";
 
 export const DEFAULT_ACCOUNTING_GRACE_SECONDS = 120;
 export const DEFAULT_SLURM_CALL_TIMEOUT_MS = 30_000;
@@ -76,7 +75,7 @@ export class SlurmHost {
     poller: PollerOptions,
   ) {
     this.poller = new SlurmPoller(runner, { callTimeoutMs: settings.callTimeoutMs, ...poller });
-    this.watch = runner instanceof SshRunner ? new SshWatch(runner.host) : undefined;
+    this.watch = runner.sshHost ? new SshWatch(runner.sshHost) : undefined;
     const watchExit = runner.isLocal ? localExitWatch : this.watch ? sshExitWatch(this.watch) : undefined;
     const off = !settings.watch
       ? `slurm_watch = false in [hosts.${settings.name}]`

@@ -22,6 +22,10 @@ export class SshRunner implements CommandRunner {
     return this.host.name;
   }
 
+  get sshHost(): SshHost {
+    return this.host;
+  }
+
   /** Runs argv through the login shell, each word single-quoted; stdin carries the batch script for sbatch. */
   async exec(argv: readonly string[], opts: ExecOptions): Promise<RunResult> {
     const session = await this.host.session();

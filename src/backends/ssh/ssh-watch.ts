@@ -27,6 +27,12 @@ interface Waiter {
 
 export class SshWatch {
   private readonly entries = new Map<string, Entry>();
+  /**
+   * What the running channel last reported per directory (it reports a directory again only when that changes):
+   * an entry made again while the channel runs starts from it, so a wait on a job whose exit the channel already
+   * reported ends at once instead of waiting for a change that will not come.
+   */
+  private readonly reported = new Map<string, string>();
   private handle: StreamHandle | null = null;
   private channelKey = "";
   private generation = 0;
@@ -42,7 +48,13 @@ export class SshWatch {
     return new Promise<void>((resolve) => {
       let entry = this.entries.get(dir);
       if (!entry) {
-        entry = { any: false, lastWantedMs: Date.now(), waiters: new Set() };
+        const sig = this.reported.get(dir);
+        entry = {
+          any: false,
+          lastWantedMs: Date.now(),
+          waiters: new Set(),
+          ...(sig === undefined ? {} : { sig }),
+        };
         this.entries.set(dir, entry);
       }
       const e = entry;
@@ -115,6 +127,7 @@ export class SshWatch {
     this.handle?.close();
     this.handle = null;
     this.channelKey = "";
+    this.reported.clear();
     if (dirs.length === 0) return;
     const generation = ++this.generation;
     this.buffer = "";
@@ -154,6 +167,7 @@ export class SshWatch {
       const m = /^c (\d+) ?(.*)$/.exec(line);
       if (!m) continue;
       const dir = dirs[Number(m[1]) - 1];
+      if (dir !== undefined) this.reported.set(dir, m[2] ?? "");
       const entry = dir === undefined ? undefined : this.entries.get(dir);
       if (!entry) continue;
       const sig = m[2] ?? "";

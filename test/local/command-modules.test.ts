@@ -1,0 +1,76 @@
+// Each command evaluates only the modules it uses: run from source with a module trace (test/helpers/module-trace.ts),
+// a local command never reaches the MCP server, the dashboard, SSH, Slurm or the 0.8 watcher, and --version no store.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readFileSync, rmSync } from "node:fs";
+import { join, relative } from "node:path";
+import { ROOT, Sandbox } from "../helpers/cli.ts";
+
+const SRC = join(ROOT, "src");
+const sb = new Sandbox();
+afterAll(() => sb.cleanup());
+
+/** The src/ modules (relative paths) `awaitless ARGS` evaluates, run from source with the trace preload. */
+function modulesOf(args: string[]): { modules: string[]; code: number; stdout: string } {
+  const trace = join(sb.root, "modules.trace");
+  rmSync(trace, { force: true });
+  const r = Bun.spawnSync(
+    [
+      process.execPath,
+      "--preload",
+      join(ROOT, "test/helpers/module-trace.ts"),
+      join(SRC, "main.ts"),
+      ...args,
+    ],
+    { cwd: sb.work, env: { ...sb.env, AWL_MODULE_TRACE: trace }, stdout: "pipe", stderr: "pipe" },
+  );
+  let text = "";
+  try {
+    text = readFileSync(trace, "utf8");
+  } catch {
+    // nothing traced: the assertion below says so
+  }
+  const modules = [...new Set(text.split("\n").filter(Boolean))].map((p) => relative(SRC, p)).sort();
+  return { modules, code: r.exitCode ?? -1, stdout: r.stdout.toString() };
+}
+
+/** What no command about local jobs evaluates. */
+const NOT_LOCAL =
+  /^(mcp\/|mcp-entry\.ts|ui\/|ssh\/|backends\/(ssh|slurm|awaitless08)\/|cli\/(doctor|demo|completion|ui-command|mcp-config))/;
+
+let done = "";
+beforeAll(() => {
+  done = sb.submit(["true"]);
+  expect(sb.run(["wait", done]).code).toBe(0);
+});
+
+describe("each command loads only what it uses", () => {
+  test("the trace sees a command's modules (mcp-config loads its own)", () => {
+    const r = modulesOf(["mcp-config", "json"]);
+    expect(r.code).toBe(0);
+    expect(r.modules).toContain("main.ts");
+    expect(r.modules).toContain("cli/mcp-config.ts");
+  });
+
+  test("--version evaluates no config, store, backend or job service", () => {
+    const r = modulesOf(["--version"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toStartWith("awaitless ");
+    expect(r.modules).toContain("main.ts");
+    expect(r.modules.filter((m) => /^(context\.ts|config\/|backends\/|core\/job-)/.test(m))).toEqual([]);
+  });
+
+  for (const args of [
+    ["status", "JOB", "--json"],
+    ["list"],
+    ["run", "--json", "--", "true"],
+    ["submit", "--", "true"],
+    ["wait", "JOB"],
+  ]) {
+    test(`${args.join(" ")} of a local job reaches no MCP, dashboard, SSH, Slurm or 0.8 module`, () => {
+      const r = modulesOf(args.map((a) => (a === "JOB" ? done : a)));
+      expect(r.code).toBe(0);
+      expect(r.modules).toContain("backends/local/local-backend.ts");
+      expect(r.modules.filter((m) => NOT_LOCAL.test(m))).toEqual([]);
+    });
+  }
+});
