@@ -151,12 +151,17 @@ describe("stdout reaches a slow reader whole", () => {
   }, 60_000);
 });
 
-test("stderr reaches a slow reader whole", () => {
-  // The error names the unknown command, so a 120 KiB word makes a message bigger than a pipe's buffer.
-  const args = [`no-such-command-${"x".repeat(120 * 1024)}`];
+test("stderr reaches a slow reader whole, and a 120 KiB bad word is echoed bounded", () => {
+  // The error names the unknown command; an echo of what someone typed is bounded (its start and end kept), and
+  // what is written reaches a slow reader exactly as it reaches a file.
+  const args = [`no-such-command-${"x".repeat(120 * 1024)}-end`];
   const file = toFile(args, "stderr");
   expect(file.code).toBe(2);
-  expectWhole(toSlowPipe(args, "stderr"), file, 120 * 1024, false);
+  const text = file.bytes.toString();
+  expect(text).toContain("no-such-command-xxx");
+  expect(text).toContain("xxx-end");
+  expect(file.bytes.length).toBeLessThan(16 * 1024);
+  expectWhole(toSlowPipe(args, "stderr"), file, file.bytes.length, false);
 }, 60_000);
 
 describe("a reader that goes away", () => {
