@@ -1,6 +1,7 @@
 // Builds the Awaitless MCP server for one connection, without a transport (stdio.ts and tests connect it).
 import { McpServer } from "@modelcontextprotocol/server";
 import type { JobServiceApi } from "../core/service-types.ts";
+import { callContext, TASKS_EXTENSION } from "./call-context.ts";
 import { CHANNEL_CAPABILITY, CHANNEL_METHOD, SessionChannel } from "./channel.ts";
 import { knownClient } from "./clients.ts";
 import type { McpConfig } from "./config.ts";
@@ -9,7 +10,7 @@ import { JobWatch } from "./job-watch.ts";
 import { registerJobResources } from "./resources.ts";
 import { registerModernTasks } from "./tasks.ts";
 import { registerTasks2025 } from "./tasks-2025.ts";
-import { callContext, registerTools, TASKS_EXTENSION } from "./tools.ts";
+import { registerTools } from "./tools/register.ts";
 
 export type McpEra = "legacy" | "modern";
 

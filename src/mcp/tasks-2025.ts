@@ -12,7 +12,7 @@ import { isTerminal } from "../core/job.ts";
 import { isDelivered, type JobStatus } from "../core/service-types.ts";
 import { holdWithProgress, type ProgressToken, statusSentence } from "./hold.ts";
 import { finalToolResult, findTask, isExpired, type TaskView, taskView } from "./task-view.ts";
-import type { ToolEnv } from "./tool-handlers.ts";
+import type { ToolEnv } from "./tools/define.ts";
 
 /** What the server declares to a client that declared `capabilities.tasks` on initialize. */
 export const TASKS_2025_CAPABILITY = { list: {}, cancel: {}, requests: { tools: { call: {} } } };

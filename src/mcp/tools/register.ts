@@ -1,0 +1,103 @@
+// Lists the tools through McpServer (tools/list), then replaces tools/call with the task-aware handler.
+import {
+  type CallToolResult,
+  type McpServer,
+  ProtocolError,
+  ProtocolErrorCode,
+  type RegisteredTool,
+} from "@modelcontextprotocol/server";
+import { AwaitlessError } from "../../core/errors.ts";
+import { noSpaceFromErrno } from "../../core/store-errors.ts";
+import { callContext, clientNameOf } from "../call-context.ts";
+import { type KnownClient, knownClient, withoutInjected } from "../clients.ts";
+import { withJsonSchema } from "../json-schema.ts";
+import { errorResult } from "../results.ts";
+import { assertTaskSupported, createTaskResult, requestedTask } from "../tasks-2025.ts";
+import { TOOLS } from "./catalog.ts";
+import { isTaskOutcome, type ToolEnv } from "./define.ts";
+import { launchEntries } from "./launch.ts";
+
+/** The launch arguments described once, in run's schema; the other launch tools point there. */
+const launchKeys = Object.keys(launchEntries);
+const SHARED_LAUNCH: Record<string, ReadonlySet<string>> = {
+  submit_job: new Set(launchKeys),
+  run_job: new Set(launchKeys.filter((key) => key !== "client_request_id")),
+};
+
+export function registerTools(mcp: McpServer, env: ToolEnv): Record<string, RegisteredTool> {
+  // A client whose own check would refuse an unlisted argument without naming it gets open schemas: we name it.
+  const listedOpen = () => knownClient(mcp.server.getClientVersion()?.name)?.unnamedRefusals === true;
+  const registered: Record<string, RegisteredTool> = {};
+  for (const [name, tool] of Object.entries(TOOLS)) {
+    registered[name] = mcp.registerTool(
+      name,
+      {
+        description: tool.description,
+        inputSchema: withJsonSchema(tool.schema, SHARED_LAUNCH[name], listedOpen),
+        annotations: tool.annotations,
+      },
+      () => {
+        throw new Error(`tools/call for ${name} is served by the Awaitless handler`);
+      },
+    );
+  }
+  mcp.server.setRequestHandler("tools/call", async (request, ctx) => {
+    const tool = TOOLS[request.params.name];
+    if (tool === undefined) {
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        `Tool ${request.params.name} not found; the tools are: ${Object.keys(TOOLS).join(", ")}.`,
+      );
+    }
+    const client = knownClient(clientNameOf(mcp, ctx));
+    const call = tool.prepare(withoutInjected(request.params.arguments));
+    if (!call.ok) {
+      const refusal = errorResult(
+        new AwaitlessError(
+          "invalid_argument",
+          `Invalid arguments for ${request.params.name}: ${call.message}.`,
+          call.hint,
+          call.details,
+        ),
+      );
+      return forClient(refusal, client);
+    }
+    // A 2025-11-25 task-augmented call (params.task from a client that declared tasks).
+    const task2025 = requestedTask(mcp, request.params as { task?: unknown });
+    if (task2025 !== undefined) assertTaskSupported(request.params.name);
+    const callCtx = callContext(mcp, env, ctx);
+    if (task2025 !== undefined) callCtx.tasks = true;
+    try {
+      const outcome = await call.run(env, callCtx);
+      if (isTaskOutcome(outcome)) {
+        if (task2025 !== undefined) return createTaskResult(mcp, outcome.task, callCtx.hold.progressToken);
+        return { resultType: "task", ...outcome.task } as unknown as CallToolResult;
+      }
+      await env.finished?.nameLinks(outcome);
+      const annotated = (await env.finished?.annotate(outcome)) ?? outcome;
+      return mcp.server.projectCallToolResult(forClient(annotated, client), undefined);
+    } catch (error) {
+      if (ctx.mcpReq.signal.aborted) throw error;
+      const result = errorResult(noSpaceFromErrno(error) ?? error);
+      return forClient((await env.finished?.annotate(result)) ?? result, client);
+    } finally {
+      // A full disk kept observations out of the store: the results above came from the jobs' records.
+      for (const notice of env.service.storeNotices()) {
+        process.stderr.write(`awaitless mcp: warning: ${notice}\n`);
+      }
+    }
+  });
+  return registered;
+}
+
+/**
+ * Each part holds the whole answer, so a client whose model would get both gets one: without structuredContent
+ * when it hands its model both parts (Qwen Code) or the raw result of an error (Gemini CLI); without the text when
+ * that raw result would carry the text twice (Qwen Code's errors).
+ */
+function forClient(result: CallToolResult, client: KnownClient | undefined): CallToolResult {
+  const reads = result.isError ? client?.reads?.error : client?.reads?.ok;
+  if (reads === "both" || reads === "raw") delete result.structuredContent;
+  else if (reads === "raw-text-twice" && result.structuredContent !== undefined) result.content = [];
+  return result;
+}
