@@ -207,25 +207,26 @@ function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
+/** A tool's `execution` in tools/list: run_job's taskSupport, to a client whose initialize declared tasks. */
+export function executionOf(mcp: McpServer, toolName: string): { taskSupport: "optional" } | undefined {
+  const taskSupport = TASK_SUPPORT[toolName];
+  return taskSupport !== undefined && clientDeclaresTasks(mcp) ? { taskSupport } : undefined;
+}
+
 /**
- * Registers the four 2025-11-25 methods and makes the server declare `capabilities.tasks` (and run_job's
- * execution.taskSupport) to a client whose initialize declared tasks: the SDK records the client's
- * capabilities just before it asks for the server's, so the answer can depend on them.
+ * Registers the four 2025-11-25 methods and makes the server declare `capabilities.tasks` to a client whose
+ * initialize declared tasks: the SDK records the client's capabilities just before it asks for the server's,
+ * so the answer can depend on them.
  */
 export function registerTasks2025(
   mcp: McpServer,
   env: ToolEnv,
-  registered: Record<string, { execution?: { taskSupport?: string } }>,
   holdOf: (ctx: ServerContext) => Parameters<typeof holdWithProgress>[0],
 ): void {
   const server = mcp.server;
   const baseCapabilities = server.getCapabilities.bind(server);
   server.getCapabilities = () => {
     if (!clientDeclaresTasks(mcp)) return baseCapabilities();
-    for (const [name, taskSupport] of Object.entries(TASK_SUPPORT)) {
-      const tool = registered[name];
-      if (tool) tool.execution = { taskSupport };
-    }
     return { ...baseCapabilities(), tasks: TASKS_2025_CAPABILITY };
   };
   const feed = new StatusFeed(mcp, env);

@@ -1,16 +1,16 @@
-// Lists the tools through McpServer (tools/list), then replaces tools/call with the task-aware handler.
+// The one registration path of the tools: our tools/list and tools/call handlers (nothing registered on McpServer).
 import {
   type CallToolResult,
   type McpServer,
   ProtocolError,
   ProtocolErrorCode,
-  type RegisteredTool,
+  type Tool,
 } from "@modelcontextprotocol/server";
 import { AwaitlessError } from "../../core/errors.ts";
 import { noSpaceFromErrno } from "../../core/store-errors.ts";
 import { callContext, clientNameOf } from "../call-context.ts";
 import { type KnownClient, knownClient, withoutInjected } from "../clients.ts";
-import { withJsonSchema } from "../json-schema.ts";
+import { listedInputSchema } from "../json-schema.ts";
 import { errorResult } from "../results.ts";
 import { assertTaskSupported, createTaskResult, requestedTask } from "../tasks-2025.ts";
 import { TOOLS } from "./catalog.ts";
@@ -24,23 +24,34 @@ const SHARED_LAUNCH: Record<string, ReadonlySet<string>> = {
   run_job: new Set(launchKeys.filter((key) => key !== "client_request_id")),
 };
 
-export function registerTools(mcp: McpServer, env: ToolEnv): Record<string, RegisteredTool> {
-  // A client whose own check would refuse an unlisted argument without naming it gets open schemas: we name it.
-  const listedOpen = () => knownClient(mcp.server.getClientVersion()?.name)?.unnamedRefusals === true;
-  const registered: Record<string, RegisteredTool> = {};
-  for (const [name, tool] of Object.entries(TOOLS)) {
-    registered[name] = mcp.registerTool(
-      name,
-      {
+/** `execution` of a tool in tools/list (2025-11-25 Tasks: run_job's taskSupport to a client that declared tasks). */
+export type ExecutionOf = (toolName: string) => Tool["execution"];
+
+/**
+ * Declares the tools capability and serves tools/list and tools/call: each call's arguments checked by its tool
+ * (unknown ones refused by name), a client's own injected arguments dropped, the result in the client's form.
+ */
+export function registerTools(
+  mcp: McpServer,
+  env: ToolEnv,
+  executionOf: ExecutionOf = () => undefined,
+): void {
+  mcp.server.registerCapabilities({ tools: { listChanged: false } });
+  mcp.server.setRequestHandler("tools/list", () => {
+    // A client whose own check would refuse an unlisted argument without naming it gets open schemas: we name it.
+    const open = knownClient(mcp.server.getClientVersion()?.name)?.unnamedRefusals === true;
+    const tools = Object.values(TOOLS).map((tool) => {
+      const execution = executionOf(tool.name);
+      return {
+        name: tool.name,
         description: tool.description,
-        inputSchema: withJsonSchema(tool.schema, SHARED_LAUNCH[name], listedOpen),
+        inputSchema: listedInputSchema(tool.schema, SHARED_LAUNCH[tool.name], open),
         annotations: tool.annotations,
-      },
-      () => {
-        throw new Error(`tools/call for ${name} is served by the Awaitless handler`);
-      },
-    );
-  }
+        ...(execution !== undefined && { execution }),
+      };
+    });
+    return { tools };
+  });
   mcp.server.setRequestHandler("tools/call", async (request, ctx) => {
     const tool = TOOLS[request.params.name];
     if (tool === undefined) {
@@ -87,7 +98,6 @@ export function registerTools(mcp: McpServer, env: ToolEnv): Record<string, Regi
       }
     }
   });
-  return registered;
 }
 
 /**
