@@ -52,6 +52,25 @@ for (const era of ["legacy", "modern"] as const) {
   });
 }
 
+describe("unknown tool names", () => {
+  test("a name an object has of its own (toString, __proto__, constructor) is an unknown tool like any other", async () => {
+    const { client } = await session();
+    for (const name of ["toString", "__proto__", "constructor", "hasOwnProperty"]) {
+      let refused: unknown;
+      await client.callTool({ name, arguments: {} }).catch((e: unknown) => {
+        refused = e;
+      });
+      expect({ name, refused: String(refused) }).toMatchObject({
+        name,
+        refused: expect.stringContaining(`Tool ${name} not found; the tools are: run, submit_job,`),
+      });
+    }
+    expect(
+      structured<{ count: number }>(await client.callTool({ name: "list_jobs", arguments: {} })).count,
+    ).toBe(0);
+  }, 20_000);
+});
+
 describe("unknown tool arguments on every tool", () => {
   test("each tool refuses a misspelt argument, naming the nearest known one; a far-off name is just named", async () => {
     const { client } = await session();

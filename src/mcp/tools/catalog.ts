@@ -30,3 +30,8 @@ const ORDER: readonly Tool[] = [
 export const TOOLS: Readonly<Record<string, Tool>> = Object.fromEntries(
   ORDER.map((tool) => [tool.name, tool]),
 );
+
+/** The tool of this name; none for any other name, `toString` or `__proto__` included. */
+export function toolNamed(name: string): Tool | undefined {
+  return Object.hasOwn(TOOLS, name) ? TOOLS[name] : undefined;
+}

@@ -13,7 +13,7 @@ import { type KnownClient, knownClient, withoutInjected } from "../clients.ts";
 import { listedInputSchema } from "../json-schema.ts";
 import { errorResult } from "../results.ts";
 import { assertTaskSupported, createTaskResult, requestedTask } from "../tasks-2025.ts";
-import { TOOLS } from "./catalog.ts";
+import { TOOLS, toolNamed } from "./catalog.ts";
 import { isTaskOutcome, type ToolEnv } from "./define.ts";
 import { launchEntries } from "./launch.ts";
 
@@ -53,7 +53,7 @@ export function registerTools(
     return { tools };
   });
   mcp.server.setRequestHandler("tools/call", async (request, ctx) => {
-    const tool = TOOLS[request.params.name];
+    const tool = toolNamed(request.params.name);
     if (tool === undefined) {
       throw new ProtocolError(
         ProtocolErrorCode.InvalidParams,
