@@ -1,7 +1,6 @@
 // The launch arguments run, submit_job and run_job share, their mapping onto a LaunchRequest, and its checks.
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import * as v from "valibot";
-import { invalid } from "../../core/errors.ts";
 import type { LaunchRequest } from "../../core/service-types.ts";
 import { assertLaunchable } from "../guards.ts";
 import { seconds, stringMap } from "./args.ts";
@@ -76,30 +75,11 @@ export const launchEntries = {
 
 type LaunchArgs = v.InferOutput<v.ObjectSchema<typeof launchEntries, undefined>>;
 
-// A lone surrogate (a JSON escape such as \ud800 with no pair) has no UTF-8 form: written out it would become U+FFFD.
-function refuseLoneSurrogates(args: LaunchArgs): void {
-  const texts: [string, string][] = [
-    ...(typeof args.command === "string"
-      ? [["command", args.command] as [string, string]]
-      : args.command.map((s, i): [string, string] => [`command[${i}]`, s])),
-    ...Object.entries(args.env ?? {}).map(([k, val]): [string, string] => [`env.${k}`, `${k}=${val}`]),
-  ];
-  for (const [where, text] of texts) {
-    if (!text.isWellFormed()) {
-      throw invalid(
-        `${where} holds a lone UTF-16 surrogate (an unpaired \\uD800–\\uDFFF escape), which has no UTF-8 form`,
-        'Send the text as valid Unicode; for raw bytes, have the command produce them, e.g. printf inside ["sh","-c",…].',
-      );
-    }
-  }
-}
-
 /**
- * Tool arguments → LaunchRequest (`command` becomes `argv`, a shell string `sh -c` it; absent stays absent), after
- * the text check and the misuse guards (duplicate active commands are refused by the service: duplicate_active_job).
+ * Tool arguments (their text checked by parseArgs) → LaunchRequest: `command` becomes `argv`, a shell string
+ * `sh -c` it, absent stays absent; then the misuse guards (duplicate active commands are refused by the service).
  */
 export function launchRequestOf(args: LaunchArgs): LaunchRequest {
-  refuseLoneSurrogates(args);
   const { command, ...rest } = args;
   const req: LaunchRequest = { argv: typeof command === "string" ? ["sh", "-c", command] : command };
   for (const [key, value] of Object.entries(rest)) {
