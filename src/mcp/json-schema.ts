@@ -14,23 +14,16 @@ export function toJsonSchema(schema: v.GenericSchema): Json {
 
 /**
  * A tool's input schema as listed: without what tools/list need not repeat (`$schema` per tool, `propertyNames:
- * {type: string}`, an empty `required`, a shared field's schema: the properties in `shared` are described once
- * elsewhere, in run's schema, and only named here); `open` lists it without `additionalProperties: false` (the
- * server still refuses unknown arguments, by name).
+ * {type: string}`, an empty `required`); `open` lists it without `additionalProperties: false` (the server still
+ * refuses unknown arguments, by name).
  */
-export function listedInputSchema(
-  schema: v.GenericSchema,
-  shared: ReadonlySet<string> = new Set(),
-  open = false,
-): Tool["inputSchema"] {
+export function listedInputSchema(schema: v.GenericSchema, open = false): Tool["inputSchema"] {
   const json: Json = { type: "object", ...toJsonSchema(schema) };
   delete json.$schema;
   if (open) delete json.additionalProperties;
   if (Array.isArray(json.required) && json.required.length === 0) delete json.required;
-  for (const [key, prop] of Object.entries((json.properties ?? {}) as Record<string, Json>)) {
+  for (const prop of Object.values((json.properties ?? {}) as Record<string, Json>))
     delete prop.propertyNames;
-    if (shared.has(key)) for (const field of Object.keys(prop)) delete prop[field];
-  }
   // The converter's JSON Schema of an object schema, which is what the SDK's type says more narrowly.
   return json as Tool["inputSchema"];
 }

@@ -167,17 +167,16 @@ describe("advertised input schemas (tools/list through the official client)", ()
         type: "object",
         additionalProperties: false,
       });
-      for (const [prop, own] of Object.entries(schema.properties)) {
-        // The launch arguments are described once, in run's schema; submit_job and run_job point there.
-        const shared = own.description === undefined && (name === "submit_job" || name === "run_job");
-        if (shared) expect(tools.find((t) => t.name === name)?.description).toMatch(/as in run/i);
-        const spec = shared ? byName.get("run")!.properties[prop]! : own;
+      for (const [prop, spec] of Object.entries(schema.properties)) {
         expect({ tool: name, prop, described: typeof spec.description === "string" }).toEqual({
           tool: name,
           prop,
           described: true,
         });
         expect((spec.description as string).length).toBeGreaterThan(5);
+        // typed: a JSON type, or a union of typed alternatives (command: a string or an argv array)
+        const typed = typeof spec.type === "string" || Array.isArray(spec.anyOf);
+        expect({ tool: name, prop, typed }).toEqual({ tool: name, prop, typed: true });
       }
     }
     const prop = (tool: string, key: string) => byName.get(tool)?.properties[key];
@@ -202,10 +201,13 @@ describe("advertised input schemas (tools/list through the official client)", ()
       minimum: 1,
       maximum: 10_000,
     });
-    // submit_job and run_job name the launch arguments; their schema is run's (described once).
-    for (const tool of ["run", "wait_for_job", "wait_for_completions"])
+    // submit_job and run_job list the launch arguments typed and described, as run does.
+    for (const tool of ["run", "submit_job", "run_job", "wait_for_job", "wait_for_completions"])
       expect(prop(tool, "timeout_seconds")).toMatchObject({ type: "number", minimum: 0 });
-    for (const tool of ["submit_job", "run_job"]) expect(prop(tool, "timeout_seconds")).toEqual({});
+    for (const tool of ["submit_job", "run_job"]) {
+      expect(prop(tool, "cwd")).toEqual(prop("run", "cwd")!);
+      expect(prop(tool, "command")).toEqual(prop("run", "command")!);
+    }
     expect(prop("cancel_job", "grace_period_seconds")).toMatchObject({ type: "number", minimum: 0 });
     expect(prop("run", "command")).toMatchObject({
       anyOf: [

@@ -15,14 +15,6 @@ import { errorResult } from "../results.ts";
 import { assertTaskSupported, createTaskResult, requestedTask } from "../tasks-2025.ts";
 import { TOOLS, toolNamed } from "./catalog.ts";
 import { isTaskOutcome, type ToolEnv } from "./define.ts";
-import { launchEntries } from "./launch.ts";
-
-/** The launch arguments described once, in run's schema; the other launch tools point there. */
-const launchKeys = Object.keys(launchEntries);
-const SHARED_LAUNCH: Record<string, ReadonlySet<string>> = {
-  submit_job: new Set(launchKeys),
-  run_job: new Set(launchKeys.filter((key) => key !== "client_request_id")),
-};
 
 /** `execution` of a tool in tools/list (2025-11-25 Tasks: run_job's taskSupport to a client that declared tasks). */
 export type ExecutionOf = (toolName: string) => Tool["execution"];
@@ -45,7 +37,7 @@ export function registerTools(
       return {
         name: tool.name,
         description: tool.description,
-        inputSchema: listedInputSchema(tool.schema, SHARED_LAUNCH[tool.name], open),
+        inputSchema: listedInputSchema(tool.schema, open),
         annotations: tool.annotations,
         ...(execution !== undefined && { execution }),
       };

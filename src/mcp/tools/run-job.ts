@@ -9,8 +9,7 @@ import { launchEntries, launchRequestOf, markShellForm } from "./launch.ts";
 export const runJob = defineTool({
   name: "run_job",
   description:
-    "Run a command as an MCP Task (taskId = job_id); arguments as in run. Use if your client has MCP " +
-    "Tasks; not for others (run).",
+    "Run a command as an MCP Task (taskId = job_id). Use if your client has MCP Tasks; not for others (run).",
   annotations: LAUNCHES,
   input: v.object({
     ...launchEntries,

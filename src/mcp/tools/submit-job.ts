@@ -7,9 +7,7 @@ import { launchEntries, launchRequestOf, markShellForm } from "./launch.ts";
 
 export const submitJob = defineTool({
   name: "submit_job",
-  description:
-    "Start a background job, get its job_id at once; arguments as in run. Use to fan out. Not for a " +
-    "result now (run).",
+  description: "Start a background job, get its job_id at once. Use to fan out. Not for a result now (run).",
   annotations: LAUNCHES,
   input: v.object(launchEntries),
   async call(env, args) {
