@@ -155,6 +155,27 @@ describe("arguments a client injects (Gemini CLI's wait_for_previous)", () => {
   }, 30_000);
 });
 
+describe("open schemas by client name on both protocol generations", () => {
+  for (const era of ["legacy", "modern"] as const) {
+    test(`${era}: Qwen Code gets every schema without additionalProperties: false; the server names an unknown argument`, async () => {
+      const box = makeSandbox();
+      cleanups.push(box.remove);
+      const conn = await connectStdio(era, box.env, box.root, "qwen-code");
+      cleanups.push(conn.close);
+      const { tools } = await conn.client.listTools();
+      for (const tool of tools)
+        expect({ tool: tool.name, closed: "additionalProperties" in tool.inputSchema }).toEqual({
+          tool: tool.name,
+          closed: false,
+        });
+      const typo = await conn.client.callTool({ name: "list_jobs", arguments: { limt: 5 } });
+      expect(typo.isError).toBe(true);
+      // Qwen Code's model reads an error's raw result: structuredContent holds it (docs/mcp.md)
+      expect(structured<ErrorBody>(typo).error.did_you_mean).toEqual({ limt: "limit" });
+    }, 30_000);
+  }
+});
+
 describe("advertised input schemas (tools/list through the official client)", () => {
   test("every tool: closed object, every property described, integers and bounds kept", async () => {
     const { client } = await session();

@@ -29,9 +29,9 @@ export function registerTools(
   executionOf: ExecutionOf = () => undefined,
 ): void {
   mcp.server.registerCapabilities({ tools: { listChanged: false } });
-  mcp.server.setRequestHandler("tools/list", () => {
+  mcp.server.setRequestHandler("tools/list", (_request, ctx) => {
     // A client whose own check would refuse an unlisted argument without naming it gets open schemas: we name it.
-    const open = knownClient(mcp.server.getClientVersion()?.name)?.unnamedRefusals === true;
+    const open = knownClient(clientNameOf(mcp, ctx))?.unnamedRefusals === true;
     const tools = Object.values(TOOLS).map((tool) => {
       const execution = executionOf(tool.name);
       return {
