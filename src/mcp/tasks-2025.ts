@@ -174,10 +174,8 @@ async function taskResult(
   const jobId = status.job_id;
   for (;;) {
     const started = Date.now();
-    const resp = await holdWithProgress(
-      hold,
-      async () => statusSentence(await env.service.status(jobId)),
-      (hooks) => env.service.wait(jobId, { timeoutMs: hold.budgetMs, ...hooks }),
+    const resp = await holdWithProgress(hold, (hooks) =>
+      env.service.wait(jobId, { timeoutMs: hold.budgetMs, ...hooks }),
     );
     if (isDelivered(resp)) {
       env.finished?.delivered(jobId);

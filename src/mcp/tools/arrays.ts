@@ -2,7 +2,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { ArrayView } from "../../core/array-types.ts";
 import type { LaunchRequest } from "../../core/service-types.ts";
-import { holdWithProgress } from "../hold.ts";
+import { holdWithTicker } from "../hold.ts";
 import { answerResult, toolResult } from "../results.ts";
 import type { CallCtx, ToolEnv } from "./define.ts";
 
@@ -44,7 +44,7 @@ export async function waitArray(
   ctx: CallCtx,
 ): Promise<CallToolResult> {
   const arrays = env.service.arrays!;
-  const w = await holdWithProgress(
+  const w = await holdWithTicker(
     ctx.hold,
     async () => arraySentence(await arrays.status(arrayId)),
     (hooks) => arrays.wait(arrayId, { timeoutMs, ...hooks }),

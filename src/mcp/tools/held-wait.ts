@@ -1,7 +1,7 @@
 // A held wait for one job (wait_for_job, blocking run_job): progress while it holds, the answer for MCP after.
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { isDelivered } from "../../core/service-types.ts";
-import { holdTimeoutMs, holdWithProgress, statusSentence } from "../hold.ts";
+import { holdTimeoutMs, holdWithProgress } from "../hold.ts";
 import { answerText } from "../result-text.ts";
 import { answerResult, mcpWait } from "../results.ts";
 import { finalToolResult } from "../task-view.ts";
@@ -16,12 +16,7 @@ export async function holdForJob(
   finalShape: boolean,
 ): Promise<CallToolResult> {
   const timeoutMs = holdTimeoutMs(timeoutSeconds, ctx.hold.budgetMs);
-  const hold = () =>
-    holdWithProgress(
-      ctx.hold,
-      async () => statusSentence(await env.service.status(jobId)),
-      (hooks) => env.service.wait(jobId, { timeoutMs, ...hooks }),
-    );
+  const hold = () => holdWithProgress(ctx.hold, (hooks) => env.service.wait(jobId, { timeoutMs, ...hooks }));
   const resp = env.finished ? await env.finished.holding(jobId, hold) : await hold();
   env.finished?.track(jobId);
   if (isDelivered(resp)) env.finished?.delivered(jobId);

@@ -1,7 +1,7 @@
 // run: launch a command and hold for its result up to the inline window; a job still going answers detached.
 import * as v from "valibot";
 import { isDelivered } from "../../core/service-types.ts";
-import { holdWithProgress, statusSentence } from "../hold.ts";
+import { holdWithProgress } from "../hold.ts";
 import { answerText, pendingText } from "../result-text.ts";
 import {
   answerResult,
@@ -37,20 +37,7 @@ export const run = defineTool({
     const inlineMs = Math.min(requestedMs, ctx.hold.budgetMs);
     if (args.array !== undefined)
       return markShellForm(await launchArray(env, req, args.array, inlineMs, ctx), args);
-    const startedAt = Date.now();
-    let jobId: string | undefined;
-    const describe = async () =>
-      jobId === undefined
-        ? `waiting for the command, ${formatSeconds((Date.now() - startedAt) / 1000)} elapsed`
-        : statusSentence(await env.service.status(jobId));
-    const resp = await holdWithProgress(ctx.hold, describe, (hooks) =>
-      env.service.run(req, inlineMs, {
-        signal: hooks.signal,
-        progressIntervalMs: hooks.progressIntervalMs,
-        onProgress: hooks.onProgress,
-      }),
-    );
-    jobId = resp.job_id;
+    const resp = await holdWithProgress(ctx.hold, (hooks) => env.service.run(req, inlineMs, hooks));
     env.finished?.track(resp.job_id, req);
     if (isDelivered(resp)) env.finished?.delivered(resp.job_id);
     env.watch.watch(resp.job_id);

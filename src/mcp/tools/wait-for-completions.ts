@@ -1,7 +1,7 @@
 // wait_for_completions: hold until any of several jobs ends; each completion once, after a cursor.
 import * as v from "valibot";
 import { compactAnswer } from "../compact.ts";
-import { holdTimeoutMs, holdWithProgress } from "../hold.ts";
+import { holdTimeoutMs, holdWithTicker } from "../hold.ts";
 import { finishedText } from "../result-text.ts";
 import { toolResult } from "../results.ts";
 import { count, seconds } from "./args.ts";
@@ -28,7 +28,7 @@ export const waitForCompletions = defineTool({
     const timeoutMs = holdTimeoutMs(args.timeout_seconds, ctx.hold.budgetMs);
     // an array's ID stands for its tasks
     const ids = env.service.arrays ? env.service.arrays.expandAll(args.job_ids, 500) : args.job_ids;
-    const resp = await holdWithProgress(
+    const resp = await holdWithTicker(
       ctx.hold,
       async () => `waiting for ${ids.length} job(s)`,
       (hooks) =>
