@@ -19,29 +19,63 @@ export interface HoldHooks {
   progressIntervalMs: number;
 }
 
+/** Sends `notifications/progress` on the request's token (none without one), numbered, until stopped. */
+function progressSender(ctx: HoldContext) {
+  const token = ctx.progressToken;
+  let sent = 0;
+  let stopped = false;
+  return {
+    active: token !== undefined,
+    send(message: string): void {
+      if (stopped || token === undefined) return;
+      sent += 1;
+      ctx
+        .notify({
+          method: "notifications/progress",
+          params: { progressToken: token, progress: sent, message },
+        })
+        .catch(() => {});
+    },
+    stop(): void {
+      stopped = true;
+    },
+  };
+}
+
 /**
- * Runs `work` while sending `notifications/progress` (only when the request carries a progress token): one
- * per interval, never more. Each carries the service's latest sentence when it reported one since the last
- * notification, else `describe()`. (The service and a ticker used to send on their own: two per interval.)
+ * Runs a held wait for one job: core's wait reports progress once per interval, a sentence from the look it
+ * takes anyway, and each one goes out as it comes. No timer of our own and no look of our own.
  */
 export async function holdWithProgress<T>(
+  ctx: HoldContext,
+  work: (hooks: HoldHooks) => Promise<T>,
+): Promise<T> {
+  const progress = progressSender(ctx);
+  try {
+    return await work({
+      signal: ctx.signal,
+      onProgress: progress.send,
+      progressIntervalMs: ctx.progressIntervalMs,
+    });
+  } finally {
+    progress.stop();
+  }
+}
+
+/**
+ * Runs a held call whose service reports no steady progress of its own (completions report none; an array's
+ * wait only while one task's wait lasts a whole interval): one notification per interval, never more, with the
+ * latest sentence the call reported since the last one, else `describe()`.
+ */
+export async function holdWithTicker<T>(
   ctx: HoldContext,
   describe: () => Promise<string>,
   work: (hooks: HoldHooks) => Promise<T>,
 ): Promise<T> {
-  const token = ctx.progressToken;
-  let sent = 0;
-  let stopped = false;
+  const progress = progressSender(ctx);
   let latest: string | undefined;
   let ticks = 0;
   let describing = false;
-  const send = (message: string) => {
-    if (stopped || token === undefined) return;
-    sent += 1;
-    ctx
-      .notify({ method: "notifications/progress", params: { progressToken: token, progress: sent, message } })
-      .catch(() => {});
-  };
   const onProgress: ProgressFn = (message) => {
     latest = message;
   };
@@ -49,7 +83,7 @@ export async function holdWithProgress<T>(
   const tick = () => {
     const mine = ++ticks;
     if (latest !== undefined || describing) {
-      send(latest ?? "still waiting");
+      progress.send(latest ?? "still waiting");
       latest = undefined;
       return;
     }
@@ -58,14 +92,14 @@ export async function holdWithProgress<T>(
       .catch(() => "still waiting")
       .then((message) => {
         describing = false;
-        if (mine === ticks) send(message);
+        if (mine === ticks) progress.send(message);
       });
   };
-  const timer = token === undefined ? undefined : setInterval(tick, ctx.progressIntervalMs);
+  const timer = progress.active ? setInterval(tick, ctx.progressIntervalMs) : undefined;
   try {
     return await work({ signal: ctx.signal, onProgress, progressIntervalMs: ctx.progressIntervalMs });
   } finally {
-    stopped = true;
+    progress.stop();
     if (timer !== undefined) clearInterval(timer);
   }
 }

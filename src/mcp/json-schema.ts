@@ -1,55 +1,29 @@
-// Tool input schemas as the SDK lists them: valibot validates, its official converter advertises JSON Schema.
+// Tool input schemas as tools/list shows them: valibot validates, its official converter advertises JSON Schema.
 // The only importer of @valibot/to-json-schema. Draft 2020-12 keeps integer types, bounds, descriptions and
-// `additionalProperties: false` from v.strictObject, which is everything the SDK and clients need.
-import type { StandardSchemaWithJSON } from "@modelcontextprotocol/server";
-import { toJsonSchema as convert, toStandardJsonSchema } from "@valibot/to-json-schema";
+// `additionalProperties: false` from v.strictObject, which is everything clients need.
+import type { Tool } from "@modelcontextprotocol/server";
+import { toJsonSchema as convert } from "@valibot/to-json-schema";
 import type * as v from "valibot";
-
-type AnySchema = v.GenericSchema;
-
-/** The JSON Schema (draft 2020-12) a tool's input is advertised with. */
-export function toJsonSchema(schema: AnySchema): Record<string, unknown> {
-  return convert(schema, { target: "draft-2020-12", typeMode: "input" }) as Record<string, unknown>;
-}
 
 type Json = Record<string, unknown>;
 
-/**
- * Drops what tools/list need not repeat: `$schema` per tool, `propertyNames: {type: string}`, a shared field's schema;
- * and `additionalProperties: false` when the schema is listed open (the server still refuses unknown arguments).
- */
-function compact(json: Json, shared: ReadonlySet<string>, open: boolean): Json {
-  delete json.$schema;
-  if (open) delete json.additionalProperties;
-  if (Array.isArray(json.required) && json.required.length === 0) delete json.required;
-  for (const [key, prop] of Object.entries((json.properties ?? {}) as Record<string, Json>)) {
-    delete prop.propertyNames;
-    // Described and constrained once, in run's schema (the tool's description points there); here it is named.
-    if (shared.has(key)) for (const field of Object.keys(prop)) delete prop[field];
-  }
-  return json;
+/** The JSON Schema (draft 2020-12) of a tool's input, as converted. */
+export function toJsonSchema(schema: v.GenericSchema): Json {
+  return convert(schema, { target: "draft-2020-12", typeMode: "input" }) as Json;
 }
 
 /**
- * A valibot schema the SDK can both list (JSON Schema) and validate with (valibot); the properties in `shared`
- * are described once elsewhere (run's launch arguments, which the tool's description points to): here only named.
- * `listedOpen()` is asked at each listing: true lists it without `additionalProperties: false`.
+ * A tool's input schema as listed: without what tools/list need not repeat (`$schema` per tool, `propertyNames:
+ * {type: string}`, an empty `required`); `open` lists it without `additionalProperties: false` (the server still
+ * refuses unknown arguments, by name).
  */
-export function withJsonSchema<S extends AnySchema>(
-  schema: S,
-  shared: ReadonlySet<string> = new Set(),
-  listedOpen: () => boolean = () => false,
-): StandardSchemaWithJSON<v.InferInput<S>, v.InferOutput<S>> {
-  const std = toStandardJsonSchema(schema) as unknown as {
-    "~standard": { jsonSchema: Record<string, unknown> };
-  };
-  const inner = std["~standard"].jsonSchema as Record<"input" | "output", (opts: unknown) => Json>;
-  const jsonSchema = {
-    input: (opts: unknown) => compact(inner.input(opts), shared, listedOpen()),
-    output: (opts: unknown) => compact(inner.output(opts), shared, listedOpen()),
-  };
-  return { ...std, "~standard": { ...std["~standard"], jsonSchema } } as unknown as StandardSchemaWithJSON<
-    v.InferInput<S>,
-    v.InferOutput<S>
-  >;
+export function listedInputSchema(schema: v.GenericSchema, open = false): Tool["inputSchema"] {
+  const json: Json = { type: "object", ...toJsonSchema(schema) };
+  delete json.$schema;
+  if (open) delete json.additionalProperties;
+  if (Array.isArray(json.required) && json.required.length === 0) delete json.required;
+  for (const prop of Object.values((json.properties ?? {}) as Record<string, Json>))
+    delete prop.propertyNames;
+  // The converter's JSON Schema of an object schema, which is what the SDK's type says more narrowly.
+  return json as Tool["inputSchema"];
 }

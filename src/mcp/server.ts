@@ -1,6 +1,7 @@
 // Builds the Awaitless MCP server for one connection, without a transport (stdio.ts and tests connect it).
 import { McpServer } from "@modelcontextprotocol/server";
 import type { JobServiceApi } from "../core/service-types.ts";
+import { callContext, TASKS_EXTENSION } from "./call-context.ts";
 import { CHANNEL_CAPABILITY, CHANNEL_METHOD, SessionChannel } from "./channel.ts";
 import { knownClient } from "./clients.ts";
 import type { McpConfig } from "./config.ts";
@@ -8,8 +9,8 @@ import { SessionFinishedJobs } from "./finished-jobs.ts";
 import { JobWatch } from "./job-watch.ts";
 import { registerJobResources } from "./resources.ts";
 import { registerModernTasks } from "./tasks.ts";
-import { registerTasks2025 } from "./tasks-2025.ts";
-import { callContext, registerTools, TASKS_EXTENSION } from "./tools.ts";
+import { executionOf, registerTasks2025 } from "./tasks-2025.ts";
+import { registerTools } from "./tools/register.ts";
 
 export type McpEra = "legacy" | "modern";
 
@@ -30,7 +31,6 @@ export class AwaitlessMcpServer extends McpServer {
       { name: config.serverName, version: config.serverVersion },
       {
         capabilities: {
-          tools: { listChanged: false },
           resources: { subscribe: true, listChanged: false },
           // Exactly {}: the official requester treats any setting inside as "no tasks".
           extensions: { [TASKS_EXTENSION]: {} },
@@ -94,9 +94,9 @@ export function createMcpServer(
 ): AwaitlessMcpServer {
   const mcp = new AwaitlessMcpServer(service, config, era);
   const env = { service, config, watch: mcp.watch, finished: mcp.finished, ...(ending ? { ending } : {}) };
-  const tools = registerTools(mcp, env);
+  registerTools(mcp, env, era === "legacy" ? (name) => executionOf(mcp, name) : undefined);
   registerJobResources(mcp, service, config, mcp.watch, era);
   if (era === "modern") registerModernTasks(mcp, service, config);
-  else registerTasks2025(mcp, env, tools, (ctx) => callContext(mcp, env, ctx).hold);
+  else registerTasks2025(mcp, env, (ctx) => callContext(mcp, env, ctx).hold);
   return mcp;
 }

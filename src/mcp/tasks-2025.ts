@@ -12,7 +12,7 @@ import { isTerminal } from "../core/job.ts";
 import { isDelivered, type JobStatus } from "../core/service-types.ts";
 import { holdWithProgress, type ProgressToken, statusSentence } from "./hold.ts";
 import { finalToolResult, findTask, isExpired, type TaskView, taskView } from "./task-view.ts";
-import type { ToolEnv } from "./tool-handlers.ts";
+import type { ToolEnv } from "./tools/define.ts";
 
 /** What the server declares to a client that declared `capabilities.tasks` on initialize. */
 export const TASKS_2025_CAPABILITY = { list: {}, cancel: {}, requests: { tools: { call: {} } } };
@@ -174,10 +174,8 @@ async function taskResult(
   const jobId = status.job_id;
   for (;;) {
     const started = Date.now();
-    const resp = await holdWithProgress(
-      hold,
-      async () => statusSentence(await env.service.status(jobId)),
-      (hooks) => env.service.wait(jobId, { timeoutMs: hold.budgetMs, ...hooks }),
+    const resp = await holdWithProgress(hold, (hooks) =>
+      env.service.wait(jobId, { timeoutMs: hold.budgetMs, ...hooks }),
     );
     if (isDelivered(resp)) {
       env.finished?.delivered(jobId);
@@ -207,25 +205,26 @@ function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
+/** A tool's `execution` in tools/list: run_job's taskSupport, to a client whose initialize declared tasks. */
+export function executionOf(mcp: McpServer, toolName: string): { taskSupport: "optional" } | undefined {
+  const taskSupport = TASK_SUPPORT[toolName];
+  return taskSupport !== undefined && clientDeclaresTasks(mcp) ? { taskSupport } : undefined;
+}
+
 /**
- * Registers the four 2025-11-25 methods and makes the server declare `capabilities.tasks` (and run_job's
- * execution.taskSupport) to a client whose initialize declared tasks: the SDK records the client's
- * capabilities just before it asks for the server's, so the answer can depend on them.
+ * Registers the four 2025-11-25 methods and makes the server declare `capabilities.tasks` to a client whose
+ * initialize declared tasks: the SDK records the client's capabilities just before it asks for the server's,
+ * so the answer can depend on them.
  */
 export function registerTasks2025(
   mcp: McpServer,
   env: ToolEnv,
-  registered: Record<string, { execution?: { taskSupport?: string } }>,
   holdOf: (ctx: ServerContext) => Parameters<typeof holdWithProgress>[0],
 ): void {
   const server = mcp.server;
   const baseCapabilities = server.getCapabilities.bind(server);
   server.getCapabilities = () => {
     if (!clientDeclaresTasks(mcp)) return baseCapabilities();
-    for (const [name, taskSupport] of Object.entries(TASK_SUPPORT)) {
-      const tool = registered[name];
-      if (tool) tool.execution = { taskSupport };
-    }
     return { ...baseCapabilities(), tasks: TASKS_2025_CAPABILITY };
   };
   const feed = new StatusFeed(mcp, env);

@@ -7,9 +7,9 @@ import {
 import * as v from "valibot";
 import { isTerminal } from "../core/job.ts";
 import type { JobServiceApi } from "../core/service-types.ts";
+import { requestHasTasks, TASKS_EXTENSION } from "./call-context.ts";
 import type { McpConfig } from "./config.ts";
 import { detailedTask, findTask } from "./task-view.ts";
-import { requestHasTasks, TASKS_EXTENSION } from "./tools.ts";
 
 const taskParams = v.looseObject({ taskId: v.string("taskId must be a string") });
 

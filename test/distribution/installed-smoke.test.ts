@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import type { Transport } from "@modelcontextprotocol/server";
-import { TOOLS } from "../../src/mcp/tools.ts";
+import { TOOLS } from "../../src/mcp/tools/catalog.ts";
 import { makeClient } from "../mcp/harness.ts";
 import { INSTALL_SH, type ReleaseServer, releaseCache, serveReleases } from "./release-fixture.ts";
 

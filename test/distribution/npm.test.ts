@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import type { Transport } from "@modelcontextprotocol/server";
 import { NPM_PLATFORMS, SCOPE } from "../../build/npm.ts";
-import { TOOLS } from "../../src/mcp/tools.ts";
+import { TOOLS } from "../../src/mcp/tools/catalog.ts";
 import { descendantPids } from "../helpers/sshd.ts";
 import { makeClient } from "../mcp/harness.ts";
 import { type FakeRegistry, hostPlatform, type Packed, packForHost, serveRegistry } from "./npm-fixture.ts";

@@ -82,11 +82,11 @@ for (const era of ["legacy", "modern"] as Era[]) {
       box.remove();
     });
 
-    test("tools/list fits in 8 KiB (and the ~110 B keep_leftovers costs) and every tool still says when and when not to use it", async () => {
+    test("tools/list fits in 11 KiB and every tool still says when and when not to use it", async () => {
       const { tools } = await conn.client.listTools();
       const { bytes } = responseBytes(conn, "tools/list");
-      // measured 8 149 B (2026 era) before keep_leftovers, a launch argument of every launch tool, added 108 B
-      expect(bytes).toBeLessThanOrEqual(8192 + 128);
+      // 10 755 / 10 898 B (2025 / 2026 framing): every property of every tool typed and described
+      expect(bytes).toBeLessThanOrEqual(11_264);
       expect(tools.length).toBeGreaterThanOrEqual(11);
       for (const tool of tools) {
         const description = tool.description ?? "";

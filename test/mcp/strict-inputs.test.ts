@@ -52,6 +52,25 @@ for (const era of ["legacy", "modern"] as const) {
   });
 }
 
+describe("unknown tool names", () => {
+  test("a name an object has of its own (toString, __proto__, constructor) is an unknown tool like any other", async () => {
+    const { client } = await session();
+    for (const name of ["toString", "__proto__", "constructor", "hasOwnProperty"]) {
+      let refused: unknown;
+      await client.callTool({ name, arguments: {} }).catch((e: unknown) => {
+        refused = e;
+      });
+      expect({ name, refused: String(refused) }).toMatchObject({
+        name,
+        refused: expect.stringContaining(`Tool ${name} not found; the tools are: run, submit_job,`),
+      });
+    }
+    expect(
+      structured<{ count: number }>(await client.callTool({ name: "list_jobs", arguments: {} })).count,
+    ).toBe(0);
+  }, 20_000);
+});
+
 describe("unknown tool arguments on every tool", () => {
   test("each tool refuses a misspelt argument, naming the nearest known one; a far-off name is just named", async () => {
     const { client } = await session();
@@ -136,6 +155,27 @@ describe("arguments a client injects (Gemini CLI's wait_for_previous)", () => {
   }, 30_000);
 });
 
+describe("open schemas by client name on both protocol generations", () => {
+  for (const era of ["legacy", "modern"] as const) {
+    test(`${era}: Qwen Code gets every schema without additionalProperties: false; the server names an unknown argument`, async () => {
+      const box = makeSandbox();
+      cleanups.push(box.remove);
+      const conn = await connectStdio(era, box.env, box.root, "qwen-code");
+      cleanups.push(conn.close);
+      const { tools } = await conn.client.listTools();
+      for (const tool of tools)
+        expect({ tool: tool.name, closed: "additionalProperties" in tool.inputSchema }).toEqual({
+          tool: tool.name,
+          closed: false,
+        });
+      const typo = await conn.client.callTool({ name: "list_jobs", arguments: { limt: 5 } });
+      expect(typo.isError).toBe(true);
+      // Qwen Code's model reads an error's raw result: structuredContent holds it (docs/mcp.md)
+      expect(structured<ErrorBody>(typo).error.did_you_mean).toEqual({ limt: "limit" });
+    }, 30_000);
+  }
+});
+
 describe("advertised input schemas (tools/list through the official client)", () => {
   test("every tool: closed object, every property described, integers and bounds kept", async () => {
     const { client } = await session();
@@ -148,17 +188,16 @@ describe("advertised input schemas (tools/list through the official client)", ()
         type: "object",
         additionalProperties: false,
       });
-      for (const [prop, own] of Object.entries(schema.properties)) {
-        // The launch arguments are described once, in run's schema; submit_job and run_job point there.
-        const shared = own.description === undefined && (name === "submit_job" || name === "run_job");
-        if (shared) expect(tools.find((t) => t.name === name)?.description).toMatch(/as in run/i);
-        const spec = shared ? byName.get("run")!.properties[prop]! : own;
+      for (const [prop, spec] of Object.entries(schema.properties)) {
         expect({ tool: name, prop, described: typeof spec.description === "string" }).toEqual({
           tool: name,
           prop,
           described: true,
         });
         expect((spec.description as string).length).toBeGreaterThan(5);
+        // typed: a JSON type, or a union of typed alternatives (command: a string or an argv array)
+        const typed = typeof spec.type === "string" || Array.isArray(spec.anyOf);
+        expect({ tool: name, prop, typed }).toEqual({ tool: name, prop, typed: true });
       }
     }
     const prop = (tool: string, key: string) => byName.get(tool)?.properties[key];
@@ -183,10 +222,13 @@ describe("advertised input schemas (tools/list through the official client)", ()
       minimum: 1,
       maximum: 10_000,
     });
-    // submit_job and run_job name the launch arguments; their schema is run's (described once).
-    for (const tool of ["run", "wait_for_job", "wait_for_completions"])
+    // submit_job and run_job list the launch arguments typed and described, as run does.
+    for (const tool of ["run", "submit_job", "run_job", "wait_for_job", "wait_for_completions"])
       expect(prop(tool, "timeout_seconds")).toMatchObject({ type: "number", minimum: 0 });
-    for (const tool of ["submit_job", "run_job"]) expect(prop(tool, "timeout_seconds")).toEqual({});
+    for (const tool of ["submit_job", "run_job"]) {
+      expect(prop(tool, "cwd")).toEqual(prop("run", "cwd")!);
+      expect(prop(tool, "command")).toEqual(prop("run", "command")!);
+    }
     expect(prop("cancel_job", "grace_period_seconds")).toMatchObject({ type: "number", minimum: 0 });
     expect(prop("run", "command")).toMatchObject({
       anyOf: [

@@ -1,7 +1,7 @@
 // Each surface speaks its own language: failing calls through the MCP server (official client, compiled binary)
 // never get CLI wording in their hints, and the same failures on the CLI never name MCP tools.
 import { afterAll, describe, expect, test } from "bun:test";
-import { TOOLS } from "../../src/mcp/tools.ts";
+import { TOOLS } from "../../src/mcp/tools/catalog.ts";
 import { Sandbox } from "../helpers/cli.ts";
 import { structured } from "./harness.ts";
 import { connectStdio } from "./stdio-client.ts";

@@ -126,6 +126,28 @@ for (const era of ["legacy", "modern"] as const) {
       expect((await real.service.status(submitted.job_id)).state).toBe("running");
     });
 
+    test("a held wait's progress comes from the wait's own look: the server makes no status call of its own", async () => {
+      const { client, real, submit } = await setup(era, { holdBudgetMs: 1_500, progressIntervalMs: 150 });
+      const submitted = await submit();
+      const start = real.calls.length;
+      let end = start;
+      const messages: string[] = [];
+      const result = await client.callTool(
+        { name: "wait_for_job", arguments: { job_id: submitted.job_id } },
+        {
+          onprogress: (p) => {
+            messages.push(p.message ?? "");
+            end = real.calls.length;
+          },
+        },
+      );
+      expect(structured<{ wait_state: string }>(result).wait_state).toBe("client_timeout");
+      expect(messages.length).toBeGreaterThanOrEqual(3);
+      for (const message of messages) expect(message).toMatch(/^running \S+, /);
+      // the service calls while progress went out: the wait itself, nothing that looks at the job again
+      expect(real.calls.slice(start, end)).toEqual(["wait"]);
+    });
+
     test("a bare sleep is refused with the way to wait instead", async () => {
       const { client, jobCount } = await setup(era);
       for (const command of [

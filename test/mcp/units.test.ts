@@ -11,7 +11,9 @@ import { jobIdFromUri } from "../../src/mcp/job-watch.ts";
 import { toJsonSchema } from "../../src/mcp/json-schema.ts";
 import { nextWaitAction, QUIET_CANCEL_SECONDS } from "../../src/mcp/results.ts";
 import { ttlMsOf } from "../../src/mcp/task-view.ts";
-import { listInput, runInput, strictInput } from "../../src/mcp/tool-inputs.ts";
+import { strictInput } from "../../src/mcp/tools/args.ts";
+import { listInput } from "../../src/mcp/tools/list-jobs.ts";
+import { runInput } from "../../src/mcp/tools/run.ts";
 import { acknowledgedResourceUris, stripTaskContent } from "../../src/mcp/wire.ts";
 
 describe("tool input JSON Schema", () => {

@@ -157,6 +157,22 @@ describe("architecture", () => {
     expect(cyclesOf(g)).toEqual(["a.ts → b.ts → c.ts → a.ts", "d.ts → d.ts"]);
   });
 
+  test("each MCP tool is one file of src/mcp/tools/ named after it, made by defineTool, listed in catalog.ts", () => {
+    const dir = join(SRC, "mcp", "tools");
+    const catalog = readFileSync(join(dir, "catalog.ts"), "utf8");
+    const tools = readdirSync(dir)
+      .filter((f) => f !== "define.ts")
+      .map((f) => ({ file: f, text: readFileSync(join(dir, f), "utf8") }))
+      .filter(({ text }) => text.includes("defineTool("));
+    expect(tools.length).toBeGreaterThanOrEqual(11);
+    for (const { file, text } of tools) {
+      const names = [...text.matchAll(/defineTool\(\{\s*name: "([a-z_]+)"/g)].map((m) => m[1]!);
+      expect({ file, names }).toEqual({ file, names: [file.replace(/\.ts$/, "").replaceAll("-", "_")] });
+      expect({ file, listed: catalog.includes(`from "./${file}"`) }).toEqual({ file, listed: true });
+      expect({ file, lines: text.split("\n").length <= 150 }).toEqual({ file, lines: true });
+    }
+  });
+
   /** The modules `file` evaluates as soon as it is: its static imports, transitively (`import type` excluded). */
   function eagerClosure(...roots: string[]): string[] {
     const eager = (file: string) =>

@@ -3,7 +3,7 @@
 import { describe, expect, test } from "bun:test";
 import { AwaitlessError, hint, useHintTable } from "../../src/core/errors.ts";
 import { HINTS } from "../../src/hints.ts";
-import { TOOLS } from "../../src/mcp/tools.ts";
+import { TOOLS } from "../../src/mcp/tools/catalog.ts";
 
 /** CLI wording: an awaitless command line or a --flag. */
 const CLI_WORDS = /\bawaitless [a-z]|(^|[\s(`'"/])--[a-z]/;

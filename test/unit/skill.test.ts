@@ -3,8 +3,8 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { JOB_STATES } from "../../src/core/job.ts";
-import { parseArgs } from "../../src/mcp/tool-inputs.ts";
-import { TOOLS } from "../../src/mcp/tools.ts";
+import { parseArgs } from "../../src/mcp/tools/args.ts";
+import { TOOLS } from "../../src/mcp/tools/catalog.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 const skill = readFileSync(join(ROOT, "skills", "awaitless", "SKILL.md"), "utf8");
