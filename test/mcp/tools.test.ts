@@ -1,6 +1,8 @@
 // The tool surface through the official client, for both protocol generations, on the real service (local
 // backend, temp data directory) with real commands; gated jobs print and end when the test releases them.
+
 import { afterEach, describe, expect, test } from "bun:test";
+import { until } from "../helpers/until.ts";
 import { type Era, structured, textOf, waitFor } from "./harness.ts";
 import { connectInProcess } from "./in-process.ts";
 import { type RealService, realService } from "./real-service.ts";
@@ -112,6 +114,11 @@ for (const era of ["legacy", "modern"] as const) {
       const { client, real, submit } = await setup(era, { holdBudgetMs: 1_200, progressIntervalMs: 150 });
       const submitted = await submit();
       await submitted.write("epoch 1\n");
+      // the wrapper's heartbeat counts the output a moment later on a busy machine: wait for it to be seen
+      await until(
+        "the output to be seen",
+        async () => (await real.service.status(submitted.job_id)).last_output_at,
+      );
       const messages: string[] = [];
       const result = await client.callTool(
         { name: "wait_for_job", arguments: { job_id: submitted.job_id } },
