@@ -114,11 +114,11 @@ for (const era of ["legacy", "modern"] as const) {
       const { client, real, submit } = await setup(era, { holdBudgetMs: 1_200, progressIntervalMs: 150 });
       const submitted = await submit();
       await submitted.write("epoch 1\n");
-      // the wrapper's heartbeat counts the output a moment later on a busy machine: wait for it to be seen
-      await until(
-        "the output to be seen",
-        async () => (await real.service.status(submitted.job_id)).last_output_at,
-      );
+      // the wrapper's heartbeat counts the output at its next check (seconds later): wait until it has
+      await until("the heartbeat to count the output", async () => {
+        const st = await real.service.status(submitted.job_id);
+        return st.stdout_bytes > 0 && st.last_output_at !== null && st.last_output_at !== st.started_at;
+      });
       const messages: string[] = [];
       const result = await client.callTool(
         { name: "wait_for_job", arguments: { job_id: submitted.job_id } },
