@@ -19,8 +19,8 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
+import { createLocalUser, type LocalUser } from "../helpers/local-users.ts";
 import { gateOnAvailability, sshdAvailable } from "../helpers/sshd.ts";
-import { createThrowawayUser, type ThrowawayUser } from "../helpers/throwaway-user.ts";
 import { onTty, rawAt, scriptAvailable } from "../helpers/tty.ts";
 import { type SshWorld, sshWorld } from "./ssh-fixture.ts";
 
@@ -38,13 +38,13 @@ const mode = (p: string) => statSync(p).mode & 0o7777;
 
 let w: SshWorld;
 let base: string;
-let attacker: ThrowawayUser | undefined;
+let attacker: LocalUser | undefined;
 if (runE2e) {
   beforeAll(async () => {
     w = await sshWorld();
     base = mkdtempSync("/tmp/awl-own-roots-");
     chmodSync(base, 0o755); // root's, readable by the test users
-    attacker = createThrowawayUser();
+    attacker = createLocalUser();
   });
   afterAll(async () => {
     await w?.close();

@@ -18,6 +18,7 @@ export interface LocalUser {
   name: string;
   home: string;
   uid: number;
+  gid: number;
   /** Environment for a process of this user: its own HOME and PATH, nothing of the test's. */
   env(extra?: Record<string, string>): Record<string, string>;
   /** `argv` run as this user (runuser), with `env`. */
@@ -28,11 +29,13 @@ export interface LocalUser {
 }
 
 /** A new user `<prefix><random>` with a home directory (names stay under 32 characters). */
-export function createLocalUser(prefix: string): LocalUser {
+export function createLocalUser(prefix = "awl-t"): LocalUser {
   const name = `${prefix}${Math.random().toString(36).slice(2, 8)}`;
   runLocked(["useradd", "--create-home", "--shell", "/bin/sh", name]);
   const home = `/home/${name}`;
-  const uid = Number(Bun.spawnSync(["id", "-u", name]).stdout.toString().trim());
+  const id = (flag: string) => Number(Bun.spawnSync(["id", flag, name]).stdout.toString().trim());
+  const uid = id("-u");
+  const gid = id("-g");
   const env = (extra: Record<string, string> = {}) => ({
     HOME: home,
     USER: name,
@@ -55,6 +58,7 @@ export function createLocalUser(prefix: string): LocalUser {
     name,
     home,
     uid,
+    gid,
     env,
     spawn: (argv, extra) =>
       Bun.spawn(wrap(argv, extra), { cwd: "/", stdin: "ignore", stdout: "pipe", stderr: "pipe" }),

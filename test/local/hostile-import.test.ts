@@ -18,9 +18,9 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { Sandbox } from "../helpers/cli.ts";
+import { createLocalUser, localUsersAvailable } from "../helpers/local-users.ts";
 import { gateOnAvailability } from "../helpers/sshd.ts";
 import { FIXTURE_08, id08, row08, write08Store } from "../helpers/store08.ts";
-import { createThrowawayUser, throwawayUsersAvailable } from "../helpers/throwaway-user.ts";
 import { fillUp, mountTmpfs, tmpfsAvailable, unmountTmpfs } from "../helpers/tmpfs.ts";
 import { until } from "../helpers/until.ts";
 
@@ -193,12 +193,11 @@ describe("import refuses what a hostile 0.8 store says", () => {
 });
 
 describe("--from another user could have filled", () => {
-  if (!gateOnAvailability("a --from of another user (a throwaway user, root)", throwawayUsersAvailable()))
-    return;
+  if (!gateOnAvailability("a --from of another user (a throwaway user, root)", localUsersAvailable())) return;
 
   test("owned by another user, or open to others: refused with the fix, nothing imported", () => {
     const sb = box();
-    const other = createThrowawayUser();
+    const other = createLocalUser();
     try {
       const theirs = join(sb.root, "theirs");
       cpSync(FIXTURE_08, theirs, { recursive: true });
