@@ -14,7 +14,7 @@ import { AwaitlessError, EXIT, invalid } from "../core/errors.ts";
 import { didYouMean } from "../core/nearest-name.ts";
 import type { CliIo } from "./cli-io.ts";
 import { commandLine, type Launcher, launched, NPX_LAUNCHER, npxCacheNote } from "./mcp-config-npx.ts";
-import { mergeCodexToml, renderCodexToml } from "./mcp-config-toml.ts";
+import { type CodexKeys, mergeCodexToml, renderCodexToml } from "./mcp-config-toml.ts";
 
 export const MCP_CLIENTS = ["claude", "codex", "cursor", "gemini", "opencode", "qwen", "json"] as const;
 export type McpClient = (typeof MCP_CLIENTS)[number];
@@ -32,7 +32,7 @@ export type ServerEntry =
 export const WIRED_HOLDS: Record<McpClient, { holdSeconds?: number; clientTimeoutSeconds?: number }> = {
   // Claude Code backgrounds a call still open after 120 s; its own per-call timeout is far longer.
   claude: { holdSeconds: 110 },
-  // Codex CLI: tool_timeout_sec (300 s by default, measured) raised to 600 s.
+  // Codex CLI: tool_timeout_sec (300 s by default, measured) raised to 600 s; `required = true` beside it.
   codex: { holdSeconds: 540, clientTimeoutSeconds: 600 },
   // Gemini CLI: per-server timeout in ms (600 000 by default), written explicitly.
   gemini: { holdSeconds: 540, clientTimeoutSeconds: 600 },
@@ -189,9 +189,9 @@ export function writeConfig(
   return { file, changed: true, ...(backup ? { backup } : {}) };
 }
 
-function codexKeys(launcher?: Launcher): { args: string[]; toolTimeoutSec: number } {
+function codexKeys(launcher?: Launcher): CodexKeys {
   const args = [...(launcher?.args ?? []), ...serverArgs("codex")];
-  return { args, toolTimeoutSec: WIRED_HOLDS.codex.clientTimeoutSeconds! };
+  return { args, toolTimeoutSec: WIRED_HOLDS.codex.clientTimeoutSeconds!, required: true };
 }
 
 function parseClient(raw: string | undefined): McpClient {

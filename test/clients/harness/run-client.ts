@@ -15,6 +15,8 @@ import {
   q,
   type RunDirs,
   readTap,
+  type ServerStart,
+  shapeStart,
   stopJobs,
   type TapLine,
   writeAwaitlessConfig,
@@ -61,6 +63,10 @@ export interface RunOptions {
   holdSeconds?: number;
   /** The client's 2026-07-28 mode. */
   modern?: boolean;
+  /** Our server starting late or failing to start (measure.ts --startup). */
+  serverStart?: ServerStart;
+  /** Codex: the entry's `required` (mcp-config's choice when left out). */
+  required?: boolean;
   timeoutMs: number;
 }
 
@@ -146,6 +152,7 @@ export function prepare(client: ClientSpec, opts: RunOptions, extra: Partial<Lau
   try {
     writeAwaitlessConfig(dirs, opts.defaults);
     client.setup(dirs, opts);
+    shapeStart(dirs, opts.serverStart);
     const launch = { ...client.launch(dirs, opts), ...extra };
     const script = join(dirs.root, "in-namespace.sh");
     const env = { ...baseEnv(dirs), ...launch.env, ...opts.env, ...extra.env };
