@@ -70,10 +70,16 @@ export function renderConfig(client: McpClient, command: string, launcher?: Laun
   return `${JSON.stringify({ [serversKey(client)]: { [SERVER_NAME]: entry } }, null, 2)}\n`;
 }
 
-/** How to let a finished job wake a Claude Code session (its channels are a research preview, enabled per launch). */
+/**
+ * The command line that lets a finished job wake a Claude Code session (docs/mcp.md, channels): its channels are a
+ * research preview enabled per launch, and only on a 2025-era connection (Claude Code skips them on a 2026-07-28
+ * one, which it opens by default), which MCP_PROTOCOL_NEGOTIATION=legacy selects.
+ */
+export const CLAUDE_CHANNEL_COMMAND = `MCP_PROTOCOL_NEGOTIATION=legacy claude --dangerously-load-development-channels server:${SERVER_NAME}`;
+
 export const CLAUDE_CHANNEL_NOTE =
-  `# to have a job's end wake an idle session (Claude Code channels, a research preview): start it with ` +
-  `claude --dangerously-load-development-channels server:${SERVER_NAME}\n`;
+  `# to have a job's end wake an idle session (Claude Code channels, a research preview; they need the 2025 ` +
+  `handshake, which the variable selects): start it with ${CLAUDE_CHANNEL_COMMAND}\n`;
 
 /** Each client's user-level config file; `json` has none. */
 export function configPath(client: McpClient, env: Record<string, string | undefined>): string | undefined {

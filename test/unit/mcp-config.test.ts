@@ -308,7 +308,8 @@ describe("each wired client holds under its own limit", () => {
     const home = join(scratch, "h4");
     mkdirSync(home);
     const env = { HOME: home, PATH: process.env.PATH ?? "/usr/bin:/bin", NO_COLOR: "1" };
-    const flag = "claude --dangerously-load-development-channels server:awaitless";
+    // the 2025 handshake too: Claude Code 2.1.332 opens a 2026-07-28 connection by default and skips channels on it
+    const flag = "start it with MCP_PROTOCOL_NEGOTIATION=legacy claude --dangerously-load-development-channels server:awaitless";
     const printed = Bun.spawnSync([BINARY, "mcp-config", "claude"], { env, stdout: "pipe", stderr: "pipe" });
     expect(JSON.parse(printed.stdout.toString()).mcpServers.awaitless.args).toEqual([
       "mcp",
