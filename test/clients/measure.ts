@@ -25,6 +25,10 @@ for (const c of chosen)
   if (!(c in ALL)) throw new Error(`unknown client "${c}": one of ${Object.keys(ALL).join(", ")}`);
 const clients = (chosen.length > 0 ? chosen : Object.keys(ALL)).map((c) => ALL[c]!);
 
+/** What the model reads of one result (the client's wrapping included), and its whole result block. */
+const sizeOf = (r: { bytes: number; text: string } | undefined): string =>
+  r === undefined ? "—" : `${Buffer.byteLength(r.text)} B (${r.bytes} B)`;
+
 const secs = (ms: number | undefined) => (ms === undefined ? "—" : `${(ms / 1000).toFixed(1)} s`);
 
 /** The cut run: the client's timeout 3 s, our progress every `progressSeconds`. */
@@ -33,6 +37,9 @@ function cutRun(client: ClientSpec, progressSeconds: number) {
     prompt: SESSION_PROMPT,
     steps: [
       call("run", { command: "echo hello-from-job-$((6*7))" }),
+      call("run", {
+        command: "echo compiling main.c; echo 'main.c:3:7: error: expected ; before }' >&2; exit 3",
+      }),
       call("run", { command: "echo started; sleep 8; echo slow-check-$((6*7))" }),
       call("wait_for_job", (ctx) => ({ job_id: ctx.jobId() })),
       call("wait_for_job", (ctx) => ({ job_id: ctx.jobId() })),
@@ -72,10 +79,10 @@ async function shape(client: ClientSpec): Promise<string[]> {
       init.client,
       init.protocol,
       quick?.result && results[0] ? form(results[0], quick.result) : "—",
-      `${results[0]?.bytes ?? "—"} B (text ${results[0] ? Buffer.byteLength(results[0].text) : "—"} B)`,
+      ...[0, 1, 2].map((i) => sizeOf(results[i])),
       seen.every((c) => c.progressToken) ? "yes" : seen.some((c) => c.progressToken) ? "some calls" : "no",
       `${outcome}${sparse}`,
-      JSON.stringify((results[2]?.text ?? "").slice(0, 120)),
+      JSON.stringify((results[3]?.text ?? "").slice(0, 120)),
       injectedArgs(run).join(", ") || "none",
       methods(run.mcp).join(", "),
     ];
@@ -120,7 +127,9 @@ const header = [
   "clientInfo",
   "opens with",
   "a quick success reaches the model as",
-  "its size in the request",
+  "quick success: what the model reads (its result block)",
+  "failure",
+  "pending answer",
   "progressToken",
   "a wait, its timeout 3 s, progress every 1 s",
   "what the model read for that wait",

@@ -309,7 +309,8 @@ describe("each wired client holds under its own limit", () => {
     mkdirSync(home);
     const env = { HOME: home, PATH: process.env.PATH ?? "/usr/bin:/bin", NO_COLOR: "1" };
     // the 2025 handshake too: Claude Code 2.1.332 opens a 2026-07-28 connection by default and skips channels on it
-    const flag = "start it with MCP_PROTOCOL_NEGOTIATION=legacy claude --dangerously-load-development-channels server:awaitless";
+    const flag =
+      "start it with MCP_PROTOCOL_NEGOTIATION=legacy claude --dangerously-load-development-channels server:awaitless";
     const printed = Bun.spawnSync([BINARY, "mcp-config", "claude"], { env, stdout: "pipe", stderr: "pipe" });
     expect(JSON.parse(printed.stdout.toString()).mcpServers.awaitless.args).toEqual([
       "mcp",

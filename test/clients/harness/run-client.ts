@@ -106,7 +106,7 @@ export function namespaceScript(dirs: RunDirs, socket: string, launch: Launch): 
     `trap 'kill "$fwd" 2>/dev/null' EXIT`,
     "trap 'exit 143' TERM INT HUP",
     "i=0",
-    `while [ ! -s ${q(portFile)} ]; do i=$((i+1)); [ $i -lt 1000 ] || { echo 'forwarder did not start' >&2; exit 97; }; sleep 0.01; done`,
+    `while [ ! -s ${q(portFile)} ]; do i=$((i+1)); [ $i -lt 6000 ] || { echo 'forwarder did not start in 60 s' >&2; exit 97; }; sleep 0.01; done`,
     `port=$(cat ${q(portFile)})`,
     ...(launch.portFiles ?? []).map((f) => `sed -i "s/${PORT}/$port/g" ${q(f)}`),
     `cd ${q(dirs.work)}`,
