@@ -5,12 +5,17 @@ import { AwaitlessError, invalid } from "../core/errors.ts";
 
 const HEADER = /^\s*\[\s*mcp_servers\s*\.\s*(?:awaitless|"awaitless")\s*\]\s*(?:#.*)?$/;
 const ANY_HEADER = /^\s*\[/;
-const OUR_KEY = /^\s*(?:command|args|tool_timeout_sec)\s*=/;
+const OUR_KEY = /^\s*(?:command|args|tool_timeout_sec|required)\s*=/;
 
-/** What the table gets besides the command: the server's arguments and Codex's own per-call timeout. */
+/**
+ * What the table gets besides the command: the server's arguments, Codex's own per-call timeout, and `required`
+ * (`codex exec` then waits for the server to start, and stops with its name when it cannot, instead of going on
+ * without its tools: docs/mcp.md).
+ */
 export interface CodexKeys {
   args: string[];
   toolTimeoutSec: number;
+  required: boolean;
 }
 
 /** A TOML basic string (JSON's escapes are a subset TOML accepts). */
@@ -21,6 +26,7 @@ function keyLines(command: string, keys: CodexKeys): string[] {
     `command = ${tomlString(command)}`,
     `args = [${keys.args.map(tomlString).join(", ")}]`,
     `tool_timeout_sec = ${keys.toolTimeoutSec}`,
+    ...(keys.required ? ["required = true"] : []),
   ];
 }
 
@@ -57,7 +63,7 @@ function bracketDelta(line: string): number {
   return depth;
 }
 
-/** Drops `command`, `args` (multi-line arrays included) and `tool_timeout_sec` from a table's body lines. */
+/** Drops `command`, `args` (multi-line arrays included), `tool_timeout_sec` and `required` from a table's body lines. */
 function withoutOurKeys(body: string[]): string[] {
   const kept: string[] = [];
   for (let i = 0; i < body.length; i++) {
@@ -79,7 +85,7 @@ function withoutServer(doc: Record<string, unknown>): Record<string, unknown> {
 }
 
 /**
- * Sets command/args/tool_timeout_sec in [mcp_servers.awaitless] (other keys in that table, such as env,
+ * Sets command/args/tool_timeout_sec/required in [mcp_servers.awaitless] (other keys in that table, such as env,
  * are kept), or appends the table. The result is re-parsed and compared with the
  * original: anything else changed means the edit is refused rather than written.
  */
@@ -125,6 +131,7 @@ export function mergeCodexToml(
     server?.command !== command ||
     !isDeepStrictEqual(server.args, keys.args) ||
     server.tool_timeout_sec !== keys.toolTimeoutSec ||
+    (server.required === true) !== keys.required ||
     !isDeepStrictEqual(withoutServer(after), withoutServer(before))
   ) {
     throw invalid(

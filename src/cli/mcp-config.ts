@@ -14,7 +14,7 @@ import { AwaitlessError, EXIT, invalid } from "../core/errors.ts";
 import { didYouMean } from "../core/nearest-name.ts";
 import type { CliIo } from "./cli-io.ts";
 import { commandLine, type Launcher, launched, NPX_LAUNCHER, npxCacheNote } from "./mcp-config-npx.ts";
-import { mergeCodexToml, renderCodexToml } from "./mcp-config-toml.ts";
+import { type CodexKeys, mergeCodexToml, renderCodexToml } from "./mcp-config-toml.ts";
 
 export const MCP_CLIENTS = ["claude", "codex", "cursor", "gemini", "opencode", "qwen", "json"] as const;
 export type McpClient = (typeof MCP_CLIENTS)[number];
@@ -32,7 +32,7 @@ export type ServerEntry =
 export const WIRED_HOLDS: Record<McpClient, { holdSeconds?: number; clientTimeoutSeconds?: number }> = {
   // Claude Code backgrounds a call still open after 120 s; its own per-call timeout is far longer.
   claude: { holdSeconds: 110 },
-  // Codex CLI: tool_timeout_sec (300 s by default, measured) raised to 600 s.
+  // Codex CLI: tool_timeout_sec (300 s by default, measured) raised to 600 s; `required = true` beside it.
   codex: { holdSeconds: 540, clientTimeoutSeconds: 600 },
   // Gemini CLI: per-server timeout in ms (600 000 by default), written explicitly.
   gemini: { holdSeconds: 540, clientTimeoutSeconds: 600 },
@@ -70,10 +70,16 @@ export function renderConfig(client: McpClient, command: string, launcher?: Laun
   return `${JSON.stringify({ [serversKey(client)]: { [SERVER_NAME]: entry } }, null, 2)}\n`;
 }
 
-/** How to let a finished job wake a Claude Code session (its channels are a research preview, enabled per launch). */
+/**
+ * The command line that lets a finished job wake a Claude Code session (docs/mcp.md, channels): its channels are a
+ * research preview enabled per launch, and only on a 2025-era connection (Claude Code skips them on a 2026-07-28
+ * one, which it opens by default), which MCP_PROTOCOL_NEGOTIATION=legacy selects.
+ */
+export const CLAUDE_CHANNEL_COMMAND = `MCP_PROTOCOL_NEGOTIATION=legacy claude --dangerously-load-development-channels server:${SERVER_NAME}`;
+
 export const CLAUDE_CHANNEL_NOTE =
-  `# to have a job's end wake an idle session (Claude Code channels, a research preview): start it with ` +
-  `claude --dangerously-load-development-channels server:${SERVER_NAME}\n`;
+  `# to have a job's end wake an idle session (Claude Code channels, a research preview; they need the 2025 ` +
+  `handshake, which the variable selects): start it with ${CLAUDE_CHANNEL_COMMAND}\n`;
 
 /** Each client's user-level config file; `json` has none. */
 export function configPath(client: McpClient, env: Record<string, string | undefined>): string | undefined {
@@ -189,9 +195,9 @@ export function writeConfig(
   return { file, changed: true, ...(backup ? { backup } : {}) };
 }
 
-function codexKeys(launcher?: Launcher): { args: string[]; toolTimeoutSec: number } {
+function codexKeys(launcher?: Launcher): CodexKeys {
   const args = [...(launcher?.args ?? []), ...serverArgs("codex")];
-  return { args, toolTimeoutSec: WIRED_HOLDS.codex.clientTimeoutSeconds! };
+  return { args, toolTimeoutSec: WIRED_HOLDS.codex.clientTimeoutSeconds!, required: true };
 }
 
 function parseClient(raw: string | undefined): McpClient {

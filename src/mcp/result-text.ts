@@ -159,35 +159,61 @@ function artifactLines(artifacts: unknown): string[] {
   return [`Artifacts:\n${lines.join("\n")}`];
 }
 
-/** What the job's processes left when its command ended: the processes, and whether they were stopped. */
+/** What the job's processes left when its command ended: how many, what became of them, which (none: no line). */
 function leftoverLines(leftovers: unknown): string[] {
   if (!isSet(leftovers) || typeof leftovers !== "object") return [];
-  const { count, action, processes, ...rest } = leftovers as Record<string, unknown>;
-  if (count === 0) return [];
+  const { count, action, processes, tracking, ...rest } = leftovers as Record<string, unknown>;
+  if (count === 0 || !isSet(count)) return [];
+  const what =
+    action === "kept"
+      ? " and were kept running (cancel_job stops them)"
+      : action === "stopped"
+        ? " and were stopped"
+        : isSet(action)
+          ? ` (${str(action)})`
+          : "";
+  const how = [isSet(tracking) ? `tracking: ${str(tracking)}` : "", ...restParts(rest)].filter(Boolean);
   const list = Array.isArray(processes) && processes.length > 0 ? `:\n${processes.map(str).join("\n")}` : "";
-  const extra = Object.entries(rest)
-    .filter(([, v]) => isSet(v))
-    .map(([k, v]) => `; ${k}: ${str(v)}`)
-    .join("");
-  return [`Leftovers: ${str(count)} process(es) outlived the command, ${str(action)}${extra}${list}`];
+  return [
+    `Leftovers: ${str(count)} process(es) outlived the command${what}${how.length > 0 ? ` (${how.join("; ")})` : ""}${list}`,
+  ];
 }
 
-/** CPU time and peak memory when known. */
+/** Below these a job's CPU time and peak memory say nothing a next step uses (a shell's own start costs that much). */
+export const NOTABLE_CPU_SECONDS = 1;
+export const NOTABLE_MAX_RSS_BYTES = 100 * 1024 * 1024;
+
+/**
+ * CPU time and peak memory, when they say something: an OOM kill, at least NOTABLE_CPU_SECONDS of CPU or
+ * NOTABLE_MAX_RSS_BYTES of memory, or a figure this text has no words for yet. A quick command's tiny figures stay
+ * in structuredContent only.
+ */
 function resourceLines(resources: unknown): string[] {
   if (!isSet(resources) || typeof resources !== "object") return [];
-  const r = resources as Record<string, unknown>;
+  const { cpu_user_seconds, cpu_system_seconds, max_rss_bytes, oom_kills, source, ...rest } =
+    resources as Record<string, unknown>;
+  const num = (v: unknown) => (typeof v === "number" ? v : 0);
+  const other = restParts(rest);
+  const notable =
+    num(oom_kills) > 0 ||
+    num(cpu_user_seconds) + num(cpu_system_seconds) >= NOTABLE_CPU_SECONDS ||
+    num(max_rss_bytes) >= NOTABLE_MAX_RSS_BYTES ||
+    other.length > 0;
+  if (!notable) return [];
   const parts: string[] = [];
-  if (typeof r.cpu_user_seconds === "number" || typeof r.cpu_system_seconds === "number")
-    parts.push(`cpu ${secs(r.cpu_user_seconds)} user + ${secs(r.cpu_system_seconds)} system`);
-  if (typeof r.max_rss_bytes === "number") parts.push(`peak memory ${mebibytes(r.max_rss_bytes)}`);
-  for (const [key, value] of Object.entries(r)) {
-    if (["cpu_user_seconds", "cpu_system_seconds", "max_rss_bytes", "source"].includes(key) || !isSet(value))
-      continue;
-    parts.push(`${key} ${str(value)}`);
-  }
-  if (parts.length === 0) return [];
-  return [`Resources: ${parts.join(", ")}${isSet(r.source) ? ` (${str(r.source)})` : ""}.`];
+  if (typeof cpu_user_seconds === "number" || typeof cpu_system_seconds === "number")
+    parts.push(`cpu ${secs(cpu_user_seconds)} user + ${secs(cpu_system_seconds)} system`);
+  if (typeof max_rss_bytes === "number") parts.push(`peak memory ${mebibytes(max_rss_bytes)}`);
+  if (num(oom_kills) > 0) parts.push(`${str(oom_kills)} process(es) killed for memory (OOM)`);
+  parts.push(...other);
+  return [`Resources: ${parts.join(", ")}${isSet(source) ? ` (${str(source)})` : ""}.`];
 }
+
+/** Fields of a nested object this text has no words for yet, as `key: value` (left out when they say nothing). */
+const restParts = (rest: Record<string, unknown>): string[] =>
+  Object.entries(rest)
+    .filter(([, v]) => isSet(v) && v !== false && v !== 0)
+    .map(([k, v]) => `${k}: ${str(v)}`);
 
 const secs = (v: unknown) => (typeof v === "number" ? `${Number(v.toFixed(2))}s` : "?");
 const mebibytes = (bytes: number) => `${Number((bytes / 1048576).toFixed(1))} MiB`;

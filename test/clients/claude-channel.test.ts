@@ -1,15 +1,17 @@
-// Claude Code's channel: its TUI (in tmux) started with --dangerously-load-development-channels; a job the
-// session started ends while the session is idle, and our server pushes one channel event for it.
+// Claude Code's channel: its TUI (in tmux) started with the command line `awaitless mcp-config claude` prints; a
+// job the session started ends while the session is idle, and our server pushes one channel event for it.
 //
 // Claude Code 2.1.332 registers a server's channel only (its own code, read in its bundle): when the server
 // declares experimental["claude/channel"], on a 2025-era connection (a 2026-07-28 one "has no unsolicited
-// notification path"; MCP_PROTOCOL_NEGOTIATION=legacy gives one), for its first-party API (a custom
-// ANTHROPIC_BASE_URL is a "gateway": "channels are not available on third-party providers"), and with its
-// remote feature flag on. So with a scripted model the event reaches the TUI but never the model: that
-// step is a todo, and this test asserts what our server sends.
+// notification path", and 2.1.332 opens one by default: MCP_PROTOCOL_NEGOTIATION=legacy in that command line
+// gives the 2025 handshake), for its first-party API (a custom ANTHROPIC_BASE_URL is a "gateway": "channels are
+// not available on third-party providers"), and with its remote feature flag on. So with a scripted model the
+// event reaches the TUI but never the model: that step is a todo, and this test asserts what our server sends
+// on the connection Claude Code opened.
 import { afterAll, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { BINARY } from "../helpers/cli.ts";
 import { gateOnAvailability } from "../helpers/sshd.ts";
 import { until } from "../helpers/until.ts";
 import { clientAvailable } from "./harness/available.ts";
@@ -33,7 +35,27 @@ if (gateOnAvailability("Claude Code channel (TUI in tmux)", avail.ok ? tmux : av
     "the next model request carries the event (Claude Code 2.1.332 registers channels only for its first-party API with its remote flag on: not reachable with a scripted model)",
   );
 
+  /** The command line `awaitless mcp-config claude` tells a user to start Claude Code with: its variables and arguments. */
+  function channelCommand(): { env: Record<string, string>; args: string[] } {
+    const r = Bun.spawnSync([BINARY, "mcp-config", "claude"], { stdout: "pipe", stderr: "pipe" });
+    const line = r.stderr
+      .toString()
+      .split("\n")
+      .find((l) => l.includes("--dangerously-load-development-channels"));
+    const words = (line?.split("start it with ")[1] ?? "").trim().split(/\s+/);
+    const env: Record<string, string> = {};
+    while (/^[A-Z_]+=/.test(words[0] ?? "")) {
+      const [k, v] = words.shift()!.split("=") as [string, string];
+      env[k] = v;
+    }
+    if (words.shift() !== "claude")
+      throw new Error(`mcp-config claude printed no claude command line: ${line}`);
+    return { env, args: words };
+  }
+
   test("a job that ends while the session is idle: a channel event naming the job, its state and the call", async () => {
+    const command = channelCommand();
+    expect(command.args).toEqual(["--dangerously-load-development-channels", "server:awaitless"]);
     tui = startTui(
       claude,
       {
@@ -46,14 +68,8 @@ if (gateOnAvailability("Claude Code channel (TUI in tmux)", avail.ok ? tmux : av
         timeoutMs: 0,
       },
       {
-        argv: [
-          join(CLIENT_BIN, "claude"),
-          "--dangerously-load-development-channels",
-          "server:awaitless",
-          "--allowedTools",
-          "mcp__awaitless",
-        ],
-        env: { ...claudeEnv(), TERM: "xterm-256color", MCP_PROTOCOL_NEGOTIATION: "legacy" },
+        argv: [join(CLIENT_BIN, "claude"), ...command.args, "--allowedTools", "mcp__awaitless"],
+        env: { ...claudeEnv(), TERM: "xterm-256color", ...command.env },
       },
     );
     const run = tui;
@@ -100,6 +116,12 @@ if (gateOnAvailability("Claude Code channel (TUI in tmux)", avail.ok ? tmux : av
       45_000,
       250,
     );
+    // The connection Claude Code opened with that command line: the 2025 handshake, our capability declared in it.
+    const opened = readTap(run.dirs).filter((t) => t.dir === "in" && t.msg?.method !== undefined);
+    expect(opened[0]?.msg.method).toBe("initialize");
+    expect(opened.some((t) => t.msg.method === "server/discover")).toBe(false);
+    const answer = readTap(run.dirs).find((t) => t.dir === "out" && t.msg?.result?.serverInfo !== undefined);
+    expect(answer?.msg.result.capabilities.experimental).toEqual({ "claude/channel": {} });
     const { content } = event!.msg.params as { content: string };
     expect(content).toContain(jobId!);
     expect(content).toContain("succeeded");

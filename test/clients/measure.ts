@@ -4,7 +4,8 @@
 // name and protocol, progress tokens, what a cut looks like (its timeout set to 3 s, progress every 1 s), the
 // arguments it adds to our schemas, the methods it calls. --limits also holds one call past the client's real
 // limit (our hold 3000 s, a 1000 s job), with its default config and with the one mcp-config writes: up to
-// 15 minutes, all clients at once.
+// 15 minutes, all clients at once. --startup: Codex with our server starting normally, 6 s and 35 s late and not at all,
+// with and without `required = true` in its entry (what `codex exec` does with each).
 import { claude } from "./harness/clients/claude.ts";
 import { codex } from "./harness/clients/codex.ts";
 import { gemini } from "./harness/clients/gemini.ts";
@@ -18,10 +19,15 @@ import { call } from "./harness/script.ts";
 const ALL: Record<string, ClientSpec> = { claude, codex, gemini, opencode, qwen };
 const args = process.argv.slice(2);
 const limits = args.includes("--limits") || args.includes("--limits-only");
+const startup = args.includes("--startup");
 const chosen = args.filter((a) => !a.startsWith("--"));
 for (const c of chosen)
   if (!(c in ALL)) throw new Error(`unknown client "${c}": one of ${Object.keys(ALL).join(", ")}`);
 const clients = (chosen.length > 0 ? chosen : Object.keys(ALL)).map((c) => ALL[c]!);
+
+/** What the model reads of one result (the client's wrapping included), and its whole result block. */
+const sizeOf = (r: { bytes: number; text: string } | undefined): string =>
+  r === undefined ? "—" : `${Buffer.byteLength(r.text)} B (${r.bytes} B)`;
 
 const secs = (ms: number | undefined) => (ms === undefined ? "—" : `${(ms / 1000).toFixed(1)} s`);
 
@@ -31,6 +37,9 @@ function cutRun(client: ClientSpec, progressSeconds: number) {
     prompt: SESSION_PROMPT,
     steps: [
       call("run", { command: "echo hello-from-job-$((6*7))" }),
+      call("run", {
+        command: "echo compiling main.c; echo 'main.c:3:7: error: expected ; before }' >&2; exit 3",
+      }),
       call("run", { command: "echo started; sleep 8; echo slow-check-$((6*7))" }),
       call("wait_for_job", (ctx) => ({ job_id: ctx.jobId() })),
       call("wait_for_job", (ctx) => ({ job_id: ctx.jobId() })),
@@ -70,10 +79,10 @@ async function shape(client: ClientSpec): Promise<string[]> {
       init.client,
       init.protocol,
       quick?.result && results[0] ? form(results[0], quick.result) : "—",
-      `${results[0]?.bytes ?? "—"} B (text ${results[0] ? Buffer.byteLength(results[0].text) : "—"} B)`,
+      ...[0, 1, 2].map((i) => sizeOf(results[i])),
       seen.every((c) => c.progressToken) ? "yes" : seen.some((c) => c.progressToken) ? "some calls" : "no",
       `${outcome}${sparse}`,
-      JSON.stringify((results[2]?.text ?? "").slice(0, 120)),
+      JSON.stringify((results[3]?.text ?? "").slice(0, 120)),
       injectedArgs(run).join(", ") || "none",
       methods(run.mcp).join(", "),
     ];
@@ -118,13 +127,74 @@ const header = [
   "clientInfo",
   "opens with",
   "a quick success reaches the model as",
-  "its size in the request",
+  "quick success: what the model reads (its result block)",
+  "failure",
+  "pending answer",
   "progressToken",
   "a wait, its timeout 3 s, progress every 1 s",
   "what the model read for that wait",
   "arguments it adds to our schema",
   "methods it called",
 ];
+/**
+ * One `codex exec` session: did its model get our tools, did the call reach us, how did Codex end (without our
+ * tools the scripted model answers an error, so Codex exits 1 there: it is the stderr that tells Codex's own stop).
+ */
+async function codexStart(
+  required: boolean,
+  start: "normal" | "6 s late" | "35 s late" | "fails",
+): Promise<string[]> {
+  const run = await runClient(codex, {
+    prompt: SESSION_PROMPT,
+    steps: [call("run", { command: "echo hello-from-job-$((6*7))" })],
+    defaults: SHORT_DEFAULTS,
+    required,
+    serverStart:
+      start === "normal"
+        ? undefined
+        : start === "fails"
+          ? { fails: true }
+          : { delaySeconds: Number.parseInt(start, 10) },
+    timeoutMs: 120_000,
+  });
+  try {
+    const first = run.model.main()[0];
+    // our initialize answer (Codex opens with initialize); its time against the first model request
+    const t0 = run.mcp.find((t) => t.dir === "out" && t.msg?.result?.serverInfo !== undefined)?.at;
+    const offered = first?.turn?.tools.some((t) => t.name.includes("awaitless")) ?? false;
+    const ranJob = calls(run.mcp).some((c) => c.tool === "run");
+    const line = (
+      run.stderr
+        .trim()
+        .split("\n")
+        .find((l) => /mcp|awaitless|required/i.test(l)) ?? ""
+    ).slice(0, 160);
+    return [
+      required ? "`required = true`" : "not required",
+      start,
+      first === undefined ? "no model request" : `${offered ? "yes" : "no"}`,
+      ranJob ? "yes" : "no",
+      t0 === undefined || first === undefined ? "—" : secs(first.at - t0),
+      `${run.exitCode}${run.timedOut ? " (timed out)" : ""}`,
+      JSON.stringify(line),
+    ];
+  } finally {
+    run.dispose();
+  }
+}
+
+if (startup) {
+  const rows: string[][] = [];
+  for (const required of [false, true])
+    for (const start of ["normal", "6 s late", "35 s late", "fails"] as const)
+      rows.push(await codexStart(required, start));
+  console.log(
+    "| entry | our server | first model request offers our tools | `run` reached us | our initialize answered → first model request | codex exit | stderr |\n|---|---|---|---|---|---|---|",
+  );
+  for (const r of rows) console.log(`| ${r.join(" | ")} |`);
+  process.exit(0);
+}
+
 if (!args.includes("--limits-only")) {
   const rows: string[][] = [];
   for (const c of clients) rows.push(await shape(c));

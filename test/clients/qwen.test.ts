@@ -2,4 +2,4 @@
 import { qwen } from "./harness/clients/qwen.ts";
 import { clientSuite } from "./harness/suite.ts";
 
-clientSuite(qwen, { bin: "qwen", cut: true, modern: true });
+clientSuite(qwen, { bin: "qwen", cut: true, modern: { quickBytes: 140 } });

@@ -98,6 +98,7 @@ test("--npx --write merges the npx entry into JSON and Codex files, keeping what
     command: "npx",
     args: ["-y", "awaitless", "mcp", "--hold-seconds", "540"],
     tool_timeout_sec: 600,
+    required: true,
   });
   // Without --npx the same command puts this binary's path back.
   expect(run(home, ["cursor", "--write"]).code).toBe(0);

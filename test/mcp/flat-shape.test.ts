@@ -1,5 +1,5 @@
 // wait_for_job's structuredContent through `awaitless mcp`: flat as 0.8's, compact, waited_seconds, the same result
-// everywhere; the CLI's --json keeps every field and snapshot.sha256 covers them all.
+// everywhere; the CLI's --json keeps every field (false, 0 and leftovers of count 0 too) and snapshot.sha256 covers them all.
 import { afterEach, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { writeFileSync } from "node:fs";
@@ -22,16 +22,28 @@ const resultPart = (answer: Json): Json =>
   Object.fromEntries(Object.entries(answer).filter(([k]) => !ENVELOPE.includes(k)));
 const sha256Of = ({ snapshot: _s, ...body }: Json): string =>
   createHash("sha256").update(canonicalJson(body)).digest("hex");
-/** docs/protocol.md, "Waiting and delivery": null and empty fields left out, and job_state when it repeats state. */
-const isEmpty = (v: unknown) =>
+/**
+ * docs/protocol.md, "Waiting and delivery", written out here on its own: null, empty, false and 0 left out
+ * (exit_code kept unless null), the same inside leftovers and resources, leftovers whole when its count is 0,
+ * job_state when it repeats state, descendants_alive beside leftovers.
+ */
+const silent = (v: unknown) =>
   v === null ||
   v === "" ||
+  v === false ||
+  v === 0 ||
   (Array.isArray(v) && v.length === 0) ||
   (typeof v === "object" && Object.keys(v ?? {}).length === 0);
-const compacted = (answer: Json): Json =>
-  Object.fromEntries(
-    Object.entries(answer).filter(([k, v]) => !isEmpty(v) && !(k === "job_state" && v === answer.state)),
-  );
+const dropSilent = (o: Json): Json =>
+  Object.fromEntries(Object.entries(o).filter(([k, v]) => (k === "exit_code" ? v !== null : !silent(v))));
+const compacted = (answer: Json): Json => {
+  const out = dropSilent(answer);
+  for (const k of ["leftovers", "resources"]) if (out[k] !== undefined) out[k] = dropSilent(out[k] as Json);
+  if ((answer.leftovers as Json | undefined)?.count === 0) delete out.leftovers;
+  if (answer.leftovers !== undefined) delete out.descendants_alive;
+  if (out.job_state === answer.state) delete out.job_state;
+  return Object.fromEntries(Object.entries(out).filter(([k, v]) => k === "exit_code" || !silent(v)));
+};
 
 for (const era of ["legacy", "modern"] as const) {
   describe(`wait_for_job is flat (${era})`, () => {
@@ -112,7 +124,22 @@ for (const era of ["legacy", "modern"] as const) {
         digest: [],
         error: null,
         name: null,
+        exit_code: 0,
+        truncated: false,
+        descendants_alive: false,
+        stderr_bytes: 0,
+        leftovers: { count: 0, processes: [] },
       });
+      // MCP's leaves out what says nothing; exit code 0 is the result, so it stays
+      for (const absent of [
+        "truncated",
+        "descendants_alive",
+        "stderr_bytes",
+        "stdout_dropped_bytes",
+        "leftovers",
+      ])
+        expect(done).not.toHaveProperty(absent);
+      expect(done.exit_code).toBe(0);
       expect((done.snapshot as Json).sha256).toBe(sha256Of(resultPart(full)));
       const { waited_seconds: _w1, ...mcpRest } = done;
       const { waited_seconds: _w2, ...cliRest } = compacted(full);

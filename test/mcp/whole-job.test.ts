@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { structured } from "./harness.ts";
+import { structured, textOf } from "./harness.ts";
 import { BINARY, connectStdio, makeSandbox } from "./stdio-client.ts";
 
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -39,8 +39,14 @@ describe("the whole job through MCP", () => {
     const conn = await connectStdio("legacy", box.env, box.root);
     cleanups.push(conn.close);
     const command = 'setsid sleep 300 & echo $! > "$AWAITLESS_JOB_DIR/left"; echo up';
-    const stopped = structured<Result>(
-      await conn.client.callTool({ name: "run", arguments: { command, inline_timeout_seconds: 30 } }),
+    const ran = await conn.client.callTool({
+      name: "run",
+      arguments: { command, inline_timeout_seconds: 30 },
+    });
+    const stopped = structured<Result>(ran);
+    // the models that read only the text (Gemini CLI, opencode, Qwen Code) get it in words
+    expect(textOf(ran)).toContain(
+      "Leftovers: 1 process(es) outlived the command and were stopped (tracking: ",
     );
     expect(stopped.state).toBe("succeeded");
     expect(stopped.leftovers).toMatchObject({ count: 1, action: "stopped" });

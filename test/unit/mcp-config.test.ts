@@ -28,7 +28,7 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 const BIN = "/opt/tools/awaitless";
 // biome-ignore lint/suspicious/noExplicitAny: parsed TOML, read in assertions only
 type Toml = Record<string, any>;
-const KEYS: CodexKeys = { args: ["mcp", "--hold-seconds", "540"], toolTimeoutSec: 600 };
+const KEYS: CodexKeys = { args: ["mcp", "--hold-seconds", "540"], toolTimeoutSec: 600, required: true };
 
 const CLAUDE_SAMPLE = `{
     "numStartups": 12,
@@ -54,6 +54,7 @@ args = [
   "--old",
 ]
 tool_timeout_sec = 120
+required = false
 
 [mcp_servers.awaitless.env]
 AWAITLESS_DATA_DIR = "/data"
@@ -147,7 +148,7 @@ describe("JSON clients", () => {
 });
 
 describe("Codex TOML", () => {
-  test("replaces command/args/tool_timeout_sec in place; keeps comments, other keys, subtables and other tables", () => {
+  test("replaces command/args/tool_timeout_sec/required in place; keeps comments, other keys, subtables and other tables", () => {
     const r = mergeCodexToml(CODEX_SAMPLE, BIN, "config.toml", KEYS);
     expect(r.changed).toBe(true);
     const doc = Bun.TOML.parse(r.text) as Toml;
@@ -155,6 +156,7 @@ describe("Codex TOML", () => {
       command: BIN,
       args: ["mcp", "--hold-seconds", "540"],
       tool_timeout_sec: 600,
+      required: true,
       env: { AWAITLESS_DATA_DIR: "/data" },
     });
     expect(doc.mcp_servers.docs).toEqual({ command: "npx", args: ["-y", "docs-mcp"] });
@@ -166,7 +168,7 @@ describe("Codex TOML", () => {
   });
 
   test("appends the table to a file without it, and creates a new file", () => {
-    const table = `[mcp_servers.awaitless]\ncommand = "${BIN}"\nargs = ["mcp", "--hold-seconds", "540"]\ntool_timeout_sec = 600\n`;
+    const table = `[mcp_servers.awaitless]\ncommand = "${BIN}"\nargs = ["mcp", "--hold-seconds", "540"]\ntool_timeout_sec = 600\nrequired = true\n`;
     const r = mergeCodexToml('model = "o3"\n', BIN, "c.toml", KEYS);
     expect(r.text).toBe(`model = "o3"\n\n${table}`);
     expect(mergeCodexToml(undefined, BIN, "c.toml", KEYS).text).toBe(table);
@@ -239,6 +241,8 @@ describe("awaitless mcp-config (compiled binary)", () => {
     expect(doc.mcp_servers.awaitless.command).toBe(BINARY);
     expect(doc.mcp_servers.awaitless.args).toEqual(["mcp", "--hold-seconds", "540"]);
     expect(doc.mcp_servers.awaitless.tool_timeout_sec).toBe(600);
+    // codex exec waits for it to start, and stops naming it when it cannot (docs/mcp.md)
+    expect(doc.mcp_servers.awaitless.required).toBe(true);
     expect(readdirSync(join(home, ".codex")).some((f) => f.startsWith("config.toml.bak-"))).toBe(true);
     const bad = run(home, ["vim"]);
     expect(bad.code).toBe(2);
@@ -304,7 +308,9 @@ describe("each wired client holds under its own limit", () => {
     const home = join(scratch, "h4");
     mkdirSync(home);
     const env = { HOME: home, PATH: process.env.PATH ?? "/usr/bin:/bin", NO_COLOR: "1" };
-    const flag = "claude --dangerously-load-development-channels server:awaitless";
+    // the 2025 handshake too: Claude Code 2.1.332 opens a 2026-07-28 connection by default and skips channels on it
+    const flag =
+      "start it with MCP_PROTOCOL_NEGOTIATION=legacy claude --dangerously-load-development-channels server:awaitless";
     const printed = Bun.spawnSync([BINARY, "mcp-config", "claude"], { env, stdout: "pipe", stderr: "pipe" });
     expect(JSON.parse(printed.stdout.toString()).mcpServers.awaitless.args).toEqual([
       "mcp",

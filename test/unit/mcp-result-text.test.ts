@@ -55,25 +55,65 @@ describe("the text of a finished job", () => {
       expect(text).not.toContain(left);
   });
 
-  test("leftovers (when any), resources, and a field it has no words for reach the text", () => {
+  test("leftovers (when any), resources (when they say something), and a field it has no words for reach the text", () => {
     const text = finishedText({
       ...base,
-      leftovers: { count: 2, action: "stopped", processes: ["4242 sleep 600", "4243 tail -f log"] },
+      leftovers: {
+        count: 2,
+        action: "stopped",
+        processes: ["4242 sleep 600", "4243 tail -f log"],
+        tracking: "cgroup",
+      },
       resources: {
         cpu_user_seconds: 12.345,
         cpu_system_seconds: 0.5,
         max_rss_bytes: 2147483648,
+        oom_kills: 0,
         source: "cgroup",
       },
       gpu_seconds: 30,
     });
     expect(text).toContain(
-      "Leftovers: 2 process(es) outlived the command, stopped:\n4242 sleep 600\n4243 tail -f log",
+      "Leftovers: 2 process(es) outlived the command and were stopped (tracking: cgroup):\n4242 sleep 600\n4243 tail -f log",
     );
     expect(text).toContain("Resources: cpu 12.35s user + 0.5s system, peak memory 2048 MiB (cgroup).");
     expect(text).toContain("gpu_seconds: 30");
+    const kept = finishedText({ ...base, leftovers: { count: 1, action: "kept", processes: ["7 srv"] } });
+    expect(kept).toContain(
+      "Leftovers: 1 process(es) outlived the command and were kept running (cancel_job stops them):\n7 srv",
+    );
     const none = finishedText({ ...base, leftovers: { count: 0, action: "stopped", processes: [] } });
     expect(none).not.toContain("Leftovers");
+  });
+
+  test("resources: a quick command's tiny figures are left to structuredContent; an OOM kill, 1 s of CPU or 100 MiB are worded", () => {
+    const r = (resources: Record<string, unknown>) => finishedText({ ...base, resources });
+    const tiny = {
+      cpu_user_seconds: 0.004,
+      cpu_system_seconds: 0.01,
+      max_rss_bytes: 524288,
+      oom_kills: 0,
+      source: "cgroup",
+    };
+    expect(r(tiny)).not.toContain("Resources");
+    expect(r({ ...tiny, oom_kills: 1 })).toContain(
+      "Resources: cpu 0s user + 0.01s system, peak memory 0.5 MiB, 1 process(es) killed for memory (OOM) (cgroup).",
+    );
+    expect(r({ ...tiny, cpu_user_seconds: 0.7, cpu_system_seconds: 0.3 })).toContain(
+      "Resources: cpu 0.7s user + 0.3s system",
+    );
+    expect(r({ ...tiny, max_rss_bytes: 100 * 1048576 })).toContain("peak memory 100 MiB");
+    expect(r({ ...tiny, max_rss_bytes: 100 * 1048576 - 1 })).not.toContain("Resources");
+    expect(r({ ...tiny, gpu_seconds: 3 })).toContain("gpu_seconds: 3 (cgroup)");
+    expect(
+      r({
+        cpu_user_seconds: null,
+        cpu_system_seconds: null,
+        max_rss_bytes: null,
+        oom_kills: null,
+        source: null,
+      }),
+    ).not.toContain("Resources");
   });
 
   test("a cut tail says how much of the log it shows and how to read the rest", () => {
@@ -144,25 +184,65 @@ describe("the text of a pending answer", () => {
 });
 
 describe("compact answers", () => {
-  test("null and empty fields and a job_state repeating state are left out; nested values and other fields kept", () => {
+  test("null, empty, false and 0 are left out (exit_code kept), and a job_state repeating state; nested values and other fields kept", () => {
     const compact = compactAnswer({
       ...base,
-      parsed_results: { note: null },
-      leftovers: { count: 0, action: "stopped", processes: [] },
-      resources: { cpu_user_seconds: null, max_rss_bytes: null, source: "rusage" },
+      exit_code: 0,
+      parsed_results: { note: null, ok: false, n: 0 },
+      leftovers: { count: 0, action: "stopped", processes: [], tracking: "cgroup" },
+      resources: {
+        cpu_user_seconds: 0,
+        cpu_system_seconds: 0.01,
+        max_rss_bytes: null,
+        oom_kills: 0,
+        source: "rusage",
+      },
+      idempotent_replay: false,
+      attempt: 1,
     });
-    for (const gone of ["name", "host", "artifacts", "job_state"]) expect(compact).not.toHaveProperty(gone);
+    for (const gone of [
+      "name",
+      "host",
+      "artifacts",
+      "job_state",
+      "stdout_dropped_bytes",
+      "stderr_dropped_bytes",
+      "truncated",
+      "descendants_alive",
+      "idempotent_replay",
+      "leftovers",
+    ])
+      expect(compact).not.toHaveProperty(gone);
     expect(compact).toMatchObject({
-      exit_code: 137,
-      stdout_dropped_bytes: 0,
-      truncated: false,
-      parsed_results: { note: null },
-      leftovers: { count: 0, action: "stopped", processes: [] },
-      resources: { cpu_user_seconds: null, max_rss_bytes: null, source: "rusage" },
+      exit_code: 0,
+      attempt: 1,
+      stdout_bytes: 16,
+      // user data stays whole: its null, false and 0 are data
+      parsed_results: { note: null, ok: false, n: 0 },
+      resources: { cpu_system_seconds: 0.01, source: "rusage" },
+      // our other nested objects too
+      error: { retryable: false },
     });
+    expect(compact.resources as object).toEqual({ cpu_system_seconds: 0.01, source: "rusage" });
     expect(compactAnswer({ state: "running", job_state: "stalled" })).toEqual({
       state: "running",
       job_state: "stalled",
     });
+    expect(compactAnswer({ state: "failed", exit_code: null, waited_seconds: 0 })).toEqual({
+      state: "failed",
+    });
+  });
+
+  test("leftovers: kept whole when something was left (descendants_alive, derived from it, left out); a result older than leftovers keeps descendants_alive", () => {
+    const left = { count: 2, action: "kept", processes: ["1 a", "2 b"], tracking: "environment" };
+    expect(compactAnswer({ ...base, descendants_alive: true, leftovers: left })).toMatchObject({
+      leftovers: left,
+    });
+    expect(compactAnswer({ ...base, descendants_alive: true, leftovers: left })).not.toHaveProperty(
+      "descendants_alive",
+    );
+    const nobodyLooked = { count: null, action: null, processes: [], tracking: null };
+    expect(compactAnswer({ ...base, leftovers: nobodyLooked })).not.toHaveProperty("leftovers");
+    expect(compactAnswer({ ...base, descendants_alive: true })).toMatchObject({ descendants_alive: true });
   });
 });

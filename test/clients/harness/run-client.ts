@@ -15,6 +15,8 @@ import {
   q,
   type RunDirs,
   readTap,
+  type ServerStart,
+  shapeStart,
   stopJobs,
   type TapLine,
   writeAwaitlessConfig,
@@ -61,6 +63,10 @@ export interface RunOptions {
   holdSeconds?: number;
   /** The client's 2026-07-28 mode. */
   modern?: boolean;
+  /** Our server starting late or failing to start (measure.ts --startup). */
+  serverStart?: ServerStart;
+  /** Codex: the entry's `required` (mcp-config's choice when left out). */
+  required?: boolean;
   timeoutMs: number;
 }
 
@@ -100,7 +106,7 @@ export function namespaceScript(dirs: RunDirs, socket: string, launch: Launch): 
     `trap 'kill "$fwd" 2>/dev/null' EXIT`,
     "trap 'exit 143' TERM INT HUP",
     "i=0",
-    `while [ ! -s ${q(portFile)} ]; do i=$((i+1)); [ $i -lt 1000 ] || { echo 'forwarder did not start' >&2; exit 97; }; sleep 0.01; done`,
+    `while [ ! -s ${q(portFile)} ]; do i=$((i+1)); [ $i -lt 6000 ] || { echo 'forwarder did not start in 60 s' >&2; exit 97; }; sleep 0.01; done`,
     `port=$(cat ${q(portFile)})`,
     ...(launch.portFiles ?? []).map((f) => `sed -i "s/${PORT}/$port/g" ${q(f)}`),
     `cd ${q(dirs.work)}`,
@@ -146,6 +152,7 @@ export function prepare(client: ClientSpec, opts: RunOptions, extra: Partial<Lau
   try {
     writeAwaitlessConfig(dirs, opts.defaults);
     client.setup(dirs, opts);
+    shapeStart(dirs, opts.serverStart);
     const launch = { ...client.launch(dirs, opts), ...extra };
     const script = join(dirs.root, "in-namespace.sh");
     const env = { ...baseEnv(dirs), ...launch.env, ...opts.env, ...extra.env };

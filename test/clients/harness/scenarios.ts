@@ -1,4 +1,5 @@
 // The scenarios every client goes through: what the "model" calls, and what it must have received.
+import { existsSync, writeFileSync } from "node:fs";
 import { call, type Step, say } from "./script.ts";
 import type { ToolResultSeen } from "./types.ts";
 
@@ -40,15 +41,20 @@ export function sessionSteps(injects?: { name: string; value: unknown }): Step[]
 
 /**
  * A wait the client cuts (its timeout 3 s, our hold far longer), then the model waits again until it has the
- * result (the job runs 12 s, so the first wait is cut however slowly the client starts it).
+ * result. The job ends only once the model has read the cut (its next step creates `gate`), so the first wait is
+ * cut by the client however slowly a loaded machine runs it; the job's loop is bounded (90 s).
  */
-export function cutSteps(): Step[] {
-  const again: Step = (ctx) =>
-    (ctx.last?.text ?? "").includes(LONG_MARK)
-      ? say("The slow check is done.")(ctx)
-      : call("wait_for_job", { job_id: ctx.jobId() })(ctx);
+export function cutSteps(gate: string): Step[] {
+  const again: Step = (ctx) => {
+    if ((ctx.last?.text ?? "").includes(LONG_MARK)) return say("The slow check is done.")(ctx);
+    if (!existsSync(gate)) writeFileSync(gate, "");
+    return call("wait_for_job", { job_id: ctx.jobId() })(ctx);
+  };
+  const job =
+    `echo started; i=0; while [ ! -e '${gate}' ] && [ $i -lt 900 ]; do sleep 0.1; i=$((i+1)); done; ` +
+    "echo slow-check-$((6*7))";
   return [
-    call("run", { command: "echo started; sleep 12; echo slow-check-$((6*7))" }),
+    call("run", { command: job }),
     call("wait_for_job", (ctx) => ({ job_id: ctx.jobId() })),
     ...Array.from({ length: 6 }, () => again),
   ];

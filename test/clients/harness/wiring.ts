@@ -92,6 +92,23 @@ export function tapCommand(dirs: RunDirs): string {
   return path;
 }
 
+/** How our server starts in a run: as built, after a delay (a loaded machine), or not at all (a broken entry). */
+export interface ServerStart {
+  delaySeconds?: number;
+  fails?: boolean;
+}
+
+/** The tapped command of `tapCommand`, made to start late or to fail at once (measurements of a client's startup). */
+export function shapeStart(dirs: RunDirs, start: ServerStart | undefined): void {
+  if (start === undefined) return;
+  const path = tapCommand(dirs);
+  const body = readFileSync(path, "utf8").replace("#!/bin/sh\n", "");
+  const before = start.fails
+    ? "echo 'awaitless: cannot start (a broken entry, measured)' >&2; exit 1\n"
+    : `sleep ${start.delaySeconds ?? 0}\n`;
+  writeFileSync(path, `#!/bin/sh\n${before}${body}`);
+}
+
 export function readTap(dirs: RunDirs): TapLine[] {
   if (!existsSync(dirs.tapLog)) return [];
   return readFileSync(dirs.tapLog, "utf8")

@@ -14,9 +14,12 @@ export const codex: ClientSpec = {
   setup(dirs, opts) {
     const file = join(dirs.home, ".codex", "config.toml");
     wireWithMcpConfig(dirs, "codex", file);
-    // `codex exec` starts its first turn without an MCP server still starting (measured: a loaded machine's
-    // slow initialize left the model without our tools); `required` makes it wait for ours, or fail.
-    appendFileSync(file, "\nrequired = true\n");
+    // mcp-config writes `required = true` (`codex exec` waits for our server to start); measure.ts --startup
+    // sets it either way.
+    if (opts.required !== undefined) {
+      const text = readFileSync(file, "utf8").replace(/^required = .*\n?/m, "");
+      writeFileSync(file, text.replace(/^(tool_timeout_sec = .*)$/m, `$1\nrequired = ${opts.required}`));
+    }
     setHold(file, opts.holdSeconds);
     if (opts.clientTimeoutSeconds !== undefined) {
       const text = readFileSync(file, "utf8");
