@@ -11,8 +11,8 @@
 #                  AWL_HEARTBEAT [AWL_CHECK_MAX] AWL_LOG_CAP [AWL_SCHEDULER], `set -- argv...`, and awl_env() (exports applied only to
 #                  the command). AWL_SCHEDULER=slurm: see "Cancel" below.
 #                  Queued jobs add AWL_QUEUE AWL_QUEUE_CONCURRENCY AWL_RESOURCES AWL_QUEUE_DIR [AWL_QUEUE_LOCK]
-#                  (see "Queue admission" below); the command then also gets AWAITLESS_QUEUE and AWAITLESS_RESOURCES.
-#                  [AWL_KEEP_LEFTOVERS=1]: what the command leaves running is kept (see "The whole job" below).
+#                  (see "Queue admission", job/queue.sh); the command then also gets AWAITLESS_QUEUE and AWAITLESS_RESOURCES.
+#                  [AWL_KEEP_LEFTOVERS=1]: what the command leaves running is kept (see "The whole job", job/job-end.sh).
 #   cancel         client -> wrapper: grace seconds (client writes a fresh temp name, then renames). See "Cancel" below.
 #   queued         key=value, queued jobs only: the wrapper's place in line while it waits, then admitted_at.
 #   started        key=value: protocol wrapper_pid monitor_pid pid pgid boot_id proc_start pid_start started_at
@@ -31,7 +31,7 @@
 #   timed_out | cancelled   marker (content: epoch seconds), written before the group is signalled: whoever finds
 #                  one knows TERM went out then. A client stopping a group whose wrapper is gone claims `cancelled`
 #                  with noclobber first (see "Cancel").
-#   STREAM.head STREAM.prev STREAM.dropped   log cap (AWL_LOG_CAP > 0): see "Log cap" below.
+#   STREAM.head STREAM.prev STREAM.dropped   log cap (AWL_LOG_CAP > 0): see "Log cap" below (job/log-cap.sh).
 #   exit           key=value: exit_code signal reason finished_at descendants_alive stdout_dropped stderr_dropped
 #                  stdout_bytes stderr_bytes [no_space=1] [dependency=ID:ON] wrapper_pid proc_start leftovers
 #                  leftovers_action [ran_cs] [tracking] [resources cpu_user_us cpu_system_us max_rss_bytes oom_kills]
@@ -57,7 +57,7 @@
 #   127: command not found (recorded as reason=exited, like a shell would). Empty with reason=cancelled: the
 #   cancel file existed before the command started (or before its queue admitted it), so it never ran.
 # reason: exited | timed_out | cancelled | launch_failed | dependency_failed (then dependency=ID:ON; see
-#   "Dependencies" below).
+#   "Dependencies", job/after.sh).
 # descendants_alive=1: processes of the job outlived the command (leftovers > 0): stopped, TERM then KILL after the
 #   grace period, unless kept (AWL_KEEP_LEFTOVERS=1 and the command ended by itself).
 #
@@ -80,7 +80,7 @@
 #   because the writer appends), keeps the last TAIL/2 bytes of the copy as STREAM.prev and adds what it let go to
 #   STREAM.dropped. After the command exits, prev+live are cut to their last TAIL bytes. Disk per stream stays
 #   within about CAP plus the output of one check gap (AWL_TICK while output grows, up to AWL_CHECK_MAX after a
-#   quiet spell; see awl_monitor). A reader shows head + [dropped-HEAD bytes omitted] + prev + live;
+#   quiet spell; see awl_monitor in job/monitor.sh). A reader shows head + [dropped-HEAD bytes omitted] + prev + live;
 #   the tail is the end of prev + live; bytes written = dropped + size(prev) + size(live).
 #   No byte is lost between the copy and the truncation: the bulk is copied while the command runs, then the
 #   command's process group is stopped (SIGSTOP, every thread seen stopped in /proc), the rest copied, the live
@@ -95,6 +95,8 @@ umask 077
 IFS=' 	
 '
 
+# The wrapper's parts, each a file of src/wrapper/job/ spliced in here (src/wrapper/shell-text.ts); each file's header
+# says what it holds.
 # awaitless:include job/files.sh
 # awaitless:include job/log-cap.sh
 # awaitless:include job/started.sh
@@ -103,7 +105,7 @@ IFS='
 # awaitless:include prelude.sh
 
 # Which processes are the job's, how they are listed and stopped, what they cost: awl_track_setup, awl_track_join,
-# awl_job_scan, awl_job_stop, awl_usage... (src/wrapper/tracking.sh, spliced in here). See "The whole job" below.
+# awl_job_scan, awl_job_stop, awl_usage... (src/wrapper/tracking.sh, spliced in here). See "The whole job" (job/job-end.sh).
 # awaitless:include tracking.sh
 
 # awaitless:include job/monitor.sh
@@ -184,9 +186,9 @@ if [ -f cancel ] || [ "$awl_ext_term" = 1 ]; then
   awl_log "cancel requested before the command started; it never ran"
   awl_finish '' cancelled
 fi
-# Dependencies: hold on this machine until the parents' conditions hold (see "Dependencies" above).
+# Dependencies: hold on this machine until the parents' conditions hold (see "Dependencies", job/after.sh).
 [ "$AWL_AFTER_N$AWL_AFTER_FAILED" = 0 ] || awl_after_hold
-# Queue admission: wait on this machine for the job's turn (see "Queue admission" above). The runtime timeout
+# Queue admission: wait on this machine for the job's turn (see "Queue admission", job/queue.sh). The runtime timeout
 # counts from the end of this wait.
 if [ -n "$AWL_QUEUE$AWL_RESOURCES" ]; then
   awl_q_admit

@@ -1,4 +1,3 @@
-# shellcheck shell=sh
 # --- Dependencies ----------------------------------------------------------------------------------------------
 # When spec.sh names parents (AWL_AFTER_N=N, then for i in 1..N: AWL_AFTER_i_ID, AWL_AFTER_i_ON = ok | any | failed,
 # AWL_AFTER_i_DIR = the parent's job directory on this machine), the wrapper holds here, before queue admission,
@@ -21,6 +20,7 @@
 #   PARENT_DIR/final exists (outcome=ok|failed attempt=N), written by the last attempt's wrapper when its end is
 #   certainly the last (awl_final_of), else by the client that records the job's end (host/settle.sh). Both wake the
 #   dependents registered in PARENT_DIR/dependents.
+# shellcheck shell=sh
 
 # awl_a_outcome DIR: sets awl_a_out to ok | failed (the parent ended so) or '' (it has not ended).
 # shellcheck disable=SC2317 # called through awl_a_each "$1"

@@ -1,5 +1,7 @@
+# The exit record: its reservation at start-up, the record written over it at the end (awl_finish), which then frees
+# the job's queue slot and wakes its dependents; and the checks of spec.sh's numbers. A fragment of wrapper.sh.
 # shellcheck shell=sh
-# The exit record's reservation (see exit.tmp above). The record is ASCII, so ${#var} counts its bytes.
+# The exit record's reservation (see exit.tmp atop wrapper.sh). The record is ASCII, so ${#var} counts its bytes.
 awl_reserve_bytes=512
 awl_reserve_exit() {
   awl_size exit.tmp

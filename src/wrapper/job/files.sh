@@ -1,3 +1,5 @@
+# The wrapper's own writes and sizes: its log lines (awl_log), records written atomically (awl_put), and the sizes of
+# the watched files (awl_stat, awl_size). A fragment of wrapper.sh (spliced in by src/wrapper/shell-text.ts).
 # shellcheck shell=sh
 awl_log() { printf 'awaitless wrapper: %s\n' "$*" >&2; }
 
@@ -24,7 +26,7 @@ awl_put() {
 awl_now() { awl_t=$(date +%s); }
 
 # awl_stat: sizes of the watched files, one `ls` for all (missing files count 0). Its listing goes through the file
-# monitor.ls rather than a command substitution (see awl_monitor on bash's traps); with no room for that file (a
+# monitor.ls rather than a command substitution (see awl_monitor, job/monitor.sh, on bash's traps); with no room for that file (a
 # full disk), through a command substitution after all.
 awl_stat() {
   sz_out=0 sz_err=0 sz_prog=0 sz_outp=0 sz_errp=0 awl_seen=0

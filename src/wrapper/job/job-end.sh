@@ -1,4 +1,3 @@
-# shellcheck shell=sh
 # --- The whole job ----------------------------------------------------------------------------------------------
 # Every process the command starts is the job's (src/wrapper/tracking.sh says how they are found: the job's cgroup,
 # or AWAITLESS_JOB_ID in their environment plus the command's group and session). The command's end decides the
@@ -10,6 +9,7 @@
 # record says how many there were (leftovers=), what became of them (leftovers_action=), how they were tracked
 # (tracking=cgroup | environment) and what the job cost (awl_usage: cpu_user_us cpu_system_us max_rss_bytes
 # oom_kills, resources=cgroup | rusage).
+# shellcheck shell=sh
 
 # awl_job_end (main wrapper, right after the command exited, in the job directory): lists what the command left,
 # stops the monitor (which finishes a kill in progress), then stops the rest (or keeps it), and measures the job.

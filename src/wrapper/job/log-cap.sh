@@ -1,3 +1,6 @@
+# The log cap (wrapper.sh "Log cap"): a stream's live file rotated into STREAM.prev, its first bytes kept in STREAM.head,
+# the rest counted in STREAM.dropped, the command's group frozen for the last copy. A fragment of wrapper.sh; uses
+# files.sh, prelude.sh and monitor.sh's awl_signal_group.
 # shellcheck shell=sh
 # awl_rotate STREAM PREV_BYTES DROPPED KEEP: move the live file into STREAM.prev keeping the last KEEP bytes of
 # prev+live; sets awl_prev (new prev size) and awl_drop (new dropped total). On a full disk it drops nothing it

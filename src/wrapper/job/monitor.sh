@@ -1,3 +1,6 @@
+# The monitor (wrapper.sh "Cancel"): the wrapper's child that watches the command while it runs: size checks (and the
+# log cap), heartbeats, the timeout, a cancel, and the kill that follows, one TERM then KILL after the grace. A
+# fragment of wrapper.sh; uses files.sh, log-cap.sh, started.sh, prelude.sh and tracking.sh.
 # shellcheck shell=sh
 # awl_signal_group SIG: signal the whole group (or the command alone when it has no group of its own), unless the
 # group's leader is alive with another start time than the command's (pid_start): a pid reused, or a forged record.
@@ -138,7 +141,7 @@ awl_monitor() {
         : >checked 2>/dev/null
         awl_stat
         # Not on the first pass, at the command's start: copy-then-truncate loses what the command writes between
-        # the copy and the truncate (see the log cap above), and a start is when a burst is most likely under way.
+        # the copy and the truncate (see "Log cap" atop wrapper.sh), and a start is when a burst is most likely under way.
         # The next check then rotates (it is forced, so a command that went quiet meanwhile is not skipped).
         if [ "$awl_cap" -gt 0 ] && [ "$awl_first" = 0 ]; then
           if [ "$sz_out" -gt "$awl_rotate_at" ]; then

@@ -1,4 +1,3 @@
-# shellcheck shell=sh
 # --- Queue admission -------------------------------------------------------------------------------------------
 # When spec.sh names a queue (AWL_QUEUE) or resources (AWL_RESOURCES), the wrapper waits here for its turn before
 # anything starts. Everything lives under AWL_QUEUE_DIR (ROOT), shared by every wrapper of this user on this machine:
@@ -18,6 +17,7 @@
 # that sees `cancel` before admission, never starts. Waiters sleep until woken (USR1 from the wrapper that takes or
 # frees a slot or leaves the line: awl_q_wake) or until a backoff ends, and a scan reads a few entries, not the
 # whole line (awl_q_scan), so a long line costs one sleeping process per waiter.
+# shellcheck shell=sh
 
 # awl_q_shares: does the entry read last need one of this job's resources?
 awl_q_shares() {

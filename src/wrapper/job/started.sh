@@ -1,3 +1,5 @@
+# The `started` record read back by the wrapper and its monitor: the command's pid, group and start time, with forged
+# values refused. A fragment of wrapper.sh.
 # shellcheck shell=sh
 # awl_read_started: sets pid, pgid and pid_start from the started file when it exists. A record naming pid or pgid
 # 0 or 1 (or not a number) is refused (kill -1 would signal every process): nothing is set, it is logged once.
