@@ -6,6 +6,7 @@ import root from "./host/lib-root.sh" with { type: "text" };
 import sha256 from "./host/lib-sha256.sh" with { type: "text" };
 import trust from "./host/lib-trust.sh" with { type: "text" };
 import after from "./job/after.sh" with { type: "text" };
+import clock from "./job/clock.sh" with { type: "text" };
 import exitRecord from "./job/exit.sh" with { type: "text" };
 import files from "./job/files.sh" with { type: "text" };
 import jobEnd from "./job/job-end.sh" with { type: "text" };
@@ -26,6 +27,7 @@ export const FRAGMENTS: Readonly<Record<string, string>> = {
   "lib-sha256.sh": sha256,
   "lib-trust.sh": trust,
   "job/files.sh": files,
+  "job/clock.sh": clock,
   "job/log-cap.sh": logCap,
   "job/started.sh": started,
   "job/monitor.sh": monitor,

@@ -98,6 +98,7 @@ IFS='
 # The wrapper's parts, each a file of src/wrapper/job/ spliced in here (src/wrapper/shell-text.ts); each file's header
 # says what it holds.
 # awaitless:include job/files.sh
+# awaitless:include job/clock.sh
 # awaitless:include job/log-cap.sh
 # awaitless:include job/started.sh
 # The shared readers: awl_stat_line, awl_proc_stat, awl_read_boot_id, awl_pid_alive, awl_group_alive, awl_q_read,

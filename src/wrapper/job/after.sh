@@ -124,9 +124,9 @@ awl_after_hold() {
   [ -z "$awl_a_failed" ] || awl_a_end
   [ "$AWL_AFTER_N" -gt 0 ] || return 0
   awl_now
-  awl_a_since=$awl_t awl_a_said='' awl_a_wake=0 awl_nap_pid='' awl_a_nap=$AWL_TICK
+  awl_a_since=$awl_t awl_a_said='' awl_hold=$AWL_TICK
   # Set before the wake addresses exist: an untrapped USR1 would end this wrapper.
-  trap 'awl_a_wake=1; [ -z "$awl_nap_pid" ] || kill "$awl_nap_pid" 2>/dev/null' USR1 USR2
+  trap awl_wake USR1 USR2
   awl_a_each awl_a_register
   while :; do
     if [ -f cancel ]; then
@@ -135,7 +135,7 @@ awl_after_hold() {
       awl_log "cancel requested while waiting for dependencies; the command never ran"
       awl_finish '' cancelled
     fi
-    awl_a_wake=0 awl_a_wait=''
+    awl_woke=0 awl_a_wait=''
     awl_a_each awl_a_check
     [ -z "$awl_a_failed" ] || awl_a_end
     [ -n "$awl_a_wait" ] || break
@@ -145,19 +145,7 @@ awl_after_hold() {
         "proc_start=$awl_proc_start" "boot_id=$awl_boot_id" ||
         awl_log "dependencies: could not write the queued record"
     fi
-    sleep "$awl_a_nap" &
-    awl_nap_pid=$!
-    if [ "$awl_a_wake" = 1 ] || ! wait "$awl_nap_pid"; then
-      kill "$awl_nap_pid" 2>/dev/null
-      wait "$awl_nap_pid" 2>/dev/null
-    fi
-    awl_nap_pid=''
-    if [ "$awl_a_wake" = 1 ]; then
-      awl_a_nap=$AWL_TICK
-    elif [ "$awl_a_nap" -lt 60 ]; then
-      awl_a_nap=$((awl_a_nap * 2))
-      [ "$awl_a_nap" -le 60 ] || awl_a_nap=60
-    fi
+    awl_hold_nap 60
   done
   awl_a_end
 }

@@ -23,8 +23,6 @@ awl_put() {
   mv -f "$awl_f.tmp" "$awl_f"
 }
 
-awl_now() { awl_t=$(date +%s); }
-
 # awl_stat: sizes of the watched files, one `ls` for all (missing files count 0). Its listing goes through the file
 # monitor.ls rather than a command substitution (see awl_monitor, job/monitor.sh, on bash's traps); with no room for that file (a
 # full disk), through a command substitution after all.

@@ -19,31 +19,12 @@ awl_signal_group() {
   fi
 }
 
-# awl_clock: sets awl_cs to centiseconds on a monotonic clock, without a fork where /proc/uptime exists (else
-# `date +%s`, whole seconds). awl_epoch: sets awl_t to epoch seconds derived from it (the wrapper's start time plus
-# the monotonic time since), so the monitor's records never need `date`.
-awl_clock() {
-  if [ "$awl_up_ok" = 1 ] && { read -r awl_u awl_x </proc/uptime; } 2>/dev/null; then
-    awl_cs=$((${awl_u%.*} * 100 + 1${awl_u#*.} - 100))
-  else
-    awl_now
-    awl_cs=$((awl_t * 100))
-  fi
-}
-
-awl_epoch() { awl_t=$((awl_started_at + (awl_cs - awl_started_cs) / 100)); }
-
-# awl_nap CENTISECONDS: one `sleep` child the monitor waits for; a trapped signal (USR1 from the main wrapper, USR2
-# from a client) ends the wait at once: the trap also kills that child, so a signal that lands just before `wait`
-# is not slept through. Once the command has exited the monitor only naps while a kill is in progress (the group
-# still alive): a short nap then, not none, or it would spin for the whole grace period.
+# awl_nap CENTISECONDS: the monitor's nap (awl_sleep), which USR1 from the main wrapper (the command ended) and USR2
+# from a client (a cancel) end at once. Once the command has exited the monitor only naps while a kill is in progress
+# (the group still alive): a short nap then, not none, or it would spin for the whole grace period.
 awl_nap() {
   if [ "$awl_done" = 1 ] || [ -f monitor.stop ]; then
     sleep "$awl_short" 2>/dev/null
-    return
-  fi
-  if [ "$awl_wake" = 1 ]; then
-    awl_wake=0
     return
   fi
   if [ "$awl_frac" = 1 ]; then
@@ -53,14 +34,8 @@ awl_nap() {
   else
     awl_s=$((($1 + 99) / 100))
   fi
-  sleep "$awl_s" &
-  awl_nap_pid=$!
-  if [ "$awl_done" = 1 ] || [ "$awl_wake" = 1 ] || [ -f monitor.stop ] || ! wait "$awl_nap_pid"; then
-    kill "$awl_nap_pid" 2>/dev/null
-    wait "$awl_nap_pid" 2>/dev/null
-  fi
-  awl_nap_pid=''
-  awl_wake=0
+  awl_sleep "$awl_s"
+  awl_woke=0
 }
 
 # awl_quiet: nothing was written to stdout, stderr or progress since the last size check, as far as their mtimes
@@ -114,11 +89,11 @@ awl_job_alive() {
 # command substitution ("trap: unexpected EOF while looking for matching `)'"), so the signal only saves time,
 # and the loop itself uses no command substitution while the command runs.
 awl_monitor() {
-  awl_done=0 awl_wake=0 awl_nap_pid='' awl_frac=0 awl_short=1
+  awl_done=0 awl_woke=0 awl_nap_pid='' awl_frac=0 awl_short=1
   if sleep 0.01 2>/dev/null; then awl_frac=1 awl_short=0.1; fi
-  trap 'awl_done=1; [ -z "$awl_nap_pid" ] || kill "$awl_nap_pid" 2>/dev/null' USR1
+  trap 'awl_done=1; awl_wake' USR1
   # A client's cancel: look at the cancel file now instead of at the end of the nap.
-  trap 'awl_wake=1; [ -z "$awl_nap_pid" ] || kill "$awl_nap_pid" 2>/dev/null' USR2
+  trap awl_wake USR2
   pid='' pgid='' kstate=none kdeadline=0 o_drop=0 e_drop=0 now=$awl_started_at
   sz_out=0 sz_err=0 sz_prog=0 sz_outp=0 sz_errp=0
   last_out=0 last_err=0 last_prog=0 last_change=$awl_started_at

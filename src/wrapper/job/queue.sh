@@ -275,14 +275,14 @@ awl_q_setup() {
 awl_q_admit() {
   awl_q_setup
   awl_now
-  awl_q_since=$awl_t awl_q_said='' awl_q_woke=0 awl_nap_pid='' awl_q_nap=$AWL_TICK
+  awl_q_since=$awl_t awl_q_said='' awl_hold=$AWL_TICK
   # Set before the entry (the wake address) exists: an untrapped USR1 would end this wrapper.
-  trap 'awl_q_woke=1; [ -z "$awl_nap_pid" ] || kill "$awl_nap_pid" 2>/dev/null' USR1 USR2
+  trap awl_wake USR1 USR2
   awl_q_lock
   awl_q_enqueue
   awl_q_unlock
   while :; do
-    awl_q_woke=0
+    awl_woke=0
     [ -f cancel ] && awl_q_never_ran
     awl_q_lock
     if [ ! -e "$awl_q_entry" ]; then
@@ -315,24 +315,8 @@ awl_q_admit() {
     awl_q_unlock
     awl_q_report
     [ "$awl_q_dropped" = 0 ] || awl_q_wake
-    awl_q_cap=60
-    [ "$awl_q_rest" -gt 0 ] || awl_q_cap=8
-    [ "$awl_q_cap" -ge "$AWL_TICK" ] || awl_q_cap=$AWL_TICK
-    [ "$awl_q_nap" -le "$awl_q_cap" ] || awl_q_nap=$awl_q_cap
-    if [ "$awl_q_woke" = 0 ]; then
-      sleep "$awl_q_nap" &
-      awl_nap_pid=$!
-      if [ "$awl_q_woke" = 1 ] || ! wait "$awl_nap_pid"; then
-        kill "$awl_nap_pid" 2>/dev/null
-        wait "$awl_nap_pid" 2>/dev/null
-      fi
-      awl_nap_pid=''
-    fi
-    if [ "$awl_q_woke" = 1 ]; then
-      awl_q_nap=$AWL_TICK
-    else
-      awl_q_nap=$((awl_q_nap * 2))
-    fi
+    # far back (entries not read): 60 s; near the front: 8 s
+    if [ "$awl_q_rest" -gt 0 ]; then awl_hold_nap 60; else awl_hold_nap 8; fi
   done
 }
 
