@@ -41,18 +41,10 @@ awl_finish() {
   if [ "$awl_cap" -gt 0 ]; then
     { read -r o_drop <stdout.dropped; } 2>/dev/null
     { read -r e_drop <stderr.dropped; } 2>/dev/null
+    o_drop=${o_drop:-0} e_drop=${e_drop:-0}
   fi
   awl_stat
-  if [ "$awl_cap" -gt 0 ]; then
-    if [ $((sz_out + sz_outp)) -gt "$awl_tailcap" ]; then
-      awl_rotate stdout "$sz_outp" "${o_drop:-0}" "$awl_tailcap" &&
-        o_drop=$awl_drop sz_outp=$awl_prev sz_out=0
-    fi
-    if [ $((sz_err + sz_errp)) -gt "$awl_tailcap" ]; then
-      awl_rotate stderr "$sz_errp" "${e_drop:-0}" "$awl_tailcap" &&
-        e_drop=$awl_drop sz_errp=$awl_prev sz_err=0
-    fi
-  fi
+  if [ "$awl_cap" -gt 0 ]; then awl_cap_trim "$awl_tailcap" all; fi
   # A full disk now (a one-byte write needs a block) or earlier (the marker): the record says so.
   { printf x >no_space.probe; } 2>/dev/null || : >no_space
   rm -f no_space.probe

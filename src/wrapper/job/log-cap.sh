@@ -73,6 +73,20 @@ awl_rotate() {
   awl_put "$1.dropped" "$awl_drop" 2>/dev/null || awl_log "log cap: could not record $1.dropped=$awl_drop"
 }
 
+# awl_cap_trim KEEP [all]: rotates each stream whose live file (with `all`: previous and live bytes together) holds
+# more than KEEP bytes, keeping its last KEEP; updates sz_out sz_outp o_drop (stdout) and sz_err sz_errp e_drop.
+awl_cap_trim() {
+  awl_o=$sz_out awl_e=$sz_err
+  [ "${2-}" != all ] || awl_o=$((sz_out + sz_outp)) awl_e=$((sz_err + sz_errp))
+  if [ "$awl_o" -gt "$1" ]; then
+    awl_rotate stdout "$sz_outp" "$o_drop" "$1" && o_drop=$awl_drop sz_outp=$awl_prev sz_out=0
+  fi
+  if [ "$awl_e" -gt "$1" ]; then
+    awl_rotate stderr "$sz_errp" "$e_drop" "$1" && e_drop=$awl_drop sz_errp=$awl_prev sz_err=0
+  fi
+  return 0
+}
+
 # awl_freeze: stop the command's process group (SIGSTOP) for the last copy and the truncation of a rotation, so that
 # none of its processes appends meanwhile; awl_thaw resumes it. Returns 0 once every thread of the group is stopped,
 # 1 when one did not stop within 2 s (resumed; the rotation is postponed), 2 when nothing needs or allows freezing:

@@ -54,8 +54,8 @@ awl_begin_kill() {
   awl_log "$1: sending TERM to process group ${pgid:-(none) pid $pid}, KILL after $2 s"
   awl_signal_group TERM
   awl_kill_escaped TERM
-  kstate=term
-  kdeadline=$((now + $2))
+  awl_kill=term
+  awl_kill_at=$((now + $2))
 }
 
 # awl_kill_escaped SIG (the monitor, during a kill): SIG to the job's processes outside the command's group (TERM:
@@ -88,20 +88,31 @@ awl_job_alive() {
 # and stops. The file is what counts: bash (5.2) can fail to run a trap whose signal lands while it parses a
 # command substitution ("trap: unexpected EOF while looking for matching `)'"), so the signal only saves time,
 # and the loop itself uses no command substitution while the command runs.
+#
+# Its state, which only the monitor's own subshell holds (times in centiseconds of awl_clock unless said):
+#   the command      pid pgid pid_start awl_mpid: from `started` (awl_read_started), read until it is there
+#   the time         awl_cs, and now (epoch seconds): taken at each wake-up
+#   the streams      sz_* (the last awl_stat), o_drop e_drop (bytes the log cap let go); awl_out awl_err awl_prog
+#                    and awl_changed_at (epoch seconds): what the heartbeat says; awl_changed: this wake-up saw growth
+#   the schedule     awl_check_at and awl_gap (the next size check and the back-off), awl_hb_at (the last heartbeat),
+#                    awl_timeout_at, awl_force (the next wake-up checks: after the start's check found a stream
+#                    over the log cap), awl_first (no check yet); and the lengths awl_tick awl_hb awl_cmax
+#   a kill           awl_kill (none, term, killed or done) and awl_kill_at (epoch seconds: its KILL is due)
+#   the nap          awl_done (the command has ended), awl_woke and awl_nap_pid (clock.sh)
 awl_monitor() {
   awl_done=0 awl_woke=0 awl_nap_pid='' awl_frac=0 awl_short=1
   if sleep 0.01 2>/dev/null; then awl_frac=1 awl_short=0.1; fi
   trap 'awl_done=1; awl_wake' USR1
   # A client's cancel: look at the cancel file now instead of at the end of the nap.
   trap awl_wake USR2
-  pid='' pgid='' kstate=none kdeadline=0 o_drop=0 e_drop=0 now=$awl_started_at
+  pid='' pgid='' awl_kill=none awl_kill_at=0 o_drop=0 e_drop=0 now=$awl_started_at
   sz_out=0 sz_err=0 sz_prog=0 sz_outp=0 sz_errp=0
-  last_out=0 last_err=0 last_prog=0 last_change=$awl_started_at
+  awl_out=0 awl_err=0 awl_prog=0 awl_changed_at=$awl_started_at
   awl_tick=$((AWL_TICK * 100)) awl_hb=$((AWL_HEARTBEAT * 100)) awl_cmax=$((AWL_CHECK_MAX * 100))
   # the first quiet check comes 4 ticks after the start's (2 ticks before it doubles): a job that writes at once is
   # seen growing by the start's check, and a quiet one pays one wake-up fewer in its first seconds
-  awl_gap=$((awl_tick * 2)) awl_next_check=0 awl_hb_cs=-$awl_hb awl_force=1 awl_first=1
-  awl_deadline=$((awl_started_cs + AWL_TIMEOUT * 100))
+  awl_gap=$((awl_tick * 2)) awl_check_at=0 awl_hb_at=-$awl_hb awl_force=1 awl_first=1
+  awl_timeout_at=$((awl_started_cs + AWL_TIMEOUT * 100))
   while :; do
     [ -n "$pid" ] || awl_read_started
     kill -0 "$awl_wrapper_pid" 2>/dev/null || exit 0
@@ -109,98 +120,108 @@ awl_monitor() {
     awl_epoch
     now=$awl_t
     awl_changed=0
-    if [ "$awl_cs" -ge "$awl_next_check" ] || [ $((awl_cs - awl_hb_cs)) -ge "$awl_hb" ] || [ "$awl_force" = 1 ]; then
-      if awl_quiet; then
-        :
-      else
-        : >checked 2>/dev/null
-        awl_stat
-        # Not on the first pass, at the command's start: copy-then-truncate loses what the command writes between
-        # the copy and the truncate (see "Log cap" atop wrapper.sh), and a start is when a burst is most likely under way.
-        # The next check then rotates (it is forced, so a command that went quiet meanwhile is not skipped).
-        if [ "$awl_cap" -gt 0 ] && [ "$awl_first" = 0 ]; then
-          if [ "$sz_out" -gt "$awl_rotate_at" ]; then
-            awl_rotate stdout "$sz_outp" "$o_drop" "$awl_rotate_at" &&
-              o_drop=$awl_drop sz_outp=$awl_prev sz_out=0
-          fi
-          if [ "$sz_err" -gt "$awl_rotate_at" ]; then
-            awl_rotate stderr "$sz_errp" "$e_drop" "$awl_rotate_at" &&
-              e_drop=$awl_drop sz_errp=$awl_prev sz_err=0
-          fi
-        fi
-        out=$((o_drop + sz_outp + sz_out))
-        err=$((e_drop + sz_errp + sz_err))
-        if [ "$out" -ne "$last_out" ] || [ "$err" -ne "$last_err" ] || [ "$sz_prog" -ne "$last_prog" ]; then
-          last_change=$now last_out=$out last_err=$err last_prog=$sz_prog awl_changed=1
-        fi
-      fi
-      if [ "$awl_changed" = 1 ]; then
-        awl_gap=$awl_tick
-      else
-        awl_gap=$((awl_gap * 2))
-        [ "$awl_gap" -le "$awl_cmax" ] || awl_gap=$awl_cmax
-        [ "$awl_gap" -ge "$awl_tick" ] || awl_gap=$awl_tick
-      fi
-      awl_next_check=$((awl_cs + awl_gap))
-      # A quiet check due at most half a gap before the heartbeat waits for it: one wake-up then does both (the
-      # backing-off checks otherwise land just short of the heartbeat's wake-up, one more `sleep` fork each time).
-      awl_hb_due=$((awl_hb_cs + awl_hb))
-      if [ "$awl_changed" = 0 ] && [ "$awl_hb_due" -gt "$awl_next_check" ] &&
-        [ $((awl_hb_due - awl_next_check)) -le $((awl_gap / 2)) ]; then
-        awl_next_check=$awl_hb_due
-      fi
-      awl_force=0
-      if [ "$awl_first" = 1 ]; then
-        awl_first=0
-        { [ "$sz_out" -gt "$awl_rotate_at" ] || [ "$sz_err" -gt "$awl_rotate_at" ]; } && awl_force=1
-      fi
+    if [ "$awl_cs" -ge "$awl_check_at" ] || [ $((awl_cs - awl_hb_at)) -ge "$awl_hb" ] || [ "$awl_force" = 1 ]; then
+      awl_quiet || awl_check
+      awl_check_next
     fi
-    # once the command has ended (monitor.stop) no kill starts: what it left is the main wrapper's (awl_job_end)
-    if [ "$kstate" = none ] && [ -n "$pid" ] && [ ! -f monitor.stop ]; then
-      if [ "$AWL_TIMEOUT" -gt 0 ] && [ "$awl_cs" -ge "$awl_deadline" ]; then
-        awl_begin_kill timed_out "$AWL_GRACE"
-      elif [ -f cancel ]; then
-        awl_g=''
-        { read -r awl_g <cancel; } 2>/dev/null
-        case $awl_g in '' | *[!0-9]*) awl_g=$AWL_GRACE ;; esac
-        awl_begin_kill cancelled "$awl_g"
-      fi
-    fi
-    if [ "$kstate" = term ]; then
-      if ! awl_job_alive; then
-        kstate='done'
-      elif [ "$now" -ge "$kdeadline" ]; then
-        awl_log "grace period over: sending KILL to process group ${pgid:-(none) pid $pid}"
-        awl_signal_group KILL
-        awl_kill_escaped KILL
-        kstate=killed
-      fi
-    fi
-    if [ "$awl_changed" = 1 ] || [ $((awl_cs - awl_hb_cs)) -ge "$awl_hb" ]; then
-      { awl_put heartbeat "now=$now" "out=$last_out" "err=$last_err" "progress=$last_prog" \
-        "last_change=$last_change" "interval=$AWL_HEARTBEAT"; } 2>/dev/null || { rm -f heartbeat.tmp; : >no_space; }
-      awl_hb_cs=$awl_cs
-    fi
+    awl_kill_step
+    if [ "$awl_changed" = 1 ] || [ $((awl_cs - awl_hb_at)) -ge "$awl_hb" ]; then awl_heartbeat; fi
     [ ! -f monitor.stop ] || awl_done=1
-    if [ "$awl_done" = 1 ] && [ "$kstate" != term ]; then
-      [ "$kstate" = killed ] && awl_reap_wait
+    if [ "$awl_done" = 1 ] && [ "$awl_kill" != term ]; then
+      [ "$awl_kill" = killed ] && awl_reap_wait
       break
     fi
-    # The next wake-up: the earliest of what is due.
-    awl_w=$awl_next_check
-    [ $((awl_hb_cs + awl_hb)) -ge "$awl_w" ] || awl_w=$((awl_hb_cs + awl_hb))
-    if [ "$kstate" = none ] && [ "$AWL_TIMEOUT" -gt 0 ] && [ "$awl_deadline" -lt "$awl_w" ]; then
-      awl_w=$awl_deadline
-    fi
-    if [ "$kstate" = term ] || [ "$AWL_SCHEDULER" = slurm ]; then
-      [ $((awl_cs + awl_tick)) -ge "$awl_w" ] || awl_w=$((awl_cs + awl_tick))
-    fi
-    # Until `started` shows the command's pid (a moment after the monitor starts), look again soon.
-    [ -n "$pid" ] || [ $((awl_cs + 20)) -ge "$awl_w" ] || awl_w=$((awl_cs + 20))
-    awl_w=$((awl_w - awl_cs))
-    [ "$awl_w" -ge 1 ] || awl_w=1
+    awl_next_wake
     awl_nap "$awl_w"
   done
+}
+
+# awl_check: the size check: lists the sizes (awl_stat), rotates a stream over the log cap (not on the first
+# check), and sets awl_changed when the bytes written or the progress file's size changed since the last one.
+awl_check() {
+  : >checked 2>/dev/null
+  awl_stat
+  # Not on the first pass, at the command's start: copy-then-truncate loses what the command writes between
+  # the copy and the truncate (see "Log cap" atop wrapper.sh), and a start is when a burst is most likely under way.
+  # The next check then rotates (it is forced, so a command that went quiet meanwhile is not skipped).
+  if [ "$awl_cap" -gt 0 ] && [ "$awl_first" = 0 ]; then awl_cap_trim "$awl_rotate_at"; fi
+  if [ $((o_drop + sz_outp + sz_out)) -ne "$awl_out" ] || [ $((e_drop + sz_errp + sz_err)) -ne "$awl_err" ] ||
+    [ "$sz_prog" -ne "$awl_prog" ]; then
+    awl_out=$((o_drop + sz_outp + sz_out)) awl_err=$((e_drop + sz_errp + sz_err)) awl_prog=$sz_prog
+    awl_changed_at=$now awl_changed=1
+  fi
+}
+
+# awl_check_next: when the next size check is due (awl_check_at): AWL_TICK after a check that saw growth, else the
+# gap doubled up to AWL_CHECK_MAX; a quiet check due at most half a gap before the heartbeat waits for it, so one
+# wake-up does both (the backing-off checks otherwise land just short of the heartbeat's, one more `sleep` fork each).
+awl_check_next() {
+  if [ "$awl_changed" = 1 ]; then
+    awl_gap=$awl_tick
+  else
+    awl_gap=$((awl_gap * 2))
+    [ "$awl_gap" -le "$awl_cmax" ] || awl_gap=$awl_cmax
+    [ "$awl_gap" -ge "$awl_tick" ] || awl_gap=$awl_tick
+  fi
+  awl_check_at=$((awl_cs + awl_gap))
+  if [ "$awl_changed" = 0 ] && [ $((awl_hb_at + awl_hb)) -gt "$awl_check_at" ] &&
+    [ $((awl_hb_at + awl_hb - awl_check_at)) -le $((awl_gap / 2)) ]; then
+    awl_check_at=$((awl_hb_at + awl_hb))
+  fi
+  awl_force=0
+  if [ "$awl_first" = 1 ]; then
+    awl_first=0
+    { [ "$sz_out" -gt "$awl_rotate_at" ] || [ "$sz_err" -gt "$awl_rotate_at" ]; } && awl_force=1
+  fi
+}
+
+# awl_kill_step: starts a kill when the timeout is due or `cancel` is there (never once the command has ended: what
+# it left is the main wrapper's, awl_job_end), and carries one on: done once nothing of the job lives, KILL when
+# its grace is over.
+awl_kill_step() {
+  if [ "$awl_kill" = none ] && [ -n "$pid" ] && [ ! -f monitor.stop ]; then
+    if [ "$AWL_TIMEOUT" -gt 0 ] && [ "$awl_cs" -ge "$awl_timeout_at" ]; then
+      awl_begin_kill timed_out "$AWL_GRACE"
+    elif [ -f cancel ]; then
+      awl_g=''
+      { read -r awl_g <cancel; } 2>/dev/null
+      case $awl_g in '' | *[!0-9]*) awl_g=$AWL_GRACE ;; esac
+      awl_begin_kill cancelled "$awl_g"
+    fi
+  fi
+  [ "$awl_kill" = term ] || return 0
+  if ! awl_job_alive; then
+    awl_kill='done'
+  elif [ "$now" -ge "$awl_kill_at" ]; then
+    awl_log "grace period over: sending KILL to process group ${pgid:-(none) pid $pid}"
+    awl_signal_group KILL
+    awl_kill_escaped KILL
+    awl_kill=killed
+  fi
+}
+
+# awl_heartbeat: the heartbeat record (a full disk: the no_space marker instead).
+awl_heartbeat() {
+  { awl_put heartbeat "now=$now" "out=$awl_out" "err=$awl_err" "progress=$awl_prog" \
+    "last_change=$awl_changed_at" "interval=$AWL_HEARTBEAT"; } 2>/dev/null || { rm -f heartbeat.tmp; : >no_space; }
+  awl_hb_at=$awl_cs
+}
+
+# awl_next_wake: sets awl_w to the centiseconds until the next thing due (at least 1): the size check, the heartbeat,
+# the timeout; each AWL_TICK while a kill is in progress or under Slurm (for `cancel`); soon while the command's pid
+# is not known yet (`started` comes a moment after the monitor starts).
+awl_next_wake() {
+  awl_w=$awl_check_at
+  [ $((awl_hb_at + awl_hb)) -ge "$awl_w" ] || awl_w=$((awl_hb_at + awl_hb))
+  if [ "$awl_kill" = none ] && [ "$AWL_TIMEOUT" -gt 0 ] && [ "$awl_timeout_at" -lt "$awl_w" ]; then
+    awl_w=$awl_timeout_at
+  fi
+  if [ "$awl_kill" = term ] || [ "$AWL_SCHEDULER" = slurm ]; then
+    [ $((awl_cs + awl_tick)) -ge "$awl_w" ] || awl_w=$((awl_cs + awl_tick))
+  fi
+  [ -n "$pid" ] || [ $((awl_cs + 20)) -ge "$awl_w" ] || awl_w=$((awl_cs + 20))
+  awl_w=$((awl_w - awl_cs))
+  [ "$awl_w" -ge 1 ] || awl_w=1
 }
 
 # awl_reap_wait: after KILL, give the job's processes up to 2 s to disappear.
