@@ -7,13 +7,14 @@ import sha256 from "./host/lib-sha256.sh" with { type: "text" };
 import trust from "./host/lib-trust.sh" with { type: "text" };
 import after from "./job/after.sh" with { type: "text" };
 import clock from "./job/clock.sh" with { type: "text" };
+import command from "./job/command.sh" with { type: "text" };
 import exitRecord from "./job/exit.sh" with { type: "text" };
 import files from "./job/files.sh" with { type: "text" };
 import jobEnd from "./job/job-end.sh" with { type: "text" };
 import logCap from "./job/log-cap.sh" with { type: "text" };
 import monitor from "./job/monitor.sh" with { type: "text" };
 import queue from "./job/queue.sh" with { type: "text" };
-import started from "./job/started.sh" with { type: "text" };
+import setup from "./job/setup.sh" with { type: "text" };
 import prelude from "./prelude.sh" with { type: "text" };
 import tracking from "./tracking.sh" with { type: "text" };
 
@@ -29,7 +30,8 @@ export const FRAGMENTS: Readonly<Record<string, string>> = {
   "job/files.sh": files,
   "job/clock.sh": clock,
   "job/log-cap.sh": logCap,
-  "job/started.sh": started,
+  "job/setup.sh": setup,
+  "job/command.sh": command,
   "job/monitor.sh": monitor,
   "job/exit.sh": exitRecord,
   "job/queue.sh": queue,

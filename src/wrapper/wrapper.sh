@@ -100,7 +100,8 @@ IFS='
 # awaitless:include job/files.sh
 # awaitless:include job/clock.sh
 # awaitless:include job/log-cap.sh
-# awaitless:include job/started.sh
+# awaitless:include job/setup.sh
+# awaitless:include job/command.sh
 # The shared readers: awl_stat_line, awl_proc_stat, awl_read_boot_id, awl_pid_alive, awl_group_alive, awl_q_read,
 # awl_q_entry_alive (src/wrapper/prelude.sh, spliced in here when the wrapper is embedded).
 # awaitless:include prelude.sh
@@ -115,26 +116,7 @@ IFS='
 # awaitless:include job/after.sh
 # awaitless:include job/job-end.sh
 # --- main -------------------------------------------------------------------------------------------------
-awl_start_dir=$PWD
-case ${1-} in
-'')
-  awl_log "usage: sh wrapper.sh JOB_DIR (the job directory holding spec.sh)"
-  exit 2
-  ;;
-/*) awl_dir=$1 ;;
-*) awl_dir=$awl_start_dir/$1 ;;
-esac
-cd "$awl_dir" || {
-  awl_log "cannot enter job directory '$awl_dir'; create it (0700) with spec.sh inside"
-  exit 2
-}
-awl_cap=0 awl_q_slot='' awl_q_entry='' awl_q_root='' awl_ext_term=0 awl_bad_started='' awl_a_failed='' awl_a_dir=''
-# Files here are untrusted: a symlink under a name the wrapper writes would have it write elsewhere.
-for awl_f in stdout stderr progress exit.tmp exit started heartbeat no_space monitor.stop leftovers tracked.ls tracked.mon; do
-  [ ! -h "$awl_f" ] || { rm -f "$awl_f" && awl_log "removed the symlink $awl_dir/$awl_f; the wrapper writes it"; }
-done
-AWL_QUEUE='' AWL_RESOURCES='' AWL_QUEUE_DIR='' AWL_QUEUE_LOCK='' AWL_SCHEDULER='' AWL_AFTER_N=0 AWL_AFTER_FAILED=''
-AWL_ATTEMPT=1 AWL_RETRY_LEFT=0 AWL_RETRY_ON='' awl_root=$awl_dir
+awl_enter "${1-}"
 # First the exit record's room, so that output filling the disk later cannot take it; no room: nothing starts.
 awl_reserve_exit ||
   awl_launch_failed "no space for the job's records in '$awl_dir'; free space (awaitless gc) or use a larger file system"
@@ -146,174 +128,23 @@ if ! [ -r spec.sh ] || ! (. ./spec.sh) >/dev/null 2>&1; then
 fi
 # shellcheck source=/dev/null
 . ./spec.sh
-awl_number AWL_TIMEOUT 0
-awl_number AWL_GRACE 10
-awl_number AWL_TICK 1
-awl_number AWL_HEARTBEAT 30
-awl_number AWL_CHECK_MAX 15
-awl_number AWL_LOG_CAP 0
-awl_number AWL_QUEUE_CONCURRENCY 1
-awl_number AWL_AFTER_N 0
-awl_number AWL_ATTEMPT 1
-awl_number AWL_RETRY_LEFT 0
-[ "$AWL_ATTEMPT" -le 1 ] || awl_root=${awl_dir%/attempts/"$AWL_ATTEMPT"}
-[ "$AWL_QUEUE_CONCURRENCY" -gt 0 ] || awl_launch_failed "AWL_QUEUE_CONCURRENCY=0 in spec.sh; a queue admits at least 1 job"
-[ "$AWL_TICK" -gt 0 ] || AWL_TICK=1
-[ "$AWL_HEARTBEAT" -gt 0 ] || AWL_HEARTBEAT=1
-[ "$AWL_CHECK_MAX" -ge "$AWL_TICK" ] || AWL_CHECK_MAX=$AWL_TICK
-awl_cap=$AWL_LOG_CAP
-awl_headcap=$((awl_cap / 8))
-awl_tailcap=$((awl_cap - awl_headcap))
-awl_rotate_at=$((awl_tailcap / 2))
-[ $# -gt 0 ] || awl_launch_failed "spec.sh sets no command (set -- argv...)"
-
-# A Slurm requeue runs this script again in the same directory: the earlier run's records are kept as NAME.earlier
-# (readers also ignore records older than this run's start), so none is read as this run's.
-if [ "$AWL_SCHEDULER" = slurm ]; then
-  for awl_f in started heartbeat exit; do
-    [ ! -f "$awl_f" ] || mv -f "$awl_f" "$awl_f.earlier"
-  done
-fi
-
-awl_wrapper_pid=$$
-awl_read_boot_id
-awl_proc_start=''
-awl_proc_stat "$$" && awl_proc_start=$awl_start
-
-# Under Slurm the wrapper outlives scancel's TERM (see "Cancel"); one that lands before the command starts means
-# it never starts.
-[ "$AWL_SCHEDULER" != slurm ] || trap 'awl_ext_term=1' TERM
-if [ -f cancel ] || [ "$awl_ext_term" = 1 ]; then
-  awl_log "cancel requested before the command started; it never ran"
-  awl_finish '' cancelled
-fi
-# Dependencies: hold on this machine until the parents' conditions hold (see "Dependencies", job/after.sh).
-[ "$AWL_AFTER_N$AWL_AFTER_FAILED" = 0 ] || awl_after_hold
-# Queue admission: wait on this machine for the job's turn (see "Queue admission", job/queue.sh). The runtime timeout
-# counts from the end of this wait.
-if [ -n "$AWL_QUEUE$AWL_RESOURCES" ]; then
-  awl_q_admit
-  if [ -f cancel ]; then
-    awl_log "cancel requested before the command started; it never ran"
-    awl_finish '' cancelled
-  fi
-fi
+awl_spec_checked $#
+awl_identity
+awl_wait_turn
 awl_setsid=$(command -v setsid 2>/dev/null)
-awl_now
-awl_started_at=$awl_t
-awl_up_ok=0
-# shellcheck disable=SC2034 # awl_x: the rest of the line
-{ read -r awl_u awl_x </proc/uptime; } 2>/dev/null && case $awl_u in *.[0-9][0-9]) awl_up_ok=1 ;; esac
-awl_clock
-awl_started_cs=$awl_cs
-
-# shellcheck disable=SC2153 # AWL_CWD comes from spec.sh
-case $AWL_CWD in
-/*) awl_cwd=$AWL_CWD ;;
-*) awl_cwd=$awl_start_dir/$AWL_CWD ;;
-esac
-if ! cd "$awl_cwd"; then
-  cd "$awl_dir" || exit 2
-  awl_launch_failed "cannot change to working directory '$AWL_CWD'; create it or choose another cwd"
-fi
-
-# How the job's processes are tracked (see "The whole job"); the CPU time the wrapper's children had so far.
-awl_track_setup
-awl_log "tracking the job's processes $awl_track_why"
-awl_trk=environment
-[ -z "$awl_cg_track" ] || awl_trk=cgroup
-awl_ru0='' awl_rs0=''
-awl_ticks "$$" && awl_ru0=$awl_cu awl_rs0=$awl_csy
-
-# The monitor starts first (the command runs in the foreground below, so that it keeps default SIGINT/SIGQUIT
-# handling: sh ignores both in background jobs when job control is off).
-# A monitor.stop left by an earlier attempt in this directory (a Slurm requeue) would stop the monitor at once.
+awl_start_clock
+awl_enter_cwd
+awl_track_start
+# The monitor starts first; a monitor.stop left by an earlier attempt in this directory (a Slurm requeue) would stop
+# it at once.
 rm -f "$awl_dir/monitor.stop"
 (cd "$awl_dir" && awl_monitor) &
 awl_mon=$!
-
-# The command's own process. Not a process-group leader (no job control), so setsid(1) calls setsid() without
-# forking: the exec'd command keeps this pid and leads its own session and group (pgid = pid). Without setsid,
-# job control (`set -m`, works in bash) gives it its own group; otherwise pgid is empty and only pid is signalled.
-if [ -n "$awl_setsid" ]; then
-  set -- "$awl_setsid" "$@"
-  awl_group=1
-else
-  awl_group=0
-  set -m 2>/dev/null
-  case $- in *m*) awl_group=1 ;; esac
-fi
-(
-  [ "$awl_ext_term" = 0 ] || exit 143
-  awl_cmd_start=''
-  if [ -r /proc/self/stat ]; then
-    read -r awl_l </proc/self/stat
-    awl_pid=${awl_l%% *}
-    # This process becomes the command (setsid and exec keep the pid): its start time tells it from a reused pid.
-    awl_stat_line "$awl_l"
-    awl_cmd_start=$awl_start
-  else
-    awl_pid=$(exec sh -c 'echo "$PPID"')
-  fi
-  awl_pgid=''
-  [ "$awl_group" = 1 ] && awl_pgid=$awl_pid
-  [ -z "$awl_q_slot" ] || awl_q_mark_running "$awl_pid" "$awl_pgid"
-  # the command's own process joins the job's cgroup before anything of the command runs
-  awl_track_join "$awl_pid" || {
-    awl_log "could not join cgroup $awl_cg_track; tracking by environment"
-    awl_trk=environment awl_cg_track=''
-  }
-  awl_put "$awl_dir/started" "protocol=1" "wrapper_pid=$awl_wrapper_pid" "monitor_pid=$awl_mon" "pid=$awl_pid" "pgid=$awl_pgid" \
-    "boot_id=$awl_boot_id" "proc_start=$awl_proc_start" "pid_start=$awl_cmd_start" "started_at=$awl_started_at" \
-    "tracking=$awl_trk" "cgroup=$awl_cg_track" "cgroups=${awl_cg_dirs# }" 2>/dev/null || {
-    rm -f "$awl_dir/started.tmp"
-    exit 126
-  }
-  export AWAITLESS_JOB_ID="$AWL_JOB_ID" AWAITLESS_JOB_DIR="$awl_dir" AWAITLESS_PROGRESS_FILE="$awl_dir/progress"
-  [ -z "$AWL_QUEUE" ] || export AWAITLESS_QUEUE="$AWL_QUEUE"
-  if [ -n "$AWL_RESOURCES" ]; then
-    awl_csv=''
-    for awl_r in $AWL_RESOURCES; do awl_csv=${awl_csv:+$awl_csv,}$awl_r; done
-    export AWAITLESS_RESOURCES="$awl_csv"
-  fi
-  exec </dev/null >>"$awl_dir/stdout" 2>>"$awl_dir/stderr"
-  umask "$awl_umask"
-  awl_env
-  # A command that is not there is said to be so by name (setsid's own words would name setsid).
-  if [ -n "$awl_setsid" ]; then awl_c=$2; else awl_c=$1; fi
-  command -v "$awl_c" >/dev/null 2>&1 || {
-    printf 'awaitless: command not found: %s\n' "$awl_c" >&2
-    exit 127
-  }
-  exec "$@"
-)
-awl_code=$?
-awl_clock
-awl_end_cs=$awl_cs
-awl_ru1='' awl_rs1=''
-awl_ticks "$$" && awl_ru1=$awl_cu awl_rs1=$awl_csy
-awl_epoch
-awl_cmd_end=$awl_t
-set +m 2>/dev/null
-
+awl_run "$@"
 cd "$awl_dir" || exit 2
 pid='' pgid='' pid_start=''
 awl_read_started
-# what the command left, stopped (or kept); the monitor is stopped in there (see "The whole job")
+# what the command left, stopped (or kept); the monitor is stopped in there (see "The whole job", job/job-end.sh)
 awl_job_end
-# `started` is written just before the exec: without it the command never ran (cancelled during start-up, or no
-# room to record its start).
-if [ ! -f started ]; then
-  if [ "$awl_ext_term" = 1 ] || [ -f cancelled ] || [ -f cancel ]; then
-    awl_log "cancelled before the command started; it never ran"
-    awl_finish '' cancelled
-  fi
-  awl_launch_failed "could not write '$awl_dir/started' (disk full?); the command was not started"
-fi
-awl_reason=exited
-if [ -f timed_out ]; then
-  awl_reason=timed_out
-elif [ -f cancelled ] || { [ "$awl_ext_term" = 1 ] && [ -f cancel ]; }; then
-  awl_reason=cancelled
-fi
+awl_outcome
 awl_finish "$awl_code" "$awl_reason"

@@ -1,5 +1,5 @@
 # The exit record: its reservation at start-up, the record written over it at the end (awl_finish), which then frees
-# the job's queue slot and wakes its dependents; and the checks of spec.sh's numbers. A fragment of wrapper.sh.
+# the job's queue slot and wakes its dependents. A fragment of wrapper.sh.
 # shellcheck shell=sh
 # The exit record's reservation (see exit.tmp atop wrapper.sh). The record is ASCII, so ${#var} counts its bytes.
 awl_reserve_bytes=512
@@ -91,12 +91,5 @@ leftovers_action=stopped}"
 awl_launch_failed() {
   awl_log "launch failed: $*"
   awl_finish 126 launch_failed
-}
-
-# awl_number NAME DEFAULT: validate a non-negative integer setting from spec.sh.
-awl_number() {
-  eval "awl_v=\${$1:-$2}"
-  case $awl_v in '' | *[!0-9]*) awl_launch_failed "$1='$awl_v' in spec.sh is not a non-negative integer" ;; esac
-  eval "$1=\$awl_v"
 }
 
