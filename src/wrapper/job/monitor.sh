@@ -105,14 +105,7 @@ awl_monitor() {
   trap 'awl_done=1; awl_wake' USR1
   # A client's cancel: look at the cancel file now instead of at the end of the nap.
   trap awl_wake USR2
-  pid='' pgid='' awl_kill=none awl_kill_at=0 o_drop=0 e_drop=0 now=$awl_started_at
-  sz_out=0 sz_err=0 sz_prog=0 sz_outp=0 sz_errp=0
-  awl_out=0 awl_err=0 awl_prog=0 awl_changed_at=$awl_started_at
-  awl_tick=$((AWL_TICK * 100)) awl_hb=$((AWL_HEARTBEAT * 100)) awl_cmax=$((AWL_CHECK_MAX * 100))
-  # the first quiet check comes 4 ticks after the start's (2 ticks before it doubles): a job that writes at once is
-  # seen growing by the start's check, and a quiet one pays one wake-up fewer in its first seconds
-  awl_gap=$((awl_tick * 2)) awl_check_at=0 awl_hb_at=-$awl_hb awl_force=1 awl_first=1
-  awl_timeout_at=$((awl_started_cs + AWL_TIMEOUT * 100))
+  awl_monitor_init
   while :; do
     [ -n "$pid" ] || awl_read_started
     kill -0 "$awl_wrapper_pid" 2>/dev/null || exit 0
@@ -120,12 +113,12 @@ awl_monitor() {
     awl_epoch
     now=$awl_t
     awl_changed=0
-    if [ "$awl_cs" -ge "$awl_check_at" ] || [ $((awl_cs - awl_hb_at)) -ge "$awl_hb" ] || [ "$awl_force" = 1 ]; then
+    if awl_check_due; then
       awl_quiet || awl_check
       awl_check_next
     fi
     awl_kill_step
-    if [ "$awl_changed" = 1 ] || [ $((awl_cs - awl_hb_at)) -ge "$awl_hb" ]; then awl_heartbeat; fi
+    if [ "$awl_changed" = 1 ] || awl_heartbeat_due; then awl_heartbeat; fi
     [ ! -f monitor.stop ] || awl_done=1
     if [ "$awl_done" = 1 ] && [ "$awl_kill" != term ]; then
       [ "$awl_kill" = killed ] && awl_reap_wait
@@ -135,6 +128,26 @@ awl_monitor() {
     awl_nap "$awl_w"
   done
 }
+
+# awl_monitor_init: the monitor's state at its start (see awl_monitor).
+awl_monitor_init() {
+  pid='' pgid='' awl_kill=none awl_kill_at=0 o_drop=0 e_drop=0 now=$awl_started_at
+  sz_out=0 sz_err=0 sz_prog=0 sz_outp=0 sz_errp=0
+  awl_out=0 awl_err=0 awl_prog=0 awl_changed_at=$awl_started_at
+  awl_tick=$((AWL_TICK * 100)) awl_hb=$((AWL_HEARTBEAT * 100)) awl_cmax=$((AWL_CHECK_MAX * 100))
+  # the first quiet check comes 4 ticks after the start's (2 ticks before it doubles): a job that writes at once is
+  # seen growing by the start's check, and a quiet one pays one wake-up fewer in its first seconds
+  awl_gap=$((awl_tick * 2)) awl_check_at=0 awl_hb_at=-$awl_hb awl_force=1 awl_first=1
+  awl_timeout_at=$((awl_started_cs + AWL_TIMEOUT * 100))
+}
+
+# awl_check_due: is a size check due at awl_cs (its time, or the heartbeat's, has come, or it is forced)?
+awl_check_due() {
+  [ "$awl_cs" -ge "$awl_check_at" ] || awl_heartbeat_due || [ "$awl_force" = 1 ]
+}
+
+# awl_heartbeat_due: has AWL_HEARTBEAT passed since the last heartbeat?
+awl_heartbeat_due() { [ $((awl_cs - awl_hb_at)) -ge "$awl_hb" ]; }
 
 # awl_check: the size check: lists the sizes (awl_stat), rotates a stream over the log cap (not on the first
 # check), and sets awl_changed when the bytes written or the progress file's size changed since the last one.
