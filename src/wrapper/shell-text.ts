@@ -5,6 +5,16 @@ import freeSpace from "./host/lib-free-space.sh" with { type: "text" };
 import root from "./host/lib-root.sh" with { type: "text" };
 import sha256 from "./host/lib-sha256.sh" with { type: "text" };
 import trust from "./host/lib-trust.sh" with { type: "text" };
+import after from "./job/after.sh" with { type: "text" };
+import clock from "./job/clock.sh" with { type: "text" };
+import command from "./job/command.sh" with { type: "text" };
+import exitRecord from "./job/exit.sh" with { type: "text" };
+import files from "./job/files.sh" with { type: "text" };
+import jobEnd from "./job/job-end.sh" with { type: "text" };
+import logCap from "./job/log-cap.sh" with { type: "text" };
+import monitor from "./job/monitor.sh" with { type: "text" };
+import queue from "./job/queue.sh" with { type: "text" };
+import setup from "./job/setup.sh" with { type: "text" };
 import prelude from "./prelude.sh" with { type: "text" };
 import tracking from "./tracking.sh" with { type: "text" };
 
@@ -17,6 +27,16 @@ export const FRAGMENTS: Readonly<Record<string, string>> = {
   "lib-root.sh": root,
   "lib-sha256.sh": sha256,
   "lib-trust.sh": trust,
+  "job/files.sh": files,
+  "job/clock.sh": clock,
+  "job/log-cap.sh": logCap,
+  "job/setup.sh": setup,
+  "job/command.sh": command,
+  "job/monitor.sh": monitor,
+  "job/exit.sh": exitRecord,
+  "job/queue.sh": queue,
+  "job/after.sh": after,
+  "job/job-end.sh": jobEnd,
 };
 
 export const INCLUDE_RE = /^# awaitless:include (\S+)\n/gm;

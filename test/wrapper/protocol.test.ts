@@ -1,7 +1,7 @@
 // Pure parts of the wrapper protocol: spec rendering and its validation, record parsers, log plan, script hash.
 
 import { describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { AwaitlessError } from "../../src/core/errors.ts";
 import {
@@ -192,14 +192,25 @@ describe("planLog", () => {
 });
 
 describe("embedded wrapper", () => {
-  test("WRAPPER_TEXT is wrapper.sh with prelude.sh and tracking.sh spliced in, and WRAPPER_SHA256 its SHA-256", () => {
+  test("WRAPPER_TEXT is wrapper.sh with each fragment it names spliced in (each of job/ once), and WRAPPER_SHA256 its SHA-256", () => {
     const read = (name: string) => readFileSync(join(import.meta.dir, "../../src/wrapper", name), "utf8");
-    const [before, rest] = read("wrapper.sh").split("# awaitless:include prelude.sh\n");
-    const [middle, after] = (rest ?? "").split("# awaitless:include tracking.sh\n");
-    expect(after).toBeDefined();
-    const body = (name: string) => read(name).replace("# shellcheck shell=sh\n", "");
-    expect(WRAPPER_TEXT).toBe(`${before}${body("prelude.sh")}${middle}${body("tracking.sh")}${after}`);
+    const included: string[] = [];
+    const splice = (text: string): string =>
+      text
+        .split(/(?<=\n)/)
+        .map((line) => {
+          const m = /^# awaitless:include (\S+)\n$/.exec(line);
+          if (!m) return line;
+          included.push(m[1]!);
+          return splice(read(m[1]!).replace("# shellcheck shell=sh\n", ""));
+        })
+        .join("");
+    expect(WRAPPER_TEXT).toBe(splice(read("wrapper.sh")));
     expect(WRAPPER_TEXT).not.toContain("awaitless:include");
+    const parts = readdirSync(join(import.meta.dir, "../../src/wrapper/job")).map((f) => `job/${f}`);
+    expect(included.filter((n) => n.startsWith("job/")).sort()).toEqual(parts.sort());
+    expect(included).toContain("prelude.sh");
+    expect(included).toContain("tracking.sh");
     expect(WRAPPER_SHA256).toBe(new Bun.CryptoHasher("sha256").update(WRAPPER_TEXT).digest("hex"));
   });
 

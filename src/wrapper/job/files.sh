@@ -1,0 +1,59 @@
+# The wrapper's own writes and sizes: its log lines (awl_log), records written atomically (awl_put), and the sizes of
+# the watched files (awl_stat, awl_size). A fragment of wrapper.sh (spliced in by src/wrapper/shell-text.ts).
+# shellcheck shell=sh
+awl_log() { printf 'awaitless wrapper: %s\n' "$*" >&2; }
+
+# awl_put FILE LINE... : write lines to FILE atomically: FILE.tmp made fresh with noclobber (O_EXCL, so no symlink
+# is followed, dangling or not), then renamed over FILE unless FILE is a symlink or a directory.
+awl_put() {
+  awl_f=$1
+  shift
+  # Tested first: a heartbeat costs no extra process when nothing is left over.
+  if [ -e "$awl_f.tmp" ] || [ -h "$awl_f.tmp" ]; then rm -f "$awl_f.tmp"; fi
+  set -C
+  printf '%s\n' "$@" >"$awl_f.tmp"
+  awl_rc=$?
+  set +C
+  [ "$awl_rc" = 0 ] || return 1
+  if [ -h "$awl_f" ] || [ -d "$awl_f" ]; then
+    rm -f "$awl_f.tmp"
+    awl_log "$awl_f is a symlink or a directory; not writing through it"
+    return 1
+  fi
+  mv -f "$awl_f.tmp" "$awl_f"
+}
+
+# awl_stat: sizes of the watched files, one `ls` for all (missing files count 0). Its listing goes through the file
+# monitor.ls rather than a command substitution (see awl_monitor, job/monitor.sh, on bash's traps); with no room for that file (a
+# full disk), through a command substitution after all.
+awl_stat() {
+  sz_out=0 sz_err=0 sz_prog=0 sz_outp=0 sz_errp=0 awl_seen=0
+  { LC_ALL=C BLOCK_SIZE=1 LS_BLOCK_SIZE=1 ls -ln stdout stderr progress stdout.prev stderr.prev >monitor.ls; } 2>/dev/null
+  { awl_sizes <monitor.ls; } 2>/dev/null
+  [ "$awl_seen" = 0 ] || return 0
+  awl_ls=$(LC_ALL=C BLOCK_SIZE=1 LS_BLOCK_SIZE=1 ls -ln stdout stderr progress stdout.prev stderr.prev 2>/dev/null)
+  awl_sizes <<EOF
+$awl_ls
+EOF
+}
+
+# awl_sizes: reads an `ls -ln` listing of the watched files on stdin into sz_*.
+awl_sizes() {
+  while read -r awl_x awl_x awl_x awl_x awl_sz awl_rest; do
+    case $awl_rest in
+    *' stdout') sz_out=$awl_sz awl_seen=1 ;;
+    *' stderr') sz_err=$awl_sz ;;
+    *' progress') sz_prog=$awl_sz ;;
+    *' stdout.prev') sz_outp=$awl_sz ;;
+    *' stderr.prev') sz_errp=$awl_sz ;;
+    esac
+  done
+}
+
+# awl_size FILE: sets awl_sz to its size in bytes.
+awl_size() {
+  # shellcheck disable=SC2046 # the listing's fields, split
+  set -- $(LC_ALL=C BLOCK_SIZE=1 LS_BLOCK_SIZE=1 ls -ln "$1" 2>/dev/null)
+  awl_sz=${5:-0}
+}
+
