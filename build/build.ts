@@ -3,7 +3,9 @@
 // every start extract them into $TMPDIR (see docs/architecture.md). The executable reads no .env or
 // bunfig.toml from the directory it runs in (a job would inherit a project's .env; a bunfig could
 // change the runtime), and starts with the JIT 16× more reluctant to compile: most of what a command
-// runs, runs once (a quarter less CPU for a start; hot loops of a long scan or server still compile).
+// runs, runs once (a quarter less CPU for a start; hot loops of a long scan or server still compile). The bundle is
+// split into chunks (ESM, embedded in the one executable): the entry answers --version without evaluating the rest,
+// and each command evaluates the chunks it imports.
 import { chmodSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 
@@ -19,6 +21,8 @@ const args = [
   "--compile",
   "--minify",
   "--bytecode",
+  "--format=esm",
+  "--splitting",
   "--no-compile-autoload-dotenv",
   "--no-compile-autoload-bunfig",
   "--compile-jit-policy=16",

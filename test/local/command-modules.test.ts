@@ -1,5 +1,6 @@
 // Each command evaluates only the modules it uses: run from source with a module trace (test/helpers/module-trace.ts),
-// a local command never reaches the MCP server, the dashboard, SSH, Slurm or the 0.8 watcher, and --version no store.
+// a local command never reaches the MCP server, the dashboard, SSH, Slurm or the 0.8 watcher, and --version nothing
+// but the entry.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync, rmSync } from "node:fs";
 import { join, relative } from "node:path";
@@ -51,12 +52,20 @@ describe("each command loads only what it uses", () => {
     expect(r.modules).toContain("cli/mcp-config.ts");
   });
 
-  test("--version evaluates no config, store, backend or job service", () => {
-    const r = modulesOf(["--version"]);
+  for (const word of ["--version", "-V", "version"])
+    test(`${word} evaluates the entry alone (main.ts and the version), nothing of the program`, () => {
+      const r = modulesOf([word]);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(/^awaitless \d+\.\d+\.\d+\S*\n$/);
+      expect(r.modules).toEqual(["main.ts", "version.ts"]);
+    });
+
+  test("any other words start the program (start.ts), the version command's options included", () => {
+    const r = modulesOf(["version", "--json"]);
     expect(r.code).toBe(0);
-    expect(r.stdout).toStartWith("awaitless ");
-    expect(r.modules).toContain("main.ts");
-    expect(r.modules.filter((m) => /^(context\.ts|config\/|backends\/|core\/job-)/.test(m))).toEqual([]);
+    expect(JSON.parse(r.stdout)).toEqual({ version: expect.any(String) });
+    expect(r.modules).toContain("start.ts");
+    expect(r.modules).toContain("cli/cli.ts");
   });
 
   for (const args of [

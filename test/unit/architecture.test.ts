@@ -196,14 +196,22 @@ describe("architecture", () => {
   }
 
   test("plain CLI paths never load the MCP SDK eagerly", () => {
-    expect(eagerClosure("main.ts").filter((f) => f.startsWith("mcp/") || f === "mcp-entry.ts")).toEqual([]);
+    expect(
+      eagerClosure("main.ts", "start.ts").filter((f) => f.startsWith("mcp/") || f === "mcp-entry.ts"),
+    ).toEqual([]);
   });
 
-  // What a local command loads before it knows its job: the CLI (main.ts) and the context (context.ts, imported by
+  // What a local command loads before it knows its job: the CLI (start.ts) and the context (context.ts, imported by
   // every command that opens the store). SSH, Slurm, 0.8, the MCP server and the dashboard are loaded on first use
   // (test/local/command-modules.test.ts checks what a command really evaluates).
+  // The entry answers the version alone: the rest of the program is a chunk of the split bundle it imports on demand.
+  test("the entry (main.ts) imports only the version and starts the program with import()", () => {
+    expect(eagerClosure("main.ts")).toEqual(["main.ts", "version.ts"]);
+    expect(readFileSync(join(SRC, "main.ts"), "utf8")).toContain('import("./start.ts")');
+  });
+
   test("a local command's start reaches no MCP, dashboard, SSH, Slurm, 0.8 or host-program module", () => {
-    const reached = eagerClosure("main.ts", "context.ts");
+    const reached = eagerClosure("main.ts", "start.ts", "context.ts");
     expect(reached).toContain("backends/local/local-backend.ts");
     expect(
       reached.filter((f) =>
