@@ -1,49 +1,21 @@
 // The one log read path without a job: the pattern language (checked against real grep -E), the in-process scanner
-// (line numbers, matches_total, cursors, budget cuts, redaction at cuts, a capped log's dropped middle), the page
-// built from a scan, and the remote program under sh/dash/bash/busybox giving exactly the in-process scan.
+// (line numbers, matches_total, cursors, budget cuts, redaction at cuts, a capped log's dropped middle) and the page
+// built from a scan. The remote program under real shells: test/wrapper/log-scan-remote.test.ts.
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { scanLocalLog } from "../../src/backends/local/local-logs.ts";
-import { scanRemoteLog } from "../../src/backends/ssh/ssh-logs.ts";
 import type { AwaitlessError } from "../../src/core/errors.ts";
 import { compileLogPattern } from "../../src/core/log-pattern.ts";
-import { gapMarker, type LogQuery, type LogScan, shapeLines, toPage } from "../../src/core/log-scan.ts";
+import { gapMarker, type LogQuery, shapeLines, toPage } from "../../src/core/log-scan.ts";
 import { Redactor } from "../../src/core/redact.ts";
-import { script } from "../../src/wrapper/host-scripts.ts";
-import { busyboxAppletDir } from "../helpers/busybox.ts";
+import { jobDirsIn, numbered, q } from "../helpers/log-fixtures.ts";
 
 const tmp = mkdtempSync(join(tmpdir(), "awl-log-scan-"));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-let jobs = 0;
-/** A job directory holding `files` (stdout, stdout.head, stdout.prev, stdout.dropped, …). */
-function jobDir(files: Record<string, string | Uint8Array>): string {
-  const dir = join(tmp, `job${jobs++}`);
-  mkdirSync(dir);
-  for (const [name, body] of Object.entries(files)) writeFileSync(join(dir, name), body);
-  return dir;
-}
-
-const q = (over: Partial<LogQuery> & { grep?: string } = {}): LogQuery => {
-  const { grep, ...rest } = over;
-  return {
-    pattern: grep === undefined ? null : compileLogPattern(grep),
-    from: 1,
-    to: null,
-    limit: null,
-    forward: false,
-    budget: 1 << 20,
-    ...rest,
-  };
-};
-
-const numbered = (n: number, f = (i: number) => `line ${String(i).padStart(6, "0")}`): string =>
-  Array.from({ length: n }, (_, i) => `${f(i + 1)}\n`).join("");
-
-const view = (s: LogScan) =>
-  s.lines.map((l) => `${l.n}${l.cut ? "c" : ""}${l.key ? "k" : ""}:${Buffer.from(l.raw).toString("latin1")}`);
+const jobDir = jobDirsIn(tmp);
 
 const pageOf = (dir: string, query: LogQuery, secrets: string[] = []) => {
   const scan = scanLocalLog(dir, "stdout", query);
@@ -292,114 +264,5 @@ describe("the in-process scan", () => {
     const dir = jobDir({ stdout: "\x1b[31mERROR\x1b[0m red\n10%\r50%\r100% done\n" });
     expect(pageOf(dir, q({ grep: "ERROR" })).text).toBe("1:ERROR red\n");
     expect(pageOf(dir, q({ grep: "50%" })).text).toBe("2:100% done\n");
-  });
-});
-
-// ----- the remote program under real shells gives exactly the in-process scan -----
-
-interface ShellCase {
-  name: string;
-  argv: string[];
-  path?: string;
-}
-const shells: ShellCase[] = [];
-for (const name of ["sh", "dash", "bash"]) {
-  const p = Bun.which(name);
-  if (p) shells.push({ name, argv: [p, "-s"] });
-}
-const bb = Bun.which("busybox");
-if (bb) {
-  shells.push({ name: "busybox sh", argv: [bb, "sh", "-s"] });
-  const path = busyboxAppletDir(join(tmp, "busybox-bin"));
-  if (path) shells.push({ name: "busybox sh, busybox utilities only", argv: [bb, "sh", "-s"], path });
-}
-if (process.env.AWAITLESS_REQUIRE_ALL === "1" && !shells.some((s) => s.path)) {
-  test("busybox is installed (AWAITLESS_REQUIRE_ALL=1)", () => {
-    throw new Error("busybox is missing: apt-get install -y busybox dash");
-  });
-}
-
-const hostFor = (shell: ShellCase) => ({
-  name: shell.name,
-  async run(body: string, args: readonly string[]) {
-    const p = Bun.spawn(shell.argv, {
-      stdin: Buffer.from(script(body, args)),
-      stdout: "pipe",
-      stderr: "pipe",
-      env: shell.path ? { ...process.env, PATH: shell.path } : process.env,
-    });
-    const [stdout, stderr, code] = await Promise.all([
-      new Response(p.stdout).arrayBuffer(),
-      new Response(p.stderr).arrayBuffer(),
-      p.exited,
-    ]);
-    return { code, signal: null, stdout: Buffer.from(stdout), stderr: Buffer.from(stderr) };
-  },
-});
-
-const fixtures = (): Record<string, string> => {
-  const secretish =
-    "-----BEGIN RSA PRIVATE KEY-----\nMIIBOgIBAAJBAKj34GkxFhD90vcNLYLInFEX6Ppy1tPf9Cnzj4p4WGeKLs1Pt8Qu\n";
-  return {
-    plain: jobDir({ stdout: numbered(3000, (i) => (i % 97 === 0 ? `ERROR ${i} failed` : `ok ${i} fine`)) }),
-    "no final newline": jobDir({ stdout: "one\ntwo ERROR\nthree" }),
-    empty: jobDir({ stdout: "" }),
-    "long lines": jobDir({ stdout: `a\n${"L".repeat(40_000)}ERROR\nb ERROR\n${"M".repeat(30_000)}\nend\n` }),
-    capped: jobDir({
-      "stdout.head": `${numbered(40, (i) => `head ${i} ok`)}${secretish}partial head li`,
-      "stdout.prev": `ne cut\nQu7h9XK2P1ZfoV2bYq0BvAYwgIiiIo5ULc5pbTMjY1UdjemsWU8CAwEAAQ==\n-----END RSA PRIVATE KEY-----\n`,
-      stdout: numbered(500, (i) => (i % 50 === 0 ? `ERROR tail ${i}` : `tail ${i} MIIB`)),
-      "stdout.dropped": "500000",
-    }),
-    "capped, contiguous": jobDir({
-      "stdout.head": numbered(30),
-      "stdout.prev": numbered(30).slice(100),
-      stdout: "last ERROR\n",
-      "stdout.dropped": "100",
-    }),
-    missing: jobDir({}),
-  };
-};
-
-const queries: [string, LogQuery][] = [
-  ["grep, last matches", q({ grep: "ERROR" })],
-  ["grep, last 3", q({ grep: "ERROR|fine$", limit: 3 })],
-  ["grep, small budget", q({ grep: "ERROR", budget: 64 })],
-  ["grep, range forward", q({ grep: "ERROR|MIIB", from: 20, to: 600, limit: 4, forward: true })],
-  ["grep, up to a line", q({ grep: "[0-9]{2}0 ", to: 900, limit: 5 })],
-  ["grep, key lines", q({ grep: "MIIB|Qu7h" })],
-  ["grep, anchored", q({ grep: "^(ERROR|head) [0-9]+ ", limit: 10 })],
-  ["head", q({ limit: 7, forward: true })],
-  ["range", q({ from: 35, to: 60, forward: true })],
-  ["range past the end", q({ from: 100_000, forward: true })],
-  ["range, small budget", q({ from: 2, forward: true, budget: 100 })],
-  ["tail", q({ limit: 5 })],
-  ["default, small budget", q({ budget: 300 })],
-  ["up to a line", q({ to: 44, limit: 6 })],
-  ["last lines of a range", q({ from: 40, to: 45, limit: 3 })],
-];
-
-describe.each(shells.map((s) => [s.name, s] as const))("the remote log scan under %s", (_name, shell) => {
-  const dirs = fixtures();
-  for (const [fname, dir] of Object.entries(dirs)) {
-    test(`${fname}: every query answers exactly as the in-process scan`, async () => {
-      const host = hostFor(shell);
-      for (const [qname, query] of queries) {
-        const local = scanLocalLog(dir, "stdout", query);
-        const remote = await scanRemoteLog(host, dir, "stdout", query);
-        expect({ qname, ...remote, lines: view(remote) }).toEqual({ qname, ...local, lines: view(local) });
-      }
-    });
-  }
-
-  test("a pattern is data, never shell: quotes, $(…) and backticks reach grep as text", async () => {
-    const dir = jobDir({ stdout: "a $(touch pwned) b\nq'uote\"d\n`id`\n" });
-    const host = hostFor(shell);
-    for (const p of ["\\$\\(touch pwned\\)", "q'uote\"d", "`id`", "'; touch pwned2; '"]) {
-      const query = q({ grep: p });
-      const remote = await scanRemoteLog(host, dir, "stdout", query);
-      expect(view(remote)).toEqual(view(scanLocalLog(dir, "stdout", query)));
-    }
-    expect(Bun.spawnSync(["ls", dir]).stdout.toString()).toBe("stdout\n");
   });
 });
