@@ -3,7 +3,7 @@
 // shared rounds: every process polls on its own). squeue/sacct calls are counted by wrappers first on PATH.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { JobStore } from "../src/core/job-store.ts";
+import { JobStore } from "../src/core/store/job-store.ts";
 import { CallLog } from "../test/e2e/slurm-call-log.ts";
 import { run } from "../test/e2e/slurm-harness.ts";
 import { BINARY, connectStdio, makeSandbox } from "../test/mcp/stdio-client.ts";

@@ -4,17 +4,17 @@ import { localLaunchOwners } from "./backends/local/launch-owners.ts";
 import { LocalBackend } from "./backends/local/local-backend.ts";
 import { type Config, loadConfig } from "./config/config.ts";
 import { profileKeysFor, profileRefusal } from "./config/config-legacy.ts";
-import { arrayOfQueue } from "./core/array-queues.ts";
-import type { ArrayService } from "./core/array-service.ts";
-import type { Backend } from "./core/backend.ts";
-import { useHintTable } from "./core/errors.ts";
-import type { ImportReport } from "./core/import-08.ts";
-import type { Job } from "./core/job.ts";
-import { JobService, type ServiceSettings } from "./core/job-service.ts";
-import { JobStore } from "./core/job-store.ts";
-import { recentJobWords } from "./core/job-words.ts";
-import { listQueueRows } from "./core/queue-store.ts";
-import type { JobServiceApi } from "./core/service-types.ts";
+import type { ArrayService } from "./core/arrays/array-service.ts";
+import type { Backend } from "./core/backend/backend.ts";
+import type { ImportReport } from "./core/import-08/import-08.ts";
+import { useHintTable } from "./core/model/errors.ts";
+import type { Job } from "./core/model/job.ts";
+import type { JobServiceApi } from "./core/model/service-api.ts";
+import { arrayOfQueue } from "./core/queues/array-queues.ts";
+import { JobService, type ServiceSettings } from "./core/service/job-service.ts";
+import { recentJobWords } from "./core/service/job-words.ts";
+import { JobStore } from "./core/store/job-store.ts";
+import { listQueueRows } from "./core/store/queue-table.ts";
 import { HINTS } from "./hints.ts";
 
 // Core names what to do next by action; this process words each action for its surface.
@@ -42,7 +42,7 @@ export interface StoreHousekeeping {
 export interface Ctx {
   /** The job use cases: the one interface the CLI and the MCP server share. */
   service: JobServiceApi;
-  /** Job arrays over that service: their tasks are its jobs (core/array-service.ts). */
+  /** Job arrays over that service: their tasks are its jobs (core/arrays/array-service.ts). */
   arrays: ArrayService;
   config: Config;
   store: StoreHousekeeping;
@@ -161,7 +161,7 @@ export function createContext(env: Record<string, string | undefined>, configFla
   };
   // loaded on demand, as the command is: no other command reads 0.8 stores
   const import08 = async (source: string, sourceName: string) => {
-    const { importAwaitless08 } = await import("./core/import-08.ts");
+    const { importAwaitless08 } = await import("./core/import-08/import-08.ts");
     return importAwaitless08({
       store,
       local: backends.local!,

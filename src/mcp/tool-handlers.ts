@@ -2,15 +2,15 @@
 
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import type * as v from "valibot";
-import { progressWords } from "../core/array-progress.ts";
-import type { ArrayView } from "../core/array-types.ts";
-import { isTerminal } from "../core/job.ts";
+import { progressWords } from "../core/arrays/array-progress.ts";
+import type { ArrayView } from "../core/model/array-views.ts";
+import { isTerminal } from "../core/model/job.ts";
 import {
   isDelivered,
   type JobServiceApi,
   type JobStatus,
   type LaunchRequest,
-} from "../core/service-types.ts";
+} from "../core/model/service-api.ts";
 import { compactAnswer } from "./compact.ts";
 import type { McpConfig } from "./config.ts";
 import type { SessionFinishedJobs } from "./finished-jobs.ts";

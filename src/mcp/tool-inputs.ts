@@ -1,10 +1,10 @@
 // Input schemas of the MCP tools (valibot; the argument names of docs/mcp.md) and their mapping onto service requests.
 import * as v from "valibot";
-import { invalid } from "../core/errors.ts";
-import { JOB_STATES } from "../core/job.ts";
-import { nearestName } from "../core/nearest-name.ts";
-import type { LaunchRequest, ListRequest, LogsRequest } from "../core/service-types.ts";
-import { NOT_TEXT } from "../core/utf8-text.ts";
+import { invalid } from "../core/model/errors.ts";
+import { JOB_STATES } from "../core/model/job.ts";
+import type { LaunchRequest, ListRequest, LogsRequest } from "../core/model/service-api.ts";
+import { nearestName } from "../core/util/nearest-name.ts";
+import { NOT_TEXT } from "../core/util/utf8-text.ts";
 import { illFormedArgument } from "./text-args.ts";
 
 const positive = (what: string) =>

@@ -9,8 +9,8 @@ import {
   type ToolAnnotations,
 } from "@modelcontextprotocol/server";
 import type * as v from "valibot";
-import { AwaitlessError } from "../core/errors.ts";
-import { noSpaceFromErrno } from "../core/store-errors.ts";
+import { AwaitlessError } from "../core/model/errors.ts";
+import { noSpaceFromErrno } from "../core/store/store-errors.ts";
 import { type KnownClient, knownClient, withoutInjected } from "./clients.ts";
 import { holdChoiceFor } from "./config.ts";
 import type { HoldContext, ProgressToken } from "./hold.ts";

@@ -3,9 +3,9 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { newJobId } from "../../src/core/ids.ts";
-import type { JobSpec } from "../../src/core/job.ts";
-import { JobStore, type NewJob, SCHEMA_VERSION } from "../../src/core/job-store.ts";
+import { newJobId } from "../../src/core/model/ids.ts";
+import type { JobSpec } from "../../src/core/model/job.ts";
+import { JobStore, type NewJob, SCHEMA_VERSION } from "../../src/core/store/job-store.ts";
 import { plainSpec } from "../helpers/spec.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "awl-store-"));

@@ -7,10 +7,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { scanLocalLog } from "../../src/backends/local/local-logs.ts";
 import { scanRemoteLog } from "../../src/backends/ssh/ssh-logs.ts";
-import type { AwaitlessError } from "../../src/core/errors.ts";
-import { compileLogPattern } from "../../src/core/log-pattern.ts";
-import { gapMarker, type LogQuery, type LogScan, shapeLines, toPage } from "../../src/core/log-scan.ts";
-import { Redactor } from "../../src/core/redact.ts";
+import { gapMarker, type LogQuery, type LogScan, shapeLines, toPage } from "../../src/core/logs/log-query.ts";
+import { compileLogPattern } from "../../src/core/logs/pattern.ts";
+import type { AwaitlessError } from "../../src/core/model/errors.ts";
+import { Redactor } from "../../src/core/util/redact.ts";
 import { script } from "../../src/wrapper/host-scripts.ts";
 import { busyboxAppletDir } from "../helpers/busybox.ts";
 

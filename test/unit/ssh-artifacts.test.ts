@@ -17,8 +17,8 @@ import {
   parseStat,
   type ScriptRunner,
 } from "../../src/backends/ssh/ssh-artifacts.ts";
-import { globStaticPrefix } from "../../src/core/artifacts.ts";
-import type { ArtifactEntry } from "../../src/core/job.ts";
+import type { ArtifactEntry } from "../../src/core/model/job.ts";
+import { globStaticPrefix } from "../../src/core/results/artifacts.ts";
 import { ARTIFACT_FILES, ARTIFACTS, script } from "../../src/wrapper/host-scripts.ts";
 import { busyboxAppletDir } from "../helpers/busybox.ts";
 

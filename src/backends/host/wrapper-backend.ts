@@ -8,12 +8,12 @@ import type {
   Observation,
   QueueSnapshot,
   Stream,
-} from "../../core/backend.ts";
-import type { ArtifactEntry, BackendId, BackendName, Job } from "../../core/job.ts";
-import { checkJobDir, type JobDirScope, removeJobDir } from "../../core/job-dir-guard.ts";
-import { HEARTBEAT_SECONDS } from "../../core/liveness.ts";
-import type { LogQuery, LogScan } from "../../core/log-scan.ts";
-import { attemptSuffix } from "../../core/retries.ts";
+} from "../../core/backend/backend.ts";
+import type { LogQuery, LogScan } from "../../core/logs/log-query.ts";
+import type { ArtifactEntry, BackendId, BackendName, Job } from "../../core/model/job.ts";
+import { attemptSuffix } from "../../core/retries/retry-policy.ts";
+import { HEARTBEAT_SECONDS } from "../../core/rules/liveness.ts";
+import { checkJobDir, type JobDirScope, removeJobDir } from "../../core/util/job-dir-guard.ts";
 import { jobSpecText, localSecretValues, localSpecMissing, writeLocalSpec } from "../job-spec.ts";
 import type { JobHost } from "./job-host.ts";
 

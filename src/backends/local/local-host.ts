@@ -14,14 +14,20 @@ import {
   writeFileSync,
 } from "node:fs";
 import { dirname, join } from "node:path";
-import type { LeftoverStop, LogTail, Observation, QueueSnapshot, Stream } from "../../core/backend.ts";
-import { parseCancelOutcome } from "../../core/backend.ts";
-import { AwaitlessError } from "../../core/errors.ts";
-import type { ArtifactEntry, BackendId } from "../../core/job.ts";
-import { removeHostJobDir } from "../../core/job-dir-guard.ts";
-import type { LogQuery, LogScan } from "../../core/log-scan.ts";
-import { freeSpace, isNoSpace, noSpaceError } from "../../core/store-errors.ts";
-import { assertTrustedDir, makeOwnDir } from "../../core/trusted-dir.ts";
+import type {
+  LeftoverStop,
+  LogTail,
+  Observation,
+  QueueSnapshot,
+  Stream,
+} from "../../core/backend/backend.ts";
+import { parseCancelOutcome } from "../../core/backend/backend.ts";
+import type { LogQuery, LogScan } from "../../core/logs/log-query.ts";
+import { AwaitlessError } from "../../core/model/errors.ts";
+import type { ArtifactEntry, BackendId } from "../../core/model/job.ts";
+import { freeSpace, isNoSpace, noSpaceError } from "../../core/store/store-errors.ts";
+import { removeHostJobDir } from "../../core/util/job-dir-guard.ts";
+import { assertTrustedDir, makeOwnDir } from "../../core/util/trusted-dir.ts";
 import {
   CANCEL_TEXT,
   EXIT_RESERVATION,
@@ -38,7 +44,7 @@ import { openAppend, replaceFile } from "../../wrapper/safe-files.ts";
 import { sha256Hex } from "../../wrapper/sha256.ts";
 import type { HostRoot, JobHost, WrapperIdentity } from "../host/job-host.ts";
 import { isMissing, writeLocalSpec } from "../job-spec.ts";
-import { observationFromRecords } from "../observation.ts";
+import { observationFromRecords } from "../observation-from-records.ts";
 import { collectLocalArtifacts } from "./artifacts-local.ts";
 import { dropJobCgroups } from "./job-cgroups.ts";
 import { readLocalTail, scanLocalLog } from "./local-logs.ts";

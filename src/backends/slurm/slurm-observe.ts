@@ -1,10 +1,10 @@
 // Owns one observation of a Slurm job: the shared poll's squeue/sacct lines, the wrapper's records in the job
 // directory, scontrol for exact exit codes, find-by-tag for unconfirmed submissions; reported as facts (slurm-facts).
-import type { Observation } from "../../core/backend.ts";
-import type { Job } from "../../core/job.ts";
-import { decide, recordsOfThisRun } from "../../core/reconcile.ts";
-import { attemptKey } from "../../core/retries.ts";
-import type { SchedulerFacts } from "../../core/scheduler-facts.ts";
+import type { Observation } from "../../core/backend/backend.ts";
+import type { Job } from "../../core/model/job.ts";
+import type { SchedulerFacts } from "../../core/model/scheduler-facts.ts";
+import { attemptKey } from "../../core/retries/retry-policy.ts";
+import { decide, recordsOfThisRun } from "../../core/rules/reconcile.ts";
 import { SBATCH_STDERR_FILE } from "./sbatch-script.ts";
 import { findArrayTasks } from "./slurm-array.ts";
 import { type Patience, slurmFacts, slurmTime, unconfirmedFacts } from "./slurm-facts.ts";

@@ -1,7 +1,7 @@
-// Owns one process's link to a cluster's rounds in the store (core/scheduler-rounds.ts): its name there, its
+// Owns one process's link to a cluster's rounds in the store (core/store/scheduler-rounds.ts): its name there, its
 // interests, taking and releasing a round's lease, and reading and writing snapshots. A failing store never stops
 // polling: every call here reports it, and the poller then asks the scheduler on its own.
-import type { Interest, SchedulerRounds } from "../../core/scheduler-rounds.ts";
+import type { Interest, SchedulerRounds } from "../../core/store/scheduler-rounds.ts";
 import { type PollSnapshot, parseSnapshotText, snapshotText } from "./slurm-round.ts";
 
 /** The store's shared rounds (JobStore.rounds), as the poller uses them. */

@@ -1,0 +1,82 @@
+// How far each job array a listing touches has got, from the store alone (the listing reconciled its jobs already):
+// tasks counted by state, done and failed, so `list` (CLI and MCP) shows an array's progress beside its tasks.
+import type { ArrayView } from "../model/array-views.ts";
+import { isTerminal, type JobState } from "../model/job.ts";
+import type { JobStore } from "../store/job-store.ts";
+
+/** One array's progress: `done` of `tasks` ended, counted by state, the failed indices. */
+export type ArrayProgress = Pick<
+  ArrayView,
+  "job_id" | "array" | "state" | "tasks" | "counts" | "failed_indices"
+> & {
+  done: number;
+};
+
+const FAILED: readonly JobState[] = ["failed", "timed_out", "lost"];
+
+/** The arrays any of these jobs is a task of, in the order their tasks first appear; none for plain jobs. */
+export function arrayProgress(store: JobStore, jobIds: string[]): ArrayProgress[] {
+  const seen = new Set<string>();
+  const out: ArrayProgress[] = [];
+  const ofJob = store.db.query("SELECT array_id FROM job_array_tasks WHERE job_id = ?");
+  for (const id of jobIds) {
+    const arrayId = (ofJob.get(id) as { array_id: string } | null)?.array_id;
+    if (!arrayId || seen.has(arrayId)) continue;
+    seen.add(arrayId);
+    const a = store.db
+      .query("SELECT spec_text, indices_json FROM job_arrays WHERE array_id = ?")
+      .get(arrayId) as { spec_text: string; indices_json: string } | null;
+    if (!a) continue;
+    const tasks = store.db
+      .query(
+        `SELECT t.idx, j.state FROM job_array_tasks t JOIN jobs j ON j.job_id = t.job_id
+         WHERE t.array_id = ? ORDER BY t.idx`,
+      )
+      .all(arrayId) as { idx: number; state: JobState }[];
+    const counts: Partial<Record<JobState, number>> = {};
+    for (const t of tasks) counts[t.state] = (counts[t.state] ?? 0) + 1;
+    const active = tasks.filter((t) => !isTerminal(t.state));
+    out.push({
+      job_id: arrayId,
+      array: a.spec_text,
+      state: arrayState(tasks, false),
+      tasks: (JSON.parse(a.indices_json) as number[]).length,
+      done: tasks.length - active.length,
+      counts,
+      failed_indices: tasks.filter((t) => FAILED.includes(t.state)).map((t) => t.idx),
+    });
+  }
+  return out;
+}
+
+/** `6/10 done (5 succeeded, 1 failed), 1 running, 3 queued`: an array's progress in a few words. */
+export function progressWords(p: ArrayProgress): string {
+  const ended = Object.entries(p.counts)
+    .filter(([s]) => isTerminal(s as JobState))
+    .map(([s, n]) => `${n} ${s}`);
+  const active = Object.entries(p.counts)
+    .filter(([s]) => !isTerminal(s as JobState))
+    .map(([s, n]) => `${n} ${s}`);
+  const failed = p.failed_indices.length > 0 ? `; failed indices ${p.failed_indices.join(",")}` : "";
+  return (
+    [`${p.done}/${p.tasks} done${ended.length ? ` (${ended.join(", ")})` : ""}`, ...active].join(", ") +
+    failed
+  );
+}
+
+/**
+ * An array's state from its tasks': active while any is (`running` if one runs); then failed if any failed, timed
+ * out or was lost, else cancelled if any was, else succeeded. `removedAll`: gc removed every task (each had ended).
+ */
+export function arrayState(ts: { state: JobState }[], removedAll: boolean): JobState {
+  const active = ts.filter((t) => !isTerminal(t.state));
+  if (active.length > 0) {
+    if (active.some((t) => t.state === "running" || t.state === "stalled")) return "running";
+    return active.some((t) => t.state === "starting") ? "starting" : "queued";
+  }
+  // every task gc removed: each had ended, but no result is left to say how
+  if (ts.length === 0) return removedAll ? "lost" : "queued";
+  if (ts.some((t) => FAILED.includes(t.state))) return "failed";
+  if (ts.some((t) => t.state === "cancelled")) return "cancelled";
+  return "succeeded";
+}
