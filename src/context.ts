@@ -4,13 +4,12 @@ import { localLaunchOwners } from "./backends/local/launch-owners.ts";
 import { LocalBackend } from "./backends/local/local-backend.ts";
 import { type Config, loadConfig } from "./config/config.ts";
 import { profileKeysFor, profileRefusal } from "./config/config-legacy.ts";
-import type { ArrayService } from "./core/arrays/array-service.ts";
 import type { Backend } from "./core/backend/backend.ts";
 import type { ImportReport } from "./core/import-08/import-08.ts";
 import { useHintTable } from "./core/model/errors.ts";
 import type { Job } from "./core/model/job.ts";
-import type { JobServiceApi } from "./core/model/service-api.ts";
-import { arrayOfQueue } from "./core/queues/array-queues.ts";
+import { arrayOfQueue } from "./core/model/queue-names.ts";
+import type { ArrayApi, JobServiceApi } from "./core/model/service-api.ts";
 import { JobService, type ServiceSettings } from "./core/service/job-service.ts";
 import { recentJobWords } from "./core/service/job-words.ts";
 import { JobStore } from "./core/store/job-store.ts";
@@ -43,7 +42,7 @@ export interface Ctx {
   /** The job use cases: the one interface the CLI and the MCP server share. */
   service: JobServiceApi;
   /** Job arrays over that service: their tasks are its jobs (core/arrays/array-service.ts). */
-  arrays: ArrayService;
+  arrays: ArrayApi;
   config: Config;
   store: StoreHousekeeping;
   /** `awaitless import`: the jobs of the Awaitless 0.8 store in `source` (`sourceName` in refusals) brought here. */

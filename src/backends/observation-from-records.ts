@@ -1,6 +1,7 @@
 // One mapping from the wrapper's parsed records (read locally or over SSH) to the engine's Observation.
-import type { ExitInfo, Observation } from "../core/backend/backend.ts";
+
 import type { Resources } from "../core/model/job.ts";
+import type { ExitInfo, Observation } from "../core/model/observation.ts";
 import {
   type ExitRecord,
   type HeartbeatRecord,

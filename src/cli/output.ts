@@ -1,6 +1,6 @@
 // Writing results for people and for scripts (--json). Terminal results are replayed byte-identically.
-import type { ArrayEntry } from "../core/arrays/array-listing.ts";
-import { type ArrayProgress, progressWords } from "../core/arrays/array-progress.ts";
+import type { ArrayEntry } from "../core/model/array-views.ts";
+import { type ArrayProgress, progressWords } from "../core/model/array-views.ts";
 import type { JobResult } from "../core/model/job.ts";
 import {
   type CancelResponse,

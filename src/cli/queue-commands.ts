@@ -2,8 +2,8 @@
 
 import type { Ctx } from "../context.ts";
 import { EXIT, invalid } from "../core/model/errors.ts";
+import { arrayOfQueue } from "../core/model/queue-names.ts";
 import type { QueueListing } from "../core/model/service-api.ts";
-import { arrayOfQueue } from "../core/queues/array-queues.ts";
 import { didYouMean } from "../core/util/nearest-name.ts";
 import type { CliIo } from "./cli-io.ts";
 import { toJson } from "./output.ts";

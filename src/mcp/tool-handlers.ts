@@ -2,8 +2,8 @@
 
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import type * as v from "valibot";
-import { progressWords } from "../core/arrays/array-progress.ts";
 import type { ArrayView } from "../core/model/array-views.ts";
+import { progressWords } from "../core/model/array-views.ts";
 import { isTerminal } from "../core/model/job.ts";
 import {
   isDelivered,

@@ -10,7 +10,7 @@ import {
 } from "@modelcontextprotocol/server";
 import type * as v from "valibot";
 import { AwaitlessError } from "../core/model/errors.ts";
-import { noSpaceFromErrno } from "../core/store/store-errors.ts";
+import { noSpaceFromErrno } from "../core/util/no-space.ts";
 import { type KnownClient, knownClient, withoutInjected } from "./clients.ts";
 import { holdChoiceFor } from "./config.ts";
 import type { HoldContext, ProgressToken } from "./hold.ts";

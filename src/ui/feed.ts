@@ -1,6 +1,6 @@
 // The live feed behind every open page: one loop per server, listing jobs and waiting on their event-driven watches.
 
-import type { ArrayEntry } from "../core/arrays/array-listing.ts";
+import type { ArrayEntry } from "../core/model/array-views.ts";
 import { isTerminal } from "../core/model/job.ts";
 import type { JobServiceApi, JobStatus } from "../core/model/service-api.ts";
 import { DEFAULT_LIMIT, type Listing, listing } from "./api.ts";

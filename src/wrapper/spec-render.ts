@@ -71,8 +71,8 @@ export const SPEC_DEFAULTS = {
   timeoutSeconds: 0,
   graceSeconds: 10,
   tickSeconds: 1,
-  heartbeatSeconds: 30, // core/rules/liveness.ts HEARTBEAT_SECONDS (a test checks they agree)
-  checkMaxSeconds: 15, // core/rules/liveness.ts CHECK_MAX_SECONDS
+  heartbeatSeconds: 30, // core/model/liveness.ts HEARTBEAT_SECONDS (a test checks they agree)
+  checkMaxSeconds: 15, // core/model/liveness.ts CHECK_MAX_SECONDS
   logCapBytes: 0,
 } as const;
 

@@ -56,7 +56,9 @@ describe("each command loads only what it uses", () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toStartWith("awaitless ");
     expect(r.modules).toContain("main.ts");
-    expect(r.modules.filter((m) => /^(context\.ts|config\/|backends\/|core\/(store|service)\/)/.test(m))).toEqual([]);
+    expect(
+      r.modules.filter((m) => /^(context\.ts|config\/|backends\/|core\/(store|service)\/)/.test(m)),
+    ).toEqual([]);
   });
 
   for (const args of [

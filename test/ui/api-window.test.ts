@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { ArrayEntry } from "../../src/core/arrays/array-listing.ts";
+import type { ArrayEntry } from "../../src/core/model/array-views.ts";
 import type { JobStatus } from "../../src/core/model/service-api.ts";
 import { startUi, type UiServer } from "../../src/ui/server.ts";
 import { waitFor } from "../mcp/harness.ts";

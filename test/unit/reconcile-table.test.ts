@@ -10,8 +10,8 @@ import {
   parseSqueue,
   type SlurmExit,
 } from "../../src/backends/slurm/slurm-states.ts";
-import type { Observation } from "../../src/core/backend/backend.ts";
 import type { Job } from "../../src/core/model/job.ts";
+import type { Observation } from "../../src/core/model/observation.ts";
 import { decide } from "../../src/core/rules/reconcile.ts";
 import { parseExitRecord, parseHeartbeat, parseStarted } from "../../src/wrapper/protocol.ts";
 import { plainSpec } from "../helpers/spec.ts";

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import type { Observation } from "../../src/core/backend/backend.ts";
 import type { Job } from "../../src/core/model/job.ts";
-import { HEARTBEAT_SECONDS, lostAfterSeconds } from "../../src/core/rules/liveness.ts";
+import { HEARTBEAT_SECONDS, lostAfterSeconds } from "../../src/core/model/liveness.ts";
+import type { Observation } from "../../src/core/model/observation.ts";
 import { decide } from "../../src/core/rules/reconcile.ts";
 import { SPEC_DEFAULTS } from "../../src/wrapper/protocol.ts";
 import { plainSpec } from "../helpers/spec.ts";

@@ -2,8 +2,8 @@
 // exit record while the wrapper lives counts only when it is the wrapper's), OOM kills, and what a launch keeps.
 import { describe, expect, test } from "bun:test";
 import { observationFromRecords } from "../../src/backends/observation-from-records.ts";
-import type { Observation } from "../../src/core/backend/backend.ts";
 import type { Job } from "../../src/core/model/job.ts";
+import type { Observation } from "../../src/core/model/observation.ts";
 import { decide } from "../../src/core/rules/reconcile.ts";
 import { validateLaunch } from "../../src/core/service/launch-request.ts";
 import { againRequest } from "../../src/core/service/submit.ts";

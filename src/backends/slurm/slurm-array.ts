@@ -3,7 +3,7 @@
 import type { ArrayLaunch, ArrayTaskLaunch } from "../../core/backend/backend.ts";
 import { AwaitlessError } from "../../core/model/errors.ts";
 import type { BackendId, Job } from "../../core/model/job.ts";
-import { HEARTBEAT_SECONDS } from "../../core/rules/liveness.ts";
+import { HEARTBEAT_SECONDS } from "../../core/model/liveness.ts";
 import { jobSpecText, writeLocalSpec } from "../job-spec.ts";
 import { renderSbatchScript, slurmJobName } from "./sbatch-script.ts";
 import { slurmDependency } from "./slurm-dependency.ts";

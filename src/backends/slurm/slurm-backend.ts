@@ -9,15 +9,15 @@ import type {
   Backend,
   LaunchInput,
   LogTail,
-  Observation,
   Stream,
 } from "../../core/backend/backend.ts";
-import type { DependencyWait } from "../../core/dependencies/dependency-rules.ts";
 import { emptyScan, type LogQuery, type LogScan } from "../../core/logs/log-query.ts";
+import type { DependencyWait } from "../../core/model/dependency-plan.ts";
 import { AwaitlessError } from "../../core/model/errors.ts";
 import type { ArtifactEntry, BackendId, Job } from "../../core/model/job.ts";
+import { HEARTBEAT_SECONDS } from "../../core/model/liveness.ts";
+import type { Observation } from "../../core/model/observation.ts";
 import { attemptKey } from "../../core/retries/retry-policy.ts";
-import { HEARTBEAT_SECONDS } from "../../core/rules/liveness.ts";
 import { checkJobDir, JobDirRefused, type JobDirScope, removeJobDir } from "../../core/util/job-dir-guard.ts";
 import { FILES, writeCancelRequest } from "../../wrapper/protocol.ts";
 import { jobSpecText, localSecretValues, localSpecMissing, writeLocalSpec } from "../job-spec.ts";

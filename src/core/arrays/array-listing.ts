@@ -1,30 +1,11 @@
 // Job arrays as entries of a listing (the dashboard's): newest first, each with its progress counted in SQL from its
 // tasks' rows (job_array_tasks' primary key and job_id index, jobs' primary key), so a window counts arrays, not tasks.
 
+import type { ArrayEntry, ArrayListFilter } from "../model/array-views.ts";
 import { isTerminal, type JobState } from "../model/job.ts";
 import { listStates } from "../model/list-states.ts";
 import { ACTIVE_SQL, type JobStore } from "../store/job-store.ts";
-import { type ArrayProgress, arrayState } from "./array-progress.ts";
-
-/** One array in a listing: its progress and what a row shows of it (name, target, command, when). */
-export interface ArrayEntry extends ArrayProgress {
-  kind: "array";
-  name: string | null;
-  backend: string;
-  host: string | null;
-  argv: string[];
-  created_at: string;
-}
-
-export interface ArrayListFilter {
-  /** As a listing's (`active`, `failed`, …): an array matches when one of its tasks is in one of those states. */
-  state?: Parameters<typeof listStates>[0];
-  name?: string;
-  host?: string;
-  /** Arrays run in private queues: a queue filter leaves every array out. */
-  queue?: string;
-  limit: number;
-}
+import { arrayState } from "./array-progress.ts";
 
 interface Row {
   array_id: string;

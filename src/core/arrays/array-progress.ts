@@ -1,16 +1,8 @@
 // How far each job array a listing touches has got, from the store alone (the listing reconciled its jobs already):
 // tasks counted by state, done and failed, so `list` (CLI and MCP) shows an array's progress beside its tasks.
-import type { ArrayView } from "../model/array-views.ts";
+import type { ArrayProgress } from "../model/array-views.ts";
 import { isTerminal, type JobState } from "../model/job.ts";
 import type { JobStore } from "../store/job-store.ts";
-
-/** One array's progress: `done` of `tasks` ended, counted by state, the failed indices. */
-export type ArrayProgress = Pick<
-  ArrayView,
-  "job_id" | "array" | "state" | "tasks" | "counts" | "failed_indices"
-> & {
-  done: number;
-};
 
 const FAILED: readonly JobState[] = ["failed", "timed_out", "lost"];
 
@@ -47,21 +39,6 @@ export function arrayProgress(store: JobStore, jobIds: string[]): ArrayProgress[
     });
   }
   return out;
-}
-
-/** `6/10 done (5 succeeded, 1 failed), 1 running, 3 queued`: an array's progress in a few words. */
-export function progressWords(p: ArrayProgress): string {
-  const ended = Object.entries(p.counts)
-    .filter(([s]) => isTerminal(s as JobState))
-    .map(([s, n]) => `${n} ${s}`);
-  const active = Object.entries(p.counts)
-    .filter(([s]) => !isTerminal(s as JobState))
-    .map(([s, n]) => `${n} ${s}`);
-  const failed = p.failed_indices.length > 0 ? `; failed indices ${p.failed_indices.join(",")}` : "";
-  return (
-    [`${p.done}/${p.tasks} done${ended.length ? ` (${ended.join(", ")})` : ""}`, ...active].join(", ") +
-    failed
-  );
 }
 
 /**

@@ -3,6 +3,9 @@
 import { resolve } from "node:path";
 import type {
   ArrayCancelResponse,
+  ArrayEntry,
+  ArrayListFilter,
+  ArrayProgress,
   ArraySubmitResponse,
   ArrayTaskView,
   ArrayView,
@@ -27,8 +30,8 @@ import {
 } from "../store/array-table.ts";
 import { type JobStore, nowIso } from "../store/job-store.ts";
 import { createQueue, targetOf } from "../store/queue-table.ts";
-import { type ArrayEntry, type ArrayListFilter, activeTaskIds, listArrays } from "./array-listing.ts";
-import { type ArrayProgress, arrayProgress, arrayState } from "./array-progress.ts";
+import { activeTaskIds, listArrays } from "./array-listing.ts";
+import { arrayProgress, arrayState } from "./array-progress.ts";
 import { type ArraySpec, parseArraySpec, parseTaskAddress } from "./array-spec.ts";
 
 const FAILED: readonly JobState[] = ["failed", "timed_out", "lost"];

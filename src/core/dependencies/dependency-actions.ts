@@ -1,12 +1,13 @@
 // The service's glue for --after: a launch's dependency plan, and the held children of parents with retries (what
 // their observation must know, their Slurm dependency moved, their release, their wake-up at a parent's end).
 import type { Backend } from "../backend/backend.ts";
+import type { DependencyPlan } from "../model/dependency-plan.ts";
 import type { Job } from "../model/job.ts";
 import { canonicalJson, sha256Hex } from "../results/canonical-json.ts";
 import { resolveJobIdPrefix } from "../service/job-prefix.ts";
 import type { ValidatedLaunch } from "../service/launch-request.ts";
 import type { JobStore, StoredJob } from "../store/job-store.ts";
-import { type DependencyPlan, planDependencies } from "./dependency-rules.ts";
+import { planDependencies } from "./dependency-rules.ts";
 import { dependencyFailedNow, heldChildNow, parentsToLookAt, slurmWaitsNow } from "./retried-parents.ts";
 
 export interface DependencyDeps {

@@ -1,33 +1,12 @@
 // Job dependencies (`--after JOB[:ok|:any|:failed]`, MCP `after`): their syntax, the same-target rule, and what a
 // parent's state means for a child at submit. The wait itself happens on the target (wrapper.sh "Dependencies").
+
+import type { DependencyPlan } from "../model/dependency-plan.ts";
 import { AwaitlessError, hint, invalid } from "../model/errors.ts";
 import type { AfterCondition, BackendId, Dependency, Job, JobSpec, JobState } from "../model/job.ts";
 import { isTerminal } from "../model/job.ts";
 import { attemptOf, attemptSuffix, firstAttemptDir } from "../retries/retry-policy.ts";
 import { didYouMean } from "../util/nearest-name.ts";
-
-/** A parent still active at submit: the target waits for it, in its job directory there. */
-export interface DependencyWait extends Dependency {
-  /** The parent's job directory on the target (local: job_dir; SSH: its remote directory). */
-  dir: string;
-  /** The parent has retries: `dir` is its first attempt's, and the target waits for its `final` record there. */
-  final?: boolean;
-  /** Slurm: the parent's scheduler job ID, for a native --dependency. */
-  scheduler_id?: string;
-  /**
-   * Slurm, :failed or :any on a parent with retries: no native dependency (Slurm's afternotok/afterany would start the
-   * child after an earlier attempt); the child is submitted held and a client releases or ends it (heldChildNow).
-   */
-  hold?: boolean;
-}
-
-/** What the launch must do about a job's dependencies. */
-export interface DependencyPlan {
-  /** Parents still active: the job is held until each condition holds. */
-  waits: DependencyWait[];
-  /** The first condition that can no longer hold (JOB_ID:ON): the job ends dependency_failed and never runs. */
-  failed: string | null;
-}
 
 const MAX_PARENTS = 64;
 const AFTER_RE = /^(job_[0-9A-Za-z]+)(?::(ok|any|failed))?$/;

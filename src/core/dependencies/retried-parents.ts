@@ -1,17 +1,18 @@
 // Dependents of a parent that has retries (docs/dependencies.md "A parent with retries"): the host learns that the
 // parent's last attempt ended from its `final` record. The last attempt's wrapper writes it when its end is certainly
 // the last; otherwise (a killed wrapper, a cancel during the backoff, a retry refused) only the client that records
-// the job's end knows, and it settles the record here. A held child's reader repairs a settle that never happened.
+// the job's end knows, and it writes the record here. A held child's reader repairs a record never written.
 // On Slurm the child's native afterok names the parent's current attempt's Slurm job, and is moved to the next one;
 // a :failed or :any child is held instead, and released or ended by the client that sees the parent's final end.
 import type { Backend } from "../backend/backend.ts";
+import type { DependencyWait } from "../model/dependency-plan.ts";
 import { isTerminal, type Job } from "../model/job.ts";
-import { conditionHolds, type DependencyWait, heldOn } from "./dependency-rules.ts";
+import { conditionHolds, heldOn } from "./dependency-rules.ts";
 
-/** What a settle needs of the service; `settled` remembers parents settled by this process (once is enough). */
-export interface SettleDeps {
+/** What writing a `final` record needs of the service; `written` remembers the parents this process wrote it for. */
+export interface FinalDeps {
   backendFor(job: Job): Backend;
-  settled: Set<string>;
+  written: Set<string>;
   /** Slurm: looks at the children held for this ended parent (heldChildNow), releasing or ending them. */
   wakeHeld?(parent: Job): Promise<void>;
 }
@@ -25,22 +26,22 @@ export function finalOutcome(state: Job["state"]): "ok" | "failed" {
  * A retried job has ended: writes its `final` record on its target and wakes its held dependents. A failure is left
  * for a later reader of a held child to repair (parentsToLookAt), so it never fails the caller.
  */
-export async function settleRetried(deps: SettleDeps, job: Job): Promise<void> {
-  if (!job.spec.retry || !isTerminal(job.state) || deps.settled.has(job.job_id)) return;
+export async function recordFinal(deps: FinalDeps, job: Job): Promise<void> {
+  if (!job.spec.retry || !isTerminal(job.state) || deps.written.has(job.job_id)) return;
   if (job.backend === "slurm") {
-    deps.settled.add(job.job_id);
+    deps.written.add(job.job_id);
     await deps.wakeHeld?.(job).catch(() => undefined);
     return;
   }
   const backend = deps.backendFor(job);
-  if (!backend.settle) return;
-  const ok = await backend.settle(job, finalOutcome(job.state)).catch(() => false);
-  if (ok) deps.settled.add(job.job_id);
+  if (!backend.writeFinal) return;
+  const ok = await backend.writeFinal(job, finalOutcome(job.state)).catch(() => false);
+  if (ok) deps.written.add(job.job_id);
 }
 
 /**
  * The parents with retries a reader of `child` must look at: while the child is held for them on its target, only a
- * client can make a parent's next attempt, or see a killed wrapper's attempt `lost` and settle the job.
+ * client can make a parent's next attempt, or see a killed wrapper's attempt `lost` and record its end.
  */
 export function parentsToLookAt(child: Job, get: (id: string) => Job | undefined): Job[] {
   if (child.state !== "queued" || child.started_at !== null) return [];

@@ -19,6 +19,8 @@ import {
 } from "./rows-08.ts";
 
 export type { Job08 } from "./rows-08.ts";
+/** The database file name of an 0.8 data directory. */
+export { LEGACY_FILE };
 
 /** 0.8's data directories for this environment: ours (same layout), then 0.8's own default. */
 export function awaitless08Dirs(env: Record<string, string | undefined>, ourDataDir: string): string[] {

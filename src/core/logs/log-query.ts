@@ -1,6 +1,7 @@
 // One read path for job logs: the query every backend answers (grep, line range, head, tail, byte budget), what a
 // scan hands back (candidate lines with their numbers), and how candidates become the returned, redacted page.
 
+import type { LogPage } from "../model/service-api.ts";
 import { REDACTION_MARGIN_BYTES, type Redactor } from "../util/redact.ts";
 import { cleanText, decodeUtf8, utf8Length } from "../util/text.ts";
 import type { LogPattern } from "./pattern.ts";
@@ -87,28 +88,6 @@ export function pickCandidates<T extends { raw: Uint8Array }>(lines: T[], q: Log
     used += candidateCost(l.raw.length, q.budget);
   }
   return q.forward ? out : out.reverse();
-}
-
-/** One stream's page as returned: the text and what was left out. */
-export interface LogPage {
-  text: string;
-  /** Lines returned. */
-  lines: number;
-  first_line: number | null;
-  last_line: number | null;
-  lines_total?: number;
-  /** With grep: lines matching in the range scanned (the whole retained log unless from_line/to_line narrow it). */
-  matches_total?: number;
-  /** More selected lines follow: read on from this line. */
-  next_from_line?: number;
-  /** Earlier selected lines exist: read back to this line. */
-  next_to_line?: number;
-  /** Returned lines longer than the budget, cut (marked …). */
-  cut_lines?: number;
-  /** The log cap dropped the middle of the stream: line numbers after `after_line` count from its marker. */
-  dropped_middle?: { after_line: number; bytes: number };
-  /** A plain sentence saying what was left out ("" when nothing was). */
-  left_out: string;
 }
 
 interface Shown {

@@ -1,5 +1,6 @@
 // What array answers hold (submit, status, wait, cancel of a job array); core/arrays/array-service.ts makes them.
-import type { JobState } from "./job.ts";
+import { isTerminal, type JobState } from "./job.ts";
+import type { listStates } from "./list-states.ts";
 
 /** One task as array answers list it. */
 export interface ArrayTaskView {
@@ -52,4 +53,47 @@ export interface ArrayCancelResponse {
   cancel_requested: number;
   already_terminal: number;
   array: ArrayView;
+}
+
+/** One array in a listing: its progress and what a row shows of it (name, target, command, when). */
+export interface ArrayEntry extends ArrayProgress {
+  kind: "array";
+  name: string | null;
+  backend: string;
+  host: string | null;
+  argv: string[];
+  created_at: string;
+}
+
+export interface ArrayListFilter {
+  /** As a listing's (`active`, `failed`, …): an array matches when one of its tasks is in one of those states. */
+  state?: Parameters<typeof listStates>[0];
+  name?: string;
+  host?: string;
+  /** Arrays run in private queues: a queue filter leaves every array out. */
+  queue?: string;
+  limit: number;
+}
+
+/** One array's progress: `done` of `tasks` ended, counted by state, the failed indices. */
+export type ArrayProgress = Pick<
+  ArrayView,
+  "job_id" | "array" | "state" | "tasks" | "counts" | "failed_indices"
+> & {
+  done: number;
+};
+
+/** `6/10 done (5 succeeded, 1 failed), 1 running, 3 queued`: an array's progress in a few words. */
+export function progressWords(p: ArrayProgress): string {
+  const ended = Object.entries(p.counts)
+    .filter(([s]) => isTerminal(s as JobState))
+    .map(([s, n]) => `${n} ${s}`);
+  const active = Object.entries(p.counts)
+    .filter(([s]) => !isTerminal(s as JobState))
+    .map(([s, n]) => `${n} ${s}`);
+  const failed = p.failed_indices.length > 0 ? `; failed indices ${p.failed_indices.join(",")}` : "";
+  return (
+    [`${p.done}/${p.tasks} done${ended.length ? ` (${ended.join(", ")})` : ""}`, ...active].join(", ") +
+    failed
+  );
 }

@@ -206,3 +206,20 @@ export function isTerminal(state: JobState): state is TerminalState {
 export function isActive(state: JobState): state is ActiveState {
   return !isTerminal(state);
 }
+
+/** One ended attempt of a retried job (table job_attempts): its directory, how it ended, its own sealed result. */
+export interface AttemptRecord {
+  attempt: number;
+  job_dir: string;
+  backend_id: BackendId | null;
+  state: JobState;
+  reason: string | null;
+  exit_code: number | null;
+  signal: string | null;
+  /** When its launch was reserved (the launcher's claim). */
+  launched_at: string | null;
+  started_at: string | null;
+  finished_at: string;
+  result_json: string;
+  result_sha256: string;
+}

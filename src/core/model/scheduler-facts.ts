@@ -1,4 +1,5 @@
 // What a batch scheduler (Slurm) says about one job, as facts only: src/core/rules/reconcile.ts decides what they mean.
+// "Settle": the scheduler's view of a job reaching its final state (unsettled_since, patience.exit_settle_ms).
 
 /**
  * How the scheduler says the job ended. `completed`/`failed` are the batch script's exit (0 / not 0 or a signal): the

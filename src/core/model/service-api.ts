@@ -1,19 +1,25 @@
 // Request and response shapes of the job use cases shared by the CLI and MCP (the field names of docs/protocol.md).
 
-import type { ArrayEntry, ArrayListFilter } from "../arrays/array-listing.ts";
-import type { ArrayProgress } from "../arrays/array-progress.ts";
-import type { LeftoverStop } from "../backend/backend.ts";
-import type { LogPage } from "../logs/log-query.ts";
-import type { AttemptRecord } from "../store/rows.ts";
 import type {
   ArrayCancelResponse,
+  ArrayEntry,
+  ArrayListFilter,
+  ArrayProgress,
   ArraySubmitResponse,
   ArrayTaskView,
   ArrayView,
   ArrayWaitResponse,
 } from "./array-views.ts";
 import type { AwaitlessError } from "./errors.ts";
-import type { BackendName, JobResult, JobState, Leftovers, Resources, StateChange } from "./job.ts";
+import type {
+  AttemptRecord,
+  BackendName,
+  JobResult,
+  JobState,
+  Leftovers,
+  Resources,
+  StateChange,
+} from "./job.ts";
 
 export interface LaunchRequest {
   argv: string[];
@@ -478,4 +484,36 @@ export interface ArrayApi {
   list(filter: ArrayListFilter): ArrayEntry[];
   /** The job IDs of these arrays' tasks not ended. */
   activeTasks(arrayIds: string[]): string[];
+}
+
+/** What cancel did about a lost job's command: TERM sent now, already stopping, refused (not certainly it), none. */
+export interface LeftoverStop {
+  action: "signalled" | "stopping" | "refused" | "none";
+  detail: string;
+}
+
+export function isLeftoverStop(x: unknown): x is LeftoverStop {
+  return typeof x === "object" && x !== null && "action" in x && "detail" in x;
+}
+
+/** One stream's page as returned: the text and what was left out. */
+export interface LogPage {
+  text: string;
+  /** Lines returned. */
+  lines: number;
+  first_line: number | null;
+  last_line: number | null;
+  lines_total?: number;
+  /** With grep: lines matching in the range scanned (the whole retained log unless from_line/to_line narrow it). */
+  matches_total?: number;
+  /** More selected lines follow: read on from this line. */
+  next_from_line?: number;
+  /** Earlier selected lines exist: read back to this line. */
+  next_to_line?: number;
+  /** Returned lines longer than the budget, cut (marked …). */
+  cut_lines?: number;
+  /** The log cap dropped the middle of the stream: line numbers after `after_line` count from its marker. */
+  dropped_middle?: { after_line: number; bytes: number };
+  /** A plain sentence saying what was left out ("" when nothing was). */
+  left_out: string;
 }

@@ -2,14 +2,8 @@
 // commands and to other jobs, and removing an ended array's queue row (by whichever reader looks next: restart-safe).
 import { AwaitlessError, hint } from "../model/errors.ts";
 import type { JobSpec } from "../model/job.ts";
+import { arrayOfQueue, ARRAY_QUEUE_PREFIX as PREFIX } from "../model/queue-names.ts";
 import { ACTIVE_SQL, type JobStore } from "../store/job-store.ts";
-
-const PREFIX = "array.";
-
-/** The array whose private queue this is (its ID), or undefined for a named queue. */
-export function arrayOfQueue(name: string): string | undefined {
-  return name.startsWith(PREFIX) ? name.slice(PREFIX.length) : undefined;
-}
 
 /** `queue create` of an `array.*` name: such names belong to arrays (made by --array …%N, removed when it ends). */
 export function refuseArrayQueueCreate(name: string): void {

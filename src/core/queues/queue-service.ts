@@ -3,10 +3,11 @@
 import type { Backend, LaunchAdmission } from "../backend/backend.ts";
 import { AwaitlessError, hint } from "../model/errors.ts";
 import type { JobSpec } from "../model/job.ts";
+import { arrayOfQueue } from "../model/queue-names.ts";
 import type { QueueListing, QueueView } from "../model/service-api.ts";
 import type { JobStore } from "../store/job-store.ts";
 import { listQueueRows, meanRuntimeSeconds, requireQueue, targetOf } from "../store/queue-table.ts";
-import { arrayOfQueue, refuseForeignArrayQueue, removeEndedArrayQueues } from "./array-queues.ts";
+import { refuseForeignArrayQueue, removeEndedArrayQueues } from "./array-queues.ts";
 
 /** What the wrapper must wait for before starting this job; undefined when it starts at once. */
 export function admissionFor(store: JobStore, spec: JobSpec, backend: Backend): LaunchAdmission | undefined {

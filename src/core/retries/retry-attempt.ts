@@ -2,9 +2,9 @@
 // status, list, the MCP server) keeps the attempt's result, reserves the next attempt in the store (once among
 // concurrent readers) and, once its backoff has passed, claims and launches it (at most once per attempt).
 import type { Backend } from "../backend/backend.ts";
+import type { TerminalDecision } from "../model/decision.ts";
 import { isTerminal } from "../model/job.ts";
 import type { BuiltResult } from "../results/result-builder.ts";
-import type { TerminalDecision } from "../rules/decision.ts";
 import { launchAbandoned } from "../rules/launch-owner.ts";
 import type { ServiceSettings } from "../service/service-context.ts";
 import type { JobStore, StoredJob } from "../store/job-store.ts";

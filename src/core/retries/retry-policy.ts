@@ -1,9 +1,9 @@
 // Retries (`--retries N --retry-on …`, MCP `retries`/`retry_on`): the policy's syntax, which ends each class
 // covers, the backoff, and where each attempt's files live. Pure; the retry itself is JobService's (retries/retry-attempt.ts).
 
+import type { TerminalDecision } from "../model/decision.ts";
 import { invalid } from "../model/errors.ts";
 import type { BackendId, Job, RetryClass, RetryPolicy } from "../model/job.ts";
-import type { TerminalDecision } from "../rules/decision.ts";
 import { didYouMean } from "../util/nearest-name.ts";
 
 export const RETRY_CLASSES: readonly RetryClass[] = ["lost", "infrastructure", "exit"];

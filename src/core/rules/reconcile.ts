@@ -1,11 +1,12 @@
 // Every reconcile rule in one place: what the wrapper's records, liveness and a scheduler's facts mean for a job's
-// state, for local, SSH and Slurm jobs alike. Pure.
+// state, for local, SSH and Slurm jobs alike. Pure. "Settle" means only a scheduler's view of a job reaching its final
+// state (exit_settle, unsettled_since).
 
-import type { Observation, QueuedInfo } from "../backend/backend.ts";
+import { type Decision, err, lostDecision } from "../model/decision.ts";
 import type { Job } from "../model/job.ts";
+import { HEARTBEAT_SECONDS, LEGACY_HEARTBEAT_SECONDS, lostAfterSeconds } from "../model/liveness.ts";
+import type { Observation, QueuedInfo } from "../model/observation.ts";
 import type { SchedulerFacts } from "../model/scheduler-facts.ts";
-import { type Decision, err, lostDecision } from "./decision.ts";
-import { HEARTBEAT_SECONDS, LEGACY_HEARTBEAT_SECONDS, lostAfterSeconds } from "./liveness.ts";
 import {
   batchFailed,
   batchLaunchFailed,
@@ -18,7 +19,7 @@ import {
   timedOutByScheduler,
 } from "./scheduler-outcomes.ts";
 
-export { type Decision, err } from "./decision.ts";
+export { type Decision, err } from "../model/decision.ts";
 
 export interface ReconcileContext {
   nowMs: number;
@@ -36,7 +37,7 @@ export function decide(job: Job, observed: Observation, ctx: ReconcileContext): 
     return { kind: "none" };
   if (job.state === "timed_out" || job.state === "lost") return { kind: "none" };
 
-  // Rule 1b: an outcome another program's records settle (Awaitless 0.8's store) is taken as it is.
+  // Rule 1b: an outcome another program's records state (Awaitless 0.8's store) is taken as it is.
   if (obs.recorded) return obs.recorded;
 
   // Rule 1c: what a scheduler says (Slurm: pending reasons, its own time limit, OOM, requeue) decides first, by the

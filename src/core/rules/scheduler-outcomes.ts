@@ -1,8 +1,9 @@
 // The Decisions the scheduler rules of src/core/rules/reconcile.ts reach, worded: which fields, which error, which hint. Pure.
-import type { Observation } from "../backend/backend.ts";
+
+import { type Decision, err, lostDecision, type TerminalDecision } from "../model/decision.ts";
 import type { Job } from "../model/job.ts";
+import type { Observation } from "../model/observation.ts";
 import type { SchedulerEnd, SchedulerFacts } from "../model/scheduler-facts.ts";
-import { type Decision, err, lostDecision, type TerminalDecision } from "./decision.ts";
 
 type Base = Omit<TerminalDecision, "to" | "reason" | "error">;
 

@@ -1,9 +1,10 @@
 // Cancelling: one job (intent first, a retry's unlaunched attempt ended, a lost job's leftover group stopped) and many
 // jobs of one target in one backend call.
-import { isLeftoverStop } from "../backend/backend.ts";
+
 import { invalid } from "../model/errors.ts";
 import { isTerminal } from "../model/job.ts";
 import type { CancelResponse } from "../model/service-api.ts";
+import { isLeftoverStop } from "../model/service-api.ts";
 import { awaitingAttempt } from "../retries/retry-attempt.ts";
 import { nowIso, type StoredJob } from "../store/job-store.ts";
 import { endCancelledBeforeLaunch } from "./launch.ts";

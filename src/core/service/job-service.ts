@@ -6,7 +6,7 @@ import { dirname } from "node:path";
 import { ArrayService } from "../arrays/array-service.ts";
 import type { Backend } from "../backend/backend.ts";
 import { JobDependencies } from "../dependencies/dependency-actions.ts";
-import type { SettleDeps } from "../dependencies/retried-parents.ts";
+import type { FinalDeps } from "../dependencies/retried-parents.ts";
 import { followLogs } from "../logs/follow.ts";
 import { readLogs } from "../logs/read.ts";
 import { AwaitlessError, hint, invalid } from "../model/errors.ts";
@@ -38,7 +38,7 @@ import { listQueues } from "../queues/queue-service.ts";
 import type { RetryDeps } from "../retries/retry-attempt.ts";
 import type { JobStore, StoredJob } from "../store/job-store.ts";
 import { createQueue, deleteQueue, setConcurrency, targetOf } from "../store/queue-table.ts";
-import { describeFree } from "../store/store-errors.ts";
+import { describeFree } from "../util/no-space.ts";
 import { Redactor, shapeRedactor } from "../util/redact.ts";
 import { cancelJob, cancelJobs } from "./cancel.ts";
 import { completions as completionsFeed } from "./completions.ts";
@@ -61,9 +61,9 @@ export class JobService implements JobServiceApi {
   private readonly unreachable = new Map<string, string>();
   private readonly notices = new Set<string>();
   /** Retried jobs whose `final` record this process wrote (dependencies/retried-parents.ts). */
-  private readonly settle: SettleDeps = {
+  private readonly final: FinalDeps = {
     backendFor: (job) => this.backendFor(job),
-    settled: new Set(),
+    written: new Set(),
     wakeHeld: (parent) => this.dependencies.wakeHeld(parent),
   };
   /** What the use-case modules (job-reads, log-read, log-follow, completions) get: never handed to a surface. */
@@ -113,7 +113,7 @@ export class JobService implements JobServiceApi {
       ...this.core,
       unreachable: this.unreachable,
       notices: this.notices,
-      settle: this.settle,
+      final: this.final,
       retries: this.retries,
       dependencies: this.dependencies,
     };

@@ -3,7 +3,7 @@
 // dependency failed, or cancelled before an attempt).
 import { dirname } from "node:path";
 import type { Backend, LaunchInput } from "../backend/backend.ts";
-import { settleRetried } from "../dependencies/retried-parents.ts";
+import { recordFinal } from "../dependencies/retried-parents.ts";
 import { AwaitlessError } from "../model/errors.ts";
 import type { JobState } from "../model/job.ts";
 import type { SubmitResponse } from "../model/service-api.ts";
@@ -18,8 +18,8 @@ import { beginRetry } from "../retries/retry-attempt.ts";
 import { arrayTaskEnv, retryDue } from "../retries/retry-policy.ts";
 import { dependencyFailed } from "../rules/reconcile.ts";
 import { nowIso, type StoredJob } from "../store/job-store.ts";
-import { isNoSpace, noSpaceFromErrno } from "../store/store-errors.ts";
 import { jobDirScope } from "../util/job-dir-guard.ts";
+import { isNoSpace, noSpaceFromErrno } from "../util/no-space.ts";
 import type { ValidatedLaunch } from "./launch-request.ts";
 import { type LifecycleDeps, recorded } from "./lifecycle-context.ts";
 
@@ -96,7 +96,7 @@ export async function launchReserved(
     }
     if (await retryLaunchFailure(life, job, e)) return launchedAs(life, await life.refresh(job.job_id));
     finishWithError(life, job, e);
-    await settleRetried(life.settle, life.getJob(job.job_id));
+    await recordFinal(life.final, life.getJob(job.job_id));
     throw e;
   }
   return launchedAs(life, await waitForStart(life, job.job_id));
@@ -183,7 +183,7 @@ export function finishWithError(life: Pick<LifecycleDeps, "store">, job: StoredJ
 /** A retried job cancelled before its next attempt was launched: it ends now, that attempt never runs. */
 export async function endCancelledBeforeLaunch(life: LifecycleDeps, job: StoredJob): Promise<StoredJob> {
   const ended = endUnlaunched(life, job, "cancelled", "cancelled", cancelledBeforeLaunchResult(job));
-  await settleRetried(life.settle, ended);
+  await recordFinal(life.final, ended);
   return ended;
 }
 

@@ -1,12 +1,12 @@
 // What the service's lifecycle modules (launch, submit, refresh, wait, cancel) get of it beyond ServiceCore: this
-// process's memory (unreachable hosts, full-disk notices), the retry and settle hooks, the --after glue; and the
+// process's memory (unreachable hosts, full-disk notices), the retry and `final` record hooks, the --after glue; and the
 // store write that a full disk turns into a notice.
 import { dirname } from "node:path";
 import type { JobDependencies } from "../dependencies/dependency-actions.ts";
-import type { SettleDeps } from "../dependencies/retried-parents.ts";
+import type { FinalDeps } from "../dependencies/retried-parents.ts";
 import type { RetryDeps } from "../retries/retry-attempt.ts";
 import type { StoredJob } from "../store/job-store.ts";
-import { describeFree, isNoSpace } from "../store/store-errors.ts";
+import { describeFree, isNoSpace } from "../util/no-space.ts";
 import type { ServiceCore } from "./service-context.ts";
 import { storeNotice } from "./unsealed.ts";
 
@@ -16,7 +16,7 @@ export interface LifecycleDeps extends ServiceCore {
   /** Full-disk warnings not yet said (JobService.storeNotices). */
   readonly notices: Set<string>;
   /** Retried jobs whose `final` record this process wrote (dependencies/retried-parents.ts). */
-  readonly settle: SettleDeps;
+  readonly final: FinalDeps;
   readonly retries: RetryDeps;
   readonly dependencies: JobDependencies;
 }

@@ -1,6 +1,4 @@
-// Read-side use cases of the job service: list, inspect, and gc of finished jobs (logs: logs/read.ts).
-import { type Dirent, lstatSync, readdirSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname } from "node:path";
 import { invalid } from "../model/errors.ts";
 import { isTerminal, type JobResult } from "../model/job.ts";
 import { listStates } from "../model/list-states.ts";
@@ -17,6 +15,7 @@ import type {
 import { firstAttemptDir } from "../retries/retry-policy.ts";
 import { taskOfJob } from "../store/array-table.ts";
 import type { StoredJob } from "../store/job-store.ts";
+import { directoryBytes } from "../util/directory-bytes.ts";
 import { JobDirRefused, jobDirScope, removeJobDir } from "../util/job-dir-guard.ts";
 import type { ServiceCore } from "./service-context.ts";
 
@@ -181,27 +180,6 @@ export async function collectGarbage(svc: ServiceCore, o: GcOptions): Promise<Gc
     ...(forgotten.length > 0 ? { forgotten } : {}),
     ...(left.length > 0 ? { left } : {}),
   };
-}
-
-/** Apparent size of every file under `dir` (symlinks counted as themselves, never followed); 0 when it is gone. */
-export function directoryBytes(dir: string): number {
-  let total = 0;
-  let entries: Dirent[];
-  try {
-    entries = readdirSync(dir, { withFileTypes: true });
-  } catch {
-    return 0;
-  }
-  for (const e of entries) {
-    const path = join(dir, e.name);
-    if (e.isDirectory()) total += directoryBytes(path);
-    else {
-      try {
-        total += lstatSync(path).size;
-      } catch {}
-    }
-  }
-  return total;
 }
 
 function dependentsField(rows: { job_id: string; on: string }[]): { dependents?: string[] } {

@@ -1,7 +1,7 @@
 // A job's refresh: its held parents looked at, a retry's next attempt ended or launched, its wrapper observed and
 // the reconcile rules applied; the decision stored (a full disk: reported, stored later), a retry begun at its end.
 
-import { heldChildNow, parentsToLookAt, settleRetried } from "../dependencies/retried-parents.ts";
+import { heldChildNow, parentsToLookAt, recordFinal } from "../dependencies/retried-parents.ts";
 import { isTerminal } from "../model/job.ts";
 import { buildResult } from "../results/result-builder.ts";
 import { awaitingAttempt, beginRetry, launchDueAttempt } from "../retries/retry-attempt.ts";
@@ -22,7 +22,7 @@ export async function refreshJob(life: LifecycleDeps, jobId: string): Promise<St
   // A child held on its target for a parent with retries: that parent's next attempt, or its end, needs a reader.
   for (const parent of parentsToLookAt(job, (id) => life.store.get(id) ?? undefined)) {
     const now = isTerminal(parent.state) ? parent : await refreshJob(life, parent.job_id);
-    await settleRetried(life.settle, now);
+    await recordFinal(life.final, now);
   }
   const held = heldChildNow(job, (id) => life.store.get(id) ?? undefined);
   if (held === "release") await life.dependencies.releaseHeld(job);
@@ -104,7 +104,7 @@ export async function refreshJob(life: LifecycleDeps, jobId: string): Promise<St
   );
   // Only an end the store holds is told to the dependents (a full store's observed end is not yet the job's).
   const stored = life.store.get(jobId);
-  if (stored && isTerminal(stored.state)) await settleRetried(life.settle, stored);
+  if (stored && isTerminal(stored.state)) await recordFinal(life.final, stored);
   return ended;
 }
 

@@ -11,7 +11,7 @@ import type {
 import { readTails } from "../results/result-builder.ts";
 import { awaitingAttempt, msUntilAttempt, retryWait } from "../retries/retry-attempt.ts";
 import type { StoredJob } from "../store/job-store.ts";
-import { isNoSpace } from "../store/store-errors.ts";
+import { isNoSpace } from "../util/no-space.ts";
 import { Redactor } from "../util/redact.ts";
 import { type LifecycleDeps, noteNoSpace } from "./lifecycle-context.ts";
 import { formatDuration } from "./status.ts";
@@ -51,7 +51,7 @@ export async function waitFor(life: LifecycleDeps, jobId: string, opts: WaitOpti
     // With file events a start, exit or cancel ends the wait at once; re-reading a job where nothing happened
     // only catches what no file shows (a killed wrapper), so those re-reads back off (MCP servers hold many waits).
     // A child held for a parent with retries is not quiet: its reader makes that parent's attempts (whose files
-    // are not the child's) and settles its end.
+    // are not the child's) and records its end.
     const quiet =
       evented === true &&
       before === `${job.state} ${job.status_message}` &&

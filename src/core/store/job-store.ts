@@ -3,14 +3,20 @@
 import { chmodSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { AwaitlessError, hint } from "../model/errors.ts";
-import { type BackendId, isTerminal, type JobState, type StateChange } from "../model/job.ts";
+import {
+  type AttemptRecord,
+  type BackendId,
+  isTerminal,
+  type JobState,
+  type StateChange,
+} from "../model/job.ts";
 import type { LaunchOwner } from "../rules/launch-owner.ts";
 import { canTransition } from "../rules/transitions.ts";
+import { freeSpace, isNoSpace } from "../util/no-space.ts";
 import { assertTrustedDir } from "../util/trusted-dir.ts";
 import { checkOwnRoot } from "./own-root.ts";
 import type { ImportedJob } from "./rows.ts";
 import {
-  type AttemptRecord,
   type JobRow,
   type ListFilter,
   type NewJob,
@@ -22,18 +28,11 @@ import {
 import { SchedulerRounds } from "./scheduler-rounds.ts";
 import { MIGRATIONS } from "./schema.ts";
 import { constants, Database, type SQLQueryBindings } from "./sqlite.ts";
-import { freeSpace, isBusy, isNoSpace, storeError } from "./store-errors.ts";
+import { isBusy, storeError } from "./store-errors.ts";
 import { LEGACY_FILE, locateStore, STORE_FILE } from "./store-file.ts";
 
-export type {
-  AttemptRecord,
-  ListFilter,
-  NewJob,
-  Reservation,
-  StoredJob,
-  TerminalWrite,
-  TransitionPatch,
-} from "./rows.ts";
+export type { AttemptRecord } from "../model/job.ts";
+export type { ListFilter, NewJob, Reservation, StoredJob, TerminalWrite, TransitionPatch } from "./rows.ts";
 
 export { SCHEMA_VERSION } from "./schema.ts";
 

@@ -173,20 +173,3 @@ export interface ImportedJob {
   result_sha256: string | null;
   history: Omit<StateChange, "seq">[];
 }
-
-/** One ended attempt of a retried job (table job_attempts): its directory, how it ended, its own sealed result. */
-export interface AttemptRecord {
-  attempt: number;
-  job_dir: string;
-  backend_id: BackendId | null;
-  state: JobState;
-  reason: string | null;
-  exit_code: number | null;
-  signal: string | null;
-  /** When its launch was reserved (the launcher's claim). */
-  launched_at: string | null;
-  started_at: string | null;
-  finished_at: string;
-  result_json: string;
-  result_sha256: string;
-}

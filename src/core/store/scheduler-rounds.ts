@@ -2,28 +2,13 @@
 // them: per key (a cluster), a lease held by the process running the round, the snapshot it wrote with its time, and
 // the items (scheduler job IDs) each process watches, whose union the next round covers. Keys, items and snapshots are
 // opaque text here: the backend that polls gives them meaning.
+import type { Interest, SchedulerRound, SharedRounds } from "../backend/shared-rounds.ts";
 import type { Database } from "./sqlite.ts";
 
-export interface SchedulerRound {
-  /** When the last round started (ms since epoch); null before the first. */
-  atMs: number | null;
-  /** When the next regular round is due (ms since epoch), as the last round's poller computed it (backoff included). */
-  nextAtMs: number | null;
-  /** The last round's answer, as its poller wrote it. */
-  snapshot: string | null;
-  /** The process running a round now (its lease), or null. */
-  holder: string | null;
-  leaseUntilMs: number;
-}
-
-export interface Interest {
-  item: string;
-  /** The earliest time the item may date from (e.g. a job's submission), for the scheduler's query window. */
-  sinceMs: number;
-}
+export type { Interest, SchedulerRound };
 
 /** The store's side of shared rounds (JobStore.rounds); `write` runs a function in one BEGIN IMMEDIATE transaction. */
-export class SchedulerRounds {
+export class SchedulerRounds implements SharedRounds {
   constructor(
     private readonly db: Database,
     private readonly write: <T>(fn: () => T) => T,

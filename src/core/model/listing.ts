@@ -1,7 +1,7 @@
 // A listing's window: the newest jobs and job arrays together, each array one entry (its tasks counted in it, not
 // listed), as the dashboard and `awaitless list` show them.
-import type { ArrayEntry } from "../arrays/array-listing.ts";
-import type { JobServiceApi, JobStatus, ListRequest } from "../model/service-api.ts";
+import type { ArrayEntry } from "./array-views.ts";
+import type { JobServiceApi, JobStatus, ListRequest } from "./service-api.ts";
 
 /** What a page lists: the newest jobs and arrays in one window (tasks left out: each array is one entry). */
 export interface Listing {

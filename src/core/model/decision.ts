@@ -1,5 +1,5 @@
 // What the reconcile rules decide about a job (src/core/rules/reconcile.ts), and the ErrorInfo they word. Pure.
-import type { ErrorInfo, JobState, Leftovers, Resources, TerminalState } from "../model/job.ts";
+import type { ErrorInfo, JobState, Leftovers, Resources, TerminalState } from "./job.ts";
 
 export type Decision =
   | { kind: "none" }
