@@ -57,7 +57,7 @@ async function measure(
     const dir = join(box.root, `own-${Date.now()}-${i}`);
     mkdirSync(dir, { recursive: true });
     const src = JobStore.open(box.env.AWAITLESS_DATA_DIR!);
-    src.db.exec(`VACUUM INTO '${join(dir, "store.db")}'`);
+    src.copyTo(join(dir, "store.db"));
     src.close();
     return { ...box.env, AWAITLESS_DATA_DIR: dir };
   };

@@ -13,7 +13,6 @@ import type { ArrayApi, JobServiceApi } from "./core/model/service-api.ts";
 import { JobService, type ServiceSettings } from "./core/service/job-service.ts";
 import { recentJobWords } from "./core/service/job-words.ts";
 import { JobStore } from "./core/store/job-store.ts";
-import { listQueueRows } from "./core/store/queue-table.ts";
 import { HINTS } from "./hints.ts";
 
 // Core names what to do next by action; this process words each action for its surface.
@@ -146,16 +145,17 @@ export function createContext(env: Record<string, string | undefined>, configFla
   const arrays = service.arrays;
   const housekeeping: StoreHousekeeping = {
     path: store.path,
-    countJobs: () => store.countJobs(),
-    jobDirs: () => store.jobDirs(),
+    countJobs: () => store.gc.countJobs(),
+    jobDirs: () => store.gc.jobDirs(),
     recentJobIds: (limit) => recentJobWords(store, limit),
     queueNames: () =>
-      listQueueRows(store)
+      store.queues
+        .list()
         .map((q) => q.name)
         .filter((n) => arrayOfQueue(n) === undefined),
-    meta: (key) => store.meta(key),
-    setMeta: (key, value) => store.setMeta(key, value),
-    claimAutoGc: (seconds) => store.claimAutoGc(seconds),
+    meta: (key) => store.meta.get(key),
+    setMeta: (key, value) => store.meta.set(key, value),
+    claimAutoGc: (seconds) => store.meta.claimAutoGc(seconds),
     schedulerWatchers: (key, nowMs) => store.rounds.watchers(key, nowMs),
   };
   // loaded on demand, as the command is: no other command reads 0.8 stores

@@ -126,14 +126,7 @@ describe("architecture", () => {
   const SQL =
     /["'`]\s*(SELECT\b|INSERT INTO|UPDATE \w+ SET|DELETE FROM|CREATE (TABLE|INDEX|UNIQUE)|PRAGMA\b|BEGIN (IMMEDIATE|EXCLUSIVE)|COMMIT\b|ROLLBACK\b)|\bdb\.(query|exec|prepare|run)\(/;
   // The one reader of another database: Awaitless 0.8's, copied and read row by row as hostile input.
-  const SQL_OUTSIDE_STORE = [
-    // still querying JobStore.db themselves: moved into store/ modules with named methods next
-    "core/arrays/array-listing.ts",
-    "core/arrays/array-progress.ts",
-    "core/import-08/store-08.ts",
-    "core/queues/array-queues.ts",
-    "core/service/job-words.ts",
-  ];
+  const SQL_OUTSIDE_STORE = ["core/import-08/store-08.ts"];
 
   test("only core/store/ holds SQL or imports the SQLite module (and import-08/store-08.ts reads 0.8's database)", () => {
     const holders = files(SRC)

@@ -11,27 +11,16 @@ import type {
   ArrayView,
   ArrayWaitResponse,
 } from "../model/array-views.ts";
+import { arrayState } from "../model/array-views.ts";
 import { AwaitlessError, invalid } from "../model/errors.ts";
 import { isJobId, newJobId } from "../model/ids.ts";
 import { isTerminal, type JobState } from "../model/job.ts";
 import type { ArrayApi, JobServiceApi, JobStatus, LaunchRequest, WaitOptions } from "../model/service-api.ts";
-import { removeEndedArrayQueues } from "../queues/array-queues.ts";
 import { canonicalJson } from "../results/canonical-json.ts";
 import { type LaunchDefaults, resolveTarget } from "../service/launch-request.ts";
-import {
-  type ArrayRow,
-  addTask,
-  arrayByRequestId,
-  arrayIdsWithPrefix,
-  getArray,
-  insertArray,
-  taskOfJob,
-  tasksOf,
-} from "../store/array-table.ts";
+import type { ArrayRow } from "../store/array-table.ts";
 import { type JobStore, nowIso } from "../store/job-store.ts";
-import { createQueue, targetOf } from "../store/queue-table.ts";
-import { activeTaskIds, listArrays } from "./array-listing.ts";
-import { arrayProgress, arrayState } from "./array-progress.ts";
+import { targetOf } from "../store/queue-table.ts";
 import { type ArraySpec, parseArraySpec, parseTaskAddress } from "./array-spec.ts";
 
 const FAILED: readonly JobState[] = ["failed", "timed_out", "lost"];
@@ -56,7 +45,7 @@ export class ArrayService implements ArrayApi {
 
   /** Is this full ID an array's? */
   isArray(id: string): boolean {
-    return isJobId(id) && getArray(this.store, id) !== null;
+    return isJobId(id) && this.store.arrays.get(id) !== null;
   }
 
   /**
@@ -74,7 +63,7 @@ export class ArrayService implements ArrayApi {
     const task = parseTaskAddress(text);
     if (task) return { kind: "job", id: this.taskJobId(this.resolveArrayId(task.arrayId), task.index) };
     if (this.isArray(text)) return { kind: "array", id: text };
-    const arrays = text.length >= 5 && !isJobId(text) ? arrayIdsWithPrefix(this.store, text, 2) : [];
+    const arrays = text.length >= 5 && !isJobId(text) ? this.store.arrays.idsWithPrefix(text, 2) : [];
     if (arrays.length === 1) {
       // an array's ID shares its time prefix with its first tasks' IDs: a prefix of both names neither
       let job: string | undefined;
@@ -90,7 +79,7 @@ export class ArrayService implements ArrayApi {
 
   private resolveArrayId(text: string): string {
     if (this.isArray(text)) return text;
-    const found = text.length >= 5 ? arrayIdsWithPrefix(this.store, text, 2) : [];
+    const found = text.length >= 5 ? this.store.arrays.idsWithPrefix(text, 2) : [];
     if (found.length > 1) throw ambiguous(text, found);
     if (found.length === 1) return found[0]!;
     throw new AwaitlessError(
@@ -101,8 +90,8 @@ export class ArrayService implements ArrayApi {
   }
 
   private taskJobId(arrayId: string, index: number): string {
-    const a = getArray(this.store, arrayId)!;
-    const t = tasksOf(this.store, arrayId).find((x) => x.index === index);
+    const a = this.store.arrays.get(arrayId)!;
+    const t = this.store.arrays.tasksOf(arrayId).find((x) => x.index === index);
     if (t) return t.job_id;
     throw new AwaitlessError(
       "not_found",
@@ -117,7 +106,7 @@ export class ArrayService implements ArrayApi {
 
   /** The array a job is a task of, as `ARRAY_ID.INDEX`; undefined for other jobs. */
   taskAddress(jobId: string): string | undefined {
-    const t = taskOfJob(this.store, jobId);
+    const t = this.store.arrays.taskOfJob(jobId);
     return t ? `${t.array_id}.${t.index}` : undefined;
   }
 
@@ -141,7 +130,7 @@ export class ArrayService implements ArrayApi {
       ...(local ? { cwd: resolve(this.defaults.cwd, req.cwd ?? ".") } : {}),
       allow_duplicate: true,
     };
-    let a = req.client_request_id ? arrayByRequestId(this.store, req.client_request_id) : null;
+    let a = req.client_request_id ? this.store.arrays.byRequestId(req.client_request_id) : null;
     let replay = a !== null;
     if (
       a &&
@@ -171,11 +160,11 @@ export class ArrayService implements ArrayApi {
         queue: slurm ? null : `array.${id}`,
         created_at: nowIso(),
       };
-      if (!insertArray(this.store, row)) {
-        a = arrayByRequestId(this.store, req.client_request_id!)!;
+      if (!this.store.arrays.insert(row)) {
+        a = this.store.arrays.byRequestId(req.client_request_id!)!;
         replay = true;
       } else {
-        if (row.queue !== null) createQueue(this.store, row.queue, targetOf(row.host), row.throttle);
+        if (row.queue !== null) this.store.queues.create(row.queue, targetOf(row.host), row.throttle);
         a = row;
       }
     }
@@ -184,7 +173,7 @@ export class ArrayService implements ArrayApi {
   }
 
   private async launchMissing(a: ArrayRow, spec: ArraySpec, secrets?: Record<string, string>): Promise<void> {
-    const have = new Set(tasksOf(this.store, a.array_id).map((t) => t.index));
+    const have = new Set(this.store.arrays.tasksOf(a.array_id).map((t) => t.index));
     const base = a.client_request_id ?? a.array_id;
     const taskReq = (index: number): LaunchRequest => ({
       ...a.request,
@@ -205,19 +194,19 @@ export class ArrayService implements ArrayApi {
         missing.map((index) => ({ req: taskReq(index), index })),
         { arrayId: a.array_id, indices: spec.indices, throttle: spec.throttle },
       );
-      for (const [n, index] of missing.entries()) addTask(this.store, a.array_id, index, ids[n]!);
+      for (const [n, index] of missing.entries()) this.store.arrays.addTask(a.array_id, index, ids[n]!);
       return;
     }
     for (const index of spec.indices) {
       if (have.has(index)) continue;
       const r = await this.jobs.submit(taskReq(index));
-      addTask(this.store, a.array_id, index, r.job_id);
+      this.store.arrays.addTask(a.array_id, index, r.job_id);
     }
   }
 
   private async taskViews(a: ArrayRow): Promise<ArrayTaskView[]> {
     const out: ArrayTaskView[] = [];
-    for (const t of tasksOf(this.store, a.array_id)) {
+    for (const t of this.store.arrays.tasksOf(a.array_id)) {
       // a finished task gc removed is no longer shown (removed_indices)
       if (!this.store.get(t.job_id)) continue;
       const s = await this.jobs.status(t.job_id);
@@ -236,7 +225,7 @@ export class ArrayService implements ArrayApi {
     const ts = tasks ?? (await this.taskViews(a));
     const counts: Partial<Record<JobState, number>> = {};
     for (const t of ts) counts[t.state] = (counts[t.state] ?? 0) + 1;
-    const rows = tasksOf(this.store, a.array_id);
+    const rows = this.store.arrays.tasksOf(a.array_id);
     const launched = new Set(rows.map((t) => t.index));
     const unlaunched = a.indices.filter((i) => !launched.has(i));
     const shown = new Set(ts.map((t) => t.index));
@@ -261,7 +250,7 @@ export class ArrayService implements ArrayApi {
   }
 
   private row(arrayId: string): ArrayRow {
-    const a = getArray(this.store, arrayId);
+    const a = this.store.arrays.get(arrayId);
     if (!a)
       throw new AwaitlessError(
         "not_found",
@@ -282,7 +271,7 @@ export class ArrayService implements ArrayApi {
     const a = this.row(arrayId);
     const start = Date.now();
     const deadline = opts.timeoutMs === null ? null : start + opts.timeoutMs;
-    for (const t of tasksOf(this.store, a.array_id)) {
+    for (const t of this.store.arrays.tasksOf(a.array_id)) {
       if (!this.store.get(t.job_id)) continue;
       const left = deadline === null ? null : Math.max(0, deadline - Date.now());
       const w = await this.jobs.wait(t.job_id, {
@@ -296,7 +285,7 @@ export class ArrayService implements ArrayApi {
     }
     const v = await this.view(a);
     const done = isTerminal(v.state) && v.unlaunched_indices === undefined;
-    if (done) removeEndedArrayQueues(this.store);
+    if (done) this.store.queues.removeEndedArrayQueues();
     return {
       ...v,
       job_state: v.state,
@@ -349,7 +338,8 @@ export class ArrayService implements ArrayApi {
   /** The task job IDs of an array (for the completion feed), or the ID itself for a job. */
   expand(id: string): string[] {
     if (!this.isArray(id)) return [id];
-    return tasksOf(this.store, id)
+    return this.store.arrays
+      .tasksOf(id)
       .map((t) => t.job_id)
       .filter((j) => this.store.get(j) !== null);
   }
@@ -369,15 +359,15 @@ export class ArrayService implements ArrayApi {
 
   /** The progress of every array these jobs are tasks of (array-progress.ts). */
   progress(jobIds: string[]): ArrayProgress[] {
-    return arrayProgress(this.store, jobIds);
+    return this.store.arrays.progress(jobIds);
   }
 
   list(filter: ArrayListFilter): ArrayEntry[] {
-    return listArrays(this.store, filter);
+    return this.store.arrays.list(filter);
   }
 
   activeTasks(arrayIds: string[]): string[] {
-    return activeTaskIds(this.store, arrayIds);
+    return this.store.arrays.activeTaskIds(arrayIds);
   }
 
   /** Adds `array_task` (ARRAY_ID.INDEX) to the statuses of array tasks. */

@@ -45,7 +45,7 @@ export class JobDependencies {
       const same = p && p.backend === v.spec.backend && p.host === v.spec.host;
       if (p) parents.push(same ? await this.deps.refresh(d.job_id) : p);
     }
-    return planDependencies(v.spec, parents, (id) => store.attempts(id));
+    return planDependencies(v.spec, parents, (id) => store.attempts.list(id));
   }
 
   /** Does `job` wait for a parent with retries (that parent's attempts and end need the child's reader)? */

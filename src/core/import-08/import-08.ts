@@ -343,7 +343,7 @@ export async function importAwaitless08(opts: {
     let remote = 0;
     let notes = 0;
     const already = report.already_imported;
-    opts.store.importJobs(
+    opts.store.imports.addAll(
       () => staging.items(),
       () => {
         Object.assign(report, {
@@ -400,7 +400,7 @@ export async function importAwaitless08(opts: {
     staging.remove();
     src.close();
   }
-  opts.store.setMeta(IMPORTED_META, new Date().toISOString());
+  opts.store.meta.set(IMPORTED_META, new Date().toISOString());
   return report;
 }
 

@@ -55,6 +55,10 @@ export interface ArrayCancelResponse {
   array: ArrayView;
 }
 
+/** The ends that make an array task failed (an array with one ends failed). */
+export const FAILED_STATES: readonly JobState[] = ["failed", "timed_out", "lost"];
+const FAILED = FAILED_STATES;
+
 /** One array in a listing: its progress and what a row shows of it (name, target, command, when). */
 export interface ArrayEntry extends ArrayProgress {
   kind: "array";
@@ -96,4 +100,21 @@ export function progressWords(p: ArrayProgress): string {
     [`${p.done}/${p.tasks} done${ended.length ? ` (${ended.join(", ")})` : ""}`, ...active].join(", ") +
     failed
   );
+}
+
+/**
+ * An array's state from its tasks': active while any is (`running` if one runs); then failed if any failed, timed
+ * out or was lost, else cancelled if any was, else succeeded. `removedAll`: gc removed every task (each had ended).
+ */
+export function arrayState(ts: { state: JobState }[], removedAll: boolean): JobState {
+  const active = ts.filter((t) => !isTerminal(t.state));
+  if (active.length > 0) {
+    if (active.some((t) => t.state === "running" || t.state === "stalled")) return "running";
+    return active.some((t) => t.state === "starting") ? "starting" : "queued";
+  }
+  // every task gc removed: each had ended, but no result is left to say how
+  if (ts.length === 0) return removedAll ? "lost" : "queued";
+  if (ts.some((t) => FAILED.includes(t.state))) return "failed";
+  if (ts.some((t) => t.state === "cancelled")) return "cancelled";
+  return "succeeded";
 }

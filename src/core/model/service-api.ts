@@ -480,7 +480,7 @@ export interface ArrayApi {
   annotate<T extends JobStatus>(statuses: T[]): (T & { array_task?: string })[];
   /** How far each array these jobs are tasks of has got (a listing's `arrays`); empty when none is a task. */
   progress(jobIds: string[]): ArrayProgress[];
-  /** The newest arrays as listing entries, each with its progress (core/arrays/array-listing.ts). */
+  /** The newest arrays as listing entries, each with its progress (core/store/array-counts.ts). */
   list(filter: ArrayListFilter): ArrayEntry[];
   /** The job IDs of these arrays' tasks not ended. */
   activeTasks(arrayIds: string[]): string[];

@@ -6,8 +6,8 @@ import type { JobSpec } from "../model/job.ts";
 import { arrayOfQueue } from "../model/queue-names.ts";
 import type { QueueListing, QueueView } from "../model/service-api.ts";
 import type { JobStore } from "../store/job-store.ts";
-import { listQueueRows, meanRuntimeSeconds, requireQueue, targetOf } from "../store/queue-table.ts";
-import { refuseForeignArrayQueue, removeEndedArrayQueues } from "./array-queues.ts";
+import { targetOf } from "../store/queue-table.ts";
+import { refuseForeignArrayQueue } from "./array-queues.ts";
 
 /** What the wrapper must wait for before starting this job; undefined when it starts at once. */
 export function admissionFor(store: JobStore, spec: JobSpec, backend: Backend): LaunchAdmission | undefined {
@@ -22,7 +22,7 @@ export function admissionFor(store: JobStore, spec: JobSpec, backend: Backend): 
     );
   }
   const concurrency =
-    spec.queue === null ? 1 : requireQueue(store, spec.queue, targetOf(spec.host)).concurrency;
+    spec.queue === null ? 1 : store.queues.require(spec.queue, targetOf(spec.host)).concurrency;
   return { queue: spec.queue, concurrency, resources };
 }
 
@@ -44,8 +44,8 @@ export async function listQueues(
   opts: { arrays?: boolean } = {},
 ): Promise<QueueListing> {
   for (const id of deps.store.activeJobIds()) await deps.refresh(id).catch(() => undefined);
-  removeEndedArrayQueues(deps.store);
-  const all = listQueueRows(deps.store, host === undefined ? undefined : targetOf(host));
+  deps.store.queues.removeEndedArrayQueues();
+  const all = deps.store.queues.list(host === undefined ? undefined : targetOf(host));
   const rows = opts.arrays ? all : all.filter((r) => arrayOfQueue(r.name) === undefined);
   const snapshots = new Map<string, Awaited<ReturnType<NonNullable<Backend["queueSnapshot"]>>> | null>();
   const views: QueueView[] = [];
@@ -68,7 +68,7 @@ export async function listQueues(
       running = here.filter((j) => j.state === "running" || j.state === "stalled").map((j) => j.job_id);
       waiting = here.filter((j) => j.state === "queued" || j.state === "starting").map((j) => j.job_id);
     }
-    const mean = meanRuntimeSeconds(deps.store, row.name, hostName);
+    const mean = deps.store.queues.meanRuntimeSeconds(row.name, hostName);
     const rounds = Math.ceil(waiting.length / row.concurrency);
     const arrayId = arrayOfQueue(row.name);
     views.push({

@@ -50,7 +50,7 @@ export async function beginRetry(
   // what ended this attempt, as the wait for the next one says it (service/status.ts)
   const why =
     d.to === "failed" && d.exit_code !== null ? `with exit code ${d.exit_code}` : `(${d.reason ?? d.to})`;
-  return deps.store.beginRetry(
+  return deps.store.attempts.begin(
     job.job_id,
     {
       attempt,
@@ -88,14 +88,14 @@ export async function launchDueAttempt(deps: RetryDeps, job: StoredJob): Promise
   if (job.launcher === null || job.launcher === undefined) {
     if (!job.retry_at || job.retry_at > self.at) return false;
     const state = job.spec.queue !== null || job.spec.resources ? "queued" : "starting";
-    claimed = deps.store.claimRetryLaunch(job.job_id, attempt, self, state);
+    claimed = deps.store.attempts.claimLaunch(job.job_id, attempt, self, state);
   } else if (await launchAbandoned(job, backend, owners)) {
     claimed = deps.store.claimLaunch(job.job_id, job.launcher, self);
   }
   if (!claimed) return false;
   const now = deps.store.get(job.job_id)!;
   // The secrets were given at submit; each attempt's 0600 spec copy holds them (the first attempt's, read back).
-  const first = deps.store.attempts(job.job_id)[0];
+  const first = deps.store.attempts.list(job.job_id)[0];
   const secrets = first
     ? await backend.secretValues({ ...now, job_dir: first.job_dir, attempt: 1 }).catch(() => ({}))
     : {};

@@ -37,7 +37,7 @@ import { refuseArrayQueueCreate } from "../queues/array-queues.ts";
 import { listQueues } from "../queues/queue-service.ts";
 import type { RetryDeps } from "../retries/retry-attempt.ts";
 import type { JobStore, StoredJob } from "../store/job-store.ts";
-import { createQueue, deleteQueue, setConcurrency, targetOf } from "../store/queue-table.ts";
+import { targetOf } from "../store/queue-table.ts";
 import { describeFree } from "../util/no-space.ts";
 import { Redactor, shapeRedactor } from "../util/redact.ts";
 import { cancelJob, cancelJobs } from "./cancel.ts";
@@ -226,14 +226,14 @@ export class JobService implements JobServiceApi {
         "Slurm schedules them itself; create the queue on this machine or an SSH host",
       );
     }
-    const r = createQueue(this.store, name, targetOf(host), concurrency);
+    const r = this.store.queues.create(name, targetOf(host), concurrency);
     return { ...r.row, created: r.created };
   }
 
   async setQueue(name: string, concurrency: number, host?: string): Promise<QueueChanged> {
     refuseArrayQueueCreate(name);
     await this.refreshQueue(name);
-    const r = setConcurrency(this.store, name, targetOf(host), concurrency);
+    const r = this.store.queues.setConcurrency(name, targetOf(host), concurrency);
     return {
       name,
       target: r.row.target,
@@ -246,7 +246,7 @@ export class JobService implements JobServiceApi {
   async deleteQueue(name: string, host?: string): Promise<{ name: string; target: string; deleted: true }> {
     refuseArrayQueueCreate(name);
     await this.refreshQueue(name);
-    const row = deleteQueue(this.store, name, targetOf(host));
+    const row = this.store.queues.delete(name, targetOf(host));
     return { name, target: row.target, deleted: true };
   }
 
@@ -270,8 +270,7 @@ export class JobService implements JobServiceApi {
 
   /** Warnings about observations that could not be stored (a full disk); each is said once. */
   storeNotices(): string[] {
-    if (this.store.reserveUsed) {
-      this.store.reserveUsed = false;
+    if (this.store.takeReserveUsed()) {
       this.notices.add(reserveNotice(this.store.path, describeFree(dirname(this.store.path))));
     }
     const all = [...this.notices];

@@ -8,15 +8,13 @@ const MAX_TASK_ADDRESSES = 1000;
 
 export function recentJobWords(store: JobStore, limit: number): string[] {
   const jobs = store.list({ limit, withoutArrayTasks: true }).map((j) => j.job_id);
-  const arrays = store.db
-    .query("SELECT array_id, indices_json FROM job_arrays ORDER BY array_id DESC LIMIT ?")
-    .all(limit) as { array_id: string; indices_json: string }[];
+  const arrays = store.arrays.recent(limit);
   const ids = [...jobs, ...arrays.map((a) => a.array_id)].sort((a, b) => b.localeCompare(a)).slice(0, limit);
   const shown = new Set(ids);
   const tasks = arrays
     .filter((a) => shown.has(a.array_id))
     .slice(0, ARRAYS_WITH_TASKS)
-    .flatMap((a) => (JSON.parse(a.indices_json) as number[]).map((i) => `${a.array_id}.${i}`))
+    .flatMap((a) => a.indices.map((i) => `${a.array_id}.${i}`))
     .slice(0, MAX_TASK_ADDRESSES);
   return [...ids, ...tasks];
 }

@@ -109,7 +109,7 @@ export async function launchAttempt(
   secretValues: Record<string, string>,
 ): Promise<void> {
   const spec = job.spec;
-  const taskEnv = arrayTaskEnv(job, life.store.attempts(job.job_id)[0]?.backend_id);
+  const taskEnv = arrayTaskEnv(job, life.store.attempts.list(job.job_id)[0]?.backend_id);
   await launchReserved(
     life,
     Object.keys(taskEnv).length === 0 ? job : { ...job, spec: { ...spec, env: { ...spec.env, ...taskEnv } } },

@@ -13,7 +13,6 @@ import type {
   ListRequest,
 } from "../model/service-api.ts";
 import { firstAttemptDir } from "../retries/retry-policy.ts";
-import { taskOfJob } from "../store/array-table.ts";
 import type { StoredJob } from "../store/job-store.ts";
 import { directoryBytes } from "../util/directory-bytes.ts";
 import { JobDirRefused, jobDirScope, removeJobDir } from "../util/job-dir-guard.ts";
@@ -53,7 +52,7 @@ export async function listJobsPage(
       (filter.name === undefined || j.name === filter.name) &&
       (filter.host === undefined || j.host === filter.host) &&
       (filter.queue === undefined || j.queue === filter.queue) &&
-      !(filter.withoutArrayTasks && taskOfJob(svc.store, j.job_id)),
+      !(filter.withoutArrayTasks && svc.store.arrays.taskOfJob(j.job_id)),
   );
   const shown = [...rows, ...unsealed]
     .map((j) => observed.get(j.job_id) ?? j)
@@ -100,12 +99,12 @@ export async function collectGarbage(svc: ServiceCore, o: GcOptions): Promise<Gc
   for (const id of svc.store.activeJobIds()) await svc.refresh(id).catch(() => undefined);
   const cutoff =
     o.olderThanSeconds === null ? null : new Date(Date.now() - o.olderThanSeconds * 1000).toISOString();
-  const victims = svc.store.gcCandidates(cutoff, o.keep);
+  const victims = svc.store.gc.candidates(cutoff, o.keep);
   const ids = victims.map((j) => j.job_id);
   let quota: GcQuota = {};
   if (o.maxBytes) {
     const chosen = new Set(ids);
-    const rest = svc.store.jobDirs().filter((j) => !chosen.has(j.job_id));
+    const rest = svc.store.gc.jobDirs().filter((j) => !chosen.has(j.job_id));
     const sized = rest.map((j) => ({ ...j, bytes: directoryBytes(j.job_dir) }));
     let total = sized.reduce((sum, j) => sum + j.bytes, 0);
     const finished = sized
@@ -144,7 +143,7 @@ export async function collectGarbage(svc: ServiceCore, o: GcOptions): Promise<Gc
     try {
       await svc.backendFor(job).remove(job, scope);
       // a retried job's earlier attempts, each in its own directory (the first one's holds the later ones)
-      for (const a of svc.store.attempts(job.job_id).reverse()) {
+      for (const a of svc.store.attempts.list(job.job_id).reverse()) {
         await svc
           .backendFor(job)
           .remove({ ...job, job_dir: a.job_dir, backend_id: a.backend_id, attempt: a.attempt }, scope);
@@ -172,7 +171,7 @@ export async function collectGarbage(svc: ServiceCore, o: GcOptions): Promise<Gc
     }
     removed.push(job.job_id);
   }
-  svc.store.deleteTerminal(removed);
+  svc.store.gc.deleteTerminal(removed);
   return {
     removed,
     ...quota,
@@ -187,7 +186,7 @@ function dependentsField(rows: { job_id: string; on: string }[]): { dependents?:
 }
 
 function attemptViews(svc: ServiceCore, jobId: string): AttemptView[] {
-  return svc.store.attempts(jobId).map((a) => ({
+  return svc.store.attempts.list(jobId).map((a) => ({
     attempt: a.attempt,
     state: a.state,
     reason: a.reason,

@@ -1,7 +1,10 @@
 // Job arrays in the job database (migration 8): the array row and its tasks, each task an ordinary job row.
+
+import type { ArrayEntry, ArrayListFilter, ArrayProgress } from "../model/array-views.ts";
 import type { BackendName } from "../model/job.ts";
 import type { LaunchRequest } from "../model/service-api.ts";
-import type { JobStore } from "./job-store.ts";
+import { activeTaskIds, arrayProgress, listArrays } from "./array-counts.ts";
+import type { Connection } from "./connection.ts";
 
 export interface ArrayRow {
   array_id: string;
@@ -50,70 +53,102 @@ function fromRaw(r: RawRow): ArrayRow {
   };
 }
 
-export function getArray(store: JobStore, arrayId: string): ArrayRow | null {
-  const r = store.db
-    .query(`SELECT ${COLUMNS} FROM job_arrays WHERE array_id = ?`)
-    .get(arrayId) as RawRow | null;
-  return r ? fromRaw(r) : null;
-}
+/** The job_arrays and job_array_tasks tables. */
+export class ArrayTable {
+  constructor(private readonly conn: Connection) {}
 
-export function arrayByRequestId(store: JobStore, clientRequestId: string): ArrayRow | null {
-  const r = store.db
-    .query(`SELECT ${COLUMNS} FROM job_arrays WHERE client_request_id = ?`)
-    .get(clientRequestId) as RawRow | null;
-  return r ? fromRaw(r) : null;
-}
+  private get db() {
+    return this.conn.db;
+  }
 
-/** Array IDs starting with the prefix (the CLI's unique prefixes), at most `limit`. */
-export function arrayIdsWithPrefix(store: JobStore, prefix: string, limit: number): string[] {
-  const rows = store.db
-    .query("SELECT array_id FROM job_arrays WHERE substr(array_id, 1, ?) = ? ORDER BY array_id LIMIT ?")
-    .all(prefix.length, prefix, limit) as { array_id: string }[];
-  return rows.map((r) => r.array_id);
-}
+  get(arrayId: string): ArrayRow | null {
+    const r = this.db
+      .query(`SELECT ${COLUMNS} FROM job_arrays WHERE array_id = ?`)
+      .get(arrayId) as RawRow | null;
+    return r ? fromRaw(r) : null;
+  }
 
-/** Records a new array; false when its client_request_id is taken already (a concurrent submit won). */
-export function insertArray(store: JobStore, a: ArrayRow): boolean {
-  return store.write(() => {
-    const r = store.db
-      .query(`INSERT OR IGNORE INTO job_arrays (${COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)`)
-      .run(
-        a.array_id,
-        a.client_request_id,
-        JSON.stringify(a.request),
-        a.spec_text,
-        JSON.stringify(a.indices),
-        a.throttle,
-        a.backend,
-        a.host,
-        a.queue,
-        a.created_at,
-      );
-    return r.changes === 1;
-  });
-}
+  byRequestId(clientRequestId: string): ArrayRow | null {
+    const r = this.db
+      .query(`SELECT ${COLUMNS} FROM job_arrays WHERE client_request_id = ?`)
+      .get(clientRequestId) as RawRow | null;
+    return r ? fromRaw(r) : null;
+  }
 
-export function addTask(store: JobStore, arrayId: string, index: number, jobId: string): void {
-  store.write(() => {
-    store.db
-      .query("INSERT OR IGNORE INTO job_array_tasks (array_id, idx, job_id) VALUES (?,?,?)")
-      .run(arrayId, index, jobId);
-  });
-}
+  /** Array IDs starting with the prefix (the CLI's unique prefixes), at most `limit`. */
+  idsWithPrefix(prefix: string, limit: number): string[] {
+    const rows = this.db
+      .query("SELECT array_id FROM job_arrays WHERE substr(array_id, 1, ?) = ? ORDER BY array_id LIMIT ?")
+      .all(prefix.length, prefix, limit) as { array_id: string }[];
+    return rows.map((r) => r.array_id);
+  }
 
-/** The array's launched tasks by index, ascending. */
-export function tasksOf(store: JobStore, arrayId: string): { index: number; job_id: string }[] {
-  const rows = store.db
-    .query("SELECT idx, job_id FROM job_array_tasks WHERE array_id = ? ORDER BY idx")
-    .all(arrayId) as { idx: number; job_id: string }[];
-  return rows.map((r) => ({ index: r.idx, job_id: r.job_id }));
-}
+  /** Records a new array; false when its client_request_id is taken already (a concurrent submit won). */
+  insert(a: ArrayRow): boolean {
+    return this.conn.write(() => {
+      const r = this.db
+        .query(`INSERT OR IGNORE INTO job_arrays (${COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)`)
+        .run(
+          a.array_id,
+          a.client_request_id,
+          JSON.stringify(a.request),
+          a.spec_text,
+          JSON.stringify(a.indices),
+          a.throttle,
+          a.backend,
+          a.host,
+          a.queue,
+          a.created_at,
+        );
+      return r.changes === 1;
+    });
+  }
 
-/** Which array task a job is, if any. */
-export function taskOfJob(store: JobStore, jobId: string): { array_id: string; index: number } | null {
-  const r = store.db.query("SELECT array_id, idx FROM job_array_tasks WHERE job_id = ?").get(jobId) as {
-    array_id: string;
-    idx: number;
-  } | null;
-  return r ? { array_id: r.array_id, index: r.idx } : null;
+  addTask(arrayId: string, index: number, jobId: string): void {
+    this.conn.write(() => {
+      this.db
+        .query("INSERT OR IGNORE INTO job_array_tasks (array_id, idx, job_id) VALUES (?,?,?)")
+        .run(arrayId, index, jobId);
+    });
+  }
+
+  /** The array's launched tasks by index, ascending. */
+  tasksOf(arrayId: string): { index: number; job_id: string }[] {
+    const rows = this.db
+      .query("SELECT idx, job_id FROM job_array_tasks WHERE array_id = ? ORDER BY idx")
+      .all(arrayId) as { idx: number; job_id: string }[];
+    return rows.map((r) => ({ index: r.idx, job_id: r.job_id }));
+  }
+
+  /** Which array task a job is, if any. */
+  taskOfJob(jobId: string): { array_id: string; index: number } | null {
+    const r = this.db.query("SELECT array_id, idx FROM job_array_tasks WHERE job_id = ?").get(jobId) as {
+      array_id: string;
+      idx: number;
+    } | null;
+    return r ? { array_id: r.array_id, index: r.idx } : null;
+  }
+
+  /** The newest arrays, with their indices (the job IDs a shell completes), at most `limit`. */
+  recent(limit: number): { array_id: string; indices: number[] }[] {
+    const rows = this.db
+      .query("SELECT array_id, indices_json FROM job_arrays ORDER BY array_id DESC LIMIT ?")
+      .all(limit) as { array_id: string; indices_json: string }[];
+    return rows.map((r) => ({ array_id: r.array_id, indices: JSON.parse(r.indices_json) as number[] }));
+  }
+
+  /** The newest arrays that match as listing entries, each with its progress (array-counts.ts). */
+  list(filter: ArrayListFilter): ArrayEntry[] {
+    return listArrays(this.conn, filter);
+  }
+
+  /** The arrays any of these jobs is a task of, with their progress; none for plain jobs. */
+  progress(jobIds: string[]): ArrayProgress[] {
+    return arrayProgress(this.conn, jobIds);
+  }
+
+  /** The job IDs of these arrays' tasks not ended (what a live view waits on). */
+  activeTaskIds(arrayIds: string[]): string[] {
+    return activeTaskIds(this.conn, arrayIds);
+  }
 }

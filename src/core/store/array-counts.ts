@@ -1,11 +1,16 @@
-// Job arrays as entries of a listing (the dashboard's): newest first, each with its progress counted in SQL from its
-// tasks' rows (job_array_tasks' primary key and job_id index, jobs' primary key), so a window counts arrays, not tasks.
-
-import type { ArrayEntry, ArrayListFilter } from "../model/array-views.ts";
+// Job arrays counted from their tasks' rows: a listing's entries, newest first, each with its progress counted in SQL
+// (job_array_tasks' primary key and job_id index, jobs' primary key), so a window counts arrays, not tasks; the
+// progress of the arrays a job listing touches; the tasks not ended. Read from the store alone.
+import {
+  type ArrayEntry,
+  type ArrayListFilter,
+  type ArrayProgress,
+  arrayState,
+  FAILED_STATES,
+} from "../model/array-views.ts";
 import { isTerminal, type JobState } from "../model/job.ts";
 import { listStates } from "../model/list-states.ts";
-import { ACTIVE_SQL, type JobStore } from "../store/job-store.ts";
-import { arrayState } from "./array-progress.ts";
+import { ACTIVE_SQL, type Connection } from "./connection.ts";
 
 interface Row {
   array_id: string;
@@ -20,7 +25,7 @@ interface Row {
 const FAILED_SQL = "('failed','timed_out','lost')";
 
 /** The newest arrays that match, at most `limit`, read a page of arrays at a time. */
-export function listArrays(store: JobStore, filter: ArrayListFilter): ArrayEntry[] {
+export function listArrays(conn: Connection, filter: ArrayListFilter): ArrayEntry[] {
   const states = listStates(filter.state);
   if (filter.queue !== undefined) return [];
   const out: ArrayEntry[] = [];
@@ -38,8 +43,8 @@ export function listArrays(store: JobStore, filter: ArrayListFilter): ArrayEntry
   const sql = `SELECT array_id, spec_text, indices_json, request_json, backend, host, created_at FROM job_arrays
     ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY array_id DESC LIMIT ? OFFSET ?`;
   for (let offset = 0; out.length < filter.limit; offset += page) {
-    const rows = store.db.query(sql).all(...args, page, offset) as Row[];
-    for (const e of entries(store, rows)) {
+    const rows = conn.db.query(sql).all(...args, page, offset) as Row[];
+    for (const e of entries(conn, rows)) {
       if (out.length >= filter.limit) break;
       if (!states || states.some((s) => (e.counts[s] ?? 0) > 0)) out.push(e);
     }
@@ -48,17 +53,17 @@ export function listArrays(store: JobStore, filter: ArrayListFilter): ArrayEntry
   return out;
 }
 
-function entries(store: JobStore, rows: Row[]): ArrayEntry[] {
+function entries(conn: Connection, rows: Row[]): ArrayEntry[] {
   if (rows.length === 0) return [];
   const ids = rows.map((r) => r.array_id);
   const marks = ids.map(() => "?").join(",");
-  const counted = store.db
+  const counted = conn.db
     .query(
       `SELECT t.array_id, j.state, COUNT(*) AS n FROM job_array_tasks t JOIN jobs j ON j.job_id = t.job_id
        WHERE t.array_id IN (${marks}) GROUP BY t.array_id, j.state`,
     )
     .all(...ids) as { array_id: string; state: JobState; n: number }[];
-  const failed = store.db
+  const failed = conn.db
     .query(
       `SELECT t.array_id, t.idx FROM job_array_tasks t JOIN jobs j ON j.job_id = t.job_id
        WHERE t.array_id IN (${marks}) AND j.state IN ${FAILED_SQL} ORDER BY t.idx`,
@@ -90,13 +95,48 @@ function entries(store: JobStore, rows: Row[]): ArrayEntry[] {
 }
 
 /** The job IDs of these arrays' tasks not ended (what a live view waits on). */
-export function activeTaskIds(store: JobStore, arrayIds: string[]): string[] {
+export function activeTaskIds(conn: Connection, arrayIds: string[]): string[] {
   if (arrayIds.length === 0) return [];
-  const rows = store.db
+  const rows = conn.db
     .query(
       `SELECT t.job_id FROM job_array_tasks t JOIN jobs j ON j.job_id = t.job_id
        WHERE t.array_id IN (${arrayIds.map(() => "?").join(",")}) AND j.state IN ${ACTIVE_SQL}`,
     )
     .all(...arrayIds) as { job_id: string }[];
   return rows.map((r) => r.job_id);
+}
+
+/** The arrays any of these jobs is a task of, in the order their tasks first appear; none for plain jobs. */
+export function arrayProgress(conn: Connection, jobIds: string[]): ArrayProgress[] {
+  const seen = new Set<string>();
+  const out: ArrayProgress[] = [];
+  const ofJob = conn.db.query("SELECT array_id FROM job_array_tasks WHERE job_id = ?");
+  for (const id of jobIds) {
+    const arrayId = (ofJob.get(id) as { array_id: string } | null)?.array_id;
+    if (!arrayId || seen.has(arrayId)) continue;
+    seen.add(arrayId);
+    const a = conn.db
+      .query("SELECT spec_text, indices_json FROM job_arrays WHERE array_id = ?")
+      .get(arrayId) as { spec_text: string; indices_json: string } | null;
+    if (!a) continue;
+    const tasks = conn.db
+      .query(
+        `SELECT t.idx, j.state FROM job_array_tasks t JOIN jobs j ON j.job_id = t.job_id
+         WHERE t.array_id = ? ORDER BY t.idx`,
+      )
+      .all(arrayId) as { idx: number; state: JobState }[];
+    const counts: Partial<Record<JobState, number>> = {};
+    for (const t of tasks) counts[t.state] = (counts[t.state] ?? 0) + 1;
+    const active = tasks.filter((t) => !isTerminal(t.state));
+    out.push({
+      job_id: arrayId,
+      array: a.spec_text,
+      state: arrayState(tasks, false),
+      tasks: (JSON.parse(a.indices_json) as number[]).length,
+      done: tasks.length - active.length,
+      counts,
+      failed_indices: tasks.filter((t) => FAILED_STATES.includes(t.state)).map((t) => t.idx),
+    });
+  }
+  return out;
 }
