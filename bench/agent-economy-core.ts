@@ -2,7 +2,7 @@
 // the official client) through time-scaled jobs and counts the calls and bytes it took to get each result.
 import { writeFileSync } from "node:fs";
 import { createTaskSessionFromClient, resultFromTaskOutcome } from "@modelcontextprotocol/ext-tasks/client";
-import { isTerminal, type JobState } from "../src/core/job.ts";
+import { isTerminal, type JobState } from "../src/core/model/job.ts";
 import { structured, textOf } from "../test/mcp/harness.ts";
 import { BINARY, connectStdio, makeSandbox } from "../test/mcp/stdio-client.ts";
 import {

@@ -3,7 +3,7 @@
 // with one waiter. Medians and ratios against baselines measured in the same run, printed as bench/slurm.ts does.
 // Usage: bun bench/slurm-arrays.ts [--quick] [--tasks N]
 import type { SlurmBackendId } from "../src/backends/slurm/slurm-backend.ts";
-import { isTerminal } from "../src/core/job.ts";
+import { isTerminal } from "../src/core/model/job.ts";
 import { makeRig, run } from "../test/e2e/slurm-harness.ts";
 import { printRatioTable } from "./ratio-table.ts";
 

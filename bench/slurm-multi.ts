@@ -3,7 +3,7 @@
 // shared rounds: every process polls on its own). squeue/sacct calls are counted by wrappers first on PATH.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { JobStore } from "../src/core/job-store.ts";
+import { JobStore } from "../src/core/store/job-store.ts";
 import { CallLog } from "../test/e2e/slurm-call-log.ts";
 import { run } from "../test/e2e/slurm-harness.ts";
 import { BINARY, connectStdio, makeSandbox } from "../test/mcp/stdio-client.ts";
@@ -57,7 +57,7 @@ async function measure(
     const dir = join(box.root, `own-${Date.now()}-${i}`);
     mkdirSync(dir, { recursive: true });
     const src = JobStore.open(box.env.AWAITLESS_DATA_DIR!);
-    src.db.exec(`VACUUM INTO '${join(dir, "store.db")}'`);
+    src.copyTo(join(dir, "store.db"));
     src.close();
     return { ...box.env, AWAITLESS_DATA_DIR: dir };
   };

@@ -10,7 +10,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { newJobId } from "../src/core/ids.ts";
+import { newJobId } from "../src/core/model/ids.ts";
 import { CANCEL_TEXT, renderSpec, WRAPPER_TEXT } from "../src/wrapper/protocol.ts";
 import { printRatioTable, type RatioRow } from "./ratio-table.ts";
 

@@ -4,17 +4,15 @@ import { localLaunchOwners } from "./backends/local/launch-owners.ts";
 import { LocalBackend } from "./backends/local/local-backend.ts";
 import { type Config, loadConfig } from "./config/config.ts";
 import { profileKeysFor, profileRefusal } from "./config/config-legacy.ts";
-import { arrayOfQueue } from "./core/array-queues.ts";
-import type { ArrayService } from "./core/array-service.ts";
-import type { Backend } from "./core/backend.ts";
-import { useHintTable } from "./core/errors.ts";
-import type { ImportReport } from "./core/import-08.ts";
-import type { Job } from "./core/job.ts";
-import { JobService, type ServiceSettings } from "./core/job-service.ts";
-import { JobStore } from "./core/job-store.ts";
-import { recentJobWords } from "./core/job-words.ts";
-import { listQueueRows } from "./core/queue-store.ts";
-import type { JobServiceApi } from "./core/service-types.ts";
+import type { Backend } from "./core/backend/backend.ts";
+import type { ImportReport } from "./core/import-08/import-08.ts";
+import { useHintTable } from "./core/model/errors.ts";
+import type { Job } from "./core/model/job.ts";
+import { arrayOfQueue } from "./core/model/queue-names.ts";
+import type { ArrayApi, JobServiceApi } from "./core/model/service-api.ts";
+import { JobService, type ServiceSettings } from "./core/service/job-service.ts";
+import { recentJobWords } from "./core/service/job-words.ts";
+import { JobStore } from "./core/store/job-store.ts";
 import { HINTS } from "./hints.ts";
 
 // Core names what to do next by action; this process words each action for its surface.
@@ -42,8 +40,8 @@ export interface StoreHousekeeping {
 export interface Ctx {
   /** The job use cases: the one interface the CLI and the MCP server share. */
   service: JobServiceApi;
-  /** Job arrays over that service: their tasks are its jobs (core/array-service.ts). */
-  arrays: ArrayService;
+  /** Job arrays over that service: their tasks are its jobs (core/arrays/array-service.ts). */
+  arrays: ArrayApi;
   config: Config;
   store: StoreHousekeeping;
   /** `awaitless import`: the jobs of the Awaitless 0.8 store in `source` (`sourceName` in refusals) brought here. */
@@ -147,21 +145,22 @@ export function createContext(env: Record<string, string | undefined>, configFla
   const arrays = service.arrays;
   const housekeeping: StoreHousekeeping = {
     path: store.path,
-    countJobs: () => store.countJobs(),
-    jobDirs: () => store.jobDirs(),
+    countJobs: () => store.gc.countJobs(),
+    jobDirs: () => store.gc.jobDirs(),
     recentJobIds: (limit) => recentJobWords(store, limit),
     queueNames: () =>
-      listQueueRows(store)
+      store.queues
+        .list()
         .map((q) => q.name)
         .filter((n) => arrayOfQueue(n) === undefined),
-    meta: (key) => store.meta(key),
-    setMeta: (key, value) => store.setMeta(key, value),
-    claimAutoGc: (seconds) => store.claimAutoGc(seconds),
+    meta: (key) => store.meta.get(key),
+    setMeta: (key, value) => store.meta.set(key, value),
+    claimAutoGc: (seconds) => store.meta.claimAutoGc(seconds),
     schedulerWatchers: (key, nowMs) => store.rounds.watchers(key, nowMs),
   };
   // loaded on demand, as the command is: no other command reads 0.8 stores
   const import08 = async (source: string, sourceName: string) => {
-    const { importAwaitless08 } = await import("./core/import-08.ts");
+    const { importAwaitless08 } = await import("./core/import-08/import-08.ts");
     return importAwaitless08({
       store,
       local: backends.local!,

@@ -1,6 +1,6 @@
 // Every hint that core names by an abstract action, worded for each surface: the CLI names commands and flags,
 // MCP names tools and arguments (and never CLI wording). Installed by the composition root (context.ts).
-import type { HintTable } from "./core/errors.ts";
+import type { HintTable } from "./core/model/errors.ts";
 
 export const HINTS: HintTable = {
   find_job_id: () => ({

@@ -1,7 +1,7 @@
 // Starts the MCP stdio server (loaded lazily: plain CLI commands never load the MCP SDK).
 import { startAutoGcIfDue } from "./auto-gc.ts";
 import type { Ctx } from "./context.ts";
-import { invalid } from "./core/errors.ts";
+import { invalid } from "./core/model/errors.ts";
 import { applyMcpEnv, resolveMcpConfig } from "./mcp/config.ts";
 import { runMcpStdio } from "./mcp/stdio.ts";
 import { VERSION } from "./version.ts";

@@ -1,9 +1,9 @@
 // One job's spec.sh text (the `# secret_env:` line + renderSpec of Job + LaunchInput) and its 0600 local copy.
 import { lstatSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { LaunchInput } from "../core/backend.ts";
-import { AwaitlessError } from "../core/errors.ts";
-import type { Job } from "../core/job.ts";
+import type { LaunchInput } from "../core/backend/backend.ts";
+import { AwaitlessError } from "../core/model/errors.ts";
+import type { Job } from "../core/model/job.ts";
 import { renderSpec } from "../wrapper/protocol.ts";
 import { replaceFile } from "../wrapper/safe-files.ts";
 import { parseSpecSecrets } from "./local/spec-secrets.ts";

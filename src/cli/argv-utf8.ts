@@ -1,8 +1,8 @@
 // Arguments that are not valid UTF-8: Bun hands them to us with U+FFFD in place of the bad bytes, which would
 // silently change the command; where the raw bytes are readable (Linux: /proc/self/cmdline) they are refused.
 import { readFileSync } from "node:fs";
-import { invalid } from "../core/errors.ts";
-import { isUtf8 } from "../core/utf8-text.ts";
+import { invalid } from "../core/model/errors.ts";
+import { isUtf8 } from "../core/util/utf8-text.ts";
 
 function splitCmdline(raw: Buffer): Buffer[] {
   const parts: Buffer[] = [];

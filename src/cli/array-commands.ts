@@ -1,8 +1,8 @@
 // CLI actions on job arrays: submit/run --array, and wait, status, cancel, inspect of an array's ID.
 import type { Ctx } from "../context.ts";
-import type { ArrayView, ArrayWaitResponse } from "../core/array-types.ts";
-import { EXIT } from "../core/errors.ts";
-import type { LaunchRequest } from "../core/service-types.ts";
+import type { ArrayView, ArrayWaitResponse } from "../core/model/array-views.ts";
+import { EXIT } from "../core/model/errors.ts";
+import type { LaunchRequest } from "../core/model/service-api.ts";
 import type { CliIo } from "./cli-io.ts";
 import { invokedName } from "./invoked-as.ts";
 import { toJson } from "./output.ts";

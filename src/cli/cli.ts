@@ -1,9 +1,9 @@
 // The CLI (cac): declares commands and options, then hands each to its action in commands.ts.
 import { type CAC, cac } from "cac";
 import type { Ctx } from "../context.ts";
-import { AwaitlessError, EXIT, invalid } from "../core/errors.ts";
-import { didYouMean, nearestName } from "../core/nearest-name.ts";
-import { noSpaceFromErrno } from "../core/store-errors.ts";
+import { AwaitlessError, EXIT, invalid } from "../core/model/errors.ts";
+import { didYouMean, nearestName } from "../core/util/nearest-name.ts";
+import { noSpaceFromErrno } from "../core/util/no-space.ts";
 import type { CliIo } from "./cli-io.ts";
 import { type Action, COMMANDS } from "./commands.ts";
 import { paint, shellWord, styleFor } from "./render.ts";
@@ -371,7 +371,7 @@ async function withFullJobIds(
   const none = given === undefined || given === null || (Array.isArray(given) && given.length === 0);
   if (opts.last) {
     if (!none) throw invalid("give either a job ID or --last, not both", "drop one of them");
-    const { listing } = await import("../core/listing.ts");
+    const { listing } = await import("../core/model/listing.ts");
     const newest = await listing((await makeCtx()).service, { limit: 1 });
     const last = newest.jobs[0]?.job_id ?? newest.arrays[0]?.job_id;
     if (last === undefined)

@@ -2,10 +2,9 @@
 
 import { startAutoGcIfDue } from "../auto-gc.ts";
 import type { Ctx } from "../context.ts";
-import type { LeftoverStop } from "../core/backend.ts";
-import { EXIT, invalid } from "../core/errors.ts";
-import { isTerminal, type JobResult, type JobState } from "../core/job.ts";
-import type { FollowEvent } from "../core/service-types.ts";
+import { EXIT, invalid } from "../core/model/errors.ts";
+import { isTerminal, type JobResult, type JobState } from "../core/model/job.ts";
+import type { FollowEvent, LeftoverStop } from "../core/model/service-api.ts";
 import { arrayStatus, cancelArray, printArrayWait, submitArray } from "./array-commands.ts";
 import type { CliIo } from "./cli-io.ts";
 import { detachOnSignals, quietAfter } from "./detach.ts";
@@ -217,7 +216,7 @@ export const COMMANDS: Record<string, Action> = {
       [shownCount, total] = [page.jobs.length, page.total];
     } else {
       // for people each array is one row, as the dashboard shows it
-      const { listing } = await import("../core/listing.ts");
+      const { listing } = await import("../core/model/listing.ts");
       const w = await listing(ctx.service, req);
       out(io, renderList(w.jobs, style, [], w.arrays));
       if (w.arrays.length > 0)

@@ -1,8 +1,8 @@
 // `awaitless completion --list jobs|hosts|queues`: the dynamic words the completion scripts ask the binary for.
 import { homedir } from "node:os";
 import type { Ctx } from "../context.ts";
-import { EXIT, invalid } from "../core/errors.ts";
-import { didYouMean } from "../core/nearest-name.ts";
+import { EXIT, invalid } from "../core/model/errors.ts";
+import { didYouMean } from "../core/util/nearest-name.ts";
 import { sshHostAliases } from "../ssh/ssh-config-aliases.ts";
 import type { CliIo } from "./cli-io.ts";
 

@@ -1,9 +1,9 @@
 // `awaitless completion bash|zsh|fish`: shell completions generated from the CLI's own command table (cac).
 import type { CAC } from "cac";
 import type { Ctx } from "../context.ts";
-import { EXIT, invalid } from "../core/errors.ts";
-import { JOB_STATES } from "../core/job.ts";
-import { didYouMean } from "../core/nearest-name.ts";
+import { EXIT, invalid } from "../core/model/errors.ts";
+import { JOB_STATES } from "../core/model/job.ts";
+import { didYouMean } from "../core/util/nearest-name.ts";
 import { selfArgv } from "../self.ts";
 import type { CliIo } from "./cli-io.ts";
 import { MCP_CLIENTS } from "./mcp-config.ts";

@@ -4,7 +4,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { EXIT } from "../core/errors.ts";
+import { EXIT } from "../core/model/errors.ts";
 import { selfArgv } from "../self.ts";
 import type { CliIo } from "./cli-io.ts";
 import { invokedName } from "./invoked-as.ts";

@@ -1,7 +1,7 @@
 // Ctrl-C, SIGTERM and SIGHUP while run or wait holds: only the wait stops, the job runs on. The job's ID and the
 // command that collects it are said on stderr at once (before anything that could hang); a second signal ends now.
 import { constants } from "node:os";
-import { EXIT } from "../core/errors.ts";
+import { EXIT } from "../core/model/errors.ts";
 import type { CliIo } from "./cli-io.ts";
 import { invokedName } from "./invoked-as.ts";
 import { paint, styleFor } from "./render.ts";

@@ -1,9 +1,9 @@
 // `awaitless import` (jobs of an Awaitless 0.8 store) and the one-time notice that offers it.
 import { dirname, resolve } from "node:path";
 import type { Ctx } from "../context.ts";
-import { awaitless08Dirs, find08Store } from "../core/awaitless08-store.ts";
-import { EXIT } from "../core/errors.ts";
-import { IMPORTED_META, type ImportReport } from "../core/import-08.ts";
+import { IMPORTED_META, type ImportReport } from "../core/import-08/import-08.ts";
+import { awaitless08Dirs, find08Store } from "../core/import-08/store-08.ts";
+import { EXIT } from "../core/model/errors.ts";
 import type { CliIo } from "./cli-io.ts";
 import { toJson } from "./output.ts";
 import { paint, styleFor } from "./render.ts";

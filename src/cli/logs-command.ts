@@ -2,9 +2,9 @@
 // were left out, on stderr the command line that reads on; `--all` pages through everything.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { invalid } from "../core/errors.ts";
-import { isTerminal } from "../core/job.ts";
-import type { JobServiceApi, LogsRequest } from "../core/service-types.ts";
+import { invalid } from "../core/model/errors.ts";
+import { isTerminal } from "../core/model/job.ts";
+import type { JobServiceApi, LogsRequest } from "../core/model/service-api.ts";
 import type { CliIo } from "./cli-io.ts";
 import { invokedName } from "./invoked-as.ts";
 import { toJson } from "./output.ts";

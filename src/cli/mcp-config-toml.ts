@@ -1,7 +1,7 @@
 // Codex's config.toml: the [mcp_servers.awaitless] table rendered, and merged as text so comments,
 // key order and every other table stay exactly as the user wrote them.
 import { isDeepStrictEqual } from "node:util";
-import { AwaitlessError, invalid } from "../core/errors.ts";
+import { AwaitlessError, invalid } from "../core/model/errors.ts";
 
 const HEADER = /^\s*\[\s*mcp_servers\s*\.\s*(?:awaitless|"awaitless")\s*\]\s*(?:#.*)?$/;
 const ANY_HEADER = /^\s*\[/;

@@ -10,8 +10,8 @@ import {
   writeFileSync,
 } from "node:fs";
 import { dirname, join } from "node:path";
-import { AwaitlessError, EXIT, invalid } from "../core/errors.ts";
-import { didYouMean } from "../core/nearest-name.ts";
+import { AwaitlessError, EXIT, invalid } from "../core/model/errors.ts";
+import { didYouMean } from "../core/util/nearest-name.ts";
 import type { CliIo } from "./cli-io.ts";
 import { commandLine, type Launcher, launched, NPX_LAUNCHER, npxCacheNote } from "./mcp-config-npx.ts";
 import { type CodexKeys, mergeCodexToml, renderCodexToml } from "./mcp-config-toml.ts";

@@ -1,14 +1,14 @@
 // Writing results for people and for scripts (--json). Terminal results are replayed byte-identically.
-import type { ArrayEntry } from "../core/array-listing.ts";
-import { type ArrayProgress, progressWords } from "../core/array-progress.ts";
-import type { JobResult } from "../core/job.ts";
+import type { ArrayEntry } from "../core/model/array-views.ts";
+import { type ArrayProgress, progressWords } from "../core/model/array-views.ts";
+import type { JobResult } from "../core/model/job.ts";
 import {
   type CancelResponse,
   type GcResult,
   isDelivered,
   type JobStatus,
   type WaitResponse,
-} from "../core/service-types.ts";
+} from "../core/model/service-api.ts";
 import {
   ago,
   displayArgv,

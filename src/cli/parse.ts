@@ -1,6 +1,6 @@
 // Parsing of CLI option values: durations, NAME=VALUE pairs, repeatable flags. Errors name the flag and the fix.
-import { invalid } from "../core/errors.ts";
-import type { LaunchRequest } from "../core/service-types.ts";
+import { invalid } from "../core/model/errors.ts";
+import type { LaunchRequest } from "../core/model/service-api.ts";
 
 const UNIT_SECONDS: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600, d: 86_400 };
 

@@ -1,10 +1,10 @@
 // `awaitless queue create|set|delete|list`: named queues on this machine or a host.
 
 import type { Ctx } from "../context.ts";
-import { arrayOfQueue } from "../core/array-queues.ts";
-import { EXIT, invalid } from "../core/errors.ts";
-import { didYouMean } from "../core/nearest-name.ts";
-import type { QueueListing } from "../core/service-types.ts";
+import { EXIT, invalid } from "../core/model/errors.ts";
+import { arrayOfQueue } from "../core/model/queue-names.ts";
+import type { QueueListing } from "../core/model/service-api.ts";
+import { didYouMean } from "../core/util/nearest-name.ts";
 import type { CliIo } from "./cli-io.ts";
 import { toJson } from "./output.ts";
 import { parseIntOption } from "./parse.ts";

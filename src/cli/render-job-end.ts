@@ -1,6 +1,6 @@
 // Human lines for what a job's processes left when the command ended (leftovers) and what the job cost (resources).
-import type { Leftovers, Resources } from "../core/job.ts";
-import { humanBytes } from "../core/text.ts";
+import type { Leftovers, Resources } from "../core/model/job.ts";
+import { humanBytes } from "../core/util/text.ts";
 import { paint, type Style } from "./render.ts";
 import { shown } from "./terminal-safe.ts";
 

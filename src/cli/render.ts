@@ -1,5 +1,5 @@
 // Human output: aligned tables, state colours (NO_COLOR and non-TTY honoured), human durations.
-import type { JobState } from "../core/job.ts";
+import type { JobState } from "../core/model/job.ts";
 import { shownJson } from "./terminal-safe.ts";
 
 export interface Style {
@@ -61,7 +61,7 @@ export function ago(iso: string | null, nowMs: number = Date.now()): string {
   return `${humanDuration((nowMs - Date.parse(iso)) / 1000)} ago`;
 }
 
-export { humanBytes } from "../core/text.ts";
+export { humanBytes } from "../core/util/text.ts";
 
 const ANSI_RE = /\x1b\[[0-9;]*m/g;
 

@@ -2,8 +2,8 @@
 // to `--detach-after`), exiting with the job's status; Ctrl-C, SIGTERM or SIGHUP detach and the job runs on.
 import { startAutoGcIfDue } from "../auto-gc.ts";
 import type { Ctx } from "../context.ts";
-import { invalid } from "../core/errors.ts";
-import type { LaunchRequest, SubmitResponse, WaitResponse } from "../core/service-types.ts";
+import { invalid } from "../core/model/errors.ts";
+import type { LaunchRequest, SubmitResponse, WaitResponse } from "../core/model/service-api.ts";
 import { printArrayWait } from "./array-commands.ts";
 import type { CliIo } from "./cli-io.ts";
 import { type DetachSignal, detachOnSignals, quietAfter } from "./detach.ts";

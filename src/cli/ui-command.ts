@@ -1,6 +1,6 @@
 // `awaitless ui`: starts the dashboard (src/ui/), prints its URL with the token, optionally opens a browser.
 import type { Ctx } from "../context.ts";
-import { EXIT, invalid } from "../core/errors.ts";
+import { EXIT, invalid } from "../core/model/errors.ts";
 import { type OpenPage, writeOpenPage } from "../ui/open-page.ts";
 import { startUi } from "../ui/server.ts";
 import type { CliIo } from "./cli-io.ts";

@@ -1,8 +1,8 @@
 // What run and wait print: the live line while they hold (TTY only), the answer (human or flat JSON), the exit status.
 import type { Ctx } from "../context.ts";
-import { EXIT } from "../core/errors.ts";
-import type { JobState } from "../core/job.ts";
-import { isDelivered, type WaitResponse, withNext } from "../core/service-types.ts";
+import { EXIT } from "../core/model/errors.ts";
+import type { JobState } from "../core/model/job.ts";
+import { isDelivered, type WaitResponse, withNext } from "../core/model/service-api.ts";
 import type { CliIo } from "./cli-io.ts";
 import { invokedName } from "./invoked-as.ts";
 import { type EarlierAttempt, renderWait, waitJson } from "./output.ts";

@@ -2,8 +2,8 @@
 // the key and what to write instead. Unknown keys are checked here, in one place (a table of the predecessor's
 // keys, read by config-legacy.ts, lends its names to the suggestions).
 import type * as v from "valibot";
-import { AwaitlessError } from "../core/errors.ts";
-import { nearestName } from "../core/nearest-name.ts";
+import { AwaitlessError } from "../core/model/errors.ts";
+import { nearestName } from "../core/util/nearest-name.ts";
 
 /** The keys each kind of table takes, by table pattern: "" (top level), "defaults", "hosts.NAME". */
 export type KnownKeys = Record<"" | "defaults" | "hosts.NAME", readonly string[]>;

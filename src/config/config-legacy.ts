@@ -1,7 +1,7 @@
 // Awaitless 0.8 configs read unchanged: its key names become ours (one notice per file says which), keys with
 // no meaning here are explained and dropped, and 0.8's per-host execution profile is kept aside so that a launch
 // on that host is refused instead of running without it. Runs on the raw TOML before validation.
-import { AwaitlessError } from "../core/errors.ts";
+import { AwaitlessError } from "../core/model/errors.ts";
 
 /** [defaults] keys of 0.8 and the key of ours that means the same (same unit: seconds). */
 export const RENAMED_DEFAULTS: Readonly<Record<string, string>> = {

@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import * as v from "valibot";
-import { AwaitlessError } from "../core/errors.ts";
+import { AwaitlessError } from "../core/model/errors.ts";
 import { configError, type KnownKeys } from "./config-errors.ts";
 import { RENAMED_DEFAULTS, readLegacyKeys } from "./config-legacy.ts";
 

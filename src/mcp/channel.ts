@@ -1,6 +1,6 @@
 // Claude Code channel events: a job of this session that ends while nothing waits on it wakes the session.
-import { isTerminal, type JobState } from "../core/job.ts";
-import { isDelivered, type JobServiceApi } from "../core/service-types.ts";
+import { isTerminal, type JobState } from "../core/model/job.ts";
+import { isDelivered, type JobServiceApi } from "../core/model/service-api.ts";
 import { formatSeconds } from "./results.ts";
 
 /** The server capability Claude Code looks for, and the notification it turns into a `<channel>` prompt. */

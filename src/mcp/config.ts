@@ -1,5 +1,5 @@
 // MCP server settings: inline window, hold budget, progress cadence, task TTL/poll interval, output bounds.
-import { AwaitlessError } from "../core/errors.ts";
+import { AwaitlessError } from "../core/model/errors.ts";
 import { KNOWN_CLIENTS, knownClient } from "./clients.ts";
 
 export interface McpConfig {

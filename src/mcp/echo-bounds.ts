@@ -1,7 +1,7 @@
 // JSON-RPC error answers with their texts bounded (tool errors are bounded where they are made: AwaitlessError): a
 // protocol error may quote what the client sent, a tool name or a URI of a megabyte.
 import type { JSONRPCMessage } from "@modelcontextprotocol/server";
-import { boundedText } from "../core/errors.ts";
+import { boundedText } from "../core/model/errors.ts";
 
 /** The most of a JSON-RPC error's message an answer carries. */
 const MESSAGE_CHARS = 2000;

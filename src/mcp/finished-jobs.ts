@@ -1,7 +1,7 @@
 // Per-session completion notices: jobs this session started or waited on that ended since it last heard of them.
 import type { CallToolResult } from "@modelcontextprotocol/server";
-import type { JobState } from "../core/job.ts";
-import type { JobServiceApi } from "../core/service-types.ts";
+import type { JobState } from "../core/model/job.ts";
+import type { JobServiceApi } from "../core/model/service-api.ts";
 import type { JobWatch } from "./job-watch.ts";
 import { JOB_URI_PREFIX } from "./results.ts";
 

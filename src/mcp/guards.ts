@@ -1,7 +1,7 @@
 // Agent-misuse guards at launch: bare waits (also inside shells, env, nohup, timeout, ssh) and commands that
 // never finish (watch, top, tail -f, pagers, REPLs). Duplicates are refused by the service (its hint names wait_for_job).
 import path from "node:path";
-import { invalid } from "../core/errors.ts";
+import { invalid } from "../core/model/errors.ts";
 import { type ShellCommand, shellCommands } from "./shell-words.ts";
 
 const SHELLS = new Set(["sh", "bash", "dash", "zsh", "ash", "ksh", "fish"]);

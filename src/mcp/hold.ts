@@ -1,5 +1,5 @@
 // Held calls: progress notifications at a steady cadence while a call waits, and the per-client hold budget.
-import type { JobStatus, ProgressFn } from "../core/service-types.ts";
+import type { JobStatus, ProgressFn } from "../core/model/service-api.ts";
 import { formatSeconds } from "./results.ts";
 
 export type ProgressToken = string | number;

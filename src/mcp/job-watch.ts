@@ -1,6 +1,6 @@
 // Watches the jobs this server handed out or was asked about, and announces terminal transitions as resource updates.
-import { isTerminal } from "../core/job.ts";
-import type { JobServiceApi } from "../core/service-types.ts";
+import { isTerminal } from "../core/model/job.ts";
+import type { JobServiceApi } from "../core/model/service-api.ts";
 import { JOB_URI_PREFIX, jobUri } from "./results.ts";
 
 /** Most 2025 `resources/subscribe` subscriptions one session holds at once. */

@@ -1,6 +1,6 @@
 // The text of a get_job_logs answer: each stream's lines with what they are, what was left out, how to read on.
-import { isTerminal } from "../core/job.ts";
-import type { LogsRequest, LogsResponse } from "../core/service-types.ts";
+import { isTerminal } from "../core/model/job.ts";
+import type { LogsRequest, LogsResponse } from "../core/model/service-api.ts";
 
 /** What a pattern was searched over, in words. */
 function scope(req: LogsRequest, dropped: boolean): string {

@@ -2,7 +2,7 @@
 // not a JSON-RPC message -32600 (the SDK would skip or drop them unanswered, and its client would wait forever);
 // bytes that are not UTF-8 are kept as lone surrogates (not U+FFFD), so the argument holding them is refused by name.
 import { INVALID_REQUEST, PARSE_ERROR, parseJSONRPCMessage } from "@modelcontextprotocol/server";
-import { decodeKeepingBadBytes, isUtf8 } from "../core/utf8-text.ts";
+import { decodeKeepingBadBytes, isUtf8 } from "../core/util/utf8-text.ts";
 import { requestIdFromEdges } from "./request-lines.ts";
 
 type Id = string | number | null;

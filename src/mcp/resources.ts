@@ -5,9 +5,9 @@ import {
   ProtocolErrorCode,
   ResourceTemplate,
 } from "@modelcontextprotocol/server";
-import { AwaitlessError } from "../core/errors.ts";
-import { isTerminal } from "../core/job.ts";
-import { isDelivered, type JobServiceApi, terminalResult } from "../core/service-types.ts";
+import { AwaitlessError } from "../core/model/errors.ts";
+import { isTerminal } from "../core/model/job.ts";
+import { isDelivered, type JobServiceApi, terminalResult } from "../core/model/service-api.ts";
 import { compactAnswer } from "./compact.ts";
 import type { McpConfig } from "./config.ts";
 import type { JobWatch } from "./job-watch.ts";

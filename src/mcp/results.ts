@@ -1,8 +1,8 @@
 // Tool results: structuredContent with protocol field names, a short human text, resource links, error results.
 import type { CallToolResult } from "@modelcontextprotocol/server";
-import { AwaitlessError } from "../core/errors.ts";
-import type { JobState } from "../core/job.ts";
-import { isDelivered, type WaitResponse, withNext } from "../core/service-types.ts";
+import { AwaitlessError } from "../core/model/errors.ts";
+import type { JobState } from "../core/model/job.ts";
+import { isDelivered, type WaitResponse, withNext } from "../core/model/service-api.ts";
 import { compactAnswer } from "./compact.ts";
 
 export const JOB_URI_PREFIX = "awaitless://jobs/";

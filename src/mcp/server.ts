@@ -1,6 +1,6 @@
 // Builds the Awaitless MCP server for one connection, without a transport (stdio.ts and tests connect it).
 import { McpServer } from "@modelcontextprotocol/server";
-import type { JobServiceApi } from "../core/service-types.ts";
+import type { JobServiceApi } from "../core/model/service-api.ts";
 import { callContext, TASKS_EXTENSION } from "./call-context.ts";
 import { CHANNEL_CAPABILITY, CHANNEL_METHOD, SessionChannel } from "./channel.ts";
 import { knownClient } from "./clients.ts";

@@ -3,7 +3,7 @@ import { EventEmitter } from "node:events";
 import type { Readable } from "node:stream";
 import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/server";
 import { StdioServerTransport, serveStdio } from "@modelcontextprotocol/server/stdio";
-import type { JobServiceApi } from "../core/service-types.ts";
+import type { JobServiceApi } from "../core/model/service-api.ts";
 import { finishStream } from "../stdio-writer.ts";
 import { applyMcpEnv, type McpConfig } from "./config.ts";
 import { boundedErrorResponse } from "./echo-bounds.ts";

@@ -1,8 +1,13 @@
 // Jobs seen as MCP Tasks (docs/protocol.md, "MCP Tasks mapping"): taskId = job_id, status, TTL, inlined result.
 import { ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
-import { AwaitlessError } from "../core/errors.ts";
-import { isTerminal } from "../core/job.ts";
-import { isDelivered, type JobServiceApi, type JobStatus, type WaitResponse } from "../core/service-types.ts";
+import { AwaitlessError } from "../core/model/errors.ts";
+import { isTerminal } from "../core/model/job.ts";
+import {
+  isDelivered,
+  type JobServiceApi,
+  type JobStatus,
+  type WaitResponse,
+} from "../core/model/service-api.ts";
 import type { McpConfig } from "./config.ts";
 import { statusSentence } from "./hold.ts";
 import { answerText } from "./result-text.ts";

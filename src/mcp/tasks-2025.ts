@@ -8,8 +8,8 @@ import {
   type ServerContext,
 } from "@modelcontextprotocol/server";
 import * as v from "valibot";
-import { isTerminal } from "../core/job.ts";
-import { isDelivered, type JobStatus } from "../core/service-types.ts";
+import { isTerminal } from "../core/model/job.ts";
+import { isDelivered, type JobStatus } from "../core/model/service-api.ts";
 import { holdWithProgress, type ProgressToken, statusSentence } from "./hold.ts";
 import { finalToolResult, findTask, isExpired, type TaskView, taskView } from "./task-view.ts";
 import type { ToolEnv } from "./tools/define.ts";

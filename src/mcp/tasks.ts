@@ -5,8 +5,8 @@ import {
   type ServerContext,
 } from "@modelcontextprotocol/server";
 import * as v from "valibot";
-import { isTerminal } from "../core/job.ts";
-import type { JobServiceApi } from "../core/service-types.ts";
+import { isTerminal } from "../core/model/job.ts";
+import type { JobServiceApi } from "../core/model/service-api.ts";
 import { requestHasTasks, TASKS_EXTENSION } from "./call-context.ts";
 import type { McpConfig } from "./config.ts";
 import { detailedTask, findTask } from "./task-view.ts";

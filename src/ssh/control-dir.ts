@@ -5,7 +5,7 @@ import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, writeFileSy
 import { tmpdir } from "node:os";
 import { isAbsolute, join } from "node:path";
 import { dataDir } from "../config/config.ts";
-import { AwaitlessError } from "../core/errors.ts";
+import { AwaitlessError } from "../core/model/errors.ts";
 
 /**
  * The longest control directory: sun_path is 104 bytes on macOS (108 on Linux), and OpenSSH binds the

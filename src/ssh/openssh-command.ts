@@ -3,7 +3,7 @@
 import { lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AwaitlessError } from "../core/errors.ts";
+import { AwaitlessError } from "../core/model/errors.ts";
 import { defaultControlDir } from "./control-dir.ts";
 
 export interface OpensshTarget {

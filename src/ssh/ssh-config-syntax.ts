@@ -1,7 +1,7 @@
 // ssh_config lexical rules as OpenSSH applies them: splitting a line into keyword and arguments,
 // `Host` pattern matching, and the value syntaxes (times, ports, yes/no) of the keywords we read.
 
-import { AwaitlessError } from "../core/errors.ts";
+import { AwaitlessError } from "../core/model/errors.ts";
 
 /** Where a config line came from, for error messages. */
 export interface ConfigLocation {

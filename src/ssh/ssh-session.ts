@@ -10,7 +10,7 @@ import type {
   ParsedKey,
   SFTPWrapper,
 } from "ssh2";
-import { AwaitlessError } from "../core/errors.ts";
+import { AwaitlessError } from "../core/model/errors.ts";
 import { type AuthPlan, allowedAgentKeys, authFailure, type ParsedKeyResult, planAuth } from "./ssh-auth.ts";
 import { decideHostKey, type HostKeyPolicy, hostKeyAlgorithms } from "./ssh-host-key.ts";
 import { STARTUP_ATTEMPTS, StartupRefused, startupBackoffMs, startupRefusal } from "./ssh-startup.ts";

@@ -1,8 +1,8 @@
 // The dashboard's JSON API over JobServiceApi: listings, one job (spec without env values), arrays, logs, actions.
 
-import { AwaitlessError } from "../core/errors.ts";
-import { listing } from "../core/listing.ts";
-import type { JobServiceApi, JobStatus, ListRequest, LogsRequest } from "../core/service-types.ts";
+import { AwaitlessError } from "../core/model/errors.ts";
+import { listing } from "../core/model/listing.ts";
+import type { JobServiceApi, JobStatus, ListRequest, LogsRequest } from "../core/model/service-api.ts";
 
 export function json(data: unknown, status = 200): Response {
   return new Response(JSON.stringify(data), {
@@ -28,7 +28,7 @@ function intParam(url: URL, name: string): number | undefined {
   return n;
 }
 
-export { type Listing, listing } from "../core/listing.ts";
+export { type Listing, listing } from "../core/model/listing.ts";
 
 /** How many jobs and arrays a page lists and the feed follows. */
 export const DEFAULT_LIMIT = 500;

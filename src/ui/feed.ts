@@ -1,8 +1,8 @@
 // The live feed behind every open page: one loop per server, listing jobs and waiting on their event-driven watches.
 
-import type { ArrayEntry } from "../core/array-listing.ts";
-import { isTerminal } from "../core/job.ts";
-import type { JobServiceApi, JobStatus } from "../core/service-types.ts";
+import type { ArrayEntry } from "../core/model/array-views.ts";
+import { isTerminal } from "../core/model/job.ts";
+import type { JobServiceApi, JobStatus } from "../core/model/service-api.ts";
 import { DEFAULT_LIMIT, type Listing, listing } from "./api.ts";
 
 /** How many jobs and arrays (each one entry, its tasks left out) a page shows and the feed follows. */

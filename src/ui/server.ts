@@ -1,8 +1,8 @@
 // `awaitless ui`'s HTTP server (Bun.serve): the gate on every request, the public page, the API and its streams.
 import { hostname as machineName, networkInterfaces } from "node:os";
 import type { Server } from "bun";
-import { AwaitlessError } from "../core/errors.ts";
-import type { JobServiceApi } from "../core/service-types.ts";
+import { AwaitlessError } from "../core/model/errors.ts";
+import type { JobServiceApi } from "../core/model/service-api.ts";
 import {
   arrayCancel,
   arrayDetail,

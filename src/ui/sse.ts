@@ -1,5 +1,5 @@
 // Server-sent event streams: the live feed for the pages, and one job's log follow.
-import type { JobServiceApi } from "../core/service-types.ts";
+import type { JobServiceApi } from "../core/model/service-api.ts";
 
 type Send = (event: string, data: unknown) => void;
 

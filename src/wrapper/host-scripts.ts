@@ -2,7 +2,7 @@
 // the wrapper, and the parsers of their generic outputs. Each is fed to `sh -s` on stdin (so a login shell only
 // ever sees `sh -s`, and nothing secret appears in a process list); arguments travel in a quoted `set --` line.
 // Each .sh file's header documents its arguments and its output; the output is parsed here or beside its caller.
-import type { QueueSnapshot } from "../core/backend.ts";
+import type { QueueSnapshot } from "../core/backend/backend.ts";
 import artifactFiles from "./host/artifact-files.sh" with { type: "text" };
 import artifacts from "./host/artifacts.sh" with { type: "text" };
 import artifactsBatch from "./host/artifacts-batch.sh" with { type: "text" };

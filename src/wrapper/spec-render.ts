@@ -1,7 +1,7 @@
 // Renders a job's spec.sh (the client → wrapper half of the on-disk protocol); pure, validates its input.
 
-import { AwaitlessError } from "../core/errors.ts";
-import { QUEUE_NAME_RE, RESOURCE_RE } from "../core/queue-names.ts";
+import { AwaitlessError } from "../core/model/errors.ts";
+import { QUEUE_NAME_RE, RESOURCE_RE } from "../core/model/queue-names.ts";
 
 export { QUEUE_NAME_RE, RESOURCE_RE };
 
@@ -71,8 +71,8 @@ export const SPEC_DEFAULTS = {
   timeoutSeconds: 0,
   graceSeconds: 10,
   tickSeconds: 1,
-  heartbeatSeconds: 30, // core/liveness.ts HEARTBEAT_SECONDS (a test checks they agree)
-  checkMaxSeconds: 15, // core/liveness.ts CHECK_MAX_SECONDS
+  heartbeatSeconds: 30, // core/model/liveness.ts HEARTBEAT_SECONDS (a test checks they agree)
+  checkMaxSeconds: 15, // core/model/liveness.ts CHECK_MAX_SECONDS
   logCapBytes: 0,
 } as const;
 

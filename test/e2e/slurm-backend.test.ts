@@ -4,7 +4,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { slurmCommentTag } from "../../src/backends/slurm/sbatch-script.ts";
 import { findTaggedJobs, parseSacct, sacctMineArgs } from "../../src/backends/slurm/slurm-queries.ts";
-import type { StoredJob } from "../../src/core/job-store.ts";
+import type { StoredJob } from "../../src/core/store/job-store.ts";
 import { makeRig, type Rig, run, sacctState, slurmUp, until } from "./slurm-harness.ts";
 
 const up = await slurmUp("Slurm backend e2e");

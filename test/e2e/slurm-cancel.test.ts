@@ -5,7 +5,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { type ExecOptions, LocalRunner, type RunResult } from "../../src/backends/slurm/runner.ts";
-import { AwaitlessError } from "../../src/core/errors.ts";
+import { AwaitlessError } from "../../src/core/model/errors.ts";
 import { until as cliUntil, Sandbox } from "../helpers/cli.ts";
 import { cleanupIn, termCounter, termsIn } from "../helpers/term-counter.ts";
 import { makeRig, type Rig, run, sacctState, slurmUp, until } from "./slurm-harness.ts";

@@ -13,9 +13,9 @@ import {
 } from "../../src/backends/slurm/runner.ts";
 import { SlurmBackend } from "../../src/backends/slurm/slurm-backend.ts";
 import type { HostConfig } from "../../src/config/config.ts";
-import { AwaitlessError, useHintTable } from "../../src/core/errors.ts";
-import { JobService } from "../../src/core/job-service.ts";
-import { JobStore } from "../../src/core/job-store.ts";
+import { AwaitlessError, useHintTable } from "../../src/core/model/errors.ts";
+import { JobService } from "../../src/core/service/job-service.ts";
+import { JobStore } from "../../src/core/store/job-store.ts";
 import { HINTS } from "../../src/hints.ts";
 
 export { until } from "../helpers/until.ts";

@@ -1,7 +1,7 @@
 // Out-of-memory on the test cluster: a job over its --mem ends `failed` with reason `out_of_memory`, also when the
 // command outlives the kill of its child and exits 0. Needs Slurm's cgroup task plugin with ConstrainRAMSpace.
 import { afterAll, describe, expect, test } from "bun:test";
-import type { StoredJob } from "../../src/core/job-store.ts";
+import type { StoredJob } from "../../src/core/store/job-store.ts";
 import { makeRig, memoryNotEnforced, type Rig, run, sacctState, slurmUp } from "./slurm-harness.ts";
 
 const up = await slurmUp("Slurm out-of-memory e2e");

@@ -1,7 +1,7 @@
 // A Slurm job COMPLETED without the wrapper's exit record is not `succeeded`: the wrapper exits 0 after writing its
 // record, so COMPLETED says nothing about the command; after slurm_accounting_grace it is lost (exit_not_recorded).
 import { afterAll, describe, expect, test } from "bun:test";
-import type { StoredJob } from "../../src/core/job-store.ts";
+import type { StoredJob } from "../../src/core/store/job-store.ts";
 import { makeRig, type Rig, run, sacctState, slurmUp } from "./slurm-harness.ts";
 
 const up = await slurmUp("Slurm missing exit record e2e");

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { collectLocalArtifacts } from "../../src/backends/local/artifacts-local.ts";
 import type { SshRunner } from "../../src/backends/slurm/ssh-runner.ts";
-import type { ArtifactEntry } from "../../src/core/job.ts";
+import type { ArtifactEntry } from "../../src/core/model/job.ts";
 import { busyboxAppletDir } from "../helpers/busybox.ts";
 import {
   gateOnAvailability,

@@ -1,8 +1,8 @@
 // Log scan fixtures: a query with the defaults a caller leaves out, numbered lines, job directories of log files.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { compileLogPattern } from "../../src/core/log-pattern.ts";
-import type { LogQuery } from "../../src/core/log-scan.ts";
+import type { LogQuery } from "../../src/core/logs/log-query.ts";
+import { compileLogPattern } from "../../src/core/logs/pattern.ts";
 
 /** A query: the whole log, no limit, backwards, a 1 MiB budget, unless `over` says otherwise (`grep` is compiled). */
 export const q = (over: Partial<LogQuery> & { grep?: string } = {}): LogQuery => {

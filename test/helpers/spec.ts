@@ -1,5 +1,5 @@
 // A plain local JobSpec (`true` in `/`, nothing else set), for tests and benchmarks that need a valid spec.
-import type { JobSpec } from "../../src/core/job.ts";
+import type { JobSpec } from "../../src/core/model/job.ts";
 
 export function plainSpec(over: Partial<JobSpec> = {}): JobSpec {
   return {

@@ -3,8 +3,8 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { canonicalJson } from "../../src/core/canonical-json.ts";
-import { ENVELOPE_FIELDS } from "../../src/core/service-types.ts";
+import { ENVELOPE_FIELDS } from "../../src/core/model/service-api.ts";
+import { canonicalJson } from "../../src/core/results/canonical-json.ts";
 import { BINARY, Sandbox } from "../helpers/cli.ts";
 
 const sb = new Sandbox();

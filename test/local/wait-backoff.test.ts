@@ -7,9 +7,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../../src/config/config.ts";
 import { createBackends, serviceSettings } from "../../src/context.ts";
-import type { Backend } from "../../src/core/backend.ts";
-import { JobService, QUIET_POLL_MAX_MS } from "../../src/core/job-service.ts";
-import { JobStore } from "../../src/core/job-store.ts";
+import type { Backend } from "../../src/core/backend/backend.ts";
+import { JobService, QUIET_POLL_MAX_MS } from "../../src/core/service/job-service.ts";
+import { JobStore } from "../../src/core/store/job-store.ts";
 
 const root = mkdtempSync(join(tmpdir(), "awl-wait-backoff-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

@@ -4,8 +4,8 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
-import { canonicalJson } from "../../src/core/canonical-json.ts";
-import { ENVELOPE_FIELDS } from "../../src/core/service-types.ts";
+import { ENVELOPE_FIELDS } from "../../src/core/model/service-api.ts";
+import { canonicalJson } from "../../src/core/results/canonical-json.ts";
 import { structured } from "./harness.ts";
 import { BINARY, connectStdio, makeSandbox } from "./stdio-client.ts";
 

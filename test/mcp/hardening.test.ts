@@ -2,7 +2,7 @@
 // are not kept and subscriptions are capped, an oversized request line is answered with an error and the
 // session goes on, and a catastrophic grep pattern is refused before it runs.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { newJobId } from "../../src/core/ids.ts";
+import { newJobId } from "../../src/core/model/ids.ts";
 import { MAX_SUBSCRIPTIONS_PER_SESSION } from "../../src/mcp/job-watch.ts";
 import { MAX_REQUEST_LINE_BYTES } from "../../src/mcp/request-lines.ts";
 import type { Era } from "./harness.ts";

@@ -1,7 +1,7 @@
 // Connects the official client to serveMcp over an in-memory pipe: the full server stack minus the process.
 import { InMemoryTransport } from "@modelcontextprotocol/client";
 import type { Transport } from "@modelcontextprotocol/server";
-import type { JobServiceApi } from "../../src/core/service-types.ts";
+import type { JobServiceApi } from "../../src/core/model/service-api.ts";
 import { type McpConfig, resolveMcpConfig } from "../../src/mcp/config.ts";
 import { serveMcp } from "../../src/mcp/stdio.ts";
 import { type Era, makeClient, TapTransport } from "./harness.ts";

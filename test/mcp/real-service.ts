@@ -4,8 +4,8 @@ import { mkdirSync, mkdtempSync, realpathSync, renameSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createContext } from "../../src/context.ts";
-import { isTerminal } from "../../src/core/job.ts";
-import type { JobServiceApi } from "../../src/core/service-types.ts";
+import { isTerminal } from "../../src/core/model/job.ts";
+import type { JobServiceApi } from "../../src/core/model/service-api.ts";
 import { waitFor } from "./harness.ts";
 
 /** Prints what appears in $1/out (then removes it) and exits with the code written to $1/end. */

@@ -1,7 +1,7 @@
 // Finished jobs written straight into a sandbox's store (no processes, no wrapper): for tests that need many jobs.
 import path from "node:path";
-import { newJobId } from "../../src/core/ids.ts";
-import { JobStore } from "../../src/core/job-store.ts";
+import { newJobId } from "../../src/core/model/ids.ts";
+import { JobStore } from "../../src/core/store/job-store.ts";
 import { plainSpec } from "../helpers/spec.ts";
 
 /** `count` succeeded jobs in the store of `dataDir`, the i-th running `argvOf(i)`; their IDs, oldest first. */

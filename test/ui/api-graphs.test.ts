@@ -2,7 +2,7 @@
 // (behind the token header), tasks marked and addressed as ARRAY_ID.INDEX, a retried job's attempts over the feed.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import type { JobStatus } from "../../src/core/service-types.ts";
+import type { JobStatus } from "../../src/core/model/service-api.ts";
 import { startUi, type UiServer } from "../../src/ui/server.ts";
 import { type RealService, realService } from "../mcp/real-service.ts";
 import { raw, readEvents } from "./http.ts";

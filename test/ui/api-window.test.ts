@@ -3,8 +3,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { ArrayEntry } from "../../src/core/array-listing.ts";
-import type { JobStatus } from "../../src/core/service-types.ts";
+import type { ArrayEntry } from "../../src/core/model/array-views.ts";
+import type { JobStatus } from "../../src/core/model/service-api.ts";
 import { startUi, type UiServer } from "../../src/ui/server.ts";
 import { waitFor } from "../mcp/harness.ts";
 import { type RealService, realService } from "../mcp/real-service.ts";

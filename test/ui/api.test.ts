@@ -1,6 +1,6 @@
 // The dashboard's server in process over the real job service: the token, Host and Origin gates, the API, the SSE feed.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { JobStatus } from "../../src/core/service-types.ts";
+import type { JobStatus } from "../../src/core/model/service-api.ts";
 import { startUi, type UiServer } from "../../src/ui/server.ts";
 import { type RealService, realService } from "../mcp/real-service.ts";
 import { raw, readEvents } from "./http.ts";

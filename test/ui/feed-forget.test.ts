@@ -2,7 +2,7 @@
 // reservation and its link to the array, is forgotten once linked (it is counted in the array's entry), so applying
 // the feed's events never leaves a task as a job row of its own.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import type { JobStatus } from "../../src/core/service-types.ts";
+import type { JobStatus } from "../../src/core/model/service-api.ts";
 import { startUi, type UiServer } from "../../src/ui/server.ts";
 import { type RealService, realService } from "../mcp/real-service.ts";
 import { readEvents } from "./http.ts";

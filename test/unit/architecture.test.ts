@@ -22,12 +22,25 @@ function importsOf(path: string): string[] {
   return [...text.matchAll(IMPORT_RE)].map((m) => m[1] ?? m[2] ?? m[3]!);
 }
 
-const all = files(SRC).map((p) => ({ file: relative(SRC, p), imports: importsOf(p) }));
+/** Each src file with its runtime imports as written, and the src files they name (relative to src/). */
+const all = files(SRC).map((p) => {
+  const imports = importsOf(p);
+  const targets = imports.filter((i) => i.startsWith(".")).map((i) => relative(SRC, join(p, "..", i)));
+  return { file: relative(SRC, p), imports, targets };
+});
 
 /** Every relative import, `import type` included (an erased import still ties the two modules' designs together). */
 function allImportsOf(path: string): string[] {
   return [...readFileSync(path, "utf8").matchAll(IMPORT_RE)].map((m) => m[1] ?? m[2] ?? m[3]!);
 }
+
+/** Each src file with the src files it names, `import type` included (relative to src/). */
+const deps = files(SRC).map((p) => ({
+  file: relative(SRC, p),
+  targets: allImportsOf(p)
+    .filter((i) => i.startsWith("."))
+    .map((i) => relative(SRC, join(p, "..", i))),
+}));
 
 /** The import graph of src/: file → the src files it imports (relative imports of .ts files). */
 function importGraph(): Map<string, string[]> {
@@ -74,11 +87,130 @@ describe("architecture", () => {
     const bad = all
       .filter((f) => f.file.startsWith("core/"))
       .flatMap((f) =>
-        f.imports
-          .filter((i) => /^\.\.\/(cli|mcp|backends|config|wrapper)\//.test(i))
-          .map((i) => `${f.file} → ${i}`),
+        f.targets
+          .filter((t) => /^(cli|mcp|ui|backends|config|wrapper|ssh)\//.test(t))
+          .map((t) => `${f.file} → ${t}`),
       );
     expect(bad).toEqual([]);
+  });
+
+  // core/'s rooms (docs/architecture.md): the lower ones import only what is below them, `import type` included.
+  const BELOW: Record<string, string[]> = {
+    model: [],
+    util: ["model"],
+    backend: ["model", "util", "logs"],
+    rules: ["model", "util", "backend"],
+    store: ["model", "util", "backend", "rules"],
+  };
+  const coreDeps = deps.filter((f) => f.file.startsWith("core/"));
+  const roomOf = (file: string) => file.split("/")[1]!;
+
+  test("core's files are all in rooms (no file directly in src/core)", () => {
+    expect(coreDeps.filter((f) => f.file.split("/").length !== 3).map((f) => f.file)).toEqual([]);
+  });
+
+  for (const [room, below] of Object.entries(BELOW)) {
+    test(`core/${room}/ imports only ${below.length ? below.map((r) => `${r}/`).join(", ") : "itself"}`, () => {
+      const bad = coreDeps
+        .filter((f) => roomOf(f.file) === room)
+        .flatMap((f) =>
+          f.targets
+            .filter((t) => t.startsWith("core/") && roomOf(t) !== room && !below.includes(roomOf(t)))
+            .map((t) => `${f.file} → ${t}`),
+        );
+      expect(bad).toEqual([]);
+    });
+  }
+
+  // SQL statements in string literals, or a statement run on a database handle.
+  const SQL =
+    /["'`]\s*(SELECT\b|INSERT INTO|UPDATE \w+ SET|DELETE FROM|CREATE (TABLE|INDEX|UNIQUE)|PRAGMA\b|BEGIN (IMMEDIATE|EXCLUSIVE)|COMMIT\b|ROLLBACK\b)|\bdb\.(query|exec|prepare|run)\(/;
+  // The one reader of another database: Awaitless 0.8's, copied and read row by row as hostile input.
+  const SQL_OUTSIDE_STORE = ["core/import-08/store-08.ts"];
+
+  test("only core/store/ holds SQL or imports the SQLite module (and import-08/store-08.ts reads 0.8's database)", () => {
+    const holders = files(SRC)
+      .map((p) => relative(SRC, p))
+      .filter((f) => !f.startsWith("core/store/") && SQL.test(readFileSync(join(SRC, f), "utf8")));
+    const importers = deps
+      .filter((f) => !f.file.startsWith("core/store/") && f.targets.includes("core/store/sqlite.ts"))
+      .map((f) => f.file);
+    expect([...new Set([...holders, ...importers])].sort()).toEqual(SQL_OUTSIDE_STORE);
+  });
+
+  test("the SQL check sees a statement and a query on a handle", () => {
+    expect(SQL.test('db.query("SELECT job_id FROM jobs")')).toBe(true);
+    expect(SQL.test("`UPDATE jobs SET state = ?`")).toBe(true);
+    expect(SQL.test('marker === "BEGIN"')).toBe(false);
+  });
+
+  test("core/store/ is reached only from core (never model/, util/) and the composition root (context.ts)", () => {
+    const bad = deps
+      .filter((f) => !f.file.startsWith("core/store/"))
+      .filter((f) => f.targets.some((t) => t.startsWith("core/store/")))
+      .filter((f) => f.file !== "context.ts")
+      .filter((f) => !f.file.startsWith("core/") || ["model", "util"].includes(roomOf(f.file)))
+      .map((f) => f.file);
+    expect(bad).toEqual([]);
+  });
+
+  test("backends reach core through its model, rules and the Backend port: never the store or the service", () => {
+    const bad = deps
+      .filter((f) => /^(backends|wrapper|ssh)\//.test(f.file))
+      .flatMap((f) =>
+        f.targets.filter((t) => /^core\/(store|service)\//.test(t)).map((t) => `${f.file} → ${t}`),
+      );
+    expect(bad).toEqual([]);
+  });
+
+  // `awaitless import` is its own use case (Ctx.import08), not one of the job service's: the CLI finds the 0.8 store.
+  const SURFACE_EXTRA = ["cli/import-command.ts → core/import-08/"];
+
+  test("surfaces (cli, mcp, ui) use core's model (JobServiceApi and its shapes) and pure helpers only", () => {
+    const bad = deps
+      .filter((f) => /^(cli|mcp|ui)\//.test(f.file))
+      .flatMap((f) =>
+        f.targets
+          .filter((t) => t.startsWith("core/") && !["model", "util"].includes(roomOf(t)))
+          .map((t) => `${f.file} → core/${roomOf(t)}/`),
+      );
+    expect([...new Set(bad)].sort()).toEqual(SURFACE_EXTRA);
+  });
+
+  // A backend's name as a value in core's code (comments aside): core asks a backend's capabilities instead.
+  // model/job.ts declares BackendName, the wire word of every job.
+  const NAMED = /["'`](local|ssh|slurm|awaitless08)["'`]/g;
+  const NAMES_LEFT: Record<string, number> = {
+    // branches on a backend's name still to become capabilities
+    "core/arrays/array-service.ts": 5,
+    "core/dependencies/dependency-actions.ts": 1,
+    "core/dependencies/dependency-rules.ts": 4,
+    "core/dependencies/retried-parents.ts": 2,
+    "core/import-08/import-08.ts": 2,
+    "core/import-08/map-08.ts": 4,
+    "core/queues/queue-service.ts": 1,
+    "core/results/result-builder.ts": 1,
+    "core/retries/retry-policy.ts": 1,
+    "core/service/job-service.ts": 5,
+    "core/service/launch-request.ts": 16,
+    "core/service/service-context.ts": 5,
+    "core/service/submit.ts": 2,
+    "core/store/queue-table.ts": 2,
+  };
+
+  test("core never names a backend outside model/job.ts (it asks what a backend can do)", () => {
+    const named: Record<string, number> = {};
+    for (const p of files(join(SRC, "core"))) {
+      const file = relative(SRC, p);
+      if (file === "core/model/job.ts") continue;
+      const code = readFileSync(p, "utf8")
+        .split("\n")
+        .filter((l) => !/^\s*(\/\/|\*|\/\*\*)/.test(l))
+        .join("\n");
+      const n = [...code.matchAll(NAMED)].length;
+      if (n > 0) named[file] = n;
+    }
+    expect(named).toEqual(NAMES_LEFT);
   });
 
   test("backends never import the CLI or the MCP server", () => {
@@ -102,18 +234,16 @@ describe("architecture", () => {
     const bad = all
       .filter((f) => f.file.startsWith("ui/"))
       .flatMap((f) =>
-        f.imports
-          .filter(
-            (i) => /^\.\.\/(backends|wrapper|config|cli|mcp|ssh)\//.test(i) || /job-store|sqlite/.test(i),
-          )
-          .map((i) => `${f.file} → ${i}`),
+        f.targets
+          .filter((t) => /^(backends|wrapper|config|cli|mcp|ssh)\//.test(t))
+          .map((t) => `${f.file} → ${t}`),
       );
     expect(all.some((f) => f.file === "ui/server.ts")).toBe(true);
     expect(bad).toEqual([]);
   });
 
   const OWNERS: [RegExp, RegExp][] = [
-    [/^bun:sqlite$/, /^core\/sqlite\.ts$/],
+    [/^bun:sqlite$/, /^core\/store\/sqlite\.ts$/],
     [/^cac$/, /^cli\/cli\.ts$/],
     [/^ssh2$/, /^ssh\/ssh-session\.ts$/],
     [/^@modelcontextprotocol\//, /^mcp\//],

@@ -1,6 +1,6 @@
 // The array index language: ranges, lists, steps, the %N throttle, bounds and task addresses.
 import { describe, expect, test } from "bun:test";
-import { MAX_ARRAY_TASKS, parseArraySpec, parseTaskAddress } from "../../src/core/array-spec.ts";
+import { MAX_ARRAY_TASKS, parseArraySpec, parseTaskAddress } from "../../src/core/arrays/array-spec.ts";
 
 describe("parseArraySpec", () => {
   test.each([

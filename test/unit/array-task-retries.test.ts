@@ -1,7 +1,7 @@
 // A retried Slurm array task's later attempt is a single Slurm job: it is given its first attempt's
-// SLURM_ARRAY_TASK_ID (arrayTaskEnv in src/core/retries.ts), read from that attempt's Slurm ID ARRAYJOB_TASK.
+// SLURM_ARRAY_TASK_ID (arrayTaskEnv in src/core/retries/retry-policy.ts), read from that attempt's Slurm ID ARRAYJOB_TASK.
 import { describe, expect, test } from "bun:test";
-import { arrayTaskEnv } from "../../src/core/retries.ts";
+import { arrayTaskEnv } from "../../src/core/retries/retry-policy.ts";
 
 describe("arrayTaskEnv", () => {
   test("a Slurm array task's first attempt (ARRAYJOB_TASK) gives its task ID", () => {

@@ -4,7 +4,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, wri
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { collectLocalArtifacts } from "../../src/backends/local/artifacts-local.ts";
-import { REDACTED, Redactor } from "../../src/core/redact.ts";
+import { REDACTED, Redactor } from "../../src/core/util/redact.ts";
 
 let base: string;
 let cwd: string;

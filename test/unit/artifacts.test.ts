@@ -1,13 +1,13 @@
 import { describe, expect, test } from "bun:test";
+import type { ArtifactEntry } from "../../src/core/model/job.ts";
 import {
   compareArtifacts,
   isJsonArtifactPath,
   parseArtifactContent,
   parsedResults,
   redactJsonStrings,
-} from "../../src/core/artifacts.ts";
-import type { ArtifactEntry } from "../../src/core/job.ts";
-import { REDACTED, Redactor } from "../../src/core/redact.ts";
+} from "../../src/core/results/artifacts.ts";
+import { REDACTED, Redactor } from "../../src/core/util/redact.ts";
 
 const enc = new TextEncoder();
 const entry = (path: string, extra: Partial<ArtifactEntry> = {}): ArtifactEntry => ({

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { canonicalJson, sha256Hex } from "../../src/core/canonical-json.ts";
+import { canonicalJson, sha256Hex } from "../../src/core/results/canonical-json.ts";
 
 describe("canonicalJson", () => {
   test("sorts keys recursively and drops whitespace", () => {

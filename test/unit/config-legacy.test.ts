@@ -8,7 +8,7 @@ import { mergeSlurmOptions, slurmOptionArgs } from "../../src/backends/slurm/slu
 import { resolveHostSettings } from "../../src/backends/ssh/ssh-target.ts";
 import { DEFAULTS, loadConfig } from "../../src/config/config.ts";
 import { profileKeysFor } from "../../src/config/config-legacy.ts";
-import { AwaitlessError } from "../../src/core/errors.ts";
+import { AwaitlessError } from "../../src/core/model/errors.ts";
 
 const FIXTURES = join(import.meta.dir, "..", "fixtures", "awaitless-08-configs");
 const dir = mkdtempSync(join(tmpdir(), "awl-config08-"));

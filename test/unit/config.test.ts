@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { configPath, DEFAULTS, dataDir, loadConfig } from "../../src/config/config.ts";
-import { AwaitlessError } from "../../src/core/errors.ts";
+import { AwaitlessError } from "../../src/core/model/errors.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "awl-config-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

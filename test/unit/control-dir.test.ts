@@ -14,7 +14,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AwaitlessError } from "../../src/core/errors.ts";
+import { AwaitlessError } from "../../src/core/model/errors.ts";
 import { defaultControlDir, MAX_CONTROL_DIR_BYTES } from "../../src/ssh/control-dir.ts";
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), "awl-cdir-")));

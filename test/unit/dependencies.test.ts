@@ -2,9 +2,13 @@
 // lines, the records a held or dependency_failed wrapper writes, Slurm's --dependency value.
 import { describe, expect, test } from "bun:test";
 import { slurmDependency } from "../../src/backends/slurm/slurm-dependency.ts";
-import { conditionHolds, parseAfter, planDependencies } from "../../src/core/dependencies.ts";
-import type { Job } from "../../src/core/job.ts";
-import { afterMessage } from "../../src/core/reconcile.ts";
+import {
+  conditionHolds,
+  parseAfter,
+  planDependencies,
+} from "../../src/core/dependencies/dependency-rules.ts";
+import type { Job } from "../../src/core/model/job.ts";
+import { afterMessage } from "../../src/core/rules/reconcile.ts";
 import { parseExitRecord, parseQueued } from "../../src/wrapper/protocol.ts";
 import { renderSpec } from "../../src/wrapper/spec-render.ts";
 import { plainSpec } from "../helpers/spec.ts";

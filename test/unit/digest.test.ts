@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { DIGEST_LINE_MAX_CHARS, failureDigest, isErrorLine } from "../../src/core/digest.ts";
+import { DIGEST_LINE_MAX_CHARS, failureDigest, isErrorLine } from "../../src/core/results/digest.ts";
 
 describe("isErrorLine", () => {
   const matching = [

@@ -1,7 +1,7 @@
 // The hint table (src/hints.ts): every action core names is worded for both surfaces, each in its own language,
 // and an error carrying an action shows the installed wording on each surface.
 import { describe, expect, test } from "bun:test";
-import { AwaitlessError, hint, useHintTable } from "../../src/core/errors.ts";
+import { AwaitlessError, hint, useHintTable } from "../../src/core/model/errors.ts";
 import { HINTS } from "../../src/hints.ts";
 import { TOOLS } from "../../src/mcp/tools/catalog.ts";
 

@@ -1,7 +1,7 @@
 // Text that is not text, request lines that are not JSON-RPC, bounded echoes and list rows: the pure parts.
 import { describe, expect, test } from "bun:test";
-import { AwaitlessError, boundedText } from "../../src/core/errors.ts";
-import { decodeKeepingBadBytes, isUtf8 } from "../../src/core/utf8-text.ts";
+import { AwaitlessError, boundedText } from "../../src/core/model/errors.ts";
+import { decodeKeepingBadBytes, isUtf8 } from "../../src/core/util/utf8-text.ts";
 import { boundedErrorResponse } from "../../src/mcp/echo-bounds.ts";
 import { boundList, boundRow, LIST_ANSWER_BYTES, ROW_TEXT_CHARS } from "../../src/mcp/list-bounds.ts";
 import { checkRequestLine } from "../../src/mcp/request-check.ts";

@@ -1,4 +1,4 @@
-// The one guard before a job's files are removed or written (core/job-dir-guard.ts), and its host side: the same
+// The one guard before a job's files are removed or written (core/util/job-dir-guard.ts), and its host side: the same
 // rule in remove.sh under sh, dash and busybox. Each case has a victim outside the job's directory that must stay.
 import { afterAll, describe, expect, test } from "bun:test";
 import {
@@ -18,7 +18,7 @@ import {
   jobDirScope,
   removeHostJobDir,
   removeJobDir,
-} from "../../src/core/job-dir-guard.ts";
+} from "../../src/core/util/job-dir-guard.ts";
 import { keyValues, REMOVE, script } from "../../src/wrapper/host-scripts.ts";
 
 const tmp = realpathSync(mkdtempSync(join(tmpdir(), "awl-guard-")));

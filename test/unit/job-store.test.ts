@@ -3,9 +3,9 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { newJobId } from "../../src/core/ids.ts";
-import type { JobSpec } from "../../src/core/job.ts";
-import { JobStore, type NewJob, SCHEMA_VERSION } from "../../src/core/job-store.ts";
+import { newJobId } from "../../src/core/model/ids.ts";
+import type { JobSpec } from "../../src/core/model/job.ts";
+import { JobStore, type NewJob, SCHEMA_VERSION } from "../../src/core/store/job-store.ts";
 import { plainSpec } from "../helpers/spec.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "awl-store-"));
@@ -59,23 +59,26 @@ describe("JobStore", () => {
     const other = JobStore.open(join(dir, "auto-gc"));
     const t0 = new Date("2026-01-01T00:00:00Z");
     const at = (hours: number) => new Date(t0.getTime() + hours * 3_600_000);
-    expect(own.claimAutoGc(86_400, t0)).toBe(false);
-    expect(own.meta("auto_gc_at")).toBe(t0.toISOString());
-    expect(other.claimAutoGc(86_400, at(23.9))).toBe(false);
+    expect(own.meta.claimAutoGc(86_400, t0)).toBe(false);
+    expect(own.meta.get("auto_gc_at")).toBe(t0.toISOString());
+    expect(other.meta.claimAutoGc(86_400, at(23.9))).toBe(false);
     // Due: of two clients (two connections, as two processes would have) exactly one claims it.
-    expect([own.claimAutoGc(86_400, at(24)), other.claimAutoGc(86_400, at(24))]).toEqual([true, false]);
-    expect(other.meta("auto_gc_at")).toBe(at(24).toISOString());
-    expect(own.claimAutoGc(86_400, at(47))).toBe(false);
-    expect(other.claimAutoGc(86_400, at(48))).toBe(true);
+    expect([own.meta.claimAutoGc(86_400, at(24)), other.meta.claimAutoGc(86_400, at(24))]).toEqual([
+      true,
+      false,
+    ]);
+    expect(other.meta.get("auto_gc_at")).toBe(at(24).toISOString());
+    expect(own.meta.claimAutoGc(86_400, at(47))).toBe(false);
+    expect(other.meta.claimAutoGc(86_400, at(48))).toBe(true);
     // A value edited into something unparseable restarts the clock instead of stopping it for good.
-    own.setMeta("auto_gc_at", "yesterday-ish");
-    expect(own.claimAutoGc(86_400, at(49))).toBe(true);
-    expect(own.meta("auto_gc_at")).toBe(at(49).toISOString());
+    own.meta.set("auto_gc_at", "yesterday-ish");
+    expect(own.meta.claimAutoGc(86_400, at(49))).toBe(true);
+    expect(own.meta.get("auto_gc_at")).toBe(at(49).toISOString());
   });
 
   test("reopening migrates nothing twice", () => {
     const again = JobStore.open(join(dir, "data"));
-    expect(again.countJobs()).toBe(store.countJobs());
+    expect(again.gc.countJobs()).toBe(store.gc.countJobs());
     again.close();
   });
 

@@ -2,9 +2,9 @@
 import { describe, expect, test } from "bun:test";
 import { hostname } from "node:os";
 import { localLaunchOwners } from "../../src/backends/local/launch-owners.ts";
-import type { Backend } from "../../src/core/backend.ts";
-import type { Job } from "../../src/core/job.ts";
-import { launchAbandoned } from "../../src/core/launch-owner.ts";
+import type { Backend } from "../../src/core/backend/backend.ts";
+import type { Job } from "../../src/core/model/job.ts";
+import { launchAbandoned } from "../../src/core/rules/launch-owner.ts";
 
 /** A process that has exited and been reaped: its PID names nothing (or, reused, another start time). */
 function deadOwner() {

@@ -1,8 +1,8 @@
 // Where a job runs: the one resolution of backend and host shared by run, submit and every MCP launch tool.
 import { describe, expect, test } from "bun:test";
-import { AwaitlessError, useHintTable } from "../../src/core/errors.ts";
-import type { BackendName } from "../../src/core/job.ts";
-import { resolveTarget } from "../../src/core/launch-request.ts";
+import { AwaitlessError, useHintTable } from "../../src/core/model/errors.ts";
+import type { BackendName } from "../../src/core/model/job.ts";
+import { resolveTarget } from "../../src/core/service/launch-request.ts";
 import { HINTS } from "../../src/hints.ts";
 
 useHintTable(HINTS);

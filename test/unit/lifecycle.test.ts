@@ -1,6 +1,12 @@
 import { describe, expect, test } from "bun:test";
-import { ACTIVE_STATES, isTerminal, JOB_STATES, type JobState, TERMINAL_STATES } from "../../src/core/job.ts";
-import { canTransition } from "../../src/core/lifecycle.ts";
+import {
+  ACTIVE_STATES,
+  isTerminal,
+  JOB_STATES,
+  type JobState,
+  TERMINAL_STATES,
+} from "../../src/core/model/job.ts";
+import { canTransition } from "../../src/core/rules/transitions.ts";
 
 // The whole table, written out so a change to the rules shows up here (docs/protocol.md, "Lifecycle").
 const ALLOWED: Record<JobState, JobState[]> = {

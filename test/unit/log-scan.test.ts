@@ -6,10 +6,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { scanLocalLog } from "../../src/backends/local/local-logs.ts";
-import type { AwaitlessError } from "../../src/core/errors.ts";
-import { compileLogPattern } from "../../src/core/log-pattern.ts";
-import { gapMarker, type LogQuery, shapeLines, toPage } from "../../src/core/log-scan.ts";
-import { Redactor } from "../../src/core/redact.ts";
+import { gapMarker, type LogQuery, shapeLines, toPage } from "../../src/core/logs/log-query.ts";
+import { compileLogPattern } from "../../src/core/logs/pattern.ts";
+import type { AwaitlessError } from "../../src/core/model/errors.ts";
+import { Redactor } from "../../src/core/util/redact.ts";
 import { jobDirsIn, numbered, q } from "../helpers/log-fixtures.ts";
 
 const tmp = mkdtempSync(join(tmpdir(), "awl-log-scan-"));

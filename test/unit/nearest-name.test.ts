@@ -1,6 +1,6 @@
 // The one "did you mean" helper shared by MCP arguments, config keys and CLI flags/commands.
 import { describe, expect, test } from "bun:test";
-import { didYouMean, editDistance, nearestName } from "../../src/core/nearest-name.ts";
+import { didYouMean, editDistance, nearestName } from "../../src/core/util/nearest-name.ts";
 
 describe("nearest name", () => {
   test("edit distance counts an adjacent swap as one edit", () => {

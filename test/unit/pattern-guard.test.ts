@@ -1,7 +1,7 @@
 // The grep pattern guard: exponential shapes are refused before they run, ordinary patterns pass and still work.
 import { describe, expect, test } from "bun:test";
-import { AwaitlessError } from "../../src/core/errors.ts";
-import { assertBoundedPattern, MAX_GREP_PATTERN_CHARS } from "../../src/core/pattern-guard.ts";
+import { assertBoundedPattern, MAX_GREP_PATTERN_CHARS } from "../../src/core/logs/pattern-guard.ts";
+import { AwaitlessError } from "../../src/core/model/errors.ts";
 
 function refusal(pattern: string): AwaitlessError | undefined {
   try {

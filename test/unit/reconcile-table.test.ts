@@ -1,7 +1,7 @@
 // One table through the one rulebook (decide): wrapper records as the wrapper writes them, liveness, and scheduler
 // facts as Slurm's recorded squeue/sacct lines map to them, for local, SSH and Slurm jobs alike.
 import { describe, expect, test } from "bun:test";
-import { observationFromRecords } from "../../src/backends/observation.ts";
+import { observationFromRecords } from "../../src/backends/observation-from-records.ts";
 import { slurmFacts, unconfirmedFacts } from "../../src/backends/slurm/slurm-facts.ts";
 import { wrapperView } from "../../src/backends/slurm/slurm-observe.ts";
 import {
@@ -10,9 +10,9 @@ import {
   parseSqueue,
   type SlurmExit,
 } from "../../src/backends/slurm/slurm-states.ts";
-import type { Observation } from "../../src/core/backend.ts";
-import type { Job } from "../../src/core/job.ts";
-import { decide } from "../../src/core/reconcile.ts";
+import type { Job } from "../../src/core/model/job.ts";
+import type { Observation } from "../../src/core/model/observation.ts";
+import { decide } from "../../src/core/rules/reconcile.ts";
 import { parseExitRecord, parseHeartbeat, parseStarted } from "../../src/wrapper/protocol.ts";
 import { plainSpec } from "../helpers/spec.ts";
 

@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
-import type { Observation } from "../../src/core/backend.ts";
-import type { Job } from "../../src/core/job.ts";
-import { HEARTBEAT_SECONDS, lostAfterSeconds } from "../../src/core/liveness.ts";
-import { decide } from "../../src/core/reconcile.ts";
+import type { Job } from "../../src/core/model/job.ts";
+import { HEARTBEAT_SECONDS, lostAfterSeconds } from "../../src/core/model/liveness.ts";
+import type { Observation } from "../../src/core/model/observation.ts";
+import { decide } from "../../src/core/rules/reconcile.ts";
 import { SPEC_DEFAULTS } from "../../src/wrapper/protocol.ts";
 import { plainSpec } from "../helpers/spec.ts";
 

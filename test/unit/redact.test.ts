@@ -1,5 +1,11 @@
 import { describe, expect, test } from "bun:test";
-import { REDACTED, Redactor, redactThenTail, StreamRedactor, shapeRedactor } from "../../src/core/redact.ts";
+import {
+  REDACTED,
+  Redactor,
+  redactThenTail,
+  StreamRedactor,
+  shapeRedactor,
+} from "../../src/core/util/redact.ts";
 
 const r = (text: string): string => shapeRedactor.redact(text);
 

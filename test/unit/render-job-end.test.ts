@@ -3,7 +3,7 @@
 import { describe, expect, test } from "bun:test";
 import { renderResult } from "../../src/cli/output.ts";
 import { leftoverLines, resourcesText } from "../../src/cli/render-job-end.ts";
-import type { JobResult } from "../../src/core/job.ts";
+import type { JobResult } from "../../src/core/model/job.ts";
 
 const plain = { color: false };
 const OLD: JobResult = {

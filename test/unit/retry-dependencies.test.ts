@@ -1,22 +1,22 @@
 // Dependencies on a parent with retries, the decision logic: the wrapper's "is this end the last?" (awl_final_of,
 // run in sh) agrees with the client's retryDue for every end the wrapper records; the submit-time plan (the first
 // attempt's directory, Slurm's :ok on the last attempt's Slurm job between attempts, :failed/:any held); what a held
-// child's reader looks at, what a Slurm child's dependency becomes and when a held one is released (retry-dependents.ts).
+// child's reader looks at, what a Slurm child's dependency becomes and when a held one is released (dependencies/retried-parents.ts).
 import { describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { observationFromRecords } from "../../src/backends/observation.ts";
+import { observationFromRecords } from "../../src/backends/observation-from-records.ts";
 import { slurmDependency } from "../../src/backends/slurm/slurm-dependency.ts";
-import { planDependencies } from "../../src/core/dependencies.ts";
-import type { Job, RetryClass } from "../../src/core/job.ts";
-import { decide } from "../../src/core/reconcile.ts";
-import { retryDue } from "../../src/core/retries.ts";
+import { planDependencies } from "../../src/core/dependencies/dependency-rules.ts";
 import {
   dependencyFailedNow,
   finalOutcome,
   heldChildNow,
   parentsToLookAt,
   slurmWaitsNow,
-} from "../../src/core/retry-dependents.ts";
+} from "../../src/core/dependencies/retried-parents.ts";
+import type { Job, RetryClass } from "../../src/core/model/job.ts";
+import { retryDue } from "../../src/core/retries/retry-policy.ts";
+import { decide } from "../../src/core/rules/reconcile.ts";
 import { parseExitRecord, parseStarted, WRAPPER_TEXT } from "../../src/wrapper/protocol.ts";
 import { renderSpec } from "../../src/wrapper/spec-render.ts";
 import { plainSpec } from "../helpers/spec.ts";

@@ -2,13 +2,13 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { JOB_STATES } from "../../src/core/job.ts";
+import { JOB_STATES } from "../../src/core/model/job.ts";
 import { parseArgs } from "../../src/mcp/tools/args.ts";
 import { TOOLS } from "../../src/mcp/tools/catalog.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 const skill = readFileSync(join(ROOT, "skills", "awaitless", "SKILL.md"), "utf8");
-const wire = ["src/core/service-types.ts", "src/core/job.ts"]
+const wire = ["src/core/model/service-api.ts", "src/core/model/job.ts"]
   .map((f) => readFileSync(join(ROOT, f), "utf8"))
   .join("\n");
 

@@ -16,7 +16,7 @@ import {
 } from "../../src/backends/slurm/slurm-queries.ts";
 import { queryIds, runRound } from "../../src/backends/slurm/slurm-round.ts";
 import { observeSlurmJob } from "../../src/backends/slurm/slurm-states.ts";
-import type { Job } from "../../src/core/job.ts";
+import type { Job } from "../../src/core/model/job.ts";
 
 describe("array chunks", () => {
   test("every index below MaxArraySize: one chunk, Slurm task ID = index", () => {

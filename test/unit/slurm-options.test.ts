@@ -9,7 +9,7 @@ import {
   slurmTimeToSeconds,
   validateSlurmOptions,
 } from "../../src/backends/slurm/slurm-options.ts";
-import { AwaitlessError } from "../../src/core/errors.ts";
+import { AwaitlessError } from "../../src/core/model/errors.ts";
 
 function rejection(raw: Record<string, unknown>): AwaitlessError {
   try {

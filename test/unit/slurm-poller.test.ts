@@ -9,8 +9,8 @@ import { callsPerMinute, slurmPacing } from "../../src/backends/slurm/slurm-paci
 import { SlurmPoller } from "../../src/backends/slurm/slurm-poller.ts";
 import { submitBatch } from "../../src/backends/slurm/slurm-submit.ts";
 import { loadConfig } from "../../src/config/config.ts";
-import { AwaitlessError } from "../../src/core/errors.ts";
-import { JobStore } from "../../src/core/job-store.ts";
+import { AwaitlessError } from "../../src/core/model/errors.ts";
+import { JobStore } from "../../src/core/store/job-store.ts";
 
 const dirs: string[] = [];
 const stores: JobStore[] = [];

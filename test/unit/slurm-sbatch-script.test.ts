@@ -9,7 +9,7 @@ import {
   slurmCommentTag,
   slurmJobName,
 } from "../../src/backends/slurm/sbatch-script.ts";
-import { AwaitlessError } from "../../src/core/errors.ts";
+import { AwaitlessError } from "../../src/core/model/errors.ts";
 
 const FIXTURES = join(import.meta.dir, "..", "fixtures", "slurm");
 const UPDATE = process.env.AWAITLESS_UPDATE_GOLDEN === "1";

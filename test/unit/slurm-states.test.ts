@@ -20,7 +20,7 @@ import {
   sacctMineArgs,
   squeueArgs,
 } from "../../src/backends/slurm/slurm-states.ts";
-import type { AwaitlessError } from "../../src/core/errors.ts";
+import type { AwaitlessError } from "../../src/core/model/errors.ts";
 
 const FIXTURES = join(import.meta.dir, "..", "fixtures", "slurm");
 const read = (name: string) => readFileSync(join(FIXTURES, name), "utf8");

@@ -1,12 +1,12 @@
 // wrapperView: a Slurm job's record texts go through the mapping local and SSH jobs use; an exit record of a command
 // that never ran (cancelled during the batch script's start-up) keeps exit_code null through the reconcile rules.
 import { describe, expect, test } from "bun:test";
-import { observationFromRecords } from "../../src/backends/observation.ts";
+import { observationFromRecords } from "../../src/backends/observation-from-records.ts";
 import { slurmFacts } from "../../src/backends/slurm/slurm-facts.ts";
 import { wrapperView } from "../../src/backends/slurm/slurm-observe.ts";
 import { observeSlurmJob, parseSacct } from "../../src/backends/slurm/slurm-states.ts";
-import type { Job } from "../../src/core/job.ts";
-import { decide } from "../../src/core/reconcile.ts";
+import type { Job } from "../../src/core/model/job.ts";
+import { decide } from "../../src/core/rules/reconcile.ts";
 import { parseExitRecord, parseStarted } from "../../src/wrapper/protocol.ts";
 
 // What wrapper.sh writes when the cancel file was there before the command started.

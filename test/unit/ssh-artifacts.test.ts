@@ -10,7 +10,7 @@ import {
   parseListReport,
   parseStat,
 } from "../../src/backends/ssh/ssh-artifacts.ts";
-import { globStaticPrefix } from "../../src/core/artifacts.ts";
+import { globStaticPrefix } from "../../src/core/results/artifacts.ts";
 
 describe("pure parts", () => {
   test("static prefix: the segments before the first one with glob syntax", () => {

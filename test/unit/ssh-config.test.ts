@@ -1,7 +1,7 @@
 // resolveSshHost over in-memory files: defaults, file order, refusals with file and line, and expansion errors.
 
 import { describe, expect, test } from "bun:test";
-import { AwaitlessError } from "../../src/core/errors.ts";
+import { AwaitlessError } from "../../src/core/model/errors.ts";
 import { type ResolveSshHostOptions, resolveSshHost } from "../../src/ssh/ssh-config.ts";
 import { matchGlob, splitConfigLine } from "../../src/ssh/ssh-config-syntax.ts";
 

@@ -15,8 +15,8 @@ import { join } from "node:path";
 import { jobSpecText } from "../../src/backends/job-spec.ts";
 import { parseObserveReport, toObservation } from "../../src/backends/ssh/ssh-observe.ts";
 import { queueDirOfJob } from "../../src/backends/ssh/ssh-queue.ts";
-import type { LaunchInput } from "../../src/core/backend.ts";
-import type { Job } from "../../src/core/job.ts";
+import type { LaunchInput } from "../../src/core/backend/backend.ts";
+import type { Job } from "../../src/core/model/job.ts";
 import { parseQueueSnapshot, QUEUE_SNAPSHOT, script } from "../../src/wrapper/host-scripts.ts";
 import { CANCEL_TEXT, renderSpec } from "../../src/wrapper/protocol.ts";
 

@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseObserveReport, toObservation } from "../../src/backends/ssh/ssh-observe.ts";
-import type { Job } from "../../src/core/job.ts";
+import type { Job } from "../../src/core/model/job.ts";
 import { checkHostKey } from "../../src/ssh/known-hosts.ts";
 import { authFailure, planAuth } from "../../src/ssh/ssh-auth.ts";
 import { decideHostKey, fingerprint, hostKeyAlgorithms } from "../../src/ssh/ssh-host-key.ts";

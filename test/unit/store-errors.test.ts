@@ -2,8 +2,9 @@
 // the directory, its free space and the ways out; other SQLite failures keep their own messages.
 import { describe, expect, test } from "bun:test";
 import { tmpdir } from "node:os";
-import { AwaitlessError, EXIT, useHintTable } from "../../src/core/errors.ts";
-import { freeSpace, isNoSpace, noSpaceFromErrno, storeError } from "../../src/core/store-errors.ts";
+import { AwaitlessError, EXIT, useHintTable } from "../../src/core/model/errors.ts";
+import { storeError } from "../../src/core/store/store-errors.ts";
+import { freeSpace, isNoSpace, noSpaceFromErrno } from "../../src/core/util/no-space.ts";
 import { HINTS } from "../../src/hints.ts";
 
 useHintTable(HINTS);

@@ -7,7 +7,7 @@ import {
   tailBytes,
   tailText,
   utf8Length,
-} from "../../src/core/text.ts";
+} from "../../src/core/util/text.ts";
 
 const enc = new TextEncoder();
 const bytes = (...parts: (string | number[])[]): Uint8Array => {

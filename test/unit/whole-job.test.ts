@@ -1,12 +1,12 @@
 // The whole job's pure parts: the exit record's new lines and the `leftovers` listing parsed, reconcile rule 2a (an
 // exit record while the wrapper lives counts only when it is the wrapper's), OOM kills, and what a launch keeps.
 import { describe, expect, test } from "bun:test";
-import { observationFromRecords } from "../../src/backends/observation.ts";
-import type { Observation } from "../../src/core/backend.ts";
-import type { Job } from "../../src/core/job.ts";
-import { againRequest } from "../../src/core/job-submit.ts";
-import { validateLaunch } from "../../src/core/launch-request.ts";
-import { decide } from "../../src/core/reconcile.ts";
+import { observationFromRecords } from "../../src/backends/observation-from-records.ts";
+import type { Job } from "../../src/core/model/job.ts";
+import type { Observation } from "../../src/core/model/observation.ts";
+import { decide } from "../../src/core/rules/reconcile.ts";
+import { validateLaunch } from "../../src/core/service/launch-request.ts";
+import { againRequest } from "../../src/core/service/submit.ts";
 import { parseExitRecord, parseLeftovers, parseStarted } from "../../src/wrapper/protocol.ts";
 import { plainSpec } from "../helpers/spec.ts";
 

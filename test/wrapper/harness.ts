@@ -16,7 +16,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { newJobId } from "../../src/core/ids.ts";
+import { newJobId } from "../../src/core/model/ids.ts";
 import {
   type ExitRecord,
   readExitRecord,

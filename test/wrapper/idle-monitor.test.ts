@@ -5,10 +5,10 @@
 import { expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { observationFromRecords } from "../../src/backends/observation.ts";
-import type { Job as StoredJob } from "../../src/core/job.ts";
-import { lostAfterSeconds } from "../../src/core/liveness.ts";
-import { decide } from "../../src/core/reconcile.ts";
+import { observationFromRecords } from "../../src/backends/observation-from-records.ts";
+import type { Job as StoredJob } from "../../src/core/model/job.ts";
+import { lostAfterSeconds } from "../../src/core/model/liveness.ts";
+import { decide } from "../../src/core/rules/reconcile.ts";
 import {
   CANCEL_TEXT,
   logLayout,

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { scanLocalLog } from "../../src/backends/local/local-logs.ts";
 import { scanRemoteLog } from "../../src/backends/ssh/ssh-logs.ts";
-import type { LogQuery, LogScan } from "../../src/core/log-scan.ts";
+import type { LogQuery, LogScan } from "../../src/core/logs/log-query.ts";
 import { type HostShell, hostShells, missingBusybox, runHostScript } from "../helpers/host-shells.ts";
 import { jobDirsIn, numbered, q } from "../helpers/log-fixtures.ts";
 

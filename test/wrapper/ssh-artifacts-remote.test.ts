@@ -13,7 +13,7 @@ import {
   parseListReport,
   type ScriptRunner,
 } from "../../src/backends/ssh/ssh-artifacts.ts";
-import type { ArtifactEntry } from "../../src/core/job.ts";
+import type { ArtifactEntry } from "../../src/core/model/job.ts";
 import { ARTIFACT_FILES, ARTIFACTS } from "../../src/wrapper/host-scripts.ts";
 import { busyboxAppletDir } from "../helpers/busybox.ts";
 import { type HostShell, hostShells, missingBusybox, runHostScript } from "../helpers/host-shells.ts";

@@ -2,16 +2,16 @@
 // which this backend reads (on a private copy) without ever writing 0.8's files; logs are read from 0.8's job dir.
 import { closeSync, existsSync, readSync, watch } from "node:fs";
 import { join } from "node:path";
-import { open08Log } from "../../core/awaitless08-files.ts";
-import { errorOf08, reasonOf08 } from "../../core/awaitless08-map.ts";
-import { type Job08, read08Job } from "../../core/awaitless08-store.ts";
-import type { Backend, LogTail, Observation, Stream } from "../../core/backend.ts";
-import { AwaitlessError } from "../../core/errors.ts";
-import type { ArtifactEntry, BackendId, Job, TerminalState } from "../../core/job.ts";
-import { isTerminal, type JobState } from "../../core/job.ts";
-import type { LogQuery, LogScan } from "../../core/log-scan.ts";
-import type { Decision } from "../../core/reconcile.ts";
-import { LEGACY_FILE } from "../../core/store-file.ts";
+import type { Backend, LogTail, Stream } from "../../core/backend/backend.ts";
+import { open08Log } from "../../core/import-08/files-08.ts";
+import { errorOf08, reasonOf08 } from "../../core/import-08/map-08.ts";
+import { type Job08, LEGACY_FILE, read08Job } from "../../core/import-08/store-08.ts";
+import type { LogQuery, LogScan } from "../../core/logs/log-query.ts";
+import { AwaitlessError } from "../../core/model/errors.ts";
+import type { ArtifactEntry, BackendId, Job, TerminalState } from "../../core/model/job.ts";
+import { isTerminal, type JobState } from "../../core/model/job.ts";
+import type { Observation } from "../../core/model/observation.ts";
+import type { Decision } from "../../core/rules/reconcile.ts";
 import { collectLocalArtifacts } from "../local/artifacts-local.ts";
 import { scanOpenFile } from "../local/local-logs.ts";
 import { isProcessAlive } from "../local/proc.ts";

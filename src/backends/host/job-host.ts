@@ -1,8 +1,10 @@
 // The machine that holds job directories, as the wrapper backend sees it: this machine (LocalHost) or an SSH host
 // (SshJobHost). Every method takes a job directory as that machine names it; what a job means stays in the backend.
-import type { LeftoverStop, LogTail, Observation, QueueSnapshot, Stream } from "../../core/backend.ts";
-import type { ArtifactEntry, BackendId } from "../../core/job.ts";
-import type { LogQuery, LogScan } from "../../core/log-scan.ts";
+import type { LogTail, QueueSnapshot, Stream } from "../../core/backend/backend.ts";
+import type { LogQuery, LogScan } from "../../core/logs/log-query.ts";
+import type { ArtifactEntry, BackendId } from "../../core/model/job.ts";
+import type { Observation } from "../../core/model/observation.ts";
+import type { LeftoverStop } from "../../core/model/service-api.ts";
 
 /** The job root made ready on a host: its jobs/ holds one directory per job, its queue directory the admissions. */
 export interface HostRoot {
@@ -50,9 +52,9 @@ export interface JobHost {
    * host/settle.sh: a retried job ended `outcome` with attempt `attempt`; `dir` (its first attempt's directory) gets
    * the `final` record its held dependents wait for, and they are woken. False when `dir` is gone or unwritable.
    */
-  settle(dir: string, outcome: "ok" | "failed", attempt: number): Promise<boolean>;
+  writeFinal(dir: string, outcome: "ok" | "failed", attempt: number): Promise<boolean>;
   /**
-   * Removes job `jobId`'s directory `dir` after the host's own check (the rule of core/job-dir-guard.ts, on the
+   * Removes job `jobId`'s directory `dir` after the host's own check (the rule of core/util/job-dir-guard.ts, on the
    * host: `<…>/jobs/<jobId>[/attempts/N]` reached without a link, itself no link); anything else is refused.
    */
   remove(dir: string, jobId: string): Promise<void>;

@@ -1,19 +1,13 @@
 // One backend for every job run by the wrapper on a machine that holds its directory (JobHost): local jobs and SSH
 // jobs differ only in their host. The local copy of spec.sh (job.job_dir) serves redaction on both.
-import type {
-  Backend,
-  LaunchInput,
-  LeftoverStop,
-  LogTail,
-  Observation,
-  QueueSnapshot,
-  Stream,
-} from "../../core/backend.ts";
-import type { ArtifactEntry, BackendId, BackendName, Job } from "../../core/job.ts";
-import { checkJobDir, type JobDirScope, removeJobDir } from "../../core/job-dir-guard.ts";
-import { HEARTBEAT_SECONDS } from "../../core/liveness.ts";
-import type { LogQuery, LogScan } from "../../core/log-scan.ts";
-import { attemptSuffix } from "../../core/retries.ts";
+import type { Backend, LaunchInput, LogTail, QueueSnapshot, Stream } from "../../core/backend/backend.ts";
+import type { LogQuery, LogScan } from "../../core/logs/log-query.ts";
+import type { ArtifactEntry, BackendId, BackendName, Job } from "../../core/model/job.ts";
+import { HEARTBEAT_SECONDS } from "../../core/model/liveness.ts";
+import type { Observation } from "../../core/model/observation.ts";
+import type { LeftoverStop } from "../../core/model/service-api.ts";
+import { attemptSuffix } from "../../core/retries/retry-policy.ts";
+import { checkJobDir, type JobDirScope, removeJobDir } from "../../core/util/job-dir-guard.ts";
 import { jobSpecText, localSecretValues, localSpecMissing, writeLocalSpec } from "../job-spec.ts";
 import type { JobHost } from "./job-host.ts";
 
@@ -122,11 +116,11 @@ export class WrapperBackend implements Backend {
     return host.cancel(dir, Math.max(0, Math.ceil(graceSeconds)), await this.queueDirOf(job), job.job_id);
   }
 
-  async settle(job: Job, outcome: "ok" | "failed"): Promise<boolean> {
+  async writeFinal(job: Job, outcome: "ok" | "failed"): Promise<boolean> {
     const dir = await this.dirOf(job);
     const s = attemptSuffix(job.attempt ?? 1);
     const first = s && dir.endsWith(s) ? dir.slice(0, -s.length) : dir;
-    return this.hostOfJob(job).settle(first, outcome, job.attempt ?? 1);
+    return this.hostOfJob(job).writeFinal(first, outcome, job.attempt ?? 1);
   }
 
   stopLeftover(job: Job, graceSeconds: number): Promise<LeftoverStop> {

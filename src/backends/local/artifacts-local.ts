@@ -2,6 +2,7 @@
 import { createReadStream, type Dirent } from "node:fs";
 import { lstat, readdir, readFile, realpath, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
+import type { ArtifactEntry } from "../../core/model/job.ts";
 import {
   ArtifactReason,
   absentArtifact,
@@ -17,10 +18,9 @@ import {
   relativeToCwd,
   tooLargeToInline,
   truncationNote,
-} from "../../core/artifacts.ts";
-import { sha256Hex } from "../../core/canonical-json.ts";
-import type { ArtifactEntry } from "../../core/job.ts";
-import type { Redactor } from "../../core/redact.ts";
+} from "../../core/results/artifacts.ts";
+import { sha256Hex } from "../../core/results/canonical-json.ts";
+import type { Redactor } from "../../core/util/redact.ts";
 
 export { MAX_ENTRIES_PER_DECLARATION };
 

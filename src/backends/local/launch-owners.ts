@@ -1,7 +1,7 @@
 // The launch owner on this machine: this process's identity (pid, start time, boot ID, host name), and whether a
 // recorded owner is certainly gone — dead, its PID reused, or this machine rebooted since it reserved the launch.
 import { hostname } from "node:os";
-import type { LaunchOwner, LaunchOwners } from "../../core/launch-owner.ts";
+import type { LaunchOwner, LaunchOwners } from "../../core/rules/launch-owner.ts";
 import { isProcessAlive, localBootId, processStartTime } from "./proc.ts";
 
 export const localLaunchOwners: LaunchOwners = {

@@ -14,14 +14,16 @@ import {
   writeFileSync,
 } from "node:fs";
 import { dirname, join } from "node:path";
-import type { LeftoverStop, LogTail, Observation, QueueSnapshot, Stream } from "../../core/backend.ts";
-import { parseCancelOutcome } from "../../core/backend.ts";
-import { AwaitlessError } from "../../core/errors.ts";
-import type { ArtifactEntry, BackendId } from "../../core/job.ts";
-import { removeHostJobDir } from "../../core/job-dir-guard.ts";
-import type { LogQuery, LogScan } from "../../core/log-scan.ts";
-import { freeSpace, isNoSpace, noSpaceError } from "../../core/store-errors.ts";
-import { assertTrustedDir, makeOwnDir } from "../../core/trusted-dir.ts";
+import type { LogTail, QueueSnapshot, Stream } from "../../core/backend/backend.ts";
+import { parseCancelOutcome } from "../../core/backend/backend.ts";
+import type { LogQuery, LogScan } from "../../core/logs/log-query.ts";
+import { AwaitlessError } from "../../core/model/errors.ts";
+import type { ArtifactEntry, BackendId } from "../../core/model/job.ts";
+import type { Observation } from "../../core/model/observation.ts";
+import type { LeftoverStop } from "../../core/model/service-api.ts";
+import { removeHostJobDir } from "../../core/util/job-dir-guard.ts";
+import { freeSpace, isNoSpace, noSpaceError } from "../../core/util/no-space.ts";
+import { assertTrustedDir, makeOwnDir } from "../../core/util/trusted-dir.ts";
 import {
   CANCEL_TEXT,
   EXIT_RESERVATION,
@@ -38,7 +40,7 @@ import { openAppend, replaceFile } from "../../wrapper/safe-files.ts";
 import { sha256Hex } from "../../wrapper/sha256.ts";
 import type { HostRoot, JobHost, WrapperIdentity } from "../host/job-host.ts";
 import { isMissing, writeLocalSpec } from "../job-spec.ts";
-import { observationFromRecords } from "../observation.ts";
+import { observationFromRecords } from "../observation-from-records.ts";
 import { collectLocalArtifacts } from "./artifacts-local.ts";
 import { dropJobCgroups } from "./job-cgroups.ts";
 import { readLocalTail, scanLocalLog } from "./local-logs.ts";
@@ -303,7 +305,7 @@ export class LocalHost implements JobHost {
     });
   }
 
-  async settle(dir: string, outcome: "ok" | "failed", attempt: number): Promise<boolean> {
+  async writeFinal(dir: string, outcome: "ok" | "failed", attempt: number): Promise<boolean> {
     const { SETTLE, script } = await hostScripts();
     const r = await runDetached(this.opts.shell, ["-s"], script(SETTLE, [dir, outcome, String(attempt)]));
     return r.code === 0 && r.stdout.includes("settled=1");

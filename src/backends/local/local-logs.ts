@@ -1,8 +1,8 @@
 // Reads a job's capped logs on this machine through the wrapper protocol's layout: the tail, or a streamed scan.
 import { closeSync, openSync, readSync } from "node:fs";
-import type { LogTail, Stream } from "../../core/backend.ts";
-import { gapMarker, type LogQuery, type LogScan } from "../../core/log-scan.ts";
-import { type RetainedLog, scanRetained, type TextSource } from "../../core/log-scanner.ts";
+import type { LogTail, Stream } from "../../core/backend/backend.ts";
+import { gapMarker, type LogQuery, type LogScan } from "../../core/logs/log-query.ts";
+import { type RetainedLog, scanRetained, type TextSource } from "../../core/logs/retained-scan.ts";
 import { logLayout, readLogTail } from "../../wrapper/protocol.ts";
 
 export function readLocalTail(dir: string, stream: Stream, maxBytes: number): LogTail {

@@ -1,6 +1,6 @@
 // This machine's queue directory (wrapper.sh "Queue admission"), and a queued record as the engine's QueuedInfo.
 import { join } from "node:path";
-import type { QueuedInfo } from "../../core/backend.ts";
+import type { QueuedInfo } from "../../core/model/observation.ts";
 import type { QueuedRecord } from "../../wrapper/protocol.ts";
 
 /** Where local wrappers wait for their turn: shared by every client of this data directory. */

@@ -3,7 +3,7 @@
 import { spawn } from "node:child_process";
 import { closeSync, mkdirSync, openSync, readSync } from "node:fs";
 import { homedir } from "node:os";
-import { AwaitlessError } from "../../core/errors.ts";
+import { AwaitlessError } from "../../core/model/errors.ts";
 import { replaceFile } from "../../wrapper/safe-files.ts";
 import type { JobFiles } from "../host/job-host.ts";
 import { LocalHost } from "../local/local-host.ts";

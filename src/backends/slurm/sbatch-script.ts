@@ -1,5 +1,5 @@
 // Owns the batch script text sent to `sbatch --parsable` on stdin: tags, batch-shell log files, resources, exec of the wrapper. Pure.
-import { AwaitlessError } from "../../core/errors.ts";
+import { AwaitlessError } from "../../core/model/errors.ts";
 import { type SlurmOptions, slurmOptionArgs, validateSlurmOptions } from "./slurm-options.ts";
 
 /** Files in the job directory that catch the batch shell's own output (Slurm's kill notices land here). */
@@ -30,7 +30,7 @@ export interface SbatchScriptInput {
   array?: { taskIds: string; throttle?: number };
 }
 
-// a job ID, or for a retried job's attempt N ≥ 2 job_….N (src/core/retries.ts attemptKey), or an array chunk's tag ARRAY_ID.k
+// a job ID, or for a retried job's attempt N ≥ 2 job_….N (src/core/retries/retry-policy.ts attemptKey), or an array chunk's tag ARRAY_ID.k
 const JOB_ID = /^job_[0-9A-Za-z]{1,64}(\.[0-9]{1,5})?$/;
 // Characters that survive an #SBATCH line untouched: sbatch splits those lines on blanks and
 // expands %-patterns and \-escapes in --output/--error, so none of those may appear.

@@ -1,9 +1,9 @@
 // Owns a job array on Slurm: one `sbatch --array=IDS%N` per chunk (split only at the cluster's MaxArraySize), the
 // links by which each Slurm task finds its own task's job directory, adoption by the chunk's tag, one scancel per chunk.
-import type { ArrayLaunch, ArrayTaskLaunch } from "../../core/backend.ts";
-import { AwaitlessError } from "../../core/errors.ts";
-import type { BackendId, Job } from "../../core/job.ts";
-import { HEARTBEAT_SECONDS } from "../../core/liveness.ts";
+import type { ArrayLaunch, ArrayTaskLaunch } from "../../core/backend/backend.ts";
+import { AwaitlessError } from "../../core/model/errors.ts";
+import type { BackendId, Job } from "../../core/model/job.ts";
+import { HEARTBEAT_SECONDS } from "../../core/model/liveness.ts";
 import { jobSpecText, writeLocalSpec } from "../job-spec.ts";
 import { renderSbatchScript, slurmJobName } from "./sbatch-script.ts";
 import { slurmDependency } from "./slurm-dependency.ts";

@@ -9,16 +9,16 @@ import type {
   Backend,
   LaunchInput,
   LogTail,
-  Observation,
   Stream,
-} from "../../core/backend.ts";
-import type { DependencyWait } from "../../core/dependencies.ts";
-import { AwaitlessError } from "../../core/errors.ts";
-import type { ArtifactEntry, BackendId, Job } from "../../core/job.ts";
-import { checkJobDir, JobDirRefused, type JobDirScope, removeJobDir } from "../../core/job-dir-guard.ts";
-import { HEARTBEAT_SECONDS } from "../../core/liveness.ts";
-import { emptyScan, type LogQuery, type LogScan } from "../../core/log-scan.ts";
-import { attemptKey } from "../../core/retries.ts";
+} from "../../core/backend/backend.ts";
+import { emptyScan, type LogQuery, type LogScan } from "../../core/logs/log-query.ts";
+import type { DependencyWait } from "../../core/model/dependency-plan.ts";
+import { AwaitlessError } from "../../core/model/errors.ts";
+import type { ArtifactEntry, BackendId, Job } from "../../core/model/job.ts";
+import { HEARTBEAT_SECONDS } from "../../core/model/liveness.ts";
+import type { Observation } from "../../core/model/observation.ts";
+import { attemptKey } from "../../core/retries/retry-policy.ts";
+import { checkJobDir, JobDirRefused, type JobDirScope, removeJobDir } from "../../core/util/job-dir-guard.ts";
 import { FILES, writeCancelRequest } from "../../wrapper/protocol.ts";
 import { jobSpecText, localSecretValues, localSpecMissing, writeLocalSpec } from "../job-spec.ts";
 import { SshHost } from "../ssh/ssh-host.ts";

@@ -1,8 +1,8 @@
 // Job dependencies on Slurm: parents still active become one native sbatch --dependency (both on one cluster);
 // a pending reason of DependencyNeverSatisfied is reported as a fact (slurm-observe.ts; reconcile rule S2a ends it).
 // A :failed/:any child of a parent with retries is held instead (sbatch --hold) and released here by a client.
-import type { DependencyPlan } from "../../core/dependencies.ts";
-import { AwaitlessError } from "../../core/errors.ts";
+import type { DependencyPlan } from "../../core/model/dependency-plan.ts";
+import { AwaitlessError } from "../../core/model/errors.ts";
 import type { CommandRunner } from "./runner.ts";
 import { checkDependency } from "./sbatch-script.ts";
 

@@ -1,7 +1,8 @@
 // Owns what a Slurm observation reports to the reconcile rules: one job's SlurmStatus, times and waits as
-// SchedulerFacts, with Slurm's own words (its options, settings, hints). No verdicts: src/core/reconcile.ts decides.
-import type { Job } from "../../core/job.ts";
-import type { SchedulerFacts, SchedulerPhase, SchedulerWords } from "../../core/scheduler-facts.ts";
+// SchedulerFacts, with Slurm's own words (its options, settings, hints). No verdicts: src/core/rules/reconcile.ts decides.
+// "Settle": Slurm's view of a job reaching its final state (unsettled: squeue/sacct give no final answer yet).
+import type { Job } from "../../core/model/job.ts";
+import type { SchedulerFacts, SchedulerPhase, SchedulerWords } from "../../core/model/scheduler-facts.ts";
 import type { SlurmRow } from "./slurm-queries.ts";
 import type { SlurmExit, SlurmStatus } from "./slurm-states.ts";
 

@@ -2,7 +2,7 @@
 // and the prepared job root (slurm_job_dir, refused when another user could control it) with the wrapper installed.
 import { isAbsolute, resolve } from "node:path";
 import type { HostConfig } from "../../config/config.ts";
-import { AwaitlessError } from "../../core/errors.ts";
+import { AwaitlessError } from "../../core/model/errors.ts";
 import { keyValues, PREPARE } from "../../wrapper/host-scripts.ts";
 import { WRAPPER_TEXT } from "../../wrapper/protocol.ts";
 import { onceUntilFailure } from "../host/job-host.ts";

@@ -1,6 +1,6 @@
 // What a single job's sbatch and an array's share: the job's directory on the cluster and its sbatch options.
-import type { Job } from "../../core/job.ts";
-import { attemptOf, attemptSuffix } from "../../core/retries.ts";
+import type { Job } from "../../core/model/job.ts";
+import { attemptOf, attemptSuffix } from "../../core/retries/retry-policy.ts";
 import type { SlurmHost } from "./slurm-host.ts";
 import { formatSlurmTime, mergeSlurmOptions } from "./slurm-options.ts";
 

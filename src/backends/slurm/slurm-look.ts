@@ -1,8 +1,8 @@
 // Owns what one look at a Slurm job reads: the wrapper's records in the job directory and Slurm's line for the job,
 // from sacct for that job alone once the login side reads the exit record (the event path), else the shared round.
-import type { ExitInfo, HeartbeatInfo, StartedInfo } from "../../core/backend.ts";
+import type { ExitInfo, HeartbeatInfo, StartedInfo } from "../../core/model/observation.ts";
 import { FILES, parseExitRecord, parseHeartbeat, parseStarted } from "../../wrapper/protocol.ts";
-import { observationFromRecords } from "../observation.ts";
+import { observationFromRecords } from "../observation-from-records.ts";
 import type { SlurmHost } from "./slurm-host.ts";
 import { arrayTaskOf } from "./slurm-queries.ts";
 import type { PollEntry } from "./slurm-round.ts";

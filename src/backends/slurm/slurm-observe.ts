@@ -1,10 +1,12 @@
 // Owns one observation of a Slurm job: the shared poll's squeue/sacct lines, the wrapper's records in the job
 // directory, scontrol for exact exit codes, find-by-tag for unconfirmed submissions; reported as facts (slurm-facts).
-import type { Observation } from "../../core/backend.ts";
-import type { Job } from "../../core/job.ts";
-import { decide, recordsOfThisRun } from "../../core/reconcile.ts";
-import { attemptKey } from "../../core/retries.ts";
-import type { SchedulerFacts } from "../../core/scheduler-facts.ts";
+// "Settle" means one thing here and in slurm-facts/slurm-states: Slurm's view of a job reaching its final state.
+
+import type { Job } from "../../core/model/job.ts";
+import type { Observation } from "../../core/model/observation.ts";
+import type { SchedulerFacts } from "../../core/model/scheduler-facts.ts";
+import { attemptKey } from "../../core/retries/retry-policy.ts";
+import { decide, recordsOfThisRun } from "../../core/rules/reconcile.ts";
 import { SBATCH_STDERR_FILE } from "./sbatch-script.ts";
 import { findArrayTasks } from "./slurm-array.ts";
 import { type Patience, slurmFacts, slurmTime, unconfirmedFacts } from "./slurm-facts.ts";
@@ -89,7 +91,7 @@ export async function observeJob(
   let id = bid.slurm_job_id ?? deps.adopted.get(attemptKey(job));
   if (id === undefined) {
     const found = await lookUp(h, job, deps, sinceMs, patience);
-    if (typeof found === "object") return settle(job, ctx, observation(NONE, found));
+    if (typeof found === "object") return judged(job, ctx, observation(NONE, found));
     id = found;
   }
   const looked = await look(h, id, sinceMs, dir);
@@ -176,7 +178,7 @@ export async function observeJob(
     ...(batchStderr !== undefined ? { batchStderr } : {}),
     patience,
   });
-  const r = settle(job, ctx, observation(wrapper, { scheduler }));
+  const r = judged(job, ctx, observation(wrapper, { scheduler }));
   if (r.ends) {
     h.events.forget(id);
     deps.persist?.(job, { completion: via });
@@ -209,7 +211,7 @@ function cancelledWhilePending(
 }
 
 /** Whether the rules end the job with this observation (the same rules the service applies next). */
-function settle(
+function judged(
   job: Job,
   ctx: ObserveContext,
   obs: Observation,

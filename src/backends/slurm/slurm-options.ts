@@ -1,6 +1,6 @@
 // Owns the Slurm resource allowlist: which keys a job may set, each value's format, and merging host defaults with per-job overrides.
-import { AwaitlessError } from "../../core/errors.ts";
-import { didYouMean } from "../../core/nearest-name.ts";
+import { AwaitlessError } from "../../core/model/errors.ts";
+import { didYouMean } from "../../core/util/nearest-name.ts";
 
 export const SLURM_OPTION_KEYS = [
   "account",

@@ -1,5 +1,5 @@
 // Owns the Slurm commands we run and the reading of their output: squeue/sacct/scontrol/sbatch argv and parsers.
-import { AwaitlessError } from "../../core/errors.ts";
+import { AwaitlessError } from "../../core/model/errors.ts";
 import { SLURM_COMMENT_PREFIX } from "./sbatch-script.ts";
 
 // ---------------------------------------------------------------- the queries we run

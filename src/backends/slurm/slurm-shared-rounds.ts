@@ -1,14 +1,10 @@
-// Owns one process's link to a cluster's rounds in the store (core/scheduler-rounds.ts): its name there, its
+// Owns one process's link to a cluster's rounds in the store (core/backend/shared-rounds.ts, kept by core/store/scheduler-rounds.ts): its name there, its
 // interests, taking and releasing a round's lease, and reading and writing snapshots. A failing store never stops
 // polling: every call here reports it, and the poller then asks the scheduler on its own.
-import type { Interest, SchedulerRounds } from "../../core/scheduler-rounds.ts";
+import type { Interest, SharedRounds } from "../../core/backend/shared-rounds.ts";
 import { type PollSnapshot, parseSnapshotText, snapshotText } from "./slurm-round.ts";
 
-/** The store's shared rounds (JobStore.rounds), as the poller uses them. */
-export type SharedRounds = Pick<
-  SchedulerRounds,
-  "round" | "registerInterest" | "dropInterest" | "claimRound" | "publishRound"
->;
+export type { SharedRounds };
 
 let owners = 0;
 

@@ -1,6 +1,7 @@
 // Owns the meaning of Slurm's words: exit codes and the mapping of squeue/sacct job lines to scheduler facts (phase,
-// end reason, exit as reported); what they mean for a job is for src/core/reconcile.ts.
-import type { SchedulerEnd } from "../../core/scheduler-facts.ts";
+// end reason, exit as reported); what they mean for a job is for src/core/rules/reconcile.ts. "Unsettled": no final
+// answer from squeue or sacct yet for a job out of the queue.
+import type { SchedulerEnd } from "../../core/model/scheduler-facts.ts";
 import type { SlurmRow } from "./slurm-queries.ts";
 
 export * from "./slurm-queries.ts";

@@ -1,6 +1,6 @@
 // Owns submission: `sbatch --parsable` with the script on stdin, and adoption by tag when the reply is lost or
 // ambiguous — a submission is never repeated.
-import { AwaitlessError } from "../../core/errors.ts";
+import { AwaitlessError } from "../../core/model/errors.ts";
 import type { CommandRunner } from "./runner.ts";
 import { slurmJobName } from "./sbatch-script.ts";
 import {

@@ -2,7 +2,7 @@
 // utilities, remote dir. Each check names its host ("box: resolution").
 import { lookup } from "node:dns/promises";
 import type { HostConfig } from "../../config/config.ts";
-import { AwaitlessError } from "../../core/errors.ts";
+import { AwaitlessError } from "../../core/model/errors.ts";
 import { masterPid, resolveOpenssh } from "../../ssh/openssh-command.ts";
 import { parseTrackProbe, TRACK_PROBE } from "../../wrapper/host-scripts.ts";
 import { trackingCheck } from "../local/tracking-doctor.ts";

@@ -1,14 +1,15 @@
 // The parser of log-scan.sh's answer (src/wrapper/host/log-scan.sh documents the format): the same LogScan the
 // in-process scanner gives.
-import { invalid } from "../../core/errors.ts";
+
 import {
   type LogQuery,
   type LogScan,
   lineKeepBytes,
   pickCandidates,
   type ScanLine,
-} from "../../core/log-scan.ts";
-import { windowLines } from "../../core/log-scanner.ts";
+} from "../../core/logs/log-query.ts";
+import { windowLines } from "../../core/logs/retained-scan.ts";
+import { invalid } from "../../core/model/errors.ts";
 
 /** Lines from a `N FLAGS:TEXT` record list; returns them and the trailer's fields. */
 function parseRecords(body: Buffer): { lines: ScanLine[]; trailer: string[]; grepFailed: boolean } {

@@ -1,6 +1,8 @@
 // Declared artifacts of a remote job, with the same manifest as on this machine (artifacts-local.ts): the host lists
 // and resolves (ARTIFACTS), the client matches globs, confines, sorts and limits, then the host sizes, dates and
 // hashes the chosen files and sends small JSON back (ARTIFACT_FILES). Two round trips, one when nothing matched.
+
+import type { ArtifactEntry } from "../../core/model/job.ts";
 import {
   ArtifactReason,
   absentArtifact,
@@ -16,10 +18,9 @@ import {
   redactJsonStrings,
   tooLargeToInline,
   truncationNote,
-} from "../../core/artifacts.ts";
-import { sha256Hex } from "../../core/canonical-json.ts";
-import type { ArtifactEntry } from "../../core/job.ts";
-import type { Redactor } from "../../core/redact.ts";
+} from "../../core/results/artifacts.ts";
+import { sha256Hex } from "../../core/results/canonical-json.ts";
+import type { Redactor } from "../../core/util/redact.ts";
 import { ARTIFACT_FILES, ARTIFACTS } from "../../wrapper/host-scripts.ts";
 import type { SshHost } from "./ssh-host.ts";
 

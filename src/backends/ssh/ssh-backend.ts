@@ -2,7 +2,7 @@
 // job.job_dir stays the LOCAL job dir (a 0600 copy of spec.sh, for redaction); backend_id.remote_dir names the
 // remote one (before launch it is derived from the host's prepared root).
 import type { HostConfig } from "../../config/config.ts";
-import { AwaitlessError } from "../../core/errors.ts";
+import { AwaitlessError } from "../../core/model/errors.ts";
 import { WrapperBackend, type WrapperBackendOptions } from "../host/wrapper-backend.ts";
 import { SshHost } from "./ssh-host.ts";
 import { SshJobHost } from "./ssh-job-host.ts";

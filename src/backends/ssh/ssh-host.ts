@@ -1,6 +1,6 @@
 // One SSH host as this process sees it: the single shared connection (made on demand, replaced when it dies),
 // the prepared remote job root with the wrapper uploaded once per version, scripts run over it, batched observes.
-import { AwaitlessError } from "../../core/errors.ts";
+import { AwaitlessError } from "../../core/model/errors.ts";
 import { OpensshTransport } from "../../ssh/openssh-transport.ts";
 import { SshSession } from "../../ssh/ssh-session.ts";
 import type { ExecResult, SshTransport } from "../../ssh/ssh-transport.ts";

@@ -1,13 +1,15 @@
 // One SSH host as a JobHost: the same wrapper and on-disk protocol as locally, in <remote_job_dir>/jobs/<job_id>,
 // each operation one host program over the host's shared connection (SshHost), waits on its watch channel.
-import type { LeftoverStop, LogTail, Observation, QueueSnapshot, Stream } from "../../core/backend.ts";
-import { parseCancelOutcome } from "../../core/backend.ts";
-import { AwaitlessError } from "../../core/errors.ts";
-import type { ArtifactEntry, BackendId } from "../../core/job.ts";
-import { JobDirRefused, jobDirShape } from "../../core/job-dir-guard.ts";
-import type { LogQuery, LogScan } from "../../core/log-scan.ts";
-import { isNoSpace, noSpaceError } from "../../core/store-errors.ts";
-import { humanBytes } from "../../core/text.ts";
+import type { LogTail, QueueSnapshot, Stream } from "../../core/backend/backend.ts";
+import { parseCancelOutcome } from "../../core/backend/backend.ts";
+import type { LogQuery, LogScan } from "../../core/logs/log-query.ts";
+import { AwaitlessError } from "../../core/model/errors.ts";
+import type { ArtifactEntry, BackendId } from "../../core/model/job.ts";
+import type { Observation } from "../../core/model/observation.ts";
+import type { LeftoverStop } from "../../core/model/service-api.ts";
+import { JobDirRefused, jobDirShape } from "../../core/util/job-dir-guard.ts";
+import { isNoSpace, noSpaceError } from "../../core/util/no-space.ts";
+import { humanBytes } from "../../core/util/text.ts";
 import { JOB_DIR_PRESENT, keyValues, launchScript, REMOVE, SETTLE } from "../../wrapper/host-scripts.ts";
 import { CANCEL_TEXT, WRAPPER_SHA256 } from "../../wrapper/protocol.ts";
 import type { HostRoot, JobHost, WrapperIdentity } from "../host/job-host.ts";
@@ -188,7 +190,7 @@ export class SshJobHost implements JobHost {
     }
   }
 
-  async settle(dir: string, outcome: "ok" | "failed", attempt: number): Promise<boolean> {
+  async writeFinal(dir: string, outcome: "ok" | "failed", attempt: number): Promise<boolean> {
     const r = await this.host.run(SETTLE, [dir, outcome, String(attempt)]);
     return r.code === 0 && keyValues(r.stdout.toString()).settled === "1";
   }

@@ -1,7 +1,7 @@
 // Reads a remote job's capped logs in one round trip each: the tail (prev + live), or a scan of the whole log.
-import type { LogTail, Stream } from "../../core/backend.ts";
-import { AwaitlessError } from "../../core/errors.ts";
-import { type LogQuery, type LogScan, lineKeepBytes } from "../../core/log-scan.ts";
+import type { LogTail, Stream } from "../../core/backend/backend.ts";
+import { type LogQuery, type LogScan, lineKeepBytes } from "../../core/logs/log-query.ts";
+import { AwaitlessError } from "../../core/model/errors.ts";
 import { LOG_SCAN, READ_LOG } from "../../wrapper/host-scripts.ts";
 import { planLog } from "../../wrapper/protocol.ts";
 import { parseLogScan } from "./remote-log-scan.ts";

@@ -1,9 +1,9 @@
 // Parses observe.sh's report (src/wrapper/host/observe.sh documents it: many job dirs in one round trip) and turns
 // one job's part into an Observation.
-import type { Observation } from "../../core/backend.ts";
+import type { Observation } from "../../core/model/observation.ts";
 import { parseExitRecord, parseHeartbeat, parseQueued, parseStarted } from "../../wrapper/protocol.ts";
 import type { WrapperIdentity } from "../host/job-host.ts";
-import { observationFromRecords } from "../observation.ts";
+import { observationFromRecords } from "../observation-from-records.ts";
 
 export interface RemoteJobReport {
   missing: boolean;

@@ -1,7 +1,7 @@
 // A host's queue directory (<remote_job_dir>/queues, wrapper.sh "Queue admission") seen from the client: where it
 // is, and its live admitted and waiting jobs read in one round trip (liveness judged on the host, as wrappers do).
-import type { QueueSnapshot } from "../../core/backend.ts";
-import { AwaitlessError } from "../../core/errors.ts";
+import type { QueueSnapshot } from "../../core/backend/backend.ts";
+import { AwaitlessError } from "../../core/model/errors.ts";
 import { parseQueueSnapshot, QUEUE_SNAPSHOT } from "../../wrapper/host-scripts.ts";
 import type { SshHost } from "./ssh-host.ts";
 

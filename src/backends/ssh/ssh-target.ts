@@ -2,7 +2,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { HostConfig } from "../../config/config.ts";
-import { AwaitlessError } from "../../core/errors.ts";
+import { AwaitlessError } from "../../core/model/errors.ts";
 import { shellWord } from "../../ssh/known-hosts.ts";
 import { DEFAULT_PERSIST_SECONDS, type OpensshTarget } from "../../ssh/openssh-command.ts";
 import { agentSocketFor } from "../../ssh/ssh-auth.ts";

@@ -1,7 +1,7 @@
 // Tool arguments: the value schemas tools share, and the one check of a call's arguments (text, unknown names, types).
 import * as v from "valibot";
-import { nearestName } from "../../core/nearest-name.ts";
-import { NOT_TEXT } from "../../core/utf8-text.ts";
+import { nearestName } from "../../core/util/nearest-name.ts";
+import { NOT_TEXT } from "../../core/util/utf8-text.ts";
 import { illFormedArgument } from "../text-args.ts";
 
 export const seconds = (what: string) =>

@@ -1,7 +1,7 @@
 // Job arrays in tool answers: a task address resolved, the array in one sentence, an array launched or held for.
 import type { CallToolResult } from "@modelcontextprotocol/server";
-import type { ArrayView } from "../../core/array-types.ts";
-import type { LaunchRequest } from "../../core/service-types.ts";
+import type { ArrayView } from "../../core/model/array-views.ts";
+import type { LaunchRequest } from "../../core/model/service-api.ts";
 import { holdWithTicker } from "../hold.ts";
 import { answerResult, toolResult } from "../results.ts";
 import type { CallCtx, ToolEnv } from "./define.ts";

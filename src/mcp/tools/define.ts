@@ -1,7 +1,7 @@
 // One MCP tool as one value: name, description, annotations, valibot input and a call that gets that input typed.
 import type { CallToolResult, ToolAnnotations } from "@modelcontextprotocol/server";
 import type * as v from "valibot";
-import type { JobServiceApi } from "../../core/service-types.ts";
+import type { JobServiceApi } from "../../core/model/service-api.ts";
 import type { McpConfig } from "../config.ts";
 import type { SessionFinishedJobs } from "../finished-jobs.ts";
 import type { HoldContext } from "../hold.ts";

@@ -1,7 +1,7 @@
 // get_job_status: a job's (or an array's) state now, with what it runs and where, and how to wait for it.
 import * as v from "valibot";
-import { isTerminal } from "../../core/job.ts";
-import type { JobStatus } from "../../core/service-types.ts";
+import { isTerminal } from "../../core/model/job.ts";
+import type { JobStatus } from "../../core/model/service-api.ts";
 import { statusSentence } from "../hold.ts";
 import { toolResult } from "../results.ts";
 import { jobId } from "./args.ts";

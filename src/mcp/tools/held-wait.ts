@@ -1,6 +1,6 @@
 // A held wait for one job (wait_for_job, blocking run_job): progress while it holds, the answer for MCP after.
 import type { CallToolResult } from "@modelcontextprotocol/server";
-import { isDelivered } from "../../core/service-types.ts";
+import { isDelivered } from "../../core/model/service-api.ts";
 import { holdTimeoutMs, holdWithProgress } from "../hold.ts";
 import { answerText } from "../result-text.ts";
 import { answerResult, mcpWait } from "../results.ts";

@@ -1,7 +1,7 @@
 // The launch arguments run, submit_job and run_job share, their mapping onto a LaunchRequest, and its checks.
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import * as v from "valibot";
-import type { LaunchRequest } from "../../core/service-types.ts";
+import type { LaunchRequest } from "../../core/model/service-api.ts";
 import { assertLaunchable } from "../guards.ts";
 import { seconds, stringMap } from "./args.ts";
 

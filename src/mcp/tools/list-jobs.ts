@@ -1,8 +1,8 @@
 // list_jobs: the newest jobs (filtered), one bounded line each, with arrays' progress.
 import * as v from "valibot";
-import { progressWords } from "../../core/array-progress.ts";
-import { JOB_STATES } from "../../core/job.ts";
-import type { JobStatus } from "../../core/service-types.ts";
+import { progressWords } from "../../core/model/array-views.ts";
+import { JOB_STATES } from "../../core/model/job.ts";
+import type { JobStatus } from "../../core/model/service-api.ts";
 import { boundList, leftOutNote, quotedFilter } from "../list-bounds.ts";
 import { formatSeconds, toolResult } from "../results.ts";
 import { count } from "./args.ts";

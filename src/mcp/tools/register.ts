@@ -6,8 +6,8 @@ import {
   ProtocolErrorCode,
   type Tool,
 } from "@modelcontextprotocol/server";
-import { AwaitlessError } from "../../core/errors.ts";
-import { noSpaceFromErrno } from "../../core/store-errors.ts";
+import { AwaitlessError } from "../../core/model/errors.ts";
+import { noSpaceFromErrno } from "../../core/util/no-space.ts";
 import { callContext, clientNameOf } from "../call-context.ts";
 import { type KnownClient, knownClient, withoutInjected } from "../clients.ts";
 import { listedInputSchema } from "../json-schema.ts";

@@ -1,6 +1,6 @@
 // run: launch a command and hold for its result up to the inline window; a job still going answers detached.
 import * as v from "valibot";
-import { isDelivered } from "../../core/service-types.ts";
+import { isDelivered } from "../../core/model/service-api.ts";
 import { holdWithProgress } from "../hold.ts";
 import { answerText, pendingText } from "../result-text.ts";
 import {

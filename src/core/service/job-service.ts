@@ -1,0 +1,385 @@
+// JobService, the one class the CLI and MCP call (JobServiceApi): it holds the store, the backends and this process's
+// memory, and hands each use case what it needs: submit (service/submit.ts), launch (service/launch.ts), refresh
+// (service/refresh.ts), wait and run (service/wait.ts), cancel (service/cancel.ts), --after (dependencies/dependency-actions.ts), reads
+// (service/reads.ts, log-*.ts, completions.ts). Every read reconciles what it needs first (no daemon).
+import { dirname } from "node:path";
+import { ArrayService } from "../arrays/array-service.ts";
+import type { Backend } from "../backend/backend.ts";
+import { JobDependencies } from "../dependencies/dependency-actions.ts";
+import type { FinalDeps } from "../dependencies/retried-parents.ts";
+import { followLogs } from "../logs/follow.ts";
+import { readLogs } from "../logs/read.ts";
+import { AwaitlessError, hint, invalid } from "../model/errors.ts";
+import { isJobId, JOB_ID_08_RE } from "../model/ids.ts";
+import { isTerminal, type Job, type JobResult, type JobState } from "../model/job.ts";
+import type {
+  CancelResponse,
+  CompletionsResponse,
+  FollowEvent,
+  GcOptions,
+  GcResult,
+  InspectResponse,
+  JobServiceApi,
+  JobStatus,
+  LaunchRequest,
+  ListRequest,
+  LogsRequest,
+  LogsResponse,
+  QueueChanged,
+  QueueCreated,
+  QueueListing,
+  RunResponse,
+  SubmitResponse,
+  WaitOptions,
+  WaitResponse,
+} from "../model/service-api.ts";
+import { refuseArrayQueueCreate } from "../queues/array-queues.ts";
+import { listQueues } from "../queues/queue-service.ts";
+import type { RetryDeps } from "../retries/retry-attempt.ts";
+import type { JobStore, StoredJob } from "../store/job-store.ts";
+import { targetOf } from "../store/queue-table.ts";
+import { describeFree } from "../util/no-space.ts";
+import { Redactor, shapeRedactor } from "../util/redact.ts";
+import { cancelJob, cancelJobs } from "./cancel.ts";
+import { completions as completionsFeed } from "./completions.ts";
+import { resolveJobIdPrefix } from "./job-prefix.ts";
+import { launchAttempt } from "./launch.ts";
+import { type ValidatedLaunch, validateLaunch } from "./launch-request.ts";
+import type { LifecycleDeps } from "./lifecycle-context.ts";
+import { collectGarbage, inspectJob, listJobs, listJobsPage } from "./reads.ts";
+import { refreshJob } from "./refresh.ts";
+import type { ServiceCore, ServiceSettings } from "./service-context.ts";
+import { jobStatus } from "./status.ts";
+import { againRequest, launchArrayTasks, refuseHost, submitValidated } from "./submit.ts";
+import { reserveNotice } from "./unsealed.ts";
+import { runJob, waitFor, waitForAnyChange } from "./wait.ts";
+
+export { QUIET_POLL_MAX_MS } from "./wait.ts";
+export type { ServiceSettings };
+
+export class JobService implements JobServiceApi {
+  private readonly unreachable = new Map<string, string>();
+  private readonly notices = new Set<string>();
+  /** Retried jobs whose `final` record this process wrote (dependencies/retried-parents.ts). */
+  private readonly final: FinalDeps = {
+    backendFor: (job) => this.backendFor(job),
+    written: new Set(),
+    wakeHeld: (parent) => this.dependencies.wakeHeld(parent),
+  };
+  /** What the use-case modules (job-reads, log-read, log-follow, completions) get: never handed to a surface. */
+  private readonly core: ServiceCore;
+  /** What the lifecycle modules (job-launch, …) get besides: this process's memory and the retry hooks. */
+  private readonly life: LifecycleDeps;
+  /** Job arrays: each task a job of this service (array-service.ts). */
+  readonly arrays: ArrayService;
+  private readonly retries: RetryDeps;
+  /** --after: the launch's plan and the held children of parents with retries (dependencies/dependency-actions.ts). */
+  private readonly dependencies: JobDependencies;
+  constructor(
+    private readonly store: JobStore,
+    private readonly backends: Partial<Record<Job["backend"] | "awaitless08", Backend>>,
+    private readonly settings: ServiceSettings,
+  ) {
+    this.core = {
+      store,
+      settings,
+      backendFor: (job) => this.backendFor(job),
+      getJob: (id) => this.getJob(id),
+      refresh: (id) => this.refresh(id),
+      status: (id) => this.status(id),
+      toStatus: (job) => this.toStatus(job),
+      resultOf: (job) => this.resultOf(job),
+      displayRedactor: (job) => this.displayRedactor(job),
+      unreachableReason: (id) => this.unreachable.get(id),
+    };
+    this.dependencies = new JobDependencies({
+      store,
+      backendFor: (job) => this.backendFor(job),
+      refresh: (id) => this.refresh(id),
+    });
+    this.arrays = new ArrayService(store, this, {
+      backend: settings.defaultBackend,
+      host: settings.defaultHost,
+      cwd: settings.callerCwd,
+      ...(settings.hostBackends ? { hostBackends: settings.hostBackends } : {}),
+    });
+    this.retries = {
+      store,
+      settings,
+      backendFor: (job) => this.backendFor(job),
+      launch: (job, secretValues) => launchAttempt(this.life, job, secretValues),
+    };
+    this.life = {
+      ...this.core,
+      unreachable: this.unreachable,
+      notices: this.notices,
+      final: this.final,
+      retries: this.retries,
+      dependencies: this.dependencies,
+    };
+  }
+
+  private backendFor(job: Pick<Job, "backend"> & { backend_id?: Job["backend_id"] }): Backend {
+    // a job imported from Awaitless 0.8 keeps its logs in a local copy, whatever backend ran it; one 0.8 still
+    // runs is watched through 0.8's own records
+    const id = job.backend_id;
+    const b = this.backends[id?.watch ? "awaitless08" : id?.imported_from ? "local" : job.backend];
+    if (!b) {
+      throw new AwaitlessError(
+        "invalid_argument",
+        `the ${job.backend} backend is not available in this build`,
+        hint("backend_unavailable"),
+      );
+    }
+    return b;
+  }
+
+  /** The CLI's job argument: a full ID, or a unique prefix of one (job-prefix.ts); MCP never calls this. */
+  resolveJobId(text: string): string {
+    return resolveJobIdPrefix(this.store, text);
+  }
+
+  resultJson(jobId: string): string | null {
+    return this.store.get(jobId)?.result_json ?? null;
+  }
+
+  followLogs(
+    jobId: string,
+    stream: "stdout" | "stderr" | "both",
+    signal?: AbortSignal,
+  ): AsyncIterable<FollowEvent> {
+    return followLogs(this.core, jobId, stream, signal);
+  }
+
+  getJob(jobId: string): StoredJob {
+    if (!isJobId(jobId)) {
+      throw invalid(`${JSON.stringify(jobId)} is not a job ID`, hint("job_id_shape"));
+    }
+    const job = this.store.get(jobId);
+    if (!job)
+      throw new AwaitlessError(
+        "not_found",
+        `no job ${jobId}`,
+        JOB_ID_08_RE.test(jobId) ? hint("import_08_store") : hint("find_job_id"),
+      );
+    return job;
+  }
+
+  async submit(req: LaunchRequest): Promise<SubmitResponse> {
+    const v = this.validated(req);
+    refuseHost(this.life, v);
+    return submitValidated(this.life, v, req);
+  }
+
+  /**
+   * The tasks of an array in one backend submission (Backend.launchArray): every task reserved as a job first (a
+   * replayed key is that task again), then the new ones and those an earlier, dead submit left unlaunched are handed
+   * to the backend together. Answers each task's job ID, in order.
+   */
+  launchArrayTasks(
+    reqs: { req: LaunchRequest; index: number }[],
+    array: { arrayId: string; indices: readonly number[]; throttle: number },
+  ): Promise<string[]> {
+    const tasks = reqs.map((r) => ({ v: this.validated(r.req), index: r.index }));
+    return launchArrayTasks(this.life, tasks, array);
+  }
+
+  async checkLaunch(req: LaunchRequest): Promise<void> {
+    const v = this.validated(req);
+    refuseHost(this.life, v);
+    const plan = await this.dependencies.plan(v);
+    // an array's one sbatch --array is not held for a :failed/:any parent with retries (heldOn): refused, not run early
+    const held = plan?.waits.find((w) => w.hold);
+    if (held) {
+      throw invalid(
+        `job ${held.job_id} is ${this.getJob(held.job_id).state} and may be retried (it has retries): on a Slurm cluster an array cannot wait for its last attempt with :${held.on}`,
+        hint("after_retried_slurm_array", { job_id: held.job_id }),
+        { job_id: held.job_id },
+      );
+    }
+  }
+
+  private validated(req: LaunchRequest): ValidatedLaunch {
+    const s = this.settings;
+    return validateLaunch(
+      req,
+      {
+        backend: s.defaultBackend,
+        host: s.defaultHost,
+        queue: s.defaultQueue,
+        ...(s.hostQueues ? { hostQueues: s.hostQueues } : {}),
+        ...(s.keepLeftovers ? { keepLeftovers: true } : {}),
+        ...(s.hostKeepLeftovers ? { hostKeepLeftovers: s.hostKeepLeftovers } : {}),
+        ...(s.hostBackends ? { hostBackends: s.hostBackends } : {}),
+        cwd: s.callerCwd,
+        checkBackendOptions: (backend, raw) => this.backends[backend]?.checkOptions?.(raw) ?? raw,
+      },
+      s.callerEnv,
+    );
+  }
+
+  async createQueue(name: string, concurrency: number, host?: string): Promise<QueueCreated> {
+    refuseArrayQueueCreate(name);
+    if (host && this.settings.hostBackends?.[host] === "slurm") {
+      throw invalid(
+        `${host} is a Slurm cluster ([hosts.${host}] backend = "slurm"): its jobs cannot wait in named queues`,
+        "Slurm schedules them itself; create the queue on this machine or an SSH host",
+      );
+    }
+    const r = this.store.queues.create(name, targetOf(host), concurrency);
+    return { ...r.row, created: r.created };
+  }
+
+  async setQueue(name: string, concurrency: number, host?: string): Promise<QueueChanged> {
+    refuseArrayQueueCreate(name);
+    await this.refreshQueue(name);
+    const r = this.store.queues.setConcurrency(name, targetOf(host), concurrency);
+    return {
+      name,
+      target: r.row.target,
+      concurrency,
+      previous_concurrency: r.previous,
+      waiting_with_previous: r.waiting,
+    };
+  }
+
+  async deleteQueue(name: string, host?: string): Promise<{ name: string; target: string; deleted: true }> {
+    refuseArrayQueueCreate(name);
+    await this.refreshQueue(name);
+    const row = this.store.queues.delete(name, targetOf(host));
+    return { name, target: row.target, deleted: true };
+  }
+
+  /** Reconciles the queue's unfinished jobs, so that ended ones are counted as ended. */
+  private async refreshQueue(name: string): Promise<void> {
+    const active = this.store.list({
+      queue: name,
+      states: ["queued", "starting", "running", "stalled"],
+      limit: 10_000,
+    });
+    for (const j of active) await this.refresh(j.job_id).catch(() => undefined);
+  }
+
+  async listQueues(host?: string, opts?: { arrays?: boolean }): Promise<QueueListing> {
+    return listQueues(
+      { store: this.store, backends: this.backends, refresh: (id) => this.refresh(id) },
+      host,
+      opts,
+    );
+  }
+
+  /** Warnings about observations that could not be stored (a full disk); each is said once. */
+  storeNotices(): string[] {
+    if (this.store.takeReserveUsed()) {
+      this.notices.add(reserveNotice(this.store.path, describeFree(dirname(this.store.path))));
+    }
+    const all = [...this.notices];
+    this.notices.clear();
+    return all;
+  }
+
+  /** Observes the job's wrapper and applies the reconcile rules; returns the job as stored afterwards. */
+  refresh(jobId: string): Promise<StoredJob> {
+    return refreshJob(this.life, jobId);
+  }
+
+  private resultOf(job: StoredJob): JobResult | undefined {
+    return job.result_json ? (JSON.parse(job.result_json) as JobResult) : undefined;
+  }
+
+  async status(jobId: string): Promise<JobStatus> {
+    const job = await this.refresh(jobId);
+    const st = await this.toStatus(job);
+    const unreachable = this.unreachable.get(jobId);
+    if (unreachable) return { ...st, host_unreachable: unreachable };
+    // an ended job: what it left running and what it cost, as its result says
+    const ended = this.resultOf(job);
+    if (ended?.leftovers) st.leftovers = ended.leftovers;
+    if (ended?.resources) st.resources = ended.resources;
+    if (!isTerminal(job.state) && job.state !== "starting") {
+      const obs = await this.backendFor(job).observe(job, this.dependencies.lookOf(job));
+      if (obs.heartbeat) {
+        st.stdout_bytes = obs.heartbeat.stdout_bytes;
+        st.stderr_bytes = obs.heartbeat.stderr_bytes;
+        st.last_output_at = obs.heartbeat.last_change_at;
+      }
+    }
+    return st;
+  }
+
+  private async toStatus(job: StoredJob): Promise<JobStatus> {
+    return jobStatus(job, await this.displayRedactor(job));
+  }
+
+  /** Redacts what is shown of a job's spec (argv typed with a secret in it): its secret values and credential shapes. */
+  private async displayRedactor(job: StoredJob): Promise<Redactor> {
+    if (job.spec.secret_env.length === 0) return shapeRedactor;
+    return new Redactor(Object.values(await this.backendFor(job).secretValues(job)));
+  }
+
+  cancel(jobId: string, gracePeriodSeconds?: number): Promise<CancelResponse> {
+    return cancelJob(this.life, jobId, gracePeriodSeconds);
+  }
+
+  /**
+   * Cancels many jobs of one target at once: each one's intent persisted first, then one backend call for all
+   * (Backend.cancelMany), then a wait for each to end. Answers how many were asked to cancel.
+   */
+  cancelMany(jobIds: string[], gracePeriodSeconds?: number): Promise<number> {
+    return cancelJobs(this.life, jobIds, gracePeriodSeconds);
+  }
+
+  logs(req: LogsRequest): Promise<LogsResponse> {
+    return readLogs(this.core, req);
+  }
+
+  completions(
+    jobIds: string[],
+    opts: { after_cursor?: string; limit?: number } & WaitOptions,
+  ): Promise<CompletionsResponse> {
+    return completionsFeed(this.core, jobIds, opts);
+  }
+
+  list(req: ListRequest): Promise<JobStatus[]> {
+    return listJobs(this.core, req);
+  }
+
+  listPage(req: ListRequest): Promise<{ jobs: JobStatus[]; total: number }> {
+    return listJobsPage(this.core, req);
+  }
+
+  inspect(jobId: string): Promise<InspectResponse> {
+    return inspectJob(this.core, jobId);
+  }
+
+  /** Removes finished jobs (files, then rows) by age, count and store quota; active jobs are never touched. */
+  gc(o: GcOptions): Promise<GcResult> {
+    return collectGarbage(this.core, o);
+  }
+
+  submitAgain(jobId: string): Promise<SubmitResponse> {
+    const spec = this.getJob(jobId).spec;
+    return this.submit(againRequest(spec));
+  }
+
+  wait(jobId: string, opts: WaitOptions): Promise<WaitResponse> {
+    return waitFor(this.life, jobId, opts);
+  }
+
+  run(
+    req: LaunchRequest,
+    inlineTimeoutMs: number,
+    opts: Omit<WaitOptions, "timeoutMs"> = {},
+  ): Promise<RunResponse> {
+    return runJob(this.life, (r) => this.submit(r), req, inlineTimeoutMs, opts);
+  }
+
+  waitForAnyChange(jobIds: string[], timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    return waitForAnyChange(this.life, jobIds, timeoutMs, signal);
+  }
+
+  async onTerminal(jobId: string, signal: AbortSignal): Promise<JobState> {
+    const w = await this.wait(jobId, { timeoutMs: null, signal, untracked: true });
+    return w.job_state;
+  }
+}
