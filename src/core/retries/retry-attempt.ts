@@ -46,7 +46,9 @@ export async function beginRetry(
   const next = attempt + 1;
   const policy = job.spec.retry!;
   const wait = backoffBefore(policy, next);
-  const retryAt = new Date(Date.now() + wait * 1000).toISOString();
+  // The backoff counts from the attempt's end as recorded (the wrapper's clock may be a few ms ahead of this look).
+  const ended = Date.parse(d.finished_at ?? "");
+  const retryAt = new Date(Math.max(Date.now(), Number.isNaN(ended) ? 0 : ended) + wait * 1000).toISOString();
   // what ended this attempt, as the wait for the next one says it (service/status.ts)
   const why =
     d.to === "failed" && d.exit_code !== null ? `with exit code ${d.exit_code}` : `(${d.reason ?? d.to})`;
