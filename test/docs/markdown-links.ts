@@ -28,23 +28,29 @@ export function headingText(raw: string): string {
     .trim();
 }
 
-/** The lines of a file outside fenced code blocks, each with its 1-based number. */
-function proseLines(text: string): { line: number; text: string }[] {
-  const out: { line: number; text: string }[] = [];
+/** Every line of a file with its 1-based number, and whether it is inside a fenced code block (fences excluded). */
+export function markdownLines(text: string): { line: number; text: string; fenced: boolean }[] {
+  const out: { line: number; text: string; fenced: boolean }[] = [];
   let fence: string | null = null;
   text.split("\n").forEach((l, i) => {
     const open = /^\s*(`{3,}|~{3,})/.exec(l);
     if (fence) {
       if (open && l.trim().startsWith(fence)) fence = null;
+      else out.push({ line: i + 1, text: l, fenced: true });
       return;
     }
     if (open) {
       fence = open[1]!;
       return;
     }
-    out.push({ line: i + 1, text: l });
+    out.push({ line: i + 1, text: l, fenced: false });
   });
   return out;
+}
+
+/** The lines of a file outside fenced code blocks, each with its 1-based number. */
+function proseLines(text: string): { line: number; text: string }[] {
+  return markdownLines(text).filter((l) => !l.fenced);
 }
 
 /** Every anchor a file offers: its headings' slugs, a repeated one suffixed `-1`, `-2`, … as GitHub does. */

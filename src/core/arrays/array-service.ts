@@ -357,7 +357,7 @@ export class ArrayService implements ArrayApi {
     return out;
   }
 
-  /** The progress of every array these jobs are tasks of (array-progress.ts). */
+  /** The progress of every array these jobs are tasks of (counted in SQL: store/array-counts.ts). */
   progress(jobIds: string[]): ArrayProgress[] {
     return this.store.arrays.progress(jobIds);
   }

@@ -1,7 +1,8 @@
 // JobService, the one class the CLI and MCP call (JobServiceApi): it holds the store, the backends and this process's
 // memory, and hands each use case what it needs: submit (service/submit.ts), launch (service/launch.ts), refresh
-// (service/refresh.ts), wait and run (service/wait.ts), cancel (service/cancel.ts), --after (dependencies/dependency-actions.ts), reads
-// (service/reads.ts, log-*.ts, completions.ts). Every read reconciles what it needs first (no daemon).
+// (service/refresh.ts), wait and run (service/wait.ts), cancel (service/cancel.ts), --after
+// (dependencies/dependency-actions.ts), reads (service/reads.ts, logs/read.ts, logs/follow.ts,
+// service/completions.ts). Every read reconciles what it needs first (no daemon).
 import { dirname } from "node:path";
 import { ArrayService } from "../arrays/array-service.ts";
 import type { Backend } from "../backend/backend.ts";
@@ -66,9 +67,9 @@ export class JobService implements JobServiceApi {
     written: new Set(),
     wakeHeld: (parent) => this.dependencies.wakeHeld(parent),
   };
-  /** What the use-case modules (job-reads, log-read, log-follow, completions) get: never handed to a surface. */
+  /** What the use-case modules (reads, logs/read, logs/follow, completions) get: never handed to a surface. */
   private readonly core: ServiceCore;
-  /** What the lifecycle modules (job-launch, …) get besides: this process's memory and the retry hooks. */
+  /** What the lifecycle modules (launch, submit, refresh, …) get besides: this process's memory, the retry hooks. */
   private readonly life: LifecycleDeps;
   /** Job arrays: each task a job of this service (array-service.ts). */
   readonly arrays: ArrayService;

@@ -28,7 +28,7 @@ set -- $o
 set +f
 case ${1-} in ?????w* | ????????w*) sum='' ;; esac
 if [ "$sum" != "$h" ] || [ "${3-}" != "$(id -u)" ]; then echo wrapper=stale; exit 6; fi
-# A retry's attempt N lives in attempts/N under the first attempt's directory (src/core/retries.ts).
+# A retry's attempt N lives in attempts/N under the first attempt's directory (src/core/retries/retry-policy.ts).
 case $d in */attempts/*) mkdir -p "${d%/*}" 2>/dev/null ;; esac
 free "${d%/*}"
 if [ -n "$avail_kib" ] && [ "$avail_kib" -lt "$headroom_kib" ]; then

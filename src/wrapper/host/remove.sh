@@ -1,5 +1,5 @@
 # Host program `remove`: Args: DIR JOB_ID. Removes job JOB_ID's directory DIR (gc), after the rule every removal of
-# a job's files follows (src/core/job-dir-guard.ts): DIR is <…>/jobs/JOB_ID or <…>/jobs/JOB_ID/attempts/N, an
+# a job's files follows (src/core/util/job-dir-guard.ts): DIR is <…>/jobs/JOB_ID or <…>/jobs/JOB_ID/attempts/N, an
 # absolute path without `.`, `..` or empty components, reached without a symbolic link (its parent's physical path
 # is the path itself), and neither DIR, JOB_ID's directory nor attempts/ is a link. Missing: nothing to do.
 # Output: `refused=WHY` with exit 2 when the rule refuses DIR; a failed rm exits 1.

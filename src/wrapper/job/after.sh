@@ -15,7 +15,7 @@
 #                          sleeping process: between wakes it only looks again after a backoff (AWL_TICK doubling to
 #                          60 s) that catches a parent whose wrapper was killed. A client's cancel wakes it with USR2.
 # AWL_AFTER_FAILED=ID:ON: the client found that condition impossible at submit; the job ends at once, as above.
-# AWL_AFTER_i_FINAL=1: the parent has retries (core/retries.ts), and PARENT_DIR is its first attempt's directory. An
+# AWL_AFTER_i_FINAL=1: the parent has retries (core/retries/), and PARENT_DIR is its first attempt's directory. An
 #   attempt's exit record or dead wrapper says nothing then (a retry may follow); the parent has ended only once
 #   PARENT_DIR/final exists (outcome=ok|failed attempt=N), written by the last attempt's wrapper when its end is
 #   certainly the last (awl_final_of), else by the client that records the job's end (host/settle.sh). Both wake the
@@ -152,7 +152,7 @@ awl_after_hold() {
 
 # awl_final_of CODE REASON: awl_fo = ok | failed when this attempt's end is certainly the job's last, '' when a
 # client may retry it: its class (exit: the command failed; infrastructure: the launch failed) is in AWL_RETRY_ON and
-# AWL_RETRY_LEFT > 0 (core/retries.ts retryDue decides the same from the same record).
+# AWL_RETRY_LEFT > 0 (core/retries/retry-policy.ts retryDue decides the same from the same record).
 awl_final_of() {
   awl_fo=failed awl_fc=''
   case $2/$1 in
