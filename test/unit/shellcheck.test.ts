@@ -84,7 +84,7 @@ test("every shell file is shellcheck-clean", () => {
     INCLUDE_RE.lastIndex = 0;
   }
   expect(problems.filter(Boolean).join("\n")).toBe("");
-});
+}, 60_000); // shellcheck over every file: seconds on a busy machine, past bun's default 5 s
 
 test("launch.sh with the spec function the client generates is shellcheck-clean", () => {
   if (!haveShellcheck()) return;
@@ -99,4 +99,4 @@ test("launch.sh with the spec function the client generates is shellcheck-clean"
   const launch = `set -- a b c\n${specFunction(spec)}${assemble(HOST_PROGRAM_FILES["launch.sh"])}`;
   const problems = [shellcheck(launch, "sh", "launch.sh with its spec")];
   expect(problems.filter(Boolean).join("\n")).toBe("");
-});
+}, 60_000);
