@@ -17,6 +17,14 @@ awl_job_end() {
   # the monitor first: it starts no kill from now on (one in progress it finishes)
   : >monitor.stop
   kill -USR1 "$awl_mon" 2>/dev/null
+  awl_mon_waited=0
+  if [ -f timed_out ] || [ -f cancelled ]; then
+    # a kill in progress (cancel, timeout) stops the whole job: what it stops is not left over. The monitor finishes
+    # it (the TERM's grace until nothing lives, else KILL) before anything is counted; a process still dying from the
+    # TERM when the command's shell is gone would otherwise be listed as a leftover
+    wait "$awl_mon"
+    awl_mon_waited=1
+  fi
   awl_exclude="$awl_wrapper_pid $awl_mon"
   awl_job_scan tracked.ls
   awl_left_n=$awl_procs_n awl_left_action=stopped
@@ -25,7 +33,7 @@ awl_job_end() {
     awl_put leftovers "$awl_lines" 2>/dev/null || { rm -f leftovers.tmp; : >no_space; }
     awl_desc=1
   fi
-  wait "$awl_mon"
+  [ "$awl_mon_waited" = 1 ] || wait "$awl_mon"
   rm -f monitor.stop
   awl_exclude="$awl_wrapper_pid"
   awl_killed=0
