@@ -85,12 +85,14 @@ export function retryDependenciesContract(
       const c = counter();
       const p = submitTo(
         t,
-        ["sh", "-c", attemptScript(c, "sleep 1; exit 4")],
+        ["sh", "-c", attemptScript(c, "exit 4", true)],
         ["--retries", "1", "--retry-on", "exit", "--retry-backoff", "0.5s"],
       );
       const ok = child(c, p);
       const failed = child(c, `${p}:failed`);
+      // the parent's attempts wait for the gate: the child is seen held however slowly the submits go
       await held(failed, `waiting for ${p} to fail`);
+      writeFileSync(join(t.jobDir(p), "gate"), "");
       const f = await wait(failed);
       expect([f.state, f.stdout_tail]).toEqual(["succeeded", "saw 2\n"]);
       neverRan(await wait(ok), `${p}:ok`);
