@@ -68,6 +68,40 @@ function fileSha256(path: string): string | null {
   }
 }
 
+/**
+ * The heartbeat as the wrapper last wrote it, or, while a running command's first output is newer than the wrapper's
+ * next size check (seconds away at the start), with that output's sizes and time read from the files: "no output
+ * yet" is never said of a job that wrote something.
+ */
+function withOutputSeen(
+  dir: string,
+  hb: ReturnType<typeof readHeartbeat>,
+  running: boolean,
+): ReturnType<typeof readHeartbeat> {
+  if (hb === null || !running || hb.stdoutBytes + hb.stderrBytes > 0) return hb;
+  const size = (stream: string) => {
+    try {
+      const st = statSync(join(dir, stream));
+      return { bytes: st.size, at: st.mtimeMs / 1000 };
+    } catch {
+      return { bytes: 0, at: 0 };
+    }
+  };
+  const out = size(FILES.stdout);
+  const err = size(FILES.stderr);
+  if (out.bytes + err.bytes === 0) return hb;
+  return {
+    ...hb,
+    stdoutBytes: out.bytes,
+    stderrBytes: err.bytes,
+    lastChangeEpochSeconds: Math.max(
+      hb.lastChangeEpochSeconds,
+      out.bytes > 0 ? out.at : 0,
+      err.bytes > 0 ? err.at : 0,
+    ),
+  };
+}
+
 function fileTime(path: string, epochSeconds: number): string {
   try {
     const ms = statSync(path).mtimeMs;
@@ -190,7 +224,7 @@ export class LocalHost implements JobHost {
   async observe(dir: string, known: WrapperIdentity): Promise<Observation> {
     const exit = readExitRecord(dir);
     const started = readStarted(dir);
-    const hb = readHeartbeat(dir);
+    const hb = withOutputSeen(dir, readHeartbeat(dir), started !== null && exit === null);
     const queued = started ? null : readQueued(dir);
     let wrapperAlive: boolean | null = null;
     // the launch's own answer first: `started` is a file anyone who can write the directory could forge

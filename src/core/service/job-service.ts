@@ -302,7 +302,9 @@ export class JobService implements JobServiceApi {
       if (obs.heartbeat) {
         st.stdout_bytes = obs.heartbeat.stdout_bytes;
         st.stderr_bytes = obs.heartbeat.stderr_bytes;
-        st.last_output_at = obs.heartbeat.last_change_at;
+        // the heartbeat's last change is the command's start until it writes something
+        const wrote = obs.heartbeat.stdout_bytes + obs.heartbeat.stderr_bytes > 0;
+        st.last_output_at = wrote ? obs.heartbeat.last_change_at : null;
       }
     }
     return st;
