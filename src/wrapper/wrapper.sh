@@ -131,13 +131,13 @@ fi
 awl_spec_checked $#
 awl_identity
 awl_wait_turn
-awl_setsid=$(command -v setsid 2>/dev/null)
+awl_find_setsid
 awl_start_clock
 awl_enter_cwd
 awl_track_start
 # The monitor starts first; a monitor.stop left by an earlier attempt in this directory (a Slurm requeue) would stop
 # it at once.
-rm -f "$awl_dir/monitor.stop"
+[ ! -e "$awl_dir/monitor.stop" ] || rm -f "$awl_dir/monitor.stop"
 (cd "$awl_dir" && awl_monitor) &
 awl_mon=$!
 awl_run "$@"

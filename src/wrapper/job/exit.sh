@@ -4,8 +4,10 @@
 # The exit record's reservation (see exit.tmp atop wrapper.sh). The record is ASCII, so ${#var} counts its bytes.
 awl_reserve_bytes=512
 awl_reserve_exit() {
-  awl_size exit.tmp
-  [ "$awl_sz" -eq "$awl_reserve_bytes" ] && return 0
+  # the launcher's reservation, checked without a fork: one line of 511 spaces, nothing after it
+  awl_l='' awl_x=''
+  { IFS= read -r awl_l && ! IFS= read -r awl_x && [ -z "$awl_x" ]; } 2>/dev/null <exit.tmp &&
+    [ "${#awl_l}" -eq $((awl_reserve_bytes - 1)) ] && case $awl_l in *[!\ ]*) false ;; esac && return 0
   { printf "%$((awl_reserve_bytes - 1))s\n" '' >exit.tmp; } 2>/dev/null && return 0
   awl_log "no space to reserve the exit record in $PWD (disk full or quota exceeded)"
   return 1
@@ -47,13 +49,13 @@ awl_finish() {
   if [ "$awl_cap" -gt 0 ]; then awl_cap_trim "$awl_tailcap" all; fi
   # A full disk now (a one-byte write needs a block) or earlier (the marker): the record says so.
   { printf x >no_space.probe; } 2>/dev/null || : >no_space
-  rm -f no_space.probe
+  # (monitor.stop, the stopped monitor's, goes with the probe: one rm)
+  rm -f no_space.probe monitor.stop
   awl_nospace=''
   [ ! -e no_space ] || awl_nospace='
 no_space=1'
-  awl_now
   # the command's end (the whole job's processes were stopped after it), or now when it never ran
-  [ -n "${awl_cmd_end-}" ] || awl_cmd_end=$awl_t
+  [ -n "${awl_cmd_end-}" ] || { awl_now && awl_cmd_end=$awl_t; }
   awl_write_exit "exit_code=$1
 signal=$awl_sig
 reason=$2

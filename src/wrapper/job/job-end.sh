@@ -16,7 +16,8 @@
 awl_job_end() {
   # the monitor first: it starts no kill from now on (one in progress it finishes)
   : >monitor.stop
-  kill -USR1 "$awl_mon" 2>/dev/null
+  # USR1 cuts its nap short; a monitor that has not set its trap yet would die of it, and sees the file anyway
+  ! awl_catches "$awl_mon" 10 || kill -USR1 "$awl_mon" 2>/dev/null
   awl_mon_waited=0
   if [ -f timed_out ] || [ -f cancelled ]; then
     # a kill in progress (cancel, timeout) stops the whole job: what it stops is not left over. The monitor finishes
@@ -34,7 +35,6 @@ awl_job_end() {
     awl_desc=1
   fi
   [ "$awl_mon_waited" = 1 ] || wait "$awl_mon"
-  rm -f monitor.stop
   awl_exclude="$awl_wrapper_pid"
   awl_killed=0
   [ ! -f timed_out ] && [ ! -f cancelled ] || awl_killed=1

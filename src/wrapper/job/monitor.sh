@@ -23,8 +23,14 @@ awl_signal_group() {
 # from a client (a cancel) end at once. Once the command has exited the monitor only naps while a kill is in progress
 # (the group still alive): a short nap then, not none, or it would spin for the whole grace period.
 awl_nap() {
+  # whether sleep takes fractions, asked at the first nap (a quick command's monitor never naps)
+  if [ -z "$awl_frac" ]; then
+    awl_frac=0
+    if sleep 0.001 2>/dev/null; then awl_frac=1 awl_short=0.1; fi
+  fi
   if [ "$awl_done" = 1 ] || [ -f monitor.stop ]; then
-    sleep "$awl_short" 2>/dev/null
+    # (the command ended during the probe, with no kill under way: the loop stops at once)
+    [ "$awl_kill" = none ] || sleep "$awl_short" 2>/dev/null
     return
   fi
   if [ "$awl_frac" = 1 ]; then
@@ -100,13 +106,15 @@ awl_job_alive() {
 #   a kill           awl_kill (none, term, killed or done) and awl_kill_at (epoch seconds: its KILL is due)
 #   the nap          awl_done (the command has ended), awl_woke and awl_nap_pid (clock.sh)
 awl_monitor() {
-  awl_done=0 awl_woke=0 awl_nap_pid='' awl_frac=0 awl_short=1
-  if sleep 0.01 2>/dev/null; then awl_frac=1 awl_short=0.1; fi
+  awl_done=0 awl_woke=0 awl_nap_pid='' awl_frac='' awl_short=1
   trap 'awl_done=1; awl_wake' USR1
   # A client's cancel: look at the cancel file now instead of at the end of the nap.
   trap awl_wake USR2
   awl_monitor_init
   while :; do
+    # The command has ended and no kill is under way: nothing is left to watch (a quick command's monitor stops here
+    # before its first check: the exit record has the sizes, and the main wrapper waits for this monitor).
+    if [ -f monitor.stop ] && [ "$awl_kill" = none ]; then break; fi
     [ -n "$pid" ] || awl_read_started
     kill -0 "$awl_wrapper_pid" 2>/dev/null || exit 0
     awl_clock

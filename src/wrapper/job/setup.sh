@@ -95,6 +95,23 @@ awl_wait_turn() {
   fi
 }
 
+# awl_find_setsid: sets awl_setsid to the path of setsid(1) found in PATH, as `command -v` would, without the fork of
+# a command substitution; not in PATH: what `command -v` says (a busybox shell's own applet), else ''.
+awl_find_setsid() {
+  awl_setsid=''
+  awl_p=${PATH-}:
+  while [ -n "$awl_p" ]; do
+    awl_x=${awl_p%%:*}
+    awl_p=${awl_p#*:}
+    [ -n "$awl_x" ] || awl_x=.
+    if [ -f "$awl_x/setsid" ] && [ -x "$awl_x/setsid" ]; then
+      awl_setsid=$awl_x/setsid
+      return 0
+    fi
+  done
+  awl_setsid=$(command -v setsid 2>/dev/null)
+}
+
 # awl_start_clock: the command's start on both clocks: awl_started_at (epoch seconds, for the records) and
 # awl_started_cs (awl_clock; awl_up_ok=1 when /proc/uptime gives centiseconds).
 awl_start_clock() {
