@@ -269,7 +269,7 @@ export async function runCli(argv: string[], io: CliIo, makeCtx: () => Promise<C
         opening ??= makeCtx().then(async (c) => {
           ctx = c;
           if (!quiet.has(name)) {
-            const { offerImport } = await import("./import-command.ts");
+            const { offerImport } = await import("./import-offer.ts");
             offerImport(c, io);
           }
           return c;

@@ -1,8 +1,8 @@
-// `awaitless import` (jobs of an Awaitless 0.8 store) and the one-time notice that offers it.
+// `awaitless import`: the jobs of an Awaitless 0.8 store (its one-time offer: import-offer.ts).
 import { dirname, resolve } from "node:path";
 import type { Ctx } from "../context.ts";
-import { IMPORTED_META, type ImportReport } from "../core/import-08/import-08.ts";
-import { awaitless08Dirs, find08Store } from "../core/import-08/store-08.ts";
+import { awaitless08Dirs, find08Store } from "../core/import-08/find-08.ts";
+import type { ImportReport } from "../core/import-08/import-08.ts";
 import { EXIT } from "../core/model/errors.ts";
 import type { CliIo } from "./cli-io.ts";
 import { toJson } from "./output.ts";
@@ -10,9 +10,6 @@ import { paint, styleFor } from "./render.ts";
 import { shown } from "./terminal-safe.ts";
 
 type Opts = Record<string, unknown> & { json?: boolean; from?: string };
-
-/** store_meta key: the first-run notice about an 0.8 store was shown (it is shown once per store). */
-const NOTICED_META = "awaitless08_noticed_at";
 
 function dataDirOf(ctx: Ctx): string {
   return dirname(ctx.store.path);
@@ -73,24 +70,4 @@ export function renderImport(r: ImportReport, style: ReturnType<typeof styleFor>
   for (const n of r.notes) lines.push(`${paint(style, "dim", "note:")} ${shown(n)}`);
   if (r.imported > 0) lines.push(`their 0.8 IDs work here: awaitless status ${r.job_ids[0]}`);
   return `${lines.join("\n")}\n`;
-}
-
-/**
- * Once per store, on stderr: an 0.8 store is here and has not been imported. Never on stdout (where --json
- * output goes); silent once `awaitless import` ran or the notice was shown.
- */
-export function offerImport(ctx: Ctx, io: CliIo): void {
-  const store = ctx.store;
-  try {
-    if (store.meta(IMPORTED_META) !== undefined || store.meta(NOTICED_META) !== undefined) return;
-    const source = find08Store(awaitless08Dirs(io.env, dataDirOf(ctx)));
-    if (source === null) return;
-    store.setMeta(NOTICED_META, new Date().toISOString());
-    const style = styleFor(io.stderr, io.env);
-    io.stderr.write(
-      `${paint(style, "dim", "notice:")} an Awaitless 0.8 store is in ${source} (left untouched); bring its jobs here with: awaitless import\n`,
-    );
-  } catch {
-    // the offer is a courtesy: it never fails a command
-  }
 }

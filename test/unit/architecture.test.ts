@@ -164,7 +164,7 @@ describe("architecture", () => {
   });
 
   // `awaitless import` is its own use case (Ctx.import08), not one of the job service's: the CLI finds the 0.8 store.
-  const SURFACE_EXTRA = ["cli/import-command.ts → core/import-08/"];
+  const SURFACE_EXTRA = ["cli/import-command.ts → core/import-08/", "cli/import-offer.ts → core/import-08/"];
 
   test("surfaces (cli, mcp, ui) use core's model (JobServiceApi and its shapes) and pure helpers only", () => {
     const bad = deps

@@ -22,13 +22,13 @@ import {
 } from "../util/job-dir-guard.ts";
 import { Redactor } from "../util/redact.ts";
 import { assertTrustedSource, copy08Log, log08Path } from "./files-08.ts";
+import { IMPORTED_META } from "./find-08.ts";
 import { artifactsOf, errorOf08, historyOf, reasonOf08, skipReason, specOf } from "./map-08.ts";
 import { StagingFile } from "./staging.ts";
 import { type Job08, open08Store } from "./store-08.ts";
 
 export const IMPORTED_FROM = "awaitless-0.8";
 /** store_meta key: when the last import ran (the first-run offer stops once it has). */
-export const IMPORTED_META = "awaitless08_imported_at";
 /** How many entries each list of the report names (the counts cover all). */
 export const REPORT_LIST_MAX = 100;
 

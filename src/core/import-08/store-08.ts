@@ -22,19 +22,6 @@ export type { Job08 } from "./rows-08.ts";
 /** The database file name of an 0.8 data directory. */
 export { LEGACY_FILE };
 
-/** 0.8's data directories for this environment: ours (same layout), then 0.8's own default. */
-export function awaitless08Dirs(env: Record<string, string | undefined>, ourDataDir: string): string[] {
-  const home = env.HOME || "";
-  const own = env.AWAITLESS_DATA_DIR || join(home, ".local", "share", "awaitless");
-  return [...new Set([ourDataDir, own])];
-}
-
-/** The first of `dirs` holding an 0.8 database, or null. */
-export function find08Store(dirs: string[]): string | null {
-  for (const d of dirs) if (classifyDb(join(d, LEGACY_FILE)) === "awaitless-0.8") return d;
-  return null;
-}
-
 /** A row of the store: the typed job, or why it is skipped (with the ID as found, cut short). */
 export type Row08 =
   | { job: Job08 }
