@@ -1,7 +1,6 @@
 // Automatic gc: when `auto_gc_interval_hours` have passed since the last one, a launch (CLI run/submit) or the
 // MCP server starts `awaitless gc` with the configured retention and quota as a detached background process, so
 // the store stays bounded without anyone running gc and without a launch waiting for it.
-import { spawn } from "node:child_process";
 import { resolve } from "node:path";
 import type { Ctx } from "./context.ts";
 import { selfArgv } from "./self.ts";
@@ -20,6 +19,8 @@ export function startAutoGcIfDue(ctx: Ctx): number | null {
       AWAITLESS_DATA_DIR: resolve(ctx.config.dataDir),
     };
     if (ctx.config.path) env.AWAITLESS_CONFIG = resolve(ctx.config.path);
+    // node:child_process only when the gc is due: importing it costs every command's start
+    const { spawn } = require("node:child_process") as typeof import("node:child_process");
     const child = spawn(cmd!, [...pre, "gc"], { cwd: "/", detached: true, stdio: "ignore", env });
     child.on("error", () => undefined);
     child.unref();

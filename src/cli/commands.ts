@@ -5,11 +5,9 @@ import type { Ctx } from "../context.ts";
 import { EXIT, invalid } from "../core/model/errors.ts";
 import { isTerminal, type JobResult, type JobState } from "../core/model/job.ts";
 import type { FollowEvent, LeftoverStop } from "../core/model/service-api.ts";
-import { arrayStatus, cancelArray, printArrayWait, submitArray } from "./array-commands.ts";
 import type { CliIo } from "./cli-io.ts";
 import { detachOnSignals, quietAfter } from "./detach.ts";
 import { invokedName } from "./invoked-as.ts";
-import { localLogFile, logsRequest, printLogs } from "./logs-command.ts";
 import {
   cancelJson,
   type EarlierAttempt,
@@ -52,7 +50,8 @@ export const COMMANDS: Record<string, Action> = {
     const opts = optsOf(args);
     const req = launchRequest(opts["--"] ?? [], opts as RawLaunchOptions);
     const ctx = await makeCtx();
-    if (opts.array !== undefined) return submitArray(io, opts, ctx, req, arrayText(opts.array));
+    if (opts.array !== undefined)
+      return (await import("./array-commands.ts")).submitArray(io, opts, ctx, req, arrayText(opts.array));
     const r = await ctx.service.submit(req);
     startAutoGcIfDue(ctx);
     if (opts.json) out(io, toJson(r));
@@ -81,7 +80,12 @@ export const COMMANDS: Record<string, Action> = {
       if (ctx.arrays.isArray(jobId)) {
         const w = await ctx.arrays.wait(jobId, waitOpts);
         live.done();
-        return printArrayWait(io, opts, w, quietAfter(detacher.by, opts, io));
+        return (await import("./array-commands.ts")).printArrayWait(
+          io,
+          opts,
+          w,
+          quietAfter(detacher.by, opts, io),
+        );
       }
       const w = await ctx.service.wait(jobId, waitOpts);
       live.done();
@@ -138,7 +142,8 @@ export const COMMANDS: Record<string, Action> = {
   async status(args, io, makeCtx) {
     const opts = optsOf(args);
     const ctx = await makeCtx();
-    if (ctx.arrays.isArray(String(args[0]))) return arrayStatus(io, opts, ctx, String(args[0]), false);
+    if (ctx.arrays.isArray(String(args[0])))
+      return (await import("./array-commands.ts")).arrayStatus(io, opts, ctx, String(args[0]), false);
     const s = ctx.arrays.annotate([await ctx.service.status(String(args[0]))])[0]!;
     if (opts.json) out(io, toJson(s));
     else out(io, renderStatus(s, styleFor(io.stdout, io.env), await endOf(ctx, s.job_id)));
@@ -157,6 +162,7 @@ export const COMMANDS: Record<string, Action> = {
     const stream = (opts.stream as string | undefined) ?? "both";
     if (!["stdout", "stderr", "both"].includes(stream))
       throw invalid(`--stream ${stream}`, "use stdout, stderr or both");
+    const { localLogFile, logsRequest, printLogs } = await import("./logs-command.ts");
     const req = logsRequest(jobId, stream as "stdout" | "stderr" | "both", opts);
     if (
       opts.follow &&
@@ -181,7 +187,8 @@ export const COMMANDS: Record<string, Action> = {
       opts.gracePeriod !== undefined
         ? parseDuration(opts.gracePeriod as string, "--grace-period")
         : undefined;
-    if (ctx.arrays.isArray(String(args[0]))) return cancelArray(io, opts, ctx, String(args[0]), grace);
+    if (ctx.arrays.isArray(String(args[0])))
+      return (await import("./array-commands.ts")).cancelArray(io, opts, ctx, String(args[0]), grace);
     const r = await ctx.service.cancel(String(args[0]), grace);
     if (opts.json) out(io, cancelJson(r));
     else if (r.leftover && r.leftover.action !== "none" && r.job_state !== "lost")
@@ -233,7 +240,8 @@ export const COMMANDS: Record<string, Action> = {
   async inspect(args, io, makeCtx) {
     const opts = optsOf(args);
     const ctx = await makeCtx();
-    if (ctx.arrays.isArray(String(args[0]))) return arrayStatus(io, opts, ctx, String(args[0]), true);
+    if (ctx.arrays.isArray(String(args[0])))
+      return (await import("./array-commands.ts")).arrayStatus(io, opts, ctx, String(args[0]), true);
     const r = await ctx.service.inspect(String(args[0]));
     if (opts.json) {
       out(io, toJson(r, r.result ? ctx.service.resultJson(r.job.job_id) : null));

@@ -82,4 +82,17 @@ describe("each command loads only what it uses", () => {
       expect(r.modules.filter((m) => NOT_LOCAL.test(m))).toEqual([]);
     });
   }
+
+  /** What reading local jobs never uses: the 0.8 import (beyond finding a store to offer it), submit and launch,
+   * cancel, queue administration, logs (read, follow, search), results, and the CLI's array and logs commands. */
+  const NOT_READING =
+    /^(core\/import-08\/(?!find-08\.ts$)|cli\/(import-command|array-commands|logs-command)\.ts$|core\/service\/(submit|launch|cancel|completions)\.ts$|core\/queues\/|core\/logs\/(read|follow|pattern)|backends\/local\/artifacts-local\.ts$)/;
+  for (const args of [["status", "JOB", "--json"], ["list"], ["list", "--json"], ["wait", "JOB"]]) {
+    test(`${args.join(" ")} of an ended local job loads no launch, cancel, queue, logs or 0.8 import module`, () => {
+      const r = modulesOf(args.map((a) => (a === "JOB" ? done : a)));
+      expect(r.code).toBe(0);
+      expect(r.modules).toContain("core/service/job-service.ts");
+      expect(r.modules.filter((m) => NOT_LOCAL.test(m) || NOT_READING.test(m))).toEqual([]);
+    });
+  }
 });

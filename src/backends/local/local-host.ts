@@ -1,6 +1,5 @@
 // This machine as a JobHost: launches the wrapper detached (own session), reads its files, watches with inotify.
 
-import { spawn } from "node:child_process";
 import {
   closeSync,
   existsSync,
@@ -41,7 +40,6 @@ import { sha256Hex } from "../../wrapper/sha256.ts";
 import type { HostRoot, JobHost, WrapperIdentity } from "../host/job-host.ts";
 import { isMissing, writeLocalSpec } from "../job-spec.ts";
 import { observationFromRecords } from "../observation-from-records.ts";
-import { collectLocalArtifacts } from "./artifacts-local.ts";
 import { dropJobCgroups } from "./job-cgroups.ts";
 import { readLocalTail, scanLocalLog } from "./local-logs.ts";
 import { localQueueDir } from "./local-queue.ts";
@@ -192,7 +190,7 @@ export class LocalHost implements JobHost {
     }
     try {
       // detached: the wrapper gets its own session, so it outlives this process and its terminal.
-      const child = spawn(this.opts.shell, [wrapper, dir], {
+      const child = childProcess().spawn(this.opts.shell, [wrapper, dir], {
         detached: true,
         stdio: ["ignore", log, log],
         cwd: "/",
@@ -309,7 +307,7 @@ export class LocalHost implements JobHost {
     declared: readonly string[],
     maxInlineBytes: number,
   ): Promise<ArtifactEntry[]> {
-    return collectLocalArtifacts(cwd, declared, { maxInlineBytes });
+    return (await import("./artifacts-local.ts")).collectLocalArtifacts(cwd, declared, { maxInlineBytes });
   }
 
   waitForChange(dir: string, timeoutMs: number, signal?: AbortSignal, anyFile = false): Promise<boolean> {
@@ -371,7 +369,7 @@ function runDetached(
   return new Promise((resolve) => {
     let stdout = "";
     let stderr = "";
-    const child = spawn(shell, args, {
+    const child = childProcess().spawn(shell, args, {
       detached: true,
       stdio: [stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
       cwd: "/",
@@ -387,4 +385,9 @@ function runDetached(
     child.once("close", (code) => resolve({ code: code ?? -1, stdout, stderr }));
     if (stdin !== undefined) child.stdin?.end(stdin);
   });
+}
+
+/** node:child_process when a process is first started: importing it costs a command's start, and status starts none. */
+function childProcess(): typeof import("node:child_process") {
+  return require("node:child_process") as typeof import("node:child_process");
 }

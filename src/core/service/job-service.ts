@@ -2,14 +2,13 @@
 // memory, and hands each use case what it needs: submit (service/submit.ts), launch (service/launch.ts), refresh
 // (service/refresh.ts), wait and run (service/wait.ts), cancel (service/cancel.ts), --after
 // (dependencies/dependency-actions.ts), reads (service/reads.ts, logs/read.ts, logs/follow.ts,
-// service/completions.ts). Every read reconciles what it needs first (no daemon).
+// service/completions.ts). Every read reconciles what it needs first (no daemon). What status, list and wait do not
+// use (submit and launch, cancel, logs, results, queues) is imported when its method is first called.
 import { dirname } from "node:path";
 import { ArrayService } from "../arrays/array-service.ts";
 import type { Backend } from "../backend/backend.ts";
 import { JobDependencies } from "../dependencies/dependency-actions.ts";
 import type { FinalDeps } from "../dependencies/retried-parents.ts";
-import { followLogs } from "../logs/follow.ts";
-import { readLogs } from "../logs/read.ts";
 import { AwaitlessError, hint, invalid } from "../model/errors.ts";
 import { isJobId, JOB_ID_08_RE } from "../model/ids.ts";
 import { isTerminal, type Job, type JobResult, type JobState } from "../model/job.ts";
@@ -34,24 +33,18 @@ import type {
   WaitOptions,
   WaitResponse,
 } from "../model/service-api.ts";
-import { refuseArrayQueueCreate } from "../queues/array-queues.ts";
-import { listQueues } from "../queues/queue-service.ts";
 import type { RetryDeps } from "../retries/retry-attempt.ts";
 import type { JobStore, StoredJob } from "../store/job-store.ts";
 import { targetOf } from "../store/queue-table.ts";
 import { describeFree } from "../util/no-space.ts";
 import { Redactor, shapeRedactor } from "../util/redact.ts";
-import { cancelJob, cancelJobs } from "./cancel.ts";
-import { completions as completionsFeed } from "./completions.ts";
 import { resolveJobIdPrefix } from "./job-prefix.ts";
-import { launchAttempt } from "./launch.ts";
-import { type ValidatedLaunch, validateLaunch } from "./launch-request.ts";
+import type { ValidatedLaunch } from "./launch-request.ts";
 import type { LifecycleDeps } from "./lifecycle-context.ts";
 import { collectGarbage, inspectJob, listJobs, listJobsPage } from "./reads.ts";
 import { refreshJob } from "./refresh.ts";
 import type { ServiceCore, ServiceSettings } from "./service-context.ts";
 import { jobStatus } from "./status.ts";
-import { againRequest, launchArrayTasks, refuseHost, submitValidated } from "./submit.ts";
 import { reserveNotice } from "./unsealed.ts";
 import { runJob, waitFor, waitForAnyChange } from "./wait.ts";
 
@@ -108,7 +101,8 @@ export class JobService implements JobServiceApi {
       store,
       settings,
       backendFor: (job) => this.backendFor(job),
-      launch: (job, secretValues) => launchAttempt(this.life, job, secretValues),
+      launch: async (job, secretValues) =>
+        (await import("./launch.ts")).launchAttempt(this.life, job, secretValues),
     };
     this.life = {
       ...this.core,
@@ -144,12 +138,13 @@ export class JobService implements JobServiceApi {
     return this.store.get(jobId)?.result_json ?? null;
   }
 
-  followLogs(
+  async *followLogs(
     jobId: string,
     stream: "stdout" | "stderr" | "both",
     signal?: AbortSignal,
   ): AsyncIterable<FollowEvent> {
-    return followLogs(this.core, jobId, stream, signal);
+    const { followLogs } = await import("../logs/follow.ts");
+    yield* followLogs(this.core, jobId, stream, signal);
   }
 
   getJob(jobId: string): StoredJob {
@@ -167,7 +162,8 @@ export class JobService implements JobServiceApi {
   }
 
   async submit(req: LaunchRequest): Promise<SubmitResponse> {
-    const v = this.validated(req);
+    const v = await this.validated(req);
+    const { refuseHost, submitValidated } = await import("./submit.ts");
     refuseHost(this.life, v);
     return submitValidated(this.life, v, req);
   }
@@ -177,17 +173,19 @@ export class JobService implements JobServiceApi {
    * replayed key is that task again), then the new ones and those an earlier, dead submit left unlaunched are handed
    * to the backend together. Answers each task's job ID, in order.
    */
-  launchArrayTasks(
+  async launchArrayTasks(
     reqs: { req: LaunchRequest; index: number }[],
     array: { arrayId: string; indices: readonly number[]; throttle: number },
   ): Promise<string[]> {
-    const tasks = reqs.map((r) => ({ v: this.validated(r.req), index: r.index }));
+    const tasks = [];
+    for (const r of reqs) tasks.push({ v: await this.validated(r.req), index: r.index });
+    const { launchArrayTasks } = await import("./submit.ts");
     return launchArrayTasks(this.life, tasks, array);
   }
 
   async checkLaunch(req: LaunchRequest): Promise<void> {
-    const v = this.validated(req);
-    refuseHost(this.life, v);
+    const v = await this.validated(req);
+    (await import("./submit.ts")).refuseHost(this.life, v);
     const plan = await this.dependencies.plan(v);
     // an array's one sbatch --array is not held for a :failed/:any parent with retries (heldOn): refused, not run early
     const held = plan?.waits.find((w) => w.hold);
@@ -200,8 +198,9 @@ export class JobService implements JobServiceApi {
     }
   }
 
-  private validated(req: LaunchRequest): ValidatedLaunch {
+  private async validated(req: LaunchRequest): Promise<ValidatedLaunch> {
     const s = this.settings;
+    const { validateLaunch } = await import("./launch-request.ts");
     return validateLaunch(
       req,
       {
@@ -220,7 +219,7 @@ export class JobService implements JobServiceApi {
   }
 
   async createQueue(name: string, concurrency: number, host?: string): Promise<QueueCreated> {
-    refuseArrayQueueCreate(name);
+    (await import("../queues/array-queues.ts")).refuseArrayQueueCreate(name);
     if (host && this.settings.hostBackends?.[host] === "slurm") {
       throw invalid(
         `${host} is a Slurm cluster ([hosts.${host}] backend = "slurm"): its jobs cannot wait in named queues`,
@@ -232,7 +231,7 @@ export class JobService implements JobServiceApi {
   }
 
   async setQueue(name: string, concurrency: number, host?: string): Promise<QueueChanged> {
-    refuseArrayQueueCreate(name);
+    (await import("../queues/array-queues.ts")).refuseArrayQueueCreate(name);
     await this.refreshQueue(name);
     const r = this.store.queues.setConcurrency(name, targetOf(host), concurrency);
     return {
@@ -245,7 +244,7 @@ export class JobService implements JobServiceApi {
   }
 
   async deleteQueue(name: string, host?: string): Promise<{ name: string; target: string; deleted: true }> {
-    refuseArrayQueueCreate(name);
+    (await import("../queues/array-queues.ts")).refuseArrayQueueCreate(name);
     await this.refreshQueue(name);
     const row = this.store.queues.delete(name, targetOf(host));
     return { name, target: row.target, deleted: true };
@@ -262,6 +261,7 @@ export class JobService implements JobServiceApi {
   }
 
   async listQueues(host?: string, opts?: { arrays?: boolean }): Promise<QueueListing> {
+    const { listQueues } = await import("../queues/queue-service.ts");
     return listQueues(
       { store: this.store, backends: this.backends, refresh: (id) => this.refresh(id) },
       host,
@@ -320,7 +320,8 @@ export class JobService implements JobServiceApi {
     return new Redactor(Object.values(await this.backendFor(job).secretValues(job)));
   }
 
-  cancel(jobId: string, gracePeriodSeconds?: number): Promise<CancelResponse> {
+  async cancel(jobId: string, gracePeriodSeconds?: number): Promise<CancelResponse> {
+    const { cancelJob } = await import("./cancel.ts");
     return cancelJob(this.life, jobId, gracePeriodSeconds);
   }
 
@@ -328,19 +329,22 @@ export class JobService implements JobServiceApi {
    * Cancels many jobs of one target at once: each one's intent persisted first, then one backend call for all
    * (Backend.cancelMany), then a wait for each to end. Answers how many were asked to cancel.
    */
-  cancelMany(jobIds: string[], gracePeriodSeconds?: number): Promise<number> {
+  async cancelMany(jobIds: string[], gracePeriodSeconds?: number): Promise<number> {
+    const { cancelJobs } = await import("./cancel.ts");
     return cancelJobs(this.life, jobIds, gracePeriodSeconds);
   }
 
-  logs(req: LogsRequest): Promise<LogsResponse> {
+  async logs(req: LogsRequest): Promise<LogsResponse> {
+    const { readLogs } = await import("../logs/read.ts");
     return readLogs(this.core, req);
   }
 
-  completions(
+  async completions(
     jobIds: string[],
     opts: { after_cursor?: string; limit?: number } & WaitOptions,
   ): Promise<CompletionsResponse> {
-    return completionsFeed(this.core, jobIds, opts);
+    const { completions } = await import("./completions.ts");
+    return completions(this.core, jobIds, opts);
   }
 
   list(req: ListRequest): Promise<JobStatus[]> {
@@ -360,8 +364,9 @@ export class JobService implements JobServiceApi {
     return collectGarbage(this.core, o);
   }
 
-  submitAgain(jobId: string): Promise<SubmitResponse> {
+  async submitAgain(jobId: string): Promise<SubmitResponse> {
     const spec = this.getJob(jobId).spec;
+    const { againRequest } = await import("./submit.ts");
     return this.submit(againRequest(spec));
   }
 

@@ -8,7 +8,6 @@ import { awaitingAttempt, beginRetry, launchDueAttempt } from "../retries/retry-
 import { retryDue } from "../retries/retry-policy.ts";
 import { decide } from "../rules/reconcile.ts";
 import type { StoredJob } from "../store/job-store.ts";
-import { endCancelledBeforeLaunch } from "./launch.ts";
 import { type LifecycleDeps, recorded } from "./lifecycle-context.ts";
 import { observedActive, observedTerminal } from "./unsealed.ts";
 
@@ -29,7 +28,8 @@ export async function refreshJob(life: LifecycleDeps, jobId: string): Promise<St
   const parentMayRetry = life.dependencies.lookOf(job).parentMayRetry === true;
   if (awaitingAttempt(job)) {
     // A retry's next attempt: ended if cancelled first, launched once its backoff passed, else nothing to observe.
-    if (job.cancel_requested_at !== null && !job.launcher) return await endCancelledBeforeLaunch(life, job);
+    if (job.cancel_requested_at !== null && !job.launcher)
+      return await (await import("./launch.ts")).endCancelledBeforeLaunch(life, job);
     if (await launchDueAttempt(life.retries, job)) return life.getJob(jobId);
     if (!job.launcher) return job;
   }
