@@ -3,7 +3,6 @@
 import { spawnSync } from "node:child_process";
 import { accessSync, constants, existsSync, mkdtempSync, rmSync, watch, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { localBootId } from "../backends/local/proc.ts";
 import { configPath } from "../config/config.ts";
 import type { Ctx } from "../context.ts";
 import { EXIT } from "../core/model/errors.ts";
@@ -169,14 +168,8 @@ export async function doctor(
     ok: true,
     detail: `a job's wrapper checks its output every 1–${CHECK_MAX_SECONDS}s (less often while quiet) and heartbeats every ${HEARTBEAT_SECONDS}s while quiet; a job whose wrapper cannot be checked directly (Slurm) is lost after ${lostAfterSeconds()}s without a heartbeat`,
   });
-  const boot = localBootId();
-  checks.push({
-    check: "boot id",
-    ok: true,
-    detail: boot
-      ? "readable: a reboot is reported as lost/host_rebooted"
-      : "unavailable: a reboot is reported as lost/wrapper_killed",
-  });
+  const { localBootCheck } = await import("../backends/local/boot-doctor.ts");
+  checks.push(localBootCheck());
   const hosts = ctx?.config.hosts ?? {};
   const { sshDoctorChecks, isReachCheck } = await import("../backends/ssh/doctor.ts");
   for (const name of hostsToCheck(opts.host, ctx)) {

@@ -46,9 +46,6 @@ export const CANCEL_TEXT: string = assemble(cancelText);
 /** Hex SHA-256 of WRAPPER_TEXT: remote copies are named after it so each version is uploaded once. */
 export const WRAPPER_SHA256: string = sha256Hex(WRAPPER_TEXT);
 
-/** Version of the on-disk protocol (the `protocol=` line of `started`). */
-export const PROTOCOL_VERSION = 1;
-
 /** Names of the files in a job directory. */
 export const FILES = {
   spec: "spec.sh",

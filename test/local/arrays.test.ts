@@ -46,10 +46,17 @@ describe("an array's throttle", () => {
   test("never more than %N tasks run at once, sampled continuously while it runs; each sees its index", async () => {
     const markers = join(sb.root, "markers");
     mkdirSync(markers);
-    // each task holds a marker while it runs and prints how many markers it saw (itself included)
+    // Each task holds a marker while it runs and prints how many markers it saw (itself included); it ends once the
+    // gate exists, which opens when a sample saw 3 running and the other 9 waiting in line.
+    const gate = join(sb.root, "throttle-gate");
     const script =
-      'mkdir "$M/$AWAITLESS_ARRAY_INDEX"; echo "index=$AWAITLESS_ARRAY_INDEX seen=$(ls "$M" | wc -l)"; sleep 0.4; rmdir "$M/$AWAITLESS_ARRAY_INDEX"';
-    const id = submitArray(sb, "0-11%3", ["sh", "-c", script], ["--env", `M=${markers}`]);
+      'mkdir "$M/$AWAITLESS_ARRAY_INDEX"; echo "index=$AWAITLESS_ARRAY_INDEX seen=$(ls "$M" | wc -l)"; while [ ! -e "$G" ]; do sleep 0.05; done; rmdir "$M/$AWAITLESS_ARRAY_INDEX"';
+    const id = submitArray(
+      sb,
+      "0-11%3",
+      ["sh", "-c", script],
+      ["--env", `M=${markers}`, "--env", `G=${gate}`],
+    );
     const tasks = tasksOf(sb, id);
     expect(tasks.map((t) => t.index)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
     const ids = tasks.map((t) => t.job_id);
@@ -60,11 +67,11 @@ describe("an array's throttle", () => {
         const s = (await sb.runAsync(["status", "--json", id])).json;
         return s.state === "succeeded" || s.state === "failed";
       },
+      { gate: { path: gate, limit: 3 } },
     );
-    expect(sample.samples).toBeGreaterThan(10);
-    expect(sample.maxRunningCommands).toBeLessThanOrEqual(3);
-    // the throttle is not a serialisation: tasks did overlap
-    expect(sample.maxRunningCommands).toBeGreaterThanOrEqual(2);
+    // the throttle is not a serialisation: 3 ran at once, and never more, from the first sample to the end
+    expect(sample.sawFull).toBe(true);
+    expect(sample.maxRunningCommands).toBe(3);
     expect(sample.fifoViolations).toEqual([]);
     const w = sb.run(["wait", "--json", id]);
     expect(w.code).toBe(0);

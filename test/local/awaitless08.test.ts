@@ -6,7 +6,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { cpSync, existsSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { killQuietly, pidAlive, ROOT, Sandbox, until } from "../helpers/cli.ts";
+import { BINARY, killQuietly, pidAlive, ROOT, Sandbox, until } from "../helpers/cli.ts";
 import { structured } from "../mcp/harness.ts";
 import { connectStdio } from "../mcp/stdio-client.ts";
 
@@ -325,11 +325,39 @@ describe("our store at the old file name (awaitless.db, before this release)", (
 
   test("eight processes finding it at once: each answers, it moves once, no job is lost", async () => {
     const { sb, id } = oldNameStore();
-    const procs = Array.from({ length: 8 }, () => sb.runAsync(["status", id, "--json"]));
-    const results = await Promise.all(procs);
+    // At once however busy the machine: each shell says it is ready, then waits for `go` before it becomes the binary.
+    const go = join(sb.work, "go");
+    const line = `: > "ready.$2"; while [ ! -e go ]; do sleep 0.01; done; exec "$0" status "$1" --json`;
+    const procs = Array.from({ length: 8 }, (_, i) =>
+      Bun.spawn(["sh", "-c", line, BINARY, id, String(i)], {
+        cwd: sb.work,
+        env: sb.env,
+        stdout: "pipe",
+        stderr: "pipe",
+      }),
+    );
+    let results: { stdout: string; stderr: string }[];
+    try {
+      await until(
+        "eight processes ready",
+        () => procs.every((_, i) => existsSync(join(sb.work, `ready.${i}`))),
+        60_000,
+      );
+    } finally {
+      writeFileSync(go, "");
+      results = await Promise.all(
+        procs.map(async (p) => {
+          const [stdout, stderr] = await Promise.all([
+            new Response(p.stdout).text(),
+            new Response(p.stderr).text(),
+          ]);
+          return { stdout, stderr };
+        }),
+      );
+    }
     for (const r of results) {
       expect(r.stderr).toBe("");
-      expect(r.json.state).toBe("succeeded");
+      expect(JSON.parse(r.stdout).state).toBe("succeeded");
     }
     expect(readdirSync(sb.dataDir).filter((f) => f.startsWith("awaitless.db"))).toEqual([]);
     expect(sb.submit(["true"])).toMatch(/^job_/);

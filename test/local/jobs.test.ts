@@ -147,13 +147,19 @@ describe("stall and lost", () => {
   test("stalled while quiet, running again when output resumes", async () => {
     const resume = join(sb.work, "resume");
     const stop = join(sb.work, "stop");
-    // Quiet until `resume` exists, then output every 0.3 s until `stop` exists: the job cannot end before we look.
-    const script = `echo start; while [ ! -e ${resume} ]; do sleep 0.2; done; while [ ! -e ${stop} ]; do echo tick; sleep 0.3; done`;
-    const id = sb.submit(["sh", "-c", script], ["--stall-timeout", "1"]);
-    await until("stalled", () => sb.status(id).state === "stalled", 30_000);
-    writeFileSync(resume, "");
-    await until("running again", () => sb.status(id).state === "running", 30_000);
-    writeFileSync(stop, "");
+    // Quiet until `resume` exists, then output every 0.2 s until `stop` exists: the job cannot end before we look.
+    // The stall timeout is several of the wrapper's 1 s checks long: once output resumes, each check renews the
+    // heartbeat's last change, so every look from then on says running, however late it comes on a busy machine
+    // (at 1 s, the heartbeat's whole-second last change made only a look within the same second say running).
+    const script = `echo start; while [ ! -e ${resume} ]; do sleep 0.2; done; while [ ! -e ${stop} ]; do echo tick; sleep 0.2; done`;
+    const id = sb.submit(["sh", "-c", script], ["--stall-timeout", "5"]);
+    try {
+      await until("stalled", () => sb.status(id).state === "stalled", 60_000, 200);
+      writeFileSync(resume, "");
+      await until("running again", () => sb.status(id).state === "running", 60_000, 200);
+    } finally {
+      writeFileSync(stop, "");
+    }
     expect(sb.run(["wait", "--json", id]).json.state).toBe("succeeded");
     const hist = sb.run(["inspect", "--json", id]).json.history.map((h: { to_state: string }) => h.to_state);
     expect(hist).toContain("stalled");

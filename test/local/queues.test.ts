@@ -79,18 +79,27 @@ for (const lock of ["flock", "mkdir"] as const) {
     sb.run(["queue", "create", "pair", "--concurrency", "2"]);
 
     test("10 jobs into concurrency 2 never exceed 2 and start in FIFO order", async () => {
+      // Each job ends once the gate exists, which opens when a sample saw 2 running and the other 8 waiting in line.
+      const gate = join(sb.work, "pair-gate");
       const ids: string[] = [];
       for (let i = 0; i < 10; i++)
-        ids.push(sb.submit(["sleep", "0.4"], ["--queue", "pair", "--name", `n${i}`]));
+        ids.push(
+          sb.submit(
+            ["sh", "-c", `while [ ! -e ${gate} ]; do sleep 0.05; done`],
+            ["--queue", "pair", "--name", `n${i}`],
+          ),
+        );
       expect(state(sb, ids[9]!)).toBe("queued");
       expect(sb.status(ids[9]!).status_message).toMatch(/queued behind \d+ jobs? in queue pair/);
       const report = await sampleQueue(
         sb.dataDir,
         () => ids,
         () => allDone(sb, ids),
+        { gate: { path: gate, limit: 2 } },
       );
-      expect(report.maxRunningEntries).toBeLessThanOrEqual(2);
-      expect(report.maxRunningCommands).toBeLessThanOrEqual(2);
+      expect(report.sawFull).toBe(true);
+      expect(report.maxRunningEntries).toBe(2);
+      expect(report.maxRunningCommands).toBe(2);
       expect(report.fifoViolations).toEqual([]);
       const started = ids.map((id) => {
         const job = sb.run(["inspect", "--json", id]).json;
@@ -109,7 +118,10 @@ for (const lock of ["flock", "mkdir"] as const) {
 
     test("two client processes submitting into one queue concurrently", async () => {
       const bin = join(import.meta.dir, "..", "..", "dist", "awaitless");
-      const script = `for i in 1 2 3 4 5; do "${bin}" submit --queue pair -- sleep 0.3 || exit 1; done`;
+      // each job ends once the gate exists, which opens when a sample saw 2 running and the other 8 waiting in line
+      const gate = join(sb.work, "clients-gate");
+      const job = `sh -c 'while [ ! -e ${gate} ]; do sleep 0.05; done'`;
+      const script = `for i in 1 2 3 4 5; do "${bin}" submit --queue pair -- ${job} || exit 1; done`;
       const clients = [0, 1].map(() =>
         Bun.spawn(["sh", "-c", script], { cwd: sb.work, env: sb.env, stdout: "pipe", stderr: "pipe" }),
       );
@@ -124,9 +136,11 @@ for (const lock of ["flock", "mkdir"] as const) {
         sb.dataDir,
         () => ids,
         () => allDone(sb, ids),
+        { gate: { path: gate, limit: 2 } },
       );
-      expect(report.maxRunningEntries).toBeLessThanOrEqual(2);
-      expect(report.maxRunningCommands).toBeLessThanOrEqual(2);
+      expect(report.sawFull).toBe(true);
+      expect(report.maxRunningEntries).toBe(2);
+      expect(report.maxRunningCommands).toBe(2);
       expect(report.fifoViolations).toEqual([]);
       for (const id of ids) expect(state(sb, id)).toBe("succeeded");
     }, 90_000);

@@ -24,7 +24,11 @@ test("applying the feed's events leaves no array task among the jobs, whenever t
   const jobs = new Set<string>();
   let arrayId = "";
   let submitted: Promise<void> | undefined;
-  let quietSince = 0;
+  // Submitted once the array ended, and let end only once its ID is known: its end is sent from a listing made
+  // after the array's, so when that event is here a forget still owed would have been sent before it.
+  const marker = real.gate();
+  let marked: Promise<void> | undefined;
+  let markerId = "";
   await readEvents(
     `${ui.url}api/events`,
     { "x-awaitless-token": ui.token },
@@ -38,13 +42,17 @@ test("applying the feed's events leaves no array task among the jobs, whenever t
       if (event === "job") jobs.add((data as JobStatus).job_id);
       if (event === "forget") jobs.delete((data as { job_id: string }).job_id);
       if (event === "array" && arrayId && (data as { job_id: string; state: string }).state === "succeeded") {
-        // the array ended: one more listing after it, so a forget still owed would have been sent
-        quietSince ||= Date.now();
+        marked ??= real.service.submit({ argv: marker.command, name: "marker" }).then((r) => {
+          markerId = r.job_id;
+          marker.end(0);
+        });
       }
-      return quietSince > 0 && Date.now() - quietSince > 200;
+      const job = data as JobStatus;
+      return event === "job" && markerId !== "" && job.job_id === markerId && job.state === "succeeded";
     },
     60_000,
   );
+  await marked;
   await submitted;
   const taskIds = new Set((await real.service.arrays!.status(arrayId)).task_list.map((t) => t.job_id));
   expect(taskIds.size).toBe(60);

@@ -230,6 +230,24 @@ describe("architecture", () => {
     expect(bad).toEqual([]);
   });
 
+  // The CLI works on jobs through Ctx's JobServiceApi. `doctor` examines this machine and each host itself, so it
+  // loads each backend's doctor module (on use); completion lists ~/.ssh/config's Host aliases with the SSH client
+  // library's reader of that file, without making a backend or contacting a host.
+  const CLI_REACHES = [
+    "cli/completion-lists.ts → ssh/ssh-config-aliases.ts",
+    "cli/doctor.ts → backends/local/boot-doctor.ts",
+    "cli/doctor.ts → backends/local/tracking-doctor.ts",
+    "cli/doctor.ts → backends/slurm/doctor.ts",
+    "cli/doctor.ts → backends/ssh/doctor.ts",
+  ];
+
+  test("the CLI reaches a backend or ssh/ only through doctor modules and completion's Host aliases", () => {
+    const reached = all
+      .filter((f) => f.file.startsWith("cli/"))
+      .flatMap((f) => f.targets.filter((t) => /^(backends|ssh)\//.test(t)).map((t) => `${f.file} → ${t}`));
+    expect([...new Set(reached)].sort()).toEqual(CLI_REACHES);
+  });
+
   test("the dashboard (ui/) knows the job service's interface only: no backend, store, wrapper, config or surface", () => {
     const bad = all
       .filter((f) => f.file.startsWith("ui/"))

@@ -12,9 +12,9 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { queueDirOfJob } from "../../src/backends/host/wrapper-backend.ts";
 import { jobSpecText } from "../../src/backends/job-spec.ts";
 import { parseObserveReport, toObservation } from "../../src/backends/ssh/ssh-observe.ts";
-import { queueDirOfJob } from "../../src/backends/ssh/ssh-queue.ts";
 import type { LaunchInput } from "../../src/core/backend/backend.ts";
 import type { Job } from "../../src/core/model/job.ts";
 import { parseQueueSnapshot, QUEUE_SNAPSHOT, script } from "../../src/wrapper/host-scripts.ts";
@@ -148,7 +148,7 @@ describe.each(shells)("remote queue scripts under %s", (name, shell) => {
     const dir = join(root, "jobs", "job_W5");
     mkdirSync(dir, { recursive: true });
     expect(queueDirOfJob(dir)).toBe(q);
-    const r = runScript(shell, CANCEL_TEXT, [dir, "3", queueDirOfJob(dir)]);
+    const r = runScript(shell, CANCEL_TEXT, [dir, "3", q]);
     expect(r.code).toBe(0);
     expect(readFileSync(join(dir, "cancel"), "utf8")).toBe("3\n");
     expect(readdirSync(join(q, "waiting")).sort()).toEqual([

@@ -29,6 +29,12 @@ export function needsQueue(job: Job): boolean {
   return job.spec.queue !== null || (job.spec.resources ?? []).length > 0;
 }
 
+/** The queue directory of the root a job directory (<root>/jobs/<job_id>[.N]) was made in; null outside a jobs/. */
+export function queueDirOfJob(jobDir: string): string | null {
+  const i = jobDir.lastIndexOf("/jobs/");
+  return i < 0 ? null : `${jobDir.slice(0, i)}/queues`;
+}
+
 export class WrapperBackend implements Backend {
   readonly supportsAdmission = true;
 
@@ -60,9 +66,8 @@ export class WrapperBackend implements Backend {
     if (!needsQueue(job)) return null;
     if (!this.placement.inPlace) {
       // the queue directory of the root the job was launched in (the host's root may have moved since)
-      const dir = await this.dirOf(job);
-      const i = dir.lastIndexOf("/jobs/");
-      if (i >= 0) return `${dir.slice(0, i)}/queues`;
+      const dir = queueDirOfJob(await this.dirOf(job));
+      if (dir !== null) return dir;
     }
     return (await this.hostOfJob(job).prepare()).queueDir;
   }

@@ -64,7 +64,6 @@ function checkPath(label: string, value: string, hint: string): string {
   return value.length > 1 ? value.replace(/\/+$/, "") : value;
 }
 
-/** Renders the batch script; throws invalid_argument for a bad job ID, path or option. */
 /** A --dependency value we built: TYPE:ID[:ID…] joined by commas (all must hold), TYPE afterok|afterany|afternotok. */
 export function checkDependency(dep: string): string {
   if (
@@ -81,6 +80,7 @@ export function checkDependency(dep: string): string {
   return dep;
 }
 
+/** Renders the batch script; throws invalid_argument for a bad job ID, path or option. */
 export function renderSbatchScript(input: SbatchScriptInput): string {
   if (!JOB_ID.test(input.jobId)) {
     throw new AwaitlessError(

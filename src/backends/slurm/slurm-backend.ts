@@ -82,7 +82,6 @@ export class SlurmBackend implements Backend {
   readonly name = "slurm" as const;
   private readonly hosts = new Map<string, SlurmHost>();
   private readonly deps: ObserveDeps;
-  /** The backend_id last persisted per job, so two writes in one observation merge instead of clobbering. */
   /** The backend_id fields this process persisted per active job, so successive writes merge instead of clobbering. */
   private readonly written = new Map<string, SlurmBackendId>();
   /** Jobs this process submitted that no round has answered for yet. */

@@ -10,12 +10,6 @@ export function queueDirOf(root: string): string {
   return `${root}/queues`;
 }
 
-/** The queue directory a job's wrapper used: its remote dir is <root>/jobs/<job_id>. */
-export function queueDirOfJob(remoteDir: string): string {
-  const i = remoteDir.lastIndexOf("/jobs/");
-  return queueDirOf(i < 0 ? remoteDir : remoteDir.slice(0, i));
-}
-
 /** The host's queue directory now (one round trip). */
 export async function readRemoteQueueSnapshot(host: SshHost): Promise<QueueSnapshot> {
   const r = await host.run(QUEUE_SNAPSHOT, ["-r", host.settings.remoteJobDir]);

@@ -142,9 +142,3 @@ function waitDir(parent: Job, firstRemoteDir: unknown): string | undefined {
   if (typeof current !== "string") return undefined;
   return s && current.endsWith(s) ? current.slice(0, -s.length) : current;
 }
-
-/** "after job_X:ok, job_Y:any" for status lines; empty when the job has no dependencies. */
-export function afterText(spec: JobSpec): string {
-  const deps = spec.after ?? [];
-  return deps.length === 0 ? "" : `after ${deps.map((d) => `${d.job_id}:${d.on}`).join(", ")}`;
-}

@@ -203,10 +203,6 @@ export function isTerminal(state: JobState): state is TerminalState {
   return (TERMINAL_STATES as readonly string[]).includes(state);
 }
 
-export function isActive(state: JobState): state is ActiveState {
-  return !isTerminal(state);
-}
-
 /** One ended attempt of a retried job (table job_attempts): its directory, how it ended, its own sealed result. */
 export interface AttemptRecord {
   attempt: number;

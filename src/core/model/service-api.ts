@@ -370,16 +370,16 @@ export interface JobServiceApi {
   list(req: ListRequest): Promise<JobStatus[]>;
   inspect(jobId: string): Promise<InspectResponse>;
   /**
-   * Resolves on the next change of any of these jobs' lifecycle files (each backend's event-driven watch: inotify,
-   * the SSH watch channel, the shared Slurm poller), after `timeoutMs`, or when `signal` aborts; finished or
-   * unknown IDs are skipped. A live view's wait between two listings (`awaitless ui`).
-   */
-  /**
    * Submits a new job with the stored spec of `jobId` (argv, cwd, env, target, limits, name, dependencies); secret
    * values are read again from this process's environment, as any submit does. `awaitless ui`'s "submit again".
    * An array task's comes back as a standalone job: its AWAITLESS_ARRAY_* env kept, out of the array's queue.
    */
   submitAgain(jobId: string): Promise<SubmitResponse>;
+  /**
+   * Resolves on the next change of any of these jobs' lifecycle files (each backend's event-driven watch: inotify,
+   * the SSH watch channel, the shared Slurm poller), after `timeoutMs`, or when `signal` aborts; finished or
+   * unknown IDs are skipped. A live view's wait between two listings (`awaitless ui`).
+   */
   waitForAnyChange(jobIds: string[], timeoutMs: number, signal?: AbortSignal): Promise<void>;
   /** Resolves when the job reaches a terminal state (or the signal aborts). */
   onTerminal(jobId: string, signal: AbortSignal): Promise<JobState>;
@@ -417,8 +417,10 @@ export interface GcOptions {
   forgetUnreachable?: boolean;
 }
 
-/** What gc removed (or would remove), and the store's size against its quota when one applies. */
-/** What gc removed; with dryRun, `dry_run: true` and what it would remove instead (never `removed`). */
+/**
+ * What gc removed (or would remove), and the store's size against its quota when one applies; with dryRun,
+ * `dry_run: true` and what it would remove instead (never `removed`).
+ */
 export type GcResult = GcRemoved | GcDryRun;
 
 export interface GcQuota {

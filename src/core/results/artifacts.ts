@@ -136,12 +136,12 @@ export function truncationNote(
   };
 }
 
-/** Whether a declaration uses glob syntax (`*`, `**`, `?`, `[...]`, `{a,b}`). */
 /** Whether path `p` is `root` or below it (both absolute, POSIX): the confinement check of every collector. */
 export function isInsideDir(root: string, p: string): boolean {
   return p === root || p.startsWith(root.endsWith("/") ? root : `${root}/`);
 }
 
+/** Whether a declaration uses glob syntax (`*`, `**`, `?`, `[...]`, `{a,b}`). */
 export function hasGlobSyntax(s: string): boolean {
   return /[*?[\]{}]/.test(s);
 }
