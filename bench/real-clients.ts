@@ -2,7 +2,7 @@
 // `awaitless mcp-config` wires it (its real timeout, our hold for it), its scripted model calling `run` and
 // then `wait_for_job` until the result: calls per result against 1 + ceil((duration − inline window) / hold),
 // and the bytes the model received. `bun bench/real-clients.ts [--durations 5,90,240] [CLIENT...]`
-// (about 5 minutes: every session at once; needs `npm ci --prefix test/clients` and root).
+// (about 5 minutes: every session at once; needs `npm install --prefix test/clients --no-save` and root).
 
 import { clientAvailable } from "../test/clients/harness/available.ts";
 import { claude } from "../test/clients/harness/clients/claude.ts";

@@ -6,7 +6,7 @@ import type { Availability } from "../../helpers/sshd.ts";
 import { CLIENT_BIN } from "./run-client.ts";
 
 const ENABLE =
-  "to enable: `npm ci --prefix test/clients` and run the tests as root (each client runs in `unshare -n`)";
+  "to enable: `npm install --prefix test/clients --no-save` and run the tests as root (each client runs in `unshare -n`)";
 
 export function clientAvailable(bin: string): Availability {
   if (process.platform !== "linux") return { ok: false, why: `the client harness needs Linux; ${ENABLE}` };
