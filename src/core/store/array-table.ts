@@ -4,7 +4,7 @@ import type { ArrayEntry, ArrayListFilter, ArrayProgress } from "../model/array-
 import type { BackendName } from "../model/job.ts";
 import type { LaunchRequest } from "../model/service-api.ts";
 import { activeTaskIds, arrayProgress, listArrays } from "./array-counts.ts";
-import type { Connection } from "./connection.ts";
+import { Table } from "./connection.ts";
 
 export interface ArrayRow {
   array_id: string;
@@ -54,13 +54,7 @@ function fromRaw(r: RawRow): ArrayRow {
 }
 
 /** The job_arrays and job_array_tasks tables. */
-export class ArrayTable {
-  constructor(private readonly conn: Connection) {}
-
-  private get db() {
-    return this.conn.db;
-  }
-
+export class ArrayTable extends Table {
   get(arrayId: string): ArrayRow | null {
     const r = this.db
       .query(`SELECT ${COLUMNS} FROM job_arrays WHERE array_id = ?`)

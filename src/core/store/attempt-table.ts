@@ -2,24 +2,10 @@
 // reserved and its launch claimed exactly once.
 import { type AttemptRecord, type BackendId, isTerminal, type JobState } from "../model/job.ts";
 import type { LaunchOwner } from "../rules/launch-owner.ts";
-import { type Connection, nowIso } from "./connection.ts";
+import { nowIso, Table } from "./connection.ts";
 import type { JobRow } from "./rows.ts";
 
-export class AttemptTable {
-  constructor(private readonly conn: Connection) {}
-
-  private get db() {
-    return this.conn.db;
-  }
-
-  private write<T>(fn: () => T): T {
-    return this.conn.write(fn);
-  }
-
-  private read<T>(fn: () => T): T {
-    return this.conn.read(fn);
-  }
-
+export class AttemptTable extends Table {
   /**
    * Ends attempt `ended.attempt` of an active job and reserves the next one, in one transaction: the ended attempt's
    * record and result are kept (job_attempts), the row then describes the new attempt, queued and unlaunched until

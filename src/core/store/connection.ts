@@ -217,3 +217,20 @@ export class Connection {
 export function nowIso(): string {
   return new Date().toISOString();
 }
+
+/** A table's owner: its statements run on the store's one connection, writes in its BEGIN IMMEDIATE with retry. */
+export abstract class Table {
+  constructor(protected readonly conn: Connection) {}
+
+  protected get db(): Database {
+    return this.conn.db;
+  }
+
+  protected write<T>(fn: () => T): T {
+    return this.conn.write(fn);
+  }
+
+  protected read<T>(fn: () => T): T {
+    return this.conn.read(fn);
+  }
+}

@@ -1,24 +1,10 @@
 // What gc reads and removes of the store: finished jobs by age and count, every job's directory (the quota), rows
 // of removed jobs.
 import type { JobState } from "../model/job.ts";
-import { ACTIVE_SQL, type Connection } from "./connection.ts";
+import { ACTIVE_SQL, Table } from "./connection.ts";
 import { type JobRow, rowToJob, type StoredJob } from "./rows.ts";
 
-export class GcTable {
-  constructor(private readonly conn: Connection) {}
-
-  private get db() {
-    return this.conn.db;
-  }
-
-  private write<T>(fn: () => T): T {
-    return this.conn.write(fn);
-  }
-
-  private read<T>(fn: () => T): T {
-    return this.conn.read(fn);
-  }
-
+export class GcTable extends Table {
   /** Terminal jobs eligible for gc: finished before `olderThan`, or beyond the newest `keep` terminal jobs. */
   candidates(olderThan: string | null, keep: number | null): StoredJob[] {
     const ids = new Set<string>();

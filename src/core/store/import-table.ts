@@ -1,24 +1,10 @@
 // Jobs brought from another store (Awaitless 0.8's): each added once with its history, and when finished its
 // completion event and result snapshot; many in one transaction.
 import { isTerminal } from "../model/job.ts";
-import { type Connection, nowIso } from "./connection.ts";
+import { nowIso, Table } from "./connection.ts";
 import type { ImportedJob } from "./rows.ts";
 
-export class ImportTable {
-  constructor(private readonly conn: Connection) {}
-
-  private get db() {
-    return this.conn.db;
-  }
-
-  private write<T>(fn: () => T): T {
-    return this.conn.write(fn);
-  }
-
-  private read<T>(fn: () => T): T {
-    return this.conn.read(fn);
-  }
-
+export class ImportTable extends Table {
   /**
    * Adds a job brought from another store (its history; when finished, its completion event and result snapshot)
    * in one transaction; false when a job with that ID is already here (import is idempotent).

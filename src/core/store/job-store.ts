@@ -4,7 +4,7 @@ import type { BackendId, JobState, StateChange } from "../model/job.ts";
 import type { LaunchOwner } from "../rules/launch-owner.ts";
 import { ArrayTable } from "./array-table.ts";
 import { AttemptTable } from "./attempt-table.ts";
-import { ACTIVE_SQL, Connection } from "./connection.ts";
+import { ACTIVE_SQL, Connection, Table } from "./connection.ts";
 import { GcTable } from "./gc-table.ts";
 import { ImportTable } from "./import-table.ts";
 import { reserveJob, transitionJob } from "./job-writes.ts";
@@ -27,8 +27,7 @@ export { ACTIVE_SQL, nowIso, STORE_RESERVE_BYTES } from "./connection.ts";
 export type { ListFilter, NewJob, Reservation, StoredJob, TerminalWrite, TransitionPatch } from "./rows.ts";
 export { SCHEMA_VERSION } from "./schema.ts";
 
-export class JobStore {
-  private readonly conn: Connection;
+export class JobStore extends Table {
   readonly path: string;
   /** Scheduler rounds shared by this machine's processes (one poller per cluster). */
   readonly rounds: SchedulerRounds;
@@ -44,7 +43,7 @@ export class JobStore {
   readonly imports: ImportTable;
 
   private constructor(conn: Connection) {
-    this.conn = conn;
+    super(conn);
     this.path = conn.path;
     this.rounds = new SchedulerRounds(
       conn.db,
@@ -81,18 +80,6 @@ export class JobStore {
   /** A consistent copy of the whole store into a new database file (benches give each server its own). */
   copyTo(path: string): void {
     this.db.query("VACUUM INTO ?").run(path);
-  }
-
-  private get db() {
-    return this.conn.db;
-  }
-
-  private write<T>(fn: () => T): T {
-    return this.conn.write(fn);
-  }
-
-  private read<T>(fn: () => T): T {
-    return this.conn.read(fn);
   }
 
   /** Binds client_request_id to a fingerprint and creates the job row before any side effect (job-writes.ts). */

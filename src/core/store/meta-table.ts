@@ -1,21 +1,7 @@
 // store_meta: the store's own settings and clocks (the automatic gc's last start, notices shown once).
-import type { Connection } from "./connection.ts";
+import { Table } from "./connection.ts";
 
-export class MetaTable {
-  constructor(private readonly conn: Connection) {}
-
-  private get db() {
-    return this.conn.db;
-  }
-
-  private write<T>(fn: () => T): T {
-    return this.conn.write(fn);
-  }
-
-  private read<T>(fn: () => T): T {
-    return this.conn.read(fn);
-  }
-
+export class MetaTable extends Table {
   /**
    * Claims the automatic gc when the last one started at least `intervalSeconds` ago: records `now` and returns
    * true, atomically, so that of many concurrent clients one starts it. A store that never had one starts its

@@ -2,7 +2,7 @@
 // up, list.
 import { AwaitlessError, hint, invalid } from "../model/errors.ts";
 import { arrayOfQueue, ARRAY_QUEUE_PREFIX as PREFIX, QUEUE_NAME_RE } from "../model/queue-names.ts";
-import { ACTIVE_SQL, type Connection, nowIso } from "./connection.ts";
+import { ACTIVE_SQL, nowIso, Table } from "./connection.ts";
 
 export interface QueueRow {
   name: string;
@@ -46,13 +46,7 @@ interface ArrayQueueRow {
 }
 
 /** The queues table: named queues per target, and arrays' private ones. */
-export class QueueTable {
-  constructor(private readonly conn: Connection) {}
-
-  private get db() {
-    return this.conn.db;
-  }
-
+export class QueueTable extends Table {
   /** Creates the queue, or returns it when it exists with the same concurrency; another concurrency is refused. */
   create(name: string, target: string, concurrency: number): { row: QueueRow; created: boolean } {
     checkQueueName(name);
