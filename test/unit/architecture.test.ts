@@ -182,9 +182,6 @@ describe("architecture", () => {
   const NAMED = /["'`](local|ssh|slurm|awaitless08)["'`]/g;
   const NAMES_LEFT: Record<string, number> = {
     // branches on a backend's name still to become capabilities
-    "core/dependencies/dependency-actions.ts": 1,
-    "core/dependencies/dependency-rules.ts": 4,
-    "core/dependencies/retried-parents.ts": 2,
     "core/import-08/import-08.ts": 2,
     "core/import-08/map-08.ts": 4,
     "core/queues/queue-service.ts": 1,

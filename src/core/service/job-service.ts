@@ -90,6 +90,7 @@ export class JobService implements JobServiceApi {
       store,
       backendFor: (job) => this.backendFor(job),
       refresh: (id) => this.refresh(id),
+      capabilitiesOf: settings.capabilitiesOf,
     });
     this.arrays = new ArrayService(store, this, {
       backend: settings.defaultBackend,
