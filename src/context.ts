@@ -1,5 +1,6 @@
 // Builds what a command needs (Ctx): config, store, backends and the job service.
 import { dirname } from "node:path";
+import { capabilitiesOf } from "./backends/capabilities.ts";
 import { localLaunchOwners } from "./backends/local/launch-owners.ts";
 import { LocalBackend } from "./backends/local/local-backend.ts";
 import { type Config, loadConfig } from "./config/config.ts";
@@ -126,6 +127,7 @@ export function serviceSettings(config: Config, env: Record<string, string | und
     hostBackends: Object.fromEntries(
       Object.entries(config.hosts).flatMap(([name, h]) => (h.backend ? [[name, h.backend]] : [])),
     ),
+    capabilitiesOf,
     launchOwners: localLaunchOwners,
     refuseHost: (host, backend) => {
       const keys = profileKeysFor(config.legacyProfiles[host] ?? [], backend);

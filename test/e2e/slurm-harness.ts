@@ -4,6 +4,7 @@ import { test } from "bun:test";
 import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { capabilitiesOf } from "../../src/backends/capabilities.ts";
 import type { JobFiles } from "../../src/backends/host/job-host.ts";
 import {
   type CommandRunner,
@@ -175,6 +176,7 @@ export function makeRig(opts: RigOptions = {}): Rig {
       defaultBackend: "slurm",
       defaultHost: hostName,
       defaultQueue: null,
+      capabilitiesOf,
       startWaitMs: 2000,
       callerEnv: process.env,
       callerCwd: root,

@@ -177,40 +177,82 @@ describe("architecture", () => {
     expect([...new Set(bad)].sort()).toEqual(SURFACE_EXTRA);
   });
 
-  // A backend's name as a value in core's code (comments aside): core asks a backend's capabilities instead.
-  // model/job.ts declares BackendName, the wire word of every job.
-  const NAMED = /["'`](local|ssh|slurm|awaitless08)["'`]/g;
+  // A backend's name as a value in core's code (comments aside): core asks a backend's capabilities instead
+  // (Backend.capabilities, ServiceSettings.capabilitiesOf). model/job.ts declares BackendName, the wire word of every job.
+  const NAME = String.raw`["'\`](local|ssh|slurm|awaitless08)["'\`]`;
+  const NAMED = new RegExp(NAME, "g");
+  // The names core still writes, none of them a branch on what a backend can do:
   const NAMES_LEFT: Record<string, number> = {
-    // branches on a backend's name still to become capabilities
-    "core/arrays/array-service.ts": 5,
-    "core/dependencies/dependency-actions.ts": 1,
-    "core/dependencies/dependency-rules.ts": 4,
-    "core/dependencies/retried-parents.ts": 2,
+    // Awaitless 0.8's rows name their backend; the import reads that word (where 0.8 kept the logs, which rows it takes)
     "core/import-08/import-08.ts": 2,
     "core/import-08/map-08.ts": 4,
+    // a queue's target is "local" or a host name (a stored word, not a backend)
     "core/queues/queue-service.ts": 1,
-    "core/results/result-builder.ts": 1,
-    "core/retries/retry-policy.ts": 1,
-    "core/service/job-service.ts": 5,
-    "core/service/launch-request.ts": 16,
-    "core/service/service-context.ts": 5,
-    "core/service/submit.ts": 2,
     "core/store/queue-table.ts": 2,
+    // backendFor picks the backend object by its key (a watched or imported 0.8 job by its backend_id)
+    "core/service/job-service.ts": 3,
+    // the config's types (BackendName spelled out), and ssh as the backend of a host whose config names none
+    "core/service/launch-request.ts": 3,
+    "core/service/service-context.ts": 5,
   };
+
+  /** Code lines of core's files (comments aside), by path relative to src/. */
+  function coreCode(): [string, string][] {
+    return files(join(SRC, "core")).map((p) => [
+      relative(SRC, p),
+      readFileSync(p, "utf8")
+        .split("\n")
+        .filter((l) => !/^\s*(\/\/|\*|\/\*\*)/.test(l))
+        .join("\n"),
+    ]);
+  }
 
   test("core never names a backend outside model/job.ts (it asks what a backend can do)", () => {
     const named: Record<string, number> = {};
-    for (const p of files(join(SRC, "core"))) {
-      const file = relative(SRC, p);
+    for (const [file, code] of coreCode()) {
       if (file === "core/model/job.ts") continue;
-      const code = readFileSync(p, "utf8")
-        .split("\n")
-        .filter((l) => !/^\s*(\/\/|\*|\/\*\*)/.test(l))
-        .join("\n");
       const n = [...code.matchAll(NAMED)].length;
       if (n > 0) named[file] = n;
     }
     expect(named).toEqual(NAMES_LEFT);
+  });
+
+  // A backend field (job.backend, spec.backend, a `backend` variable, hostBackends[h]) compared with a backend's name,
+  // either way round, in a switch, or looked up in a list of names: a branch on the name, not on a capability.
+  const BRANCH = new RegExp(
+    [
+      String.raw`\w*backend\w*(\?\.)?(\[\w+\])?\s*[!=]==?\s*${NAME}`,
+      String.raw`${NAME}\s*[!=]==?\s*[\w.?]*backend`,
+      String.raw`case\s+${NAME}\s*:`,
+      String.raw`${NAME}\s*\]\.includes\(\s*[\w.?]*backend`,
+    ].join("|"),
+    "gi",
+  );
+  const BRANCHES_LEFT: Record<string, number> = {
+    // parsing Awaitless 0.8's rows: their backend word is data of the import (which rows it takes, where the logs are)
+    "core/import-08/import-08.ts": 1,
+    "core/import-08/map-08.ts": 2,
+  };
+
+  test("core branches on no backend's name: it asks the backend's capabilities", () => {
+    const branches: Record<string, number> = {};
+    for (const [file, code] of coreCode()) {
+      const n = [...code.matchAll(BRANCH)].length;
+      if (n > 0) branches[file] = n;
+    }
+    expect(branches).toEqual(BRANCHES_LEFT);
+  });
+
+  test("the branch check sees a comparison either way round, a switch and a list of names", () => {
+    const sees = (code: string) => [...code.matchAll(BRANCH)].length;
+    expect(sees('if (job.backend === "slurm") {')).toBe(1);
+    expect(sees("const remote = backend !== 'local';")).toBe(1);
+    expect(sees('settings.hostBackends?.[host] === "slurm"')).toBe(1);
+    expect(sees('"ssh" == parent.backend')).toBe(1);
+    expect(sees('case "slurm":')).toBe(1);
+    expect(sees('["local", "ssh", "slurm"].includes(j.backend)')).toBe(1);
+    expect(sees('if (backend.capabilities.nativeArrays) return "local";')).toBe(0);
+    expect(sees('row.target === "local"')).toBe(0);
   });
 
   test("backends never import the CLI or the MCP server", () => {

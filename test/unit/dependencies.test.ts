@@ -1,6 +1,7 @@
 // Dependencies' pure parts: the `after` syntax, conditions, the same-target rule and submit-time plan, the spec.sh
 // lines, the records a held or dependency_failed wrapper writes, Slurm's --dependency value.
 import { describe, expect, test } from "bun:test";
+import { capabilitiesOf } from "../../src/backends/capabilities.ts";
 import { slurmDependency } from "../../src/backends/slurm/slurm-dependency.ts";
 import {
   conditionHolds,
@@ -57,21 +58,23 @@ describe("plan at submit", () => {
         { job_id: Q, on: "ok" },
       ],
     });
-    const plan = planDependencies(s, [job(P, { state: "succeeded" }), job(Q)]);
+    const plan = planDependencies(s, [job(P, { state: "succeeded" }), job(Q)], capabilitiesOf);
     expect(plan).toEqual({ waits: [{ job_id: Q, on: "ok", dir: `/data/jobs/${Q}` }], failed: null });
-    const failed = planDependencies(s, [job(P, { state: "failed" }), job(Q)]);
+    const failed = planDependencies(s, [job(P, { state: "failed" }), job(Q)], capabilitiesOf);
     expect(failed.failed).toBe(`${P}:ok`);
   });
 
   test("another target or an unknown parent is refused", () => {
     const s = spec({ backend: "ssh", host: "gpu", after: [{ job_id: P, on: "ok" }] });
-    expect(() => planDependencies(s, [job(P)])).toThrow(
+    expect(() => planDependencies(s, [job(P)], capabilitiesOf)).toThrow(
       "runs on this machine (local), this job on gpu (ssh)",
     );
-    expect(() => planDependencies(s, [])).toThrow(`no job ${P}`);
-    const ssh = planDependencies(s, [
-      job(P, { backend: "ssh", host: "gpu", backend_id: { remote_dir: "/r/p" } }),
-    ]);
+    expect(() => planDependencies(s, [], capabilitiesOf)).toThrow(`no job ${P}`);
+    const ssh = planDependencies(
+      s,
+      [job(P, { backend: "ssh", host: "gpu", backend_id: { remote_dir: "/r/p" } })],
+      capabilitiesOf,
+    );
     expect(ssh.waits[0]?.dir).toBe("/r/p");
   });
 });

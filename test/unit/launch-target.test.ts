@@ -1,5 +1,6 @@
 // Where a job runs: the one resolution of backend and host shared by run, submit and every MCP launch tool.
 import { describe, expect, test } from "bun:test";
+import { capabilitiesOf } from "../../src/backends/capabilities.ts";
 import { AwaitlessError, useHintTable } from "../../src/core/model/errors.ts";
 import type { BackendName } from "../../src/core/model/job.ts";
 import { resolveTarget } from "../../src/core/service/launch-request.ts";
@@ -17,6 +18,7 @@ function target(
     backend: defaults.backend ?? "local",
     host: defaults.host ?? null,
     hostBackends,
+    capabilitiesOf,
   });
 }
 

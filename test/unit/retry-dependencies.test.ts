@@ -4,6 +4,7 @@
 // child's reader looks at, what a Slurm child's dependency becomes and when a held one is released (dependencies/retried-parents.ts).
 import { describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
+import { capabilitiesOf } from "../../src/backends/capabilities.ts";
 import { observationFromRecords } from "../../src/backends/observation-from-records.ts";
 import { slurmDependency } from "../../src/backends/slurm/slurm-dependency.ts";
 import { planDependencies } from "../../src/core/dependencies/dependency-rules.ts";
@@ -126,7 +127,7 @@ describe("plan at submit for a parent with retries", () => {
   test("local: the first attempt's directory, waiting for its final record", () => {
     const s = plainSpec({ after: [{ job_id: P, on: "ok" }] });
     const parent = job(P, { attempt: 2, job_dir: `/data/jobs/${P}/attempts/2`, spec: plainSpec({ retry }) });
-    expect(planDependencies(s, [parent]).waits).toEqual([
+    expect(planDependencies(s, [parent], capabilitiesOf).waits).toEqual([
       { job_id: P, on: "ok", dir: `/data/jobs/${P}`, final: true },
     ]);
     const text = renderSpec({
@@ -150,11 +151,13 @@ describe("plan at submit for a parent with retries", () => {
       state: "queued",
       spec: plainSpec({ retry }),
     });
-    const plan = planDependencies(s, [parent], () => [{ backend_id: { remote_dir: "/home/u/.awl/jobs/P" } }]);
+    const plan = planDependencies(s, [parent], capabilitiesOf, () => [
+      { backend_id: { remote_dir: "/home/u/.awl/jobs/P" } },
+    ]);
     expect(plan.waits).toEqual([{ job_id: P, on: "any", dir: "/home/u/.awl/jobs/P", final: true }]);
     // launched: its current remote directory, less the attempt's suffix
     const launched = { ...parent, backend_id: { remote_dir: "/home/u/.awl/jobs/P/attempts/2" } };
-    expect(planDependencies(s, [launched]).waits[0]?.dir).toBe("/home/u/.awl/jobs/P");
+    expect(planDependencies(s, [launched], capabilitiesOf).waits[0]?.dir).toBe("/home/u/.awl/jobs/P");
   });
 
   test("Slurm: :ok follows the attempts (the last one's Slurm job between attempts); :failed and :any are held", () => {
@@ -167,12 +170,16 @@ describe("plan at submit for a parent with retries", () => {
       spec: plainSpec({ retry }),
     });
     const ok = plainSpec({ backend: "slurm", host: "hpc", after: [{ job_id: P, on: "ok" }] });
-    const plan = planDependencies(ok, [parent], () => [{ backend_id: { slurm_job_id: "41" } }]);
+    const plan = planDependencies(ok, [parent], capabilitiesOf, () => [
+      { backend_id: { slurm_job_id: "41" } },
+    ]);
     expect(plan.waits[0]?.scheduler_id).toBe("41");
     expect(slurmDependency(plan)).toBe("afterok:41");
     for (const on of ["failed", "any"] as const) {
       const s = plainSpec({ backend: "slurm", host: "hpc", after: [{ job_id: P, on }] });
-      const held = planDependencies(s, [parent], () => [{ backend_id: { slurm_job_id: "41" } }]);
+      const held = planDependencies(s, [parent], capabilitiesOf, () => [
+        { backend_id: { slurm_job_id: "41" } },
+      ]);
       expect(held.waits).toEqual([{ job_id: P, on, dir: `/data/jobs/${P}`, final: true, hold: true }]);
       // no native afternotok/afterany: Slurm would start the child after attempt 1
       expect(slurmDependency(held)).toBeUndefined();
@@ -180,7 +187,7 @@ describe("plan at submit for a parent with retries", () => {
     // a parent without retries keeps its native dependency
     const plain = job(P, { backend: "slurm", host: "hpc", backend_id: { slurm_job_id: "7" } });
     const s = plainSpec({ backend: "slurm", host: "hpc", after: [{ job_id: P, on: "failed" }] });
-    expect(slurmDependency(planDependencies(s, [plain]))).toBe("afternotok:7");
+    expect(slurmDependency(planDependencies(s, [plain], capabilitiesOf))).toBe("afternotok:7");
   });
 });
 
@@ -218,16 +225,18 @@ describe("what a held child's reader looks at", () => {
       ],
       { backend: "slurm" },
     );
-    expect(slurmWaitsNow(c, get)?.map((w) => [w.job_id, w.on, w.scheduler_id])).toEqual([[P, "ok", "52"]]);
+    expect(slurmWaitsNow(c, get, capabilitiesOf)?.map((w) => [w.job_id, w.on, w.scheduler_id])).toEqual([
+      [P, "ok", "52"],
+    ]);
     expect(dependencyFailedNow(c, get)).toBe(false);
     // every parent ended as asked: nothing left to wait for (the dependency is cleared)
     jobs.set(P, retried({ backend: "slurm", state: "succeeded", backend_id: { slurm_job_id: "53" } }));
-    expect(slurmWaitsNow(c, get)).toEqual([]);
+    expect(slurmWaitsNow(c, get, capabilitiesOf)).toEqual([]);
     // between attempts (no Slurm job yet), or a parent that failed its condition: nothing to move now
     jobs.set(P, retried({ backend: "slurm", state: "queued", backend_id: null }));
-    expect(slurmWaitsNow(c, get)).toBeNull();
+    expect(slurmWaitsNow(c, get, capabilitiesOf)).toBeNull();
     jobs.set(Q, job(Q, { backend: "slurm", state: "failed" }));
-    expect(slurmWaitsNow(c, get)).toBeNull();
+    expect(slurmWaitsNow(c, get, capabilitiesOf)).toBeNull();
     expect(dependencyFailedNow(c, get)).toBe(true);
   });
 });
@@ -252,18 +261,20 @@ describe("a held Slurm child: wait, release or end", () => {
   test("held while a :failed/:any parent with retries is active, between attempts included", () => {
     for (const on of ["failed", "any"] as const) {
       const c = held([{ job_id: P, on }]);
-      expect(heldChildNow(c, () => retried())).toBe("wait");
-      expect(heldChildNow(c, () => retried({ state: "queued", backend_id: null }))).toBe("wait");
+      expect(heldChildNow(c, () => retried(), capabilitiesOf)).toBe("wait");
+      expect(heldChildNow(c, () => retried({ state: "queued", backend_id: null }), capabilitiesOf)).toBe(
+        "wait",
+      );
     }
   });
 
   test("released once the parent ended as asked; ended once it cannot hold", () => {
     const c = (on: "failed" | "any") => held([{ job_id: P, on }]);
-    expect(heldChildNow(c("failed"), () => retried({ state: "failed" }))).toBe("release");
-    expect(heldChildNow(c("failed"), () => retried({ state: "cancelled" }))).toBe("release");
-    expect(heldChildNow(c("failed"), () => retried({ state: "succeeded" }))).toBe("failed");
-    expect(heldChildNow(c("any"), () => retried({ state: "succeeded" }))).toBe("release");
-    expect(heldChildNow(c("any"), () => retried({ state: "failed" }))).toBe("release");
+    expect(heldChildNow(c("failed"), () => retried({ state: "failed" }), capabilitiesOf)).toBe("release");
+    expect(heldChildNow(c("failed"), () => retried({ state: "cancelled" }), capabilitiesOf)).toBe("release");
+    expect(heldChildNow(c("failed"), () => retried({ state: "succeeded" }), capabilitiesOf)).toBe("failed");
+    expect(heldChildNow(c("any"), () => retried({ state: "succeeded" }), capabilitiesOf)).toBe("release");
+    expect(heldChildNow(c("any"), () => retried({ state: "failed" }), capabilitiesOf)).toBe("release");
   });
 
   test("another parent that failed its condition ends it even while the held-for parent is active", () => {
@@ -275,7 +286,7 @@ describe("a held Slurm child: wait, release or end", () => {
       { job_id: P, on: "any" },
       { job_id: Q, on: "ok" },
     ]);
-    expect(heldChildNow(c, (id) => jobs.get(id))).toBe("failed");
+    expect(heldChildNow(c, (id) => jobs.get(id), capabilitiesOf)).toBe("failed");
   });
 
   test("its native dependency leaves the held-for parent out; not a held child: nothing to do", () => {
@@ -287,9 +298,11 @@ describe("a held Slurm child: wait, release or end", () => {
       { job_id: P, on: "failed" },
       { job_id: Q, on: "ok" },
     ]);
-    expect(slurmWaitsNow(c, (id) => jobs.get(id))?.map((w) => w.scheduler_id)).toEqual(["7"]);
-    expect(heldChildNow({ ...c, backend_id: { slurm_job_id: "60" } }, (id) => jobs.get(id))).toBeNull();
-    expect(heldChildNow({ ...c, state: "running" }, (id) => jobs.get(id))).toBeNull();
-    expect(heldChildNow({ ...c, backend: "local" }, (id) => jobs.get(id))).toBeNull();
+    expect(slurmWaitsNow(c, (id) => jobs.get(id), capabilitiesOf)?.map((w) => w.scheduler_id)).toEqual(["7"]);
+    expect(
+      heldChildNow({ ...c, backend_id: { slurm_job_id: "60" } }, (id) => jobs.get(id), capabilitiesOf),
+    ).toBeNull();
+    expect(heldChildNow({ ...c, state: "running" }, (id) => jobs.get(id), capabilitiesOf)).toBeNull();
+    expect(heldChildNow({ ...c, backend: "local" }, (id) => jobs.get(id), capabilitiesOf)).toBeNull();
   });
 });

@@ -1,6 +1,7 @@
 // The whole job's pure parts: the exit record's new lines and the `leftovers` listing parsed, reconcile rule 2a (an
 // exit record while the wrapper lives counts only when it is the wrapper's), OOM kills, and what a launch keeps.
 import { describe, expect, test } from "bun:test";
+import { capabilitiesOf } from "../../src/backends/capabilities.ts";
 import { observationFromRecords } from "../../src/backends/observation-from-records.ts";
 import type { Job } from "../../src/core/model/job.ts";
 import type { Observation } from "../../src/core/model/observation.ts";
@@ -220,7 +221,7 @@ describe("OOM kills", () => {
 });
 
 describe("what a launch keeps", () => {
-  const base = { backend: "local" as const, host: null, queue: null, cwd: "/tmp" };
+  const base = { backend: "local" as const, host: null, queue: null, cwd: "/tmp", capabilitiesOf };
   const keep = (req: object, defaults: object = {}) =>
     validateLaunch({ argv: ["true"], ...req }, { ...base, ...defaults }, {}).spec.keep_leftovers;
   test("asked, the host's setting, else [defaults]; absent from the spec when false (old fingerprints unchanged)", () => {

@@ -2,7 +2,7 @@
 // which this backend reads (on a private copy) without ever writing 0.8's files; logs are read from 0.8's job dir.
 import { closeSync, existsSync, readSync, watch } from "node:fs";
 import { join } from "node:path";
-import type { Backend, LogTail, Stream } from "../../core/backend/backend.ts";
+import type { Backend, BackendCapabilities, LogTail, Stream } from "../../core/backend/backend.ts";
 import { open08Log } from "../../core/import-08/files-08.ts";
 import { errorOf08, reasonOf08 } from "../../core/import-08/map-08.ts";
 import { type Job08, LEGACY_FILE, read08Job } from "../../core/import-08/store-08.ts";
@@ -100,6 +100,17 @@ function readTailOf(file: { fd: number; size: number } | null, maxBytes: number)
 
 export class Awaitless08WatchBackend implements Backend {
   readonly name = "local" as const;
+  /** A job Awaitless 0.8 runs on this machine, only watched here: it is never launched, queued or held by us. */
+  readonly capabilities: BackendCapabilities = {
+    label: "Awaitless 0.8",
+    runsHere: true,
+    remoteJobDir: false,
+    schedulesItself: false,
+    nativeDependencies: false,
+    nativeArrays: false,
+    namedQueues: false,
+    keepsLeftovers: false,
+  };
 
   async launch(): Promise<BackendId> {
     throw new Error("jobs of Awaitless 0.8 are never launched here");

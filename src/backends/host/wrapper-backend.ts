@@ -1,6 +1,13 @@
 // One backend for every job run by the wrapper on a machine that holds its directory (JobHost): local jobs and SSH
 // jobs differ only in their host. The local copy of spec.sh (job.job_dir) serves redaction on both.
-import type { Backend, LaunchInput, LogTail, QueueSnapshot, Stream } from "../../core/backend/backend.ts";
+import type {
+  Backend,
+  BackendCapabilities,
+  LaunchInput,
+  LogTail,
+  QueueSnapshot,
+  Stream,
+} from "../../core/backend/backend.ts";
 import type { LogQuery, LogScan } from "../../core/logs/log-query.ts";
 import type { ArtifactEntry, BackendId, BackendName, Job } from "../../core/model/job.ts";
 import { HEARTBEAT_SECONDS } from "../../core/model/liveness.ts";
@@ -8,6 +15,7 @@ import type { Observation } from "../../core/model/observation.ts";
 import type { LeftoverStop } from "../../core/model/service-api.ts";
 import { attemptSuffix } from "../../core/retries/retry-policy.ts";
 import { checkJobDir, type JobDirScope, removeJobDir } from "../../core/util/job-dir-guard.ts";
+import { BACKEND_CAPABILITIES } from "../capabilities.ts";
 import { jobSpecText, localSecretValues, localSpecMissing, writeLocalSpec } from "../job-spec.ts";
 import type { JobHost } from "./job-host.ts";
 
@@ -36,13 +44,15 @@ export function queueDirOfJob(jobDir: string): string | null {
 }
 
 export class WrapperBackend implements Backend {
-  readonly supportsAdmission = true;
+  readonly capabilities: BackendCapabilities;
 
   constructor(
     readonly name: BackendName,
     private readonly placement: HostPlacement,
     private readonly opts: WrapperBackendOptions,
-  ) {}
+  ) {
+    this.capabilities = BACKEND_CAPABILITIES[name];
+  }
 
   protected hostNamed(name: string | null): JobHost {
     return this.placement.hostOf(name);

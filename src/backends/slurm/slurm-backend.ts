@@ -20,6 +20,7 @@ import type { Observation } from "../../core/model/observation.ts";
 import { attemptKey } from "../../core/retries/retry-policy.ts";
 import { checkJobDir, JobDirRefused, type JobDirScope, removeJobDir } from "../../core/util/job-dir-guard.ts";
 import { FILES, writeCancelRequest } from "../../wrapper/protocol.ts";
+import { BACKEND_CAPABILITIES } from "../capabilities.ts";
 import { jobSpecText, localSecretValues, localSpecMissing, writeLocalSpec } from "../job-spec.ts";
 import { SshHost } from "../ssh/ssh-host.ts";
 import { resolveHostSettings } from "../ssh/ssh-target.ts";
@@ -80,6 +81,7 @@ export interface SlurmBackendId extends BackendId {
 
 export class SlurmBackend implements Backend {
   readonly name = "slurm" as const;
+  readonly capabilities = BACKEND_CAPABILITIES.slurm;
   private readonly hosts = new Map<string, SlurmHost>();
   private readonly deps: ObserveDeps;
   /** The backend_id fields this process persisted per active job, so successive writes merge instead of clobbering. */

@@ -40,7 +40,10 @@ export class ArrayService implements ArrayApi {
   constructor(
     private readonly store: JobStore,
     private readonly jobs: JobServiceApi & ArrayTaskLauncher,
-    private readonly defaults: Pick<LaunchDefaults, "backend" | "host" | "hostBackends" | "cwd">,
+    private readonly defaults: Pick<
+      LaunchDefaults,
+      "backend" | "host" | "hostBackends" | "cwd" | "capabilitiesOf"
+    >,
   ) {}
 
   /** Is this full ID an array's? */
@@ -120,14 +123,12 @@ export class ArrayService implements ArrayApi {
       );
     }
     const target = resolveTarget(req, this.defaults);
-    // on Slurm the array is one sbatch --array (Slurm's own %N), not a queue of ours
-    const slurm = target.backend === "slurm";
+    const can = this.defaults.capabilitiesOf(target.backend);
     // stored as asked, with its directory resolved (a replay from elsewhere launches the same) and no secret values
     const { secret_values: secrets, ...rest } = req;
-    const local = target.backend === "local";
     const asked: LaunchRequest = {
       ...rest,
-      ...(local ? { cwd: resolve(this.defaults.cwd, req.cwd ?? ".") } : {}),
+      ...(can.runsHere ? { cwd: resolve(this.defaults.cwd, req.cwd ?? ".") } : {}),
       allow_duplicate: true,
     };
     let a = req.client_request_id ? this.store.arrays.byRequestId(req.client_request_id) : null;
@@ -157,7 +158,8 @@ export class ArrayService implements ArrayApi {
         throttle: spec.throttle,
         backend: target.backend,
         host: target.host,
-        queue: slurm ? null : `array.${id}`,
+        // on Slurm the array is one sbatch --array (Slurm's own %N), not a queue of ours
+        queue: can.nativeArrays ? null : `array.${id}`,
         created_at: nowIso(),
       };
       if (!this.store.arrays.insert(row)) {
@@ -186,7 +188,7 @@ export class ArrayService implements ArrayApi {
       client_request_id: `${base}.${index}`,
       ...(secrets ? { secret_values: secrets } : {}),
     });
-    if (a.backend === "slurm") {
+    if (this.defaults.capabilitiesOf(a.backend).nativeArrays) {
       // one sbatch --array for the tasks not recorded yet (a task reserved by a dead submit is resumed, never doubled)
       const missing = spec.indices.filter((i) => !have.has(i));
       if (missing.length === 0) return;
@@ -303,7 +305,8 @@ export class ArrayService implements ArrayApi {
     const a = this.row(arrayId);
     let requested = 0;
     let already = 0;
-    if (a.backend === "slurm") {
+    const native = this.defaults.capabilitiesOf(a.backend).nativeArrays;
+    if (native) {
       // one scancel per sbatch of the array: Slurm drops the pending tasks, the wrapper stops the running ones
       const ts = await this.taskViews(a);
       const active = ts.filter((t) => !isTerminal(t.state));
@@ -313,7 +316,7 @@ export class ArrayService implements ArrayApi {
         gracePeriodSeconds,
       );
     }
-    for (let pass = 0; pass < (a.backend === "slurm" ? 0 : 3); pass++) {
+    for (let pass = 0; pass < (native ? 0 : 3); pass++) {
       const ts = await this.taskViews(a);
       const active = ts.filter((t) => !isTerminal(t.state));
       if (pass === 0) already = ts.length - active.length;

@@ -13,7 +13,7 @@ export interface LaunchInput {
   secretValues: Record<string, string>;
   graceSeconds: number;
   logCapBytes: number;
-  /** Wait on the target for a queue slot and/or resource locks before starting (backends with supportsAdmission). */
+  /** Wait on the target for a queue slot and/or resource locks before starting (backends whose capabilities have namedQueues). */
   admission?: LaunchAdmission;
   /** Parents to wait for on the target, or a condition already impossible (src/core/dependencies/dependency-rules.ts). */
   after?: DependencyPlan;
@@ -68,11 +68,43 @@ export function parseCancelOutcome(stdout: string): LeftoverStop {
   return { action: "none", detail: detail || "nothing to stop" };
 }
 
+/**
+ * What a backend can do, which core asks instead of comparing backend names. Each backend declares its values once
+ * (src/backends/capabilities.ts); core gets the table by name through ServiceSettings.capabilitiesOf, for a request
+ * checked before its backend is built.
+ */
+export interface BackendCapabilities {
+  /** How messages name this kind of target ("Slurm"). */
+  readonly label: string;
+  /** Jobs run on this machine: their working directory and --log-dir are resolved and checked here. */
+  readonly runsHere: boolean;
+  /** The job's directory on its target is backend_id.remote_dir (job_dir is only a local copy of its spec). */
+  readonly remoteJobDir: boolean;
+  /**
+   * A scheduler decides when a job starts (it is `queued` until the scheduler starts it) and takes options of its own
+   * (slurm_options).
+   */
+  readonly schedulesItself: boolean;
+  /**
+   * The scheduler holds a child until its parents end (its own dependency on their scheduler jobs, moved to a retried
+   * parent's next one; held for :failed/:any on a parent with retries) instead of the wrapper waiting on the target.
+   */
+  readonly nativeDependencies: boolean;
+  /** An array is one scheduler submission per chunk (Backend.launchArray), bounded by the scheduler's own %N. */
+  readonly nativeArrays: boolean;
+  /** The wrapper honours LaunchInput.admission: jobs can wait in named queues and for resource locks. */
+  readonly namedQueues: boolean;
+  /** A job can keep what its command leaves running after it ends (keep_leftovers). */
+  readonly keepsLeftovers: boolean;
+}
+
+/** The capabilities of a backend known only by name. */
+export type CapabilitiesOf = (backend: BackendName) => BackendCapabilities;
+
 export interface Backend {
   readonly name: BackendName;
-  /** The wrapper this backend starts honours LaunchInput.admission (named queues, resource locks). */
-  readonly supportsAdmission?: boolean;
-  /** The target's queue directory (backends with supportsAdmission). */
+  readonly capabilities: BackendCapabilities;
+  /** The target's queue directory (backends whose capabilities have namedQueues). */
   queueSnapshot?(host: string | null): Promise<QueueSnapshot>;
   /** Backend-specific launch options (Slurm resources), checked and canonicalized before anything is reserved. */
   checkOptions?(raw: Record<string, string>): Record<string, string>;

@@ -1,6 +1,6 @@
 // The service's glue for --after: a launch's dependency plan, and the held children of parents with retries (what
 // their observation must know, their Slurm dependency moved, their release, their wake-up at a parent's end).
-import type { Backend } from "../backend/backend.ts";
+import type { Backend, CapabilitiesOf } from "../backend/backend.ts";
 import type { DependencyPlan } from "../model/dependency-plan.ts";
 import type { Job } from "../model/job.ts";
 import { canonicalJson, sha256Hex } from "../results/canonical-json.ts";
@@ -14,6 +14,7 @@ export interface DependencyDeps {
   store: JobStore;
   backendFor(job: Pick<Job, "backend"> & { backend_id?: Job["backend_id"] }): Backend;
   refresh(jobId: string): Promise<StoredJob>;
+  capabilitiesOf: CapabilitiesOf;
 }
 
 export class JobDependencies {
@@ -45,7 +46,7 @@ export class JobDependencies {
       const same = p && p.backend === v.spec.backend && p.host === v.spec.host;
       if (p) parents.push(same ? await this.deps.refresh(d.job_id) : p);
     }
-    return planDependencies(v.spec, parents, (id) => store.attempts.list(id));
+    return planDependencies(v.spec, parents, this.deps.capabilitiesOf, (id) => store.attempts.list(id));
   }
 
   /** Does `job` wait for a parent with retries (that parent's attempts and end need the child's reader)? */
@@ -65,7 +66,7 @@ export class JobDependencies {
   /** Points a held Slurm child's native dependency at its parents' current Slurm jobs (slurmWaitsNow). */
   async redepend(child: StoredJob): Promise<void> {
     const backend = this.deps.backendFor(child);
-    const waits = slurmWaitsNow(child, (id) => this.get(id));
+    const waits = slurmWaitsNow(child, (id) => this.get(id), this.deps.capabilitiesOf);
     if (!backend.redepend || !waits) return;
     // Once per dependency and process: a poll round's view may show "never satisfied" a while after the move.
     const key = waits.map((w) => `${w.on}:${w.scheduler_id}`).join(",");
@@ -78,9 +79,9 @@ export class JobDependencies {
     }
   }
 
-  /** A Slurm attempt is a new Slurm job: the held children's afterok moves to it. */
+  /** A Slurm attempt is a new Slurm job: the held children's afterok moves to it (native dependencies only). */
   async redependChildren(parent: Pick<Job, "job_id" | "backend">): Promise<void> {
-    if (parent.backend !== "slurm") return;
+    if (!this.deps.capabilitiesOf(parent.backend).nativeDependencies) return;
     for (const d of this.deps.store.dependentsOf(parent.job_id)) {
       const child = this.deps.store.get(d.job_id);
       if (child && this.waitsOnRetried(child)) await this.redepend(child);
@@ -92,7 +93,7 @@ export class JobDependencies {
     const get = (id: string) => this.get(id);
     for (const d of this.deps.store.dependentsOf(parent.job_id)) {
       const child = this.deps.store.get(d.job_id);
-      const now = child ? heldChildNow(child, get) : null;
+      const now = child ? heldChildNow(child, get, this.deps.capabilitiesOf) : null;
       if (now === "release" || now === "failed") await this.deps.refresh(d.job_id).catch(() => undefined);
     }
   }

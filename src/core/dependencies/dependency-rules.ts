@@ -1,6 +1,7 @@
 // Job dependencies (`--after JOB[:ok|:any|:failed]`, MCP `after`): their syntax, the same-target rule, and what a
 // parent's state means for a child at submit. The wait itself happens on the target (wrapper.sh "Dependencies").
 
+import type { CapabilitiesOf } from "../backend/backend.ts";
 import type { DependencyPlan } from "../model/dependency-plan.ts";
 import { AwaitlessError, hint, invalid } from "../model/errors.ts";
 import type { AfterCondition, BackendId, Dependency, Job, JobSpec, JobState } from "../model/job.ts";
@@ -69,6 +70,7 @@ function targetName(j: { backend: string; host: string | null }): string {
 export function planDependencies(
   spec: JobSpec,
   parents: Job[],
+  caps: CapabilitiesOf,
   attemptsOf: (jobId: string) => readonly { backend_id: BackendId | null }[] = () => [],
 ): DependencyPlan {
   const plan: DependencyPlan = { waits: [], failed: null };
@@ -94,17 +96,18 @@ export function planDependencies(
       continue;
     }
     const retried = parent.spec?.retry !== undefined;
-    if (heldOn(dep, parent)) {
+    const can = caps(parent.backend);
+    if (heldOn(dep, parent, caps)) {
       plan.waits.push({ ...dep, dir: firstAttemptDir(parent), final: true, hold: true });
       continue;
     }
     const recorded = attemptsOf(parent.job_id);
-    const dir = waitDir(parent, recorded[0]?.backend_id?.remote_dir);
+    const dir = waitDir(parent, can.remoteJobDir, recorded[0]?.backend_id?.remote_dir);
     // Between attempts a Slurm parent has no job of its own: the last attempt's (ended) until the next one's launch
     // moves the dependency (redepend).
     const schedulerId =
       parent.backend_id?.slurm_job_id ?? (retried ? recorded.at(-1)?.backend_id?.slurm_job_id : undefined);
-    if (typeof dir !== "string" || (parent.backend === "slurm" && schedulerId === undefined)) {
+    if (typeof dir !== "string" || (can.nativeDependencies && schedulerId === undefined)) {
       throw new AwaitlessError(
         "launch_failed",
         `job ${parent.job_id} is ${parent.state} and not launched yet; there is nothing to wait on`,
@@ -122,21 +125,27 @@ export function planDependencies(
 }
 
 /**
- * Slurm, a :failed or :any dependency on a parent with retries: the child is held (sbatch --hold) until a client sees
- * the parent's final end, then released or ended dependency_failed (docs/dependencies.md "A parent with retries").
+ * Native dependencies (Slurm), a :failed or :any dependency on a parent with retries: the child is held (sbatch
+ * --hold) until a client sees the parent's final end, then released or ended dependency_failed (docs/dependencies.md
+ * "A parent with retries").
  */
-export function heldOn(dep: Dependency, parent: Pick<Job, "backend" | "spec">): boolean {
-  return parent.backend === "slurm" && parent.spec?.retry !== undefined && dep.on !== "ok";
+export function heldOn(
+  dep: Dependency,
+  parent: Pick<Job, "backend" | "spec">,
+  caps: CapabilitiesOf,
+): boolean {
+  return caps(parent.backend).nativeDependencies && parent.spec?.retry !== undefined && dep.on !== "ok";
 }
 
 /**
- * Where the target waits for `parent`: its job directory there; for a parent with retries its first attempt's, where
- * its `final` record appears once its last attempt ended (wrapper.sh "Dependencies").
+ * Where the target waits for `parent`: its job directory there (`remote`: backend_id.remote_dir, else job_dir); for a
+ * parent with retries its first attempt's, where its `final` record appears once its last attempt ended (wrapper.sh
+ * "Dependencies").
  */
-function waitDir(parent: Job, firstRemoteDir: unknown): string | undefined {
-  const current = parent.backend === "ssh" ? parent.backend_id?.remote_dir : parent.job_dir;
+function waitDir(parent: Job, remote: boolean, firstRemoteDir: unknown): string | undefined {
+  const current = remote ? parent.backend_id?.remote_dir : parent.job_dir;
   if (!parent.spec?.retry) return typeof current === "string" ? current : undefined;
-  if (parent.backend !== "ssh") return firstAttemptDir(parent);
+  if (!remote) return firstAttemptDir(parent);
   if (typeof firstRemoteDir === "string") return firstRemoteDir;
   const s = attemptSuffix(attemptOf(parent));
   if (typeof current !== "string") return undefined;

@@ -4,7 +4,7 @@
 // the job's end knows, and it writes the record here. A held child's reader repairs a record never written.
 // On Slurm the child's native afterok names the parent's current attempt's Slurm job, and is moved to the next one;
 // a :failed or :any child is held instead, and released or ended by the client that sees the parent's final end.
-import type { Backend } from "../backend/backend.ts";
+import type { Backend, CapabilitiesOf } from "../backend/backend.ts";
 import type { DependencyWait } from "../model/dependency-plan.ts";
 import { isTerminal, type Job } from "../model/job.ts";
 import { conditionHolds, heldOn } from "./dependency-rules.ts";
@@ -28,12 +28,13 @@ export function finalOutcome(state: Job["state"]): "ok" | "failed" {
  */
 export async function recordFinal(deps: FinalDeps, job: Job): Promise<void> {
   if (!job.spec.retry || !isTerminal(job.state) || deps.written.has(job.job_id)) return;
-  if (job.backend === "slurm") {
+  const backend = deps.backendFor(job);
+  if (backend.capabilities.nativeDependencies) {
+    // the scheduler holds the children: no record to write, the held ones are released or ended now
     deps.written.add(job.job_id);
     await deps.wakeHeld?.(job).catch(() => undefined);
     return;
   }
-  const backend = deps.backendFor(job);
   if (!backend.writeFinal) return;
   const ok = await backend.writeFinal(job, finalOutcome(job.state)).catch(() => false);
   if (ok) deps.written.add(job.job_id);
@@ -59,7 +60,11 @@ export function parentsToLookAt(child: Job, get: (id: string) => Job | undefined
  * parent between attempts (no Slurm job yet; its launch moves the dependency), or one whose condition failed (the
  * child ends dependency_failed).
  */
-export function slurmWaitsNow(child: Job, get: (id: string) => Job | undefined): DependencyWait[] | null {
+export function slurmWaitsNow(
+  child: Job,
+  get: (id: string) => Job | undefined,
+  caps: CapabilitiesOf,
+): DependencyWait[] | null {
   const waits: DependencyWait[] = [];
   for (const d of child.spec.after ?? []) {
     const p = get(d.job_id);
@@ -68,7 +73,7 @@ export function slurmWaitsNow(child: Job, get: (id: string) => Job | undefined):
       if (!conditionHolds(d.on, p.state)) return null;
       continue;
     }
-    if (heldOn(d, p)) continue;
+    if (heldOn(d, p, caps)) continue;
     const id = p.backend_id?.slurm_job_id;
     if (id === undefined) return null;
     waits.push({ ...d, dir: p.job_dir, scheduler_id: String(id) });
@@ -92,13 +97,14 @@ export function dependencyFailedNow(child: Job, get: (id: string) => Job | undef
 export function heldChildNow(
   child: Job,
   get: (id: string) => Job | undefined,
+  caps: CapabilitiesOf,
 ): "wait" | "release" | "failed" | null {
-  if (child.backend !== "slurm" || child.backend_id?.held !== true) return null;
+  if (!caps(child.backend).nativeDependencies || child.backend_id?.held !== true) return null;
   if (child.state !== "queued" || child.started_at !== null) return null;
   if (dependencyFailedNow(child, get)) return "failed";
   for (const d of child.spec.after ?? []) {
     const p = get(d.job_id);
-    if (p && heldOn(d, p) && !isTerminal(p.state)) return "wait";
+    if (p && heldOn(d, p, caps) && !isTerminal(p.state)) return "wait";
   }
   return "release";
 }

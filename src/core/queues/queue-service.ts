@@ -14,7 +14,7 @@ export function admissionFor(store: JobStore, spec: JobSpec, backend: Backend): 
   const resources = spec.resources ?? [];
   if (spec.queue === null && resources.length === 0) return undefined;
   refuseForeignArrayQueue(spec);
-  if (!backend.supportsAdmission) {
+  if (!backend.capabilities.namedQueues) {
     throw new AwaitlessError(
       "invalid_argument",
       `the ${spec.backend} backend cannot hold jobs in named queues or resource locks yet`,
@@ -90,7 +90,7 @@ export async function listQueues(
 
 async function snapshotOf(deps: QueueListDeps, host: string | null) {
   const backend = host === null ? deps.backends.local : deps.backends.ssh;
-  if (!backend?.supportsAdmission || !backend.queueSnapshot) return null;
+  if (!backend?.capabilities.namedQueues || !backend.queueSnapshot) return null;
   try {
     return await backend.queueSnapshot(host);
   } catch {

@@ -83,7 +83,7 @@ export async function buildResult(
         path: p,
         declared_path: p,
         exists: false,
-        remote: job.backend !== "local",
+        remote: !backend.capabilities.runsHere,
         reason: `could not be read: ${(e as Error).message}`,
       }));
     }

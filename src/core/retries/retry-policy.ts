@@ -1,6 +1,7 @@
 // Retries (`--retries N --retry-on …`, MCP `retries`/`retry_on`): the policy's syntax, which ends each class
 // covers, the backoff, and where each attempt's files live. Pure; the retry itself is JobService's (retries/retry-attempt.ts).
 
+import type { BackendCapabilities } from "../backend/backend.ts";
 import type { TerminalDecision } from "../model/decision.ts";
 import { invalid } from "../model/errors.ts";
 import type { BackendId, Job, RetryClass, RetryPolicy } from "../model/job.ts";
@@ -104,13 +105,14 @@ export function firstAttemptDir(job: Pick<Job, "job_dir" | "attempt">): string {
 
 /**
  * Slurm sets SLURM_ARRAY_TASK_ID only in an array's own sbatch: a retried array task's later attempt, a single Slurm
- * job, is given its first attempt's task ID (from that attempt's Slurm ID, ARRAYJOB_TASK). Empty for other jobs.
+ * job, is given its first attempt's task ID (from that attempt's Slurm ID, ARRAYJOB_TASK). Empty for other jobs
+ * (those of backends without native arrays).
  */
 export function arrayTaskEnv(
-  job: Pick<Job, "backend">,
+  can: Pick<BackendCapabilities, "nativeArrays">,
   first: BackendId | null | undefined,
 ): Record<string, string> {
   const id = first?.slurm_job_id;
-  const m = job.backend === "slurm" && typeof id === "string" ? /^\d+_(\d+)$/.exec(id) : null;
+  const m = can.nativeArrays && typeof id === "string" ? /^\d+_(\d+)$/.exec(id) : null;
   return m ? { SLURM_ARRAY_TASK_ID: m[1]! } : {};
 }

@@ -90,11 +90,13 @@ export class JobService implements JobServiceApi {
       store,
       backendFor: (job) => this.backendFor(job),
       refresh: (id) => this.refresh(id),
+      capabilitiesOf: settings.capabilitiesOf,
     });
     this.arrays = new ArrayService(store, this, {
       backend: settings.defaultBackend,
       host: settings.defaultHost,
       cwd: settings.callerCwd,
+      capabilitiesOf: settings.capabilitiesOf,
       ...(settings.hostBackends ? { hostBackends: settings.hostBackends } : {}),
     });
     this.retries = {
@@ -212,6 +214,7 @@ export class JobService implements JobServiceApi {
         ...(s.hostKeepLeftovers ? { hostKeepLeftovers: s.hostKeepLeftovers } : {}),
         ...(s.hostBackends ? { hostBackends: s.hostBackends } : {}),
         cwd: s.callerCwd,
+        capabilitiesOf: s.capabilitiesOf,
         checkBackendOptions: (backend, raw) => this.backends[backend]?.checkOptions?.(raw) ?? raw,
       },
       s.callerEnv,
@@ -220,10 +223,12 @@ export class JobService implements JobServiceApi {
 
   async createQueue(name: string, concurrency: number, host?: string): Promise<QueueCreated> {
     (await import("../queues/array-queues.ts")).refuseArrayQueueCreate(name);
-    if (host && this.settings.hostBackends?.[host] === "slurm") {
+    const configured = host ? this.settings.hostBackends?.[host] : undefined;
+    const can = configured && this.settings.capabilitiesOf(configured);
+    if (host && can && !can.namedQueues) {
       throw invalid(
-        `${host} is a Slurm cluster ([hosts.${host}] backend = "slurm"): its jobs cannot wait in named queues`,
-        "Slurm schedules them itself; create the queue on this machine or an SSH host",
+        `${host} is a ${can.label} cluster ([hosts.${host}] backend = "${configured}"): its jobs cannot wait in named queues`,
+        `${can.label} schedules them itself; create the queue on this machine or an SSH host`,
       );
     }
     const r = this.store.queues.create(name, targetOf(host), concurrency);

@@ -1,6 +1,7 @@
 // Validates a launch request into a JobSpec, and derives its idempotency fingerprint and duplicate key.
 import { accessSync, constants, lstatSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
+import type { CapabilitiesOf } from "../backend/backend.ts";
 import { parseAfter } from "../dependencies/dependency-rules.ts";
 import { hint, invalid } from "../model/errors.ts";
 import { CLIENT_REQUEST_ID_RE } from "../model/ids.ts";
@@ -26,6 +27,8 @@ export interface LaunchDefaults {
   keepLeftovers?: boolean;
   hostKeepLeftovers?: Readonly<Record<string, boolean>>;
   cwd: string;
+  /** What each backend can do (src/backends/capabilities.ts): the request is checked before its backend is built. */
+  capabilitiesOf: CapabilitiesOf;
   /** The chosen backend's check of its launch options (keys canonicalized, values checked); absent → kept as given. */
   checkBackendOptions?: (backend: BackendName, raw: Record<string, string>) => Record<string, string>;
 }
@@ -57,12 +60,13 @@ export function validateLaunch(
       throw invalid("a command argument contains a NUL byte", "remove the NUL byte; argv cannot carry it");
   }
   const { backend, host } = resolveTarget(req, defaults);
+  const can = defaults.capabilitiesOf(backend);
   // Remote jobs run relative to the login directory unless told otherwise.
-  const cwdIn = req.cwd ?? (backend === "local" ? defaults.cwd : ".");
+  const cwdIn = req.cwd ?? (can.runsHere ? defaults.cwd : ".");
   if (hasNul(cwdIn))
     throw invalid("the working directory contains a NUL byte", "pass a valid directory path");
-  const cwd = backend === "local" ? resolve(defaults.cwd, cwdIn) : cwdIn;
-  if (backend === "local") checkLocalDir(cwd);
+  const cwd = can.runsHere ? resolve(defaults.cwd, cwdIn) : cwdIn;
+  if (can.runsHere) checkLocalDir(cwd);
 
   const env: Record<string, string> = {};
   for (const [k, val] of Object.entries(req.env ?? {})) {
@@ -104,11 +108,12 @@ export function validateLaunch(
   if (name !== null && (name.length === 0 || name.length > NAME_MAX || /[\0-\x1f\x7f]/.test(name))) {
     throw invalid(`bad job name ${JSON.stringify(name)}`, `use 1–${NAME_MAX} printable characters`);
   }
+  // a scheduler without our named queues: the config's queue settings do not apply to its jobs
   const queue =
-    req.queue ?? (backend === "slurm" ? null : ((host && defaults.hostQueues?.[host]) ?? defaults.queue));
-  if (req.queue && backend === "slurm") {
+    req.queue ?? (can.namedQueues ? ((host && defaults.hostQueues?.[host]) ?? defaults.queue) : null);
+  if (req.queue && !can.namedQueues) {
     throw invalid(
-      `queue ${JSON.stringify(req.queue)} was given with the slurm backend`,
+      `queue ${JSON.stringify(req.queue)} was given with the ${backend} backend`,
       hint("scheduler_no_queue"),
     );
   }
@@ -118,9 +123,9 @@ export function validateLaunch(
       "queue names are 1–64 characters from A-Z a-z 0-9 . _ -",
     );
   }
-  const resources = validateResources(req.resources, backend);
+  const resources = validateResources(req.resources, backend, can.namedQueues);
   const rawSlurm = { ...(req.slurm_options ?? {}) };
-  if (Object.keys(rawSlurm).length > 0 && backend !== "slurm") {
+  if (Object.keys(rawSlurm).length > 0 && !can.schedulesItself) {
     throw invalid("Slurm options only apply to the slurm backend", hint("scheduler_options_backend"));
   }
   // allowlisted keys in canonical form (cpus-per-task → cpus_per_task), each value checked before any side effect
@@ -129,8 +134,9 @@ export function validateLaunch(
     : rawSlurm;
   const after = parseAfter(req.after);
   const retry = parseRetry(req.retries, req.retry_on, req.retry_backoff_seconds);
-  const logDir = req.log_dir === undefined ? null : checkLogDir(req.log_dir, backend, defaults.cwd);
-  const keepLeftovers = keepOf(req.keep_leftovers, backend, host, defaults);
+  const logDir =
+    req.log_dir === undefined ? null : checkLogDir(req.log_dir, backend, can.runsHere, defaults.cwd);
+  const keepLeftovers = keepOf(req.keep_leftovers, can.keepsLeftovers, host, defaults);
   const clientRequestId = req.client_request_id ?? null;
   if (clientRequestId !== null && !CLIENT_REQUEST_ID_RE.test(clientRequestId)) {
     throw invalid(
@@ -167,19 +173,19 @@ export function validateLaunch(
 }
 
 /**
- * Whether the job keeps what its command leaves running: as asked, else the host's setting, else `[defaults]`. Slurm
- * ends every process of a job when its batch script ends, so a Slurm job cannot keep any: asking is refused, and the
- * config's defaults do not apply to Slurm jobs.
+ * Whether the job keeps what its command leaves running: as asked, else the host's setting, else `[defaults]`. A
+ * backend that cannot keep any (Slurm ends every process of a job when its batch script ends) refuses the ask, and
+ * the config's defaults do not apply to its jobs.
  */
 function keepOf(
   asked: boolean | undefined,
-  backend: BackendName,
+  canKeep: boolean,
   host: string | null,
   defaults: LaunchDefaults,
 ): boolean {
   if (asked !== undefined && typeof asked !== "boolean")
     throw invalid("keep_leftovers must be true or false", "give keep_leftovers as a boolean");
-  if (backend === "slurm") {
+  if (!canKeep) {
     if (asked)
       throw invalid(
         "a Slurm job cannot keep what its command leaves running",
@@ -200,20 +206,21 @@ function keepOf(
  */
 export function resolveTarget(
   req: Pick<LaunchRequest, "backend" | "host">,
-  defaults: Pick<LaunchDefaults, "backend" | "host" | "hostBackends">,
+  defaults: Pick<LaunchDefaults, "backend" | "host" | "hostBackends" | "capabilitiesOf">,
 ): { backend: BackendName; host: string | null } {
   const configured = (h: string) =>
     Object.hasOwn(defaults.hostBackends ?? {}, h) ? defaults.hostBackends?.[h] : undefined;
-  const remoteDefault = defaults.backend === "local" ? undefined : defaults.backend;
+  const runsHere = (b: BackendName) => defaults.capabilitiesOf(b).runsHere;
+  const remoteDefault = runsHere(defaults.backend) ? undefined : defaults.backend;
   if (req.host === "") throw invalid("the host was given an empty name", hint("host_name_empty"));
-  if (req.backend === "local") {
+  if (req.backend && runsHere(req.backend)) {
     if (req.host) {
       throw invalid(
-        `host ${req.host} was given with the local backend`,
+        `host ${req.host} was given with the ${req.backend} backend`,
         hint("local_with_host", { host: req.host }),
       );
     }
-    return { backend: "local", host: null };
+    return { backend: req.backend, host: null };
   }
   const host = req.host || (req.backend || remoteDefault ? defaults.host : null) || null;
   if (req.backend) {
@@ -229,14 +236,14 @@ export function resolveTarget(
       "add --host NAME, or set host in [defaults] of the config",
     );
   }
-  return { backend: "local", host: null };
+  return { backend: defaults.backend, host: null };
 }
 
-/** Resource locks: NAME=VALUE each, sorted and unique; refused with Slurm (it allocates resources itself). */
-function validateResources(given: string[] | undefined, backend: BackendName): string[] {
+/** Resource locks: NAME=VALUE each, sorted and unique; refused without our admission (Slurm allocates resources). */
+function validateResources(given: string[] | undefined, backend: BackendName, locks: boolean): string[] {
   const list = [...new Set(given ?? [])].sort();
-  if (list.length > 0 && backend === "slurm") {
-    throw invalid("resource locks were given with the slurm backend", hint("scheduler_no_resources"));
+  if (list.length > 0 && !locks) {
+    throw invalid(`resource locks were given with the ${backend} backend`, hint("scheduler_no_resources"));
   }
   for (const r of list) {
     if (typeof r !== "string" || !RESOURCE_RE.test(r)) {
@@ -260,8 +267,8 @@ function optionalSeconds(v: number | undefined, what: string): number | null {
  * every ancestor must be trusted (assertTrustedDir). Checked without creating anything: a refused request leaves no
  * directory behind.
  */
-function checkLogDir(given: string, backend: BackendName, callerCwd: string): string {
-  if (backend !== "local") {
+function checkLogDir(given: string, backend: BackendName, runsHere: boolean, callerCwd: string): string {
+  if (!runsHere) {
     throw invalid(
       `--log-dir applies to local jobs, not the ${backend} backend`,
       hint("log_dir_remote", { backend }),

@@ -109,13 +109,14 @@ export async function launchAttempt(
   secretValues: Record<string, string>,
 ): Promise<void> {
   const spec = job.spec;
-  const taskEnv = arrayTaskEnv(job, life.store.attempts.list(job.job_id)[0]?.backend_id);
+  const backend = life.backendFor(job);
+  const taskEnv = arrayTaskEnv(backend.capabilities, life.store.attempts.list(job.job_id)[0]?.backend_id);
   await launchReserved(
     life,
     Object.keys(taskEnv).length === 0 ? job : { ...job, spec: { ...spec, env: { ...spec.env, ...taskEnv } } },
     { secretValues } as ValidatedLaunch,
-    life.backendFor(job),
-    { admission: admissionFor(life.store, spec, life.backendFor(job)), after: undefined },
+    backend,
+    { admission: admissionFor(life.store, spec, backend), after: undefined },
     false,
   ).catch(() => undefined);
   await life.dependencies.redependChildren(job);

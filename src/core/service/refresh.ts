@@ -23,7 +23,7 @@ export async function refreshJob(life: LifecycleDeps, jobId: string): Promise<St
     const now = isTerminal(parent.state) ? parent : await refreshJob(life, parent.job_id);
     await recordFinal(life.final, now);
   }
-  const held = heldChildNow(job, (id) => life.store.get(id) ?? undefined);
+  const held = heldChildNow(job, (id) => life.store.get(id) ?? undefined, life.settings.capabilitiesOf);
   if (held === "release") await life.dependencies.releaseHeld(job);
   const parentMayRetry = life.dependencies.lookOf(job).parentMayRetry === true;
   if (awaitingAttempt(job)) {

@@ -1,6 +1,6 @@
 // What the service's use-case modules (reads, logs, follow, completions, gc) need of it: its settings, its store,
 // its backends and its reconcile step. Only the service hands these out; the CLI and MCP see model/service-api.ts.
-import type { Backend } from "../backend/backend.ts";
+import type { Backend, CapabilitiesOf } from "../backend/backend.ts";
 import type { AwaitlessError } from "../model/errors.ts";
 import type { Job, JobResult } from "../model/job.ts";
 import type { JobStatus } from "../model/service-api.ts";
@@ -28,6 +28,8 @@ export interface ServiceSettings {
   launchOwners?: LaunchOwners;
   /** `[hosts.NAME] backend` settings: how jobs sent to that host run when they name no backend. */
   hostBackends?: Record<string, "ssh" | "slurm">;
+  /** What each backend can do, by name (src/backends/capabilities.ts): asked of a request before its backend is built. */
+  capabilitiesOf: CapabilitiesOf;
   /** A host whose configuration this version cannot honour for a launch: the error to refuse it with (before any reserve). */
   refuseHost?: (host: string, backend: Job["backend"]) => AwaitlessError | undefined;
   /** How long submit waits (event-driven) for the wrapper to report the command started. */

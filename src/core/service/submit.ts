@@ -59,7 +59,11 @@ export async function submitValidated(
   const after = await life.dependencies.plan(v);
   const res = life.store.reserve(
     // a Slurm job waits on the scheduler first (queued), then its allocation starts the wrapper (starting)
-    rowOf(life, v, v.spec.backend === "slurm" || admission || after?.waits.length ? "queued" : "starting"),
+    rowOf(
+      life,
+      v,
+      backend.capabilities.schedulesItself || admission || after?.waits.length ? "queued" : "starting",
+    ),
     req.allow_duplicate ?? false,
   );
   if (res.kind === "conflict") {
@@ -104,7 +108,8 @@ export async function submitValidated(
     };
   }
   // Slurm is never asked to start a job whose dependency already failed (its afterok on an ended parent fails).
-  if (after?.failed && v.spec.backend === "slurm") return endDependencyFailed(life, res.job, after.failed);
+  if (after?.failed && backend.capabilities.nativeDependencies)
+    return endDependencyFailed(life, res.job, after.failed);
   const launched = await launchReserved(life, res.job, v, backend, { admission, after }, false);
   return { ...launched!, idempotent_replay: false };
 }
