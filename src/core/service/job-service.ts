@@ -42,8 +42,8 @@ import { resolveJobIdPrefix } from "./job-prefix.ts";
 import type { ValidatedLaunch } from "./launch-request.ts";
 import type { LifecycleDeps } from "./lifecycle-context.ts";
 import { collectGarbage, inspectJob, listJobs, listJobsPage } from "./reads.ts";
-import { refreshJob } from "./refresh.ts";
-import type { ServiceCore, ServiceSettings } from "./service-context.ts";
+import { lookAt, refreshJob } from "./refresh.ts";
+import type { Look, ServiceCore, ServiceSettings } from "./service-context.ts";
 import { jobStatus } from "./status.ts";
 import { reserveNotice } from "./unsealed.ts";
 import { runJob, waitFor, waitForAnyChange } from "./wait.ts";
@@ -80,7 +80,9 @@ export class JobService implements JobServiceApi {
       backendFor: (job) => this.backendFor(job),
       getJob: (id) => this.getJob(id),
       refresh: (id) => this.refresh(id),
+      look: (id) => lookAt(this.life, id),
       status: (id) => this.status(id),
+      statusOf: (look) => this.statusOf(look),
       toStatus: (job) => this.toStatus(job),
       resultOf: (job) => this.resultOf(job),
       displayRedactor: (job) => this.displayRedactor(job),
@@ -294,7 +296,12 @@ export class JobService implements JobServiceApi {
   }
 
   async status(jobId: string): Promise<JobStatus> {
-    const job = await this.refresh(jobId);
+    return this.statusOf(await lookAt(this.life, jobId));
+  }
+
+  /** The status of a job as one look found it. */
+  private async statusOf({ job, observation }: Look): Promise<JobStatus> {
+    const jobId = job.job_id;
     const st = await this.toStatus(job);
     const unreachable = this.unreachable.get(jobId);
     if (unreachable) return { ...st, host_unreachable: unreachable };
@@ -303,7 +310,8 @@ export class JobService implements JobServiceApi {
     if (ended?.leftovers) st.leftovers = ended.leftovers;
     if (ended?.resources) st.resources = ended.resources;
     if (!isTerminal(job.state) && job.state !== "starting") {
-      const obs = await this.backendFor(job).observe(job, this.dependencies.lookOf(job));
+      // the look's own observation; a look that made none (a retry's next attempt not launched yet) gets one
+      const obs = observation ?? (await this.backendFor(job).observe(job, this.dependencies.lookOf(job)));
       if (obs.heartbeat) {
         st.stdout_bytes = obs.heartbeat.stdout_bytes;
         st.stderr_bytes = obs.heartbeat.stderr_bytes;

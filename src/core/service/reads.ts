@@ -69,12 +69,13 @@ export async function listJobsPage(
 }
 
 export async function inspectJob(svc: ServiceCore, jobId: string): Promise<InspectResponse> {
-  const job = await svc.refresh(jobId);
+  const look = await svc.look(jobId);
+  const job = look.job;
   const result = svc.resultOf(job);
   const redactor = await svc.displayRedactor(job);
   const completion = svc.backendFor(job).completionNote?.(job);
   return {
-    job: await svc.status(jobId),
+    job: await svc.statusOf(look),
     spec: {
       ...job.spec,
       argv: job.spec.argv.map((a) => redactor.redact(a)),

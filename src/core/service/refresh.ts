@@ -1,18 +1,37 @@
-// A job's refresh: its held parents looked at, a retry's next attempt ended or launched, its wrapper observed and
-// the reconcile rules applied; the decision stored (a full disk: reported, stored later), a retry begun at its end.
+// A job's refresh (one look): its held parents looked at, a retry's next attempt ended or launched, its wrapper
+// observed once and the reconcile rules applied; the decision stored (a full disk: reported, stored later), a retry
+// begun at its end. The look keeps its observation, so what is said of the job next (status, progress) reads it.
 
 import { heldChildNow, parentsToLookAt, recordFinal } from "../dependencies/retried-parents.ts";
 import { isTerminal } from "../model/job.ts";
+import type { Observation } from "../model/observation.ts";
 import { buildResult } from "../results/result-builder.ts";
 import { awaitingAttempt, beginRetry, launchDueAttempt } from "../retries/retry-attempt.ts";
 import { retryDue } from "../retries/retry-policy.ts";
 import { decide } from "../rules/reconcile.ts";
 import type { StoredJob } from "../store/job-store.ts";
 import { type LifecycleDeps, recorded } from "./lifecycle-context.ts";
+import type { Look } from "./service-context.ts";
 import { observedActive, observedTerminal } from "./unsealed.ts";
 
 /** Observes the job's wrapper and applies the reconcile rules; returns the job as stored afterwards. */
 export async function refreshJob(life: LifecycleDeps, jobId: string): Promise<StoredJob> {
+  return (await lookAt(life, jobId)).job;
+}
+
+/** One look at the job: refreshJob's job, with the observation it made (null when it made none). */
+export async function lookAt(life: LifecycleDeps, jobId: string): Promise<Look> {
+  const seen: Seen = { observation: null };
+  const job = await refreshSeeing(life, jobId, seen);
+  return { job, observation: seen.observation };
+}
+
+/** The observation of the job's current attempt this look made, if any. */
+interface Seen {
+  observation: Observation | null;
+}
+
+async function refreshSeeing(life: LifecycleDeps, jobId: string, seen: Seen): Promise<StoredJob> {
   const job = life.getJob(jobId);
   if (isTerminal(job.state)) {
     life.unreachable.delete(jobId);
@@ -38,6 +57,7 @@ export async function refreshJob(life: LifecycleDeps, jobId: string): Promise<St
     ...(parentMayRetry ? { parentMayRetry } : {}),
     ...(held === "failed" ? { heldFailed: true } : {}),
   });
+  seen.observation = obs;
   if (obs.unreachable) life.unreachable.set(jobId, obs.unreachable);
   else life.unreachable.delete(jobId);
   // Slurm found the child's dependency never satisfied by a parent's earlier attempt: point it at the current one
@@ -80,7 +100,11 @@ export async function refreshJob(life: LifecycleDeps, jobId: string): Promise<St
   const built = await buildResult(backend, job, d, life.settings.maxReturnBytes, life.settings.logTailLines);
   if (retryDue(job, d)) {
     const begun = await beginRetry(life.retries, job, d, built);
-    if (begun !== "refused") return refreshJob(life, jobId);
+    if (begun !== "refused") {
+      // the ended attempt's observation says nothing of the next one
+      seen.observation = null;
+      return refreshSeeing(life, jobId, seen);
+    }
   }
   // The exit record stays on disk: when the store is full the result is reported now and sealed by a later reader.
   const ended = recorded(

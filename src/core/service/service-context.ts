@@ -3,6 +3,7 @@
 import type { Backend, CapabilitiesOf } from "../backend/backend.ts";
 import type { AwaitlessError } from "../model/errors.ts";
 import type { Job, JobResult } from "../model/job.ts";
+import type { Observation } from "../model/observation.ts";
 import type { JobStatus } from "../model/service-api.ts";
 import type { LaunchOwners } from "../rules/launch-owner.ts";
 import type { JobStore, StoredJob } from "../store/job-store.ts";
@@ -39,6 +40,16 @@ export interface ServiceSettings {
   callerCwd: string;
 }
 
+/** One look at a job: the job as stored afterwards, and what its backend observed of it (see Look.observation). */
+export interface Look {
+  job: StoredJob;
+  /**
+   * The observation the look's reconcile step read; null when it made none (the job had ended, or a retry's next
+   * attempt is not launched yet): who needs one then observes once.
+   */
+  observation: Observation | null;
+}
+
 export interface ServiceCore {
   readonly store: JobStore;
   readonly settings: ServiceSettings;
@@ -46,7 +57,11 @@ export interface ServiceCore {
   getJob(jobId: string): StoredJob;
   /** Observes the job's wrapper and applies the reconcile rules; returns the job as stored afterwards. */
   refresh(jobId: string): Promise<StoredJob>;
+  /** refresh, with the observation it made: what is said of the job after the look reads it instead of observing again. */
+  look(jobId: string): Promise<Look>;
   status(jobId: string): Promise<JobStatus>;
+  /** The status of a job as this look found it (status is a look and this). */
+  statusOf(look: Look): Promise<JobStatus>;
   toStatus(job: StoredJob): Promise<JobStatus>;
   resultOf(job: StoredJob): JobResult | undefined;
   displayRedactor(job: StoredJob): Promise<Redactor>;

@@ -1,6 +1,7 @@
 // Waiting on a job: the event-driven wait with its quiet backoff and waited time, the flat wait answer, run (submit
 // then wait inline), the progress line, and a wait for any of several jobs to change.
 import { isTerminal } from "../model/job.ts";
+import type { Observation } from "../model/observation.ts";
 import type {
   LaunchRequest,
   RunResponse,
@@ -30,7 +31,8 @@ export async function waitFor(life: LifecycleDeps, jobId: string, opts: WaitOpti
   const deadline = opts.timeoutMs === null ? Number.POSITIVE_INFINITY : start + opts.timeoutMs;
   const progressEvery = opts.progressIntervalMs ?? 10_000;
   let nextProgress = start + progressEvery;
-  let job = await life.refresh(jobId);
+  // each look's observation is what the progress line and the answer read: one look, one observation
+  let { job, observation } = await life.look(jobId);
   let quietMs = life.settings.pollIntervalMs;
   // A wait on a finished job holds nothing: its answer (waited_seconds included) replays byte-identically.
   const held = !isTerminal(job.state);
@@ -38,7 +40,7 @@ export async function waitFor(life: LifecycleDeps, jobId: string, opts: WaitOpti
     const now = Date.now();
     if (now >= deadline || opts.signal?.aborted) break;
     if (opts.onProgress && now >= nextProgress) {
-      opts.onProgress(await progressMessage(life, job));
+      opts.onProgress(await progressMessage(life, job, observation));
       nextProgress = now + progressEvery;
     }
     const slice = Math.min(quietMs, deadline - now, opts.onProgress ? nextProgress - now : Infinity);
@@ -47,7 +49,7 @@ export async function waitFor(life: LifecycleDeps, jobId: string, opts: WaitOpti
         ? await sleepFor(Math.max(1, Math.min(slice, msUntilAttempt(job))), opts.signal)
         : await life.backendFor(job).waitForChange(job, Math.max(1, slice), opts.signal);
     const before = `${job.state} ${job.status_message}`;
-    job = await life.refresh(jobId);
+    ({ job, observation } = await life.look(jobId));
     // With file events a start, exit or cancel ends the wait at once; re-reading a job where nothing happened
     // only catches what no file shows (a killed wrapper), so those re-reads back off (MCP servers hold many waits).
     // A child held for a parent with retries is not quiet: its reader makes that parent's attempts (whose files
@@ -61,7 +63,7 @@ export async function waitFor(life: LifecycleDeps, jobId: string, opts: WaitOpti
       : life.settings.pollIntervalMs;
   }
   if (held && !opts.untracked) recordWaited(life, jobId, Date.now() - start);
-  return waitResponse(life, job);
+  return waitResponse(life, job, observation);
 }
 
 /** Adds one ended wait to the job's waited time; a full store keeps the previous total (said by storeNotices). */
@@ -74,8 +76,15 @@ function recordWaited(life: LifecycleDeps, jobId: string, ms: number): void {
   }
 }
 
-/** The flat wait-like answer (docs/protocol.md, "Waiting and delivery"): result fields and envelope side by side. */
-export async function waitResponse(life: LifecycleDeps, job: StoredJob): Promise<WaitResponse> {
+/**
+ * The flat wait-like answer (docs/protocol.md, "Waiting and delivery"): result fields and envelope side by side.
+ * `observation`: what the look that read `job` observed (null: none; observed here if the answer needs it).
+ */
+export async function waitResponse(
+  life: LifecycleDeps,
+  job: StoredJob,
+  observation: Observation | null,
+): Promise<WaitResponse> {
   const waited_seconds = Math.round(life.store.waitedMs(job.job_id)) / 1000;
   if (isTerminal(job.state)) {
     return {
@@ -127,7 +136,7 @@ export async function waitResponse(life: LifecycleDeps, job: StoredJob): Promise
     wait_state: "client_timeout",
     delivery_state: "pending",
     waited_seconds,
-    status_message: await progressMessage(life, job),
+    status_message: await progressMessage(life, job, observation),
     ...nextAttemptOf(job),
   };
 }
@@ -144,7 +153,7 @@ export async function runJob(
   const subJob = life.getJob(sub.job_id);
   if (isWaitingInLine(subJob)) {
     // A busy queue: the job may wait for hours, so the caller is told at once and collects it later.
-    const w = await waitResponse(life, subJob);
+    const w = await waitResponse(life, subJob, null);
     return {
       ...w,
       delivery: "detached",
@@ -164,14 +173,19 @@ export async function runJob(
   };
 }
 
-async function progressMessage(life: LifecycleDeps, job: StoredJob): Promise<string> {
+/** The progress line of a job read by a look that observed `observation` (null: none; observed here if needed). */
+async function progressMessage(
+  life: LifecycleDeps,
+  job: StoredJob,
+  observation: Observation | null,
+): Promise<string> {
   const st = await life.toStatus(job);
   if (isTerminal(job.state)) return `${job.state}`;
   const elapsed = formatDuration(st.elapsed_seconds ?? 0);
   if (st.next_attempt_at) return st.status_message!;
   if (job.state === "queued" && job.status_message) return `${job.status_message}, for ${elapsed}`;
   if (job.state === "starting" || job.state === "queued") return `${job.state} for ${elapsed}`;
-  const obs = await life.backendFor(job).observe(job, life.dependencies.lookOf(job));
+  const obs = observation ?? (await life.backendFor(job).observe(job, life.dependencies.lookOf(job)));
   const hb = obs.heartbeat;
   // the heartbeat's last change is the command's start until it writes something
   const silent = hb === null || hb.stdout_bytes + hb.stderr_bytes === 0;
