@@ -36,6 +36,8 @@ class CountingBackend implements Backend {
   observed = 0;
   watched = 0;
   exit: ExitInfo | null = null;
+  /** The jobs core said the rules ended (Backend.ended), with the observation they ended on. */
+  ends: [string, Observation][] = [];
   async launch(): Promise<BackendId> {
     return { wrapper_pid: 1, pid: 1, pgid: 1 };
   }
@@ -53,6 +55,9 @@ class CountingBackend implements Backend {
         stderr_bytes: 0,
       },
     };
+  }
+  async ended(job: Job, observation: Observation): Promise<void> {
+    this.ends.push([job.job_id, observation]);
   }
   async cancel(): Promise<void> {}
   async readTail(): Promise<LogTail> {
@@ -133,7 +138,7 @@ test("a wait observes once per look: its progress lines and its answer read the 
   expect(backend.observed).toBe(backend.watched + 1);
 });
 
-test("status of an ended job observes it no more", async () => {
+test("status of an ended job observes it no more; the backend is told of the end once, with its observation", async () => {
   const id = await runningJob();
   backend.exit = {
     exit_code: 0,
@@ -148,6 +153,8 @@ test("status of an ended job observes it no more", async () => {
     expect(backend.observed).toBe(1);
     expect((await service.status(id)).state).toBe("succeeded");
     expect(backend.observed).toBe(1);
+    expect(backend.ends.map(([job]) => job)).toEqual([id]);
+    expect(backend.ends[0]![1].exit).toEqual(backend.exit);
   } finally {
     backend.exit = null;
   }

@@ -31,7 +31,7 @@ import { releaseHeld, slurmDependency, updateDependency } from "./slurm-dependen
 import { DEFAULT_EXIT_SETTLE_MS, slurmFacts } from "./slurm-facts.ts";
 import { isLocalLoginNode, SlurmHost, slurmHostSettings } from "./slurm-host.ts";
 import { clusterDirIn, sbatchOptionsFor } from "./slurm-launch-parts.ts";
-import { type ObserveDeps, observeJob, type PersistedFields } from "./slurm-observe.ts";
+import { forgetEnded, type ObserveDeps, observeJob, type PersistedFields } from "./slurm-observe.ts";
 import { validateSlurmOptions } from "./slurm-options.ts";
 import { roundsKey, slurmPacing } from "./slurm-pacing.ts";
 import { arrayTaskOf } from "./slurm-queries.ts";
@@ -98,6 +98,7 @@ export class SlurmBackend implements Backend {
       scontrol: new Map(),
       lookups: new Map(),
       scancelled: new Set(),
+      via: new Map(),
       ...(persist
         ? {
             persist: (job: Job, fields: PersistedFields) => {
@@ -271,15 +272,20 @@ export class SlurmBackend implements Backend {
     // the event path: once the wrapper's records are there, the job is past "just submitted" (it may have ended)
     if (early && !(await this.recordsThere(h, job))) return early;
     if (early) this.launched.delete(job.job_id);
-    const { observation, ends } = await observeJob(h, job, this.deps, {
+    return observeJob(h, job, this.deps, {
       launchGraceMs: this.opts.launchGraceSeconds * 1000,
       exitSettleMs: this.opts.exitSettleMs ?? DEFAULT_EXIT_SETTLE_MS,
       scancel: (id) => this.scancel(h, id, job),
       parentMayRetry: look.parentMayRetry === true,
       heldFailed: look.heldFailed === true,
     });
-    if (ends) this.written.delete(attemptKey(job));
-    return observation;
+  }
+
+  /** The rules ended the job (or this attempt) with `observation`: no more rounds, watch or memory for it. */
+  async ended(unlocated: Job, observation: Observation): Promise<void> {
+    const id = observation.scheduler?.job_id;
+    if (id) forgetEnded(this.host(unlocated.host), await this.located(unlocated), id, this.deps);
+    this.written.delete(attemptKey(unlocated));
   }
 
   /**

@@ -6,7 +6,7 @@ import type { Job } from "../../core/model/job.ts";
 import type { Observation } from "../../core/model/observation.ts";
 import type { SchedulerFacts } from "../../core/model/scheduler-facts.ts";
 import { attemptKey } from "../../core/retries/retry-policy.ts";
-import { decide, recordsOfThisRun } from "../../core/rules/reconcile.ts";
+import { recordsOfThisRun } from "../../core/rules/reconcile.ts";
 import { SBATCH_STDERR_FILE } from "./sbatch-script.ts";
 import { findArrayTasks } from "./slurm-array.ts";
 import { type Patience, slurmFacts, slurmTime, unconfirmedFacts } from "./slurm-facts.ts";
@@ -35,6 +35,8 @@ export interface ObserveDeps {
   lookups: Map<string, number>;
   /** Slurm job IDs this process has scancelled. */
   scancelled: Set<string>;
+  /** Slurm job ID → how its last observation came (the login side's watch or a poll round), persisted at its end. */
+  via: Map<string, "watch" | "poll">;
   /** Stores fields merged into the job's backend_id (JobStore.setBackendId); absent: memory only. */
   persist?: (job: Job, fields: PersistedFields) => void;
 }
@@ -67,13 +69,13 @@ function observation(
   return { ...w, wrapperAlive: null, bootIdNow: null, ...extra };
 }
 
-/** The observation, and whether the reconcile rules end the job with it (this process then stops following it). */
+/** The observation of the job now; the reconcile rules judge it (core), and forgetEnded follows an end they find. */
 export async function observeJob(
   h: SlurmHost,
   job: Job,
   deps: ObserveDeps,
   ctx: ObserveContext,
-): Promise<{ observation: Observation; ends: boolean }> {
+): Promise<Observation> {
   const bid = (job.backend_id ?? {}) as {
     slurm_job_id?: string;
     remote_dir?: string;
@@ -91,17 +93,12 @@ export async function observeJob(
   let id = bid.slurm_job_id ?? deps.adopted.get(attemptKey(job));
   if (id === undefined) {
     const found = await lookUp(h, job, deps, sinceMs, patience);
-    if (typeof found === "object") return judged(job, ctx, observation(NONE, found));
+    if (typeof found === "object") return observation(NONE, found);
     id = found;
   }
   const looked = await look(h, id, sinceMs, dir);
   if ("error" in looked) {
-    return {
-      observation: observation(looked.wrapper, {
-        unreachable: `Slurm on ${h.name} did not answer: ${looked.error}`,
-      }),
-      ends: false,
-    };
+    return observation(looked.wrapper, { unreachable: `Slurm on ${h.name} did not answer: ${looked.error}` });
   }
   const { entry, via } = looked;
   // after a requeue the earlier run's records stay until this run's wrapper clears them (reconcile rule 1d)
@@ -117,19 +114,14 @@ export async function observeJob(
     wrapper.started === null
   ) {
     const facts = slurmFacts({ job, slurmJobId: id, status, patience });
-    if (ctx.parentMayRetry) {
-      // Not final yet: kept in the queue (and polled) while the parent's next attempt may become the dependency.
-      return {
-        observation: observation(wrapper, { scheduler: { ...facts, dependency_never_satisfied: true } }),
-        ends: false,
-      };
-    }
+    const never = observation(wrapper, { scheduler: { ...facts, dependency_never_satisfied: true } });
+    // Not final yet: kept in the queue (and polled) while the parent's next attempt may become the dependency.
+    if (ctx.parentMayRetry) return never;
     if (!deps.scancelled.has(id)) await ctx.scancel(id).catch(() => undefined);
     h.poller.forget(id);
-    return {
-      observation: observation(wrapper, { scheduler: { ...facts, dependency_never_satisfied: true } }),
-      ends: true,
-    };
+    // ended never run: no end of its own was seen, so none is recorded as watched or polled
+    deps.via.delete(id);
+    return never;
   }
   // a cancel recorded while the submission was unconfirmed reaches the job once it is found
   if (
@@ -178,15 +170,22 @@ export async function observeJob(
     ...(batchStderr !== undefined ? { batchStderr } : {}),
     patience,
   });
-  const r = judged(job, ctx, observation(wrapper, { scheduler }));
-  if (r.ends) {
-    h.events.forget(id);
-    deps.persist?.(job, { completion: via });
-    h.poller.forget(id);
-    deps.exitSeen.delete(id);
-    deps.unsettledSince.delete(id);
-  }
-  return r;
+  deps.via.set(id, via);
+  return observation(wrapper, { scheduler });
+}
+
+/**
+ * The reconcile rules ended the job with an observation of Slurm job `id`: this process stops following it (its
+ * watch, its place in the poll rounds, its graces) and records how its end was seen.
+ */
+export function forgetEnded(h: SlurmHost, job: Job, id: string, deps: ObserveDeps): void {
+  const via = deps.via.get(id);
+  h.events.forget(id);
+  if (via !== undefined) deps.persist?.(job, { completion: via });
+  h.poller.forget(id);
+  deps.exitSeen.delete(id);
+  deps.unsettledSince.delete(id);
+  deps.via.delete(id);
 }
 
 /**
@@ -208,16 +207,6 @@ function cancelledWhilePending(
     end: "cancelled",
     statusMessage: `Slurm array task ${id} was cancelled while pending (Slurm keeps no accounting line for it)`,
   };
-}
-
-/** Whether the rules end the job with this observation (the same rules the service applies next). */
-function judged(
-  job: Job,
-  ctx: ObserveContext,
-  obs: Observation,
-): { observation: Observation; ends: boolean } {
-  const d = decide(job, obs, { nowMs: Date.now(), launchGraceSeconds: ctx.launchGraceMs / 1000 });
-  return { observation: obs, ends: d.kind === "terminal" };
 }
 
 /** The Slurm ID of a job whose submission is unconfirmed, found by tag; or what to report while it is not found. */

@@ -122,6 +122,12 @@ export interface Backend {
    * `look.heldFailed`: a held Slurm child whose dependency can no longer hold (it is ended, never run).
    */
   observe(job: Job, look?: { parentMayRetry?: boolean; heldFailed?: boolean }): Promise<Observation>;
+  /**
+   * The reconcile rules ended the job (or its attempt) with `observation`, this backend's last of it: a backend that
+   * follows jobs between looks (Slurm's rounds and watches) stops following it. Told once per end, by the look that
+   * found it; the rules are applied by core only.
+   */
+  ended?(job: Job, observation: Observation): Promise<void>;
   /** Persisted intent already exists in the store; this signals the target. */
   cancel(job: Job, graceSeconds: number): Promise<unknown>;
   /**

@@ -68,6 +68,8 @@ async function refreshSeeing(life: LifecycleDeps, jobId: string, seen: Seen): Pr
     launchGraceSeconds: life.settings.launchGraceSeconds,
     parentMayRetry,
   });
+  // a backend that follows jobs between looks (Slurm) stops following this one: told by the one decision, no other
+  if (d.kind === "terminal") await backend.ended?.(job, obs);
   if (d.kind === "none") return job;
   if (d.kind === "unreachable") {
     if (job.status_message === d.message) return job;
