@@ -2,7 +2,7 @@
 // `true` is one sbatch, and the scheduler calls per minute while it runs (a waiter on the array) are those of one job
 // with one waiter. Medians and ratios against baselines measured in the same run, printed as bench/slurm.ts does.
 // Usage: bun bench/slurm-arrays.ts [--quick] [--tasks N]
-import type { SlurmBackendId } from "../src/backends/slurm/slurm-backend.ts";
+import { slurmIdOf } from "../src/core/model/backend-id.ts";
 import { isTerminal } from "../src/core/model/job.ts";
 import { makeRig, run } from "../test/e2e/slurm-harness.ts";
 import { printRatioTable } from "./ratio-table.ts";
@@ -55,9 +55,7 @@ const sub = await rig.service.arrays.submit({ ...base, argv: ["true"] }, `0-${TA
 const submitMs = Date.now() - submitStart;
 const sbatchCalls = rig.runner.calls.filter((c) => c.program === "sbatch").length - sbatchBefore;
 const firstTask = (await rig.service.arrays.status(sub.job_id)).task_list[0]!;
-const arrayJob = String(
-  (rig.service.getJob(firstTask.job_id).backend_id as SlurmBackendId).slurm_job_id,
-).split("_")[0];
+const arrayJob = String(slurmIdOf(rig.service.getJob(firstTask.job_id))?.slurm_job_id).split("_")[0];
 const windows: number[] = [];
 const arrayStart = Date.now();
 let state = sub.state;

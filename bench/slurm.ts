@@ -7,7 +7,7 @@
 import { chmodSync, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { SlurmBackendId } from "../src/backends/slurm/slurm-backend.ts";
+import { type SlurmBackendId, slurmIdOf } from "../src/core/model/backend-id.ts";
 import { CountingRunner, makeRig, type Rig, run } from "../test/e2e/slurm-harness.ts";
 import { makeSshRig, SSH_CLUSTER } from "../test/e2e/slurm-ssh-rig.ts";
 import { sshdAvailable, startSshd } from "../test/helpers/sshd.ts";
@@ -38,7 +38,7 @@ function median(xs: number[]): number {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const bid = (rig: Rig, id: string) => (rig.service.getJob(id).backend_id ?? {}) as SlurmBackendId;
+const bid = (rig: Rig, id: string): SlurmBackendId => slurmIdOf(rig.service.getJob(id)) ?? {};
 const exitMtime = (rig: Rig, id: string) => statSync(join(bid(rig, id).remote_dir!, "exit")).mtimeMs;
 const perMinute = (calls: number, ms: number) => (calls * 60_000) / ms;
 

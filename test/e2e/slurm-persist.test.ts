@@ -1,7 +1,7 @@
 // What a new process must not rebuild from scratch lives in backend_id: an ID adopted by tag after a lost sbatch
 // reply, and the start of the accounting grace. A second process (new backend, same store) goes on from there.
 import { afterAll, describe, expect, test } from "bun:test";
-import type { SlurmBackendId } from "../../src/backends/slurm/slurm-backend.ts";
+import { type SlurmBackendId, slurmIdOf } from "../../src/core/model/backend-id.ts";
 import { makeRig, type Rig, run, slurmUp, until } from "./slurm-harness.ts";
 
 const up = await slurmUp("Slurm backend_id persistence e2e");
@@ -14,7 +14,7 @@ describe.skipIf(!up)("Slurm state that survives the process", () => {
     // the first rig owns the directories: close it last
     for (const r of rigs.reverse()) r.close();
   });
-  const bidOf = (rig: Rig, id: string) => (rig.service.getJob(id).backend_id ?? {}) as SlurmBackendId;
+  const bidOf = (rig: Rig, id: string): SlurmBackendId => slurmIdOf(rig.service.getJob(id)) ?? {};
   const submit = async (rig: Rig, argv: string[]) =>
     (
       await rig.service.submit({

@@ -178,7 +178,8 @@ describe("architecture", () => {
   });
 
   // A backend's name as a value in core's code (comments aside): core asks a backend's capabilities instead
-  // (Backend.capabilities, ServiceSettings.capabilitiesOf). model/job.ts declares BackendName, the wire word of every job.
+  // (Backend.capabilities, ServiceSettings.capabilitiesOf). model/backend-id.ts declares BackendName, the wire word of
+  // every job, and what each backend stores as a job's backend_id; model/job.ts names Slurm's accounting as a source.
   const NAME = String.raw`["'\`](local|ssh|slurm|awaitless08)["'\`]`;
   const NAMED = new RegExp(NAME, "g");
   // The names core still writes, none of them a branch on what a backend can do:
@@ -207,10 +208,10 @@ describe("architecture", () => {
     ]);
   }
 
-  test("core never names a backend outside model/job.ts (it asks what a backend can do)", () => {
+  test("core never names a backend outside its model (it asks what a backend can do)", () => {
     const named: Record<string, number> = {};
     for (const [file, code] of coreCode()) {
-      if (file === "core/model/job.ts") continue;
+      if (file === "core/model/backend-id.ts" || file === "core/model/job.ts") continue;
       const n = [...code.matchAll(NAMED)].length;
       if (n > 0) named[file] = n;
     }
@@ -253,6 +254,30 @@ describe("architecture", () => {
     expect(sees('["local", "ssh", "slurm"].includes(j.backend)')).toBe(1);
     expect(sees('if (backend.capabilities.nativeArrays) return "local";')).toBe(0);
     expect(sees('row.target === "local"')).toBe(0);
+  });
+
+  // A backend_id is read as its backend's type once, where the store reads the row (model/backend-id.ts), and through
+  // that module's accessors after: never asserted to be one with a cast.
+  const ID_CAST = /\bas\s+(\{[^}]*\}|[A-Za-z]*BackendId)(\s*\|\s*(null|Error|undefined))*\s*[);,]?/g;
+  test("no backend_id is cast to a type: each is parsed once and read through its accessors", () => {
+    const casts = files(SRC).flatMap((p) =>
+      [...readFileSync(p, "utf8").matchAll(ID_CAST)]
+        .filter((m) =>
+          /BackendId|slurm_job_id|remote_dir|wrapper_pid|array_tag|submit_unconfirmed/.test(m[0]),
+        )
+        .map((m) => `${relative(SRC, p)}: ${m[0]}`),
+    );
+    expect(casts).toEqual([]);
+  });
+
+  test("the cast check sees a cast to a backend ID type or to an object of its fields", () => {
+    const sees = (line: string) =>
+      [...line.matchAll(ID_CAST)].filter((m) => /BackendId|slurm_job_id/.test(m[0])).length;
+    expect(sees("const bid = (job.backend_id ?? {}) as SlurmBackendId;")).toBe(1);
+    expect(sees("const id = (job.backend_id as SlurmBackendId | null)?.slurm_job_id;")).toBe(1);
+    expect(sees("const id = ids[i] as SlurmBackendId | Error;")).toBe(1);
+    expect(sees("const b = job.backend_id as { slurm_job_id?: string } | null;")).toBe(1);
+    expect(sees("const id = slurmIdOf(job)?.slurm_job_id;")).toBe(0);
   });
 
   test("backends never import the CLI or the MCP server", () => {

@@ -4,13 +4,13 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseObserveReport, toObservation } from "../../src/backends/ssh/ssh-observe.ts";
-import type { Job } from "../../src/core/model/job.ts";
+import type { HostBackendId } from "../../src/core/model/backend-id.ts";
 import { checkHostKey } from "../../src/ssh/known-hosts.ts";
 import { authFailure, planAuth } from "../../src/ssh/ssh-auth.ts";
 import { decideHostKey, fingerprint, hostKeyAlgorithms } from "../../src/ssh/ssh-host-key.ts";
 import { heredocDelimiter, launchScript } from "../../src/wrapper/host-scripts.ts";
 
-const job = (backend_id: Job["backend_id"] = null) => ({
+const job = (backend_id: HostBackendId | null = null) => ({
   ...(typeof backend_id?.wrapper_pid === "number" ? { wrapperPid: backend_id.wrapper_pid } : {}),
   ...(typeof backend_id?.proc_start === "string" ? { procStart: backend_id.proc_start } : {}),
 });

@@ -7,6 +7,7 @@ import { open08Log } from "../../core/import-08/files-08.ts";
 import { errorOf08, reasonOf08 } from "../../core/import-08/map-08.ts";
 import { type Job08, LEGACY_FILE, read08Job } from "../../core/import-08/store-08.ts";
 import type { LogQuery, LogScan } from "../../core/logs/log-query.ts";
+import { type Watched08BackendId, watched08Of } from "../../core/model/backend-id.ts";
 import { AwaitlessError } from "../../core/model/errors.ts";
 import type { ArtifactEntry, BackendId, Job, TerminalState } from "../../core/model/job.ts";
 import { isTerminal, type JobState } from "../../core/model/job.ts";
@@ -16,8 +17,17 @@ import { collectLocalArtifacts } from "../local/artifacts-local.ts";
 import { scanOpenFile } from "../local/local-logs.ts";
 import { isProcessAlive } from "../local/proc.ts";
 
-function idOf(job: Job): BackendId {
-  return job.backend_id ?? {};
+/** The watched job's record of 0.8's files and processes (only such jobs come to this backend). */
+function idOf(job: Job): Watched08BackendId {
+  const id = watched08Of(job);
+  if (!id) {
+    throw new AwaitlessError(
+      "internal",
+      `job ${job.job_id} is not one Awaitless 0.8 runs (its backend_id has no watch)`,
+      "report this as a bug: only a job imported from a running Awaitless 0.8 is watched",
+    );
+  }
+  return id;
 }
 
 function alive(pid: unknown, ticks: unknown): boolean {
@@ -81,7 +91,7 @@ function lost08(at: string, startedAt: string | null, detail: string): Decision 
  * following a link (open08Log), whatever path the row recorded; null when it is not there.
  */
 function withLog08<T>(job: Job, stream: Stream, use: (file: { fd: number; size: number } | null) => T): T {
-  const f = open08Log(String(idOf(job).source_dir), job.job_id, stream);
+  const f = open08Log(idOf(job).source_dir, job.job_id, stream);
   if ("missing" in f) return use(null);
   try {
     return use(f);
@@ -120,7 +130,7 @@ export class Awaitless08WatchBackend implements Backend {
     const b = idOf(job);
     // liveness first: a runner that records the end and exits is then seen by the read that follows
     const running = alive(b.pid, b.pid_start_ticks) || alive(b.runner_pid, b.runner_start_ticks);
-    const source = String(b.source_dir);
+    const source = b.source_dir;
     let row: Job08 | undefined;
     if (existsSync(join(source, LEGACY_FILE))) {
       try {
@@ -185,7 +195,7 @@ export class Awaitless08WatchBackend implements Backend {
       const timer = setTimeout(done, Math.max(1, timeoutMs));
       signal?.addEventListener("abort", done);
       try {
-        watcher = watch(String(idOf(job).source_dir), { persistent: true }, done);
+        watcher = watch(idOf(job).source_dir, { persistent: true }, done);
       } catch {
         // the directory is gone: the timeout still ends the wait
       }

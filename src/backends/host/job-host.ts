@@ -2,7 +2,8 @@
 // (SshJobHost). Every method takes a job directory as that machine names it; what a job means stays in the backend.
 import type { LogTail, QueueSnapshot, Stream } from "../../core/backend/backend.ts";
 import type { LogQuery, LogScan } from "../../core/logs/log-query.ts";
-import type { ArtifactEntry, BackendId } from "../../core/model/job.ts";
+import type { HostBackendId } from "../../core/model/backend-id.ts";
+import type { ArtifactEntry } from "../../core/model/job.ts";
 import type { Observation } from "../../core/model/observation.ts";
 import type { LeftoverStop } from "../../core/model/service-api.ts";
 
@@ -28,7 +29,7 @@ export interface JobHost {
    * Creates `dir` with spec.sh (0600) and the exit record's reservation, then starts the wrapper on it detached (its
    * own session); what is recorded to find it again (pid, process start time, boot ID…).
    */
-  start(dir: string, specText: string): Promise<BackendId>;
+  start(dir: string, specText: string): Promise<HostBackendId>;
   /** The wrapper's records and liveness now; `unreachable` set when the host cannot be asked. */
   observe(dir: string, known: WrapperIdentity): Promise<Observation>;
   /**

@@ -9,6 +9,7 @@ import type {
   Stream,
 } from "../../core/backend/backend.ts";
 import type { LogQuery, LogScan } from "../../core/logs/log-query.ts";
+import { hostIdOf } from "../../core/model/backend-id.ts";
 import type { ArtifactEntry, BackendId, BackendName, Job } from "../../core/model/job.ts";
 import { HEARTBEAT_SECONDS } from "../../core/model/liveness.ts";
 import type { Observation } from "../../core/model/observation.ts";
@@ -65,7 +66,7 @@ export class WrapperBackend implements Backend {
   /** The job's directory on its host: recorded at launch, else derived from the host's prepared root. */
   protected async dirOf(job: Job): Promise<string> {
     if (this.placement.inPlace) return job.job_dir;
-    const known = job.backend_id?.remote_dir;
+    const known = hostIdOf(job)?.remote_dir;
     if (typeof known === "string") return known;
     const root = await this.hostOfJob(job).prepare();
     return `${root.jobsDir}/${job.job_id}${attemptSuffix(job.attempt ?? 1)}`;
@@ -107,8 +108,9 @@ export class WrapperBackend implements Backend {
 
   async observe(job: Job): Promise<Observation> {
     const host = this.hostOfJob(job);
-    const procStart = job.backend_id?.proc_start;
-    const wrapperPid = job.backend_id?.wrapper_pid;
+    const own = hostIdOf(job);
+    const procStart = own?.proc_start;
+    const wrapperPid = own?.wrapper_pid;
     let dir: string;
     try {
       dir = await this.dirOf(job);

@@ -16,8 +16,9 @@ import { dirname, join } from "node:path";
 import type { LogTail, QueueSnapshot, Stream } from "../../core/backend/backend.ts";
 import { parseCancelOutcome } from "../../core/backend/backend.ts";
 import type { LogQuery, LogScan } from "../../core/logs/log-query.ts";
+import type { HostBackendId } from "../../core/model/backend-id.ts";
 import { AwaitlessError } from "../../core/model/errors.ts";
-import type { ArtifactEntry, BackendId } from "../../core/model/job.ts";
+import type { ArtifactEntry } from "../../core/model/job.ts";
 import type { Observation } from "../../core/model/observation.ts";
 import type { LeftoverStop } from "../../core/model/service-api.ts";
 import { removeHostJobDir } from "../../core/util/job-dir-guard.ts";
@@ -153,7 +154,7 @@ export class LocalHost implements JobHost {
   }
 
   /** `dir` is job.job_dir: its parent (jobs/ or --log-dir) must be trusted. */
-  async start(dir: string, text: string): Promise<BackendId> {
+  async start(dir: string, text: string): Promise<HostBackendId> {
     const parent = dirname(dir);
     const room = freeSpace(parent);
     if (room !== null && room.free < LAUNCH_HEADROOM_BYTES) {

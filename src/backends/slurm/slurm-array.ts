@@ -1,8 +1,9 @@
 // Owns a job array on Slurm: one `sbatch --array=IDS%N` per chunk (split only at the cluster's MaxArraySize), the
 // links by which each Slurm task finds its own task's job directory, adoption by the chunk's tag, one scancel per chunk.
 import type { ArrayLaunch, ArrayTaskLaunch } from "../../core/backend/backend.ts";
+import { type SlurmBackendId, slurmIdOf } from "../../core/model/backend-id.ts";
 import { AwaitlessError } from "../../core/model/errors.ts";
-import type { BackendId, Job } from "../../core/model/job.ts";
+import type { Job } from "../../core/model/job.ts";
 import { HEARTBEAT_SECONDS } from "../../core/model/liveness.ts";
 import { jobSpecText, writeLocalSpec } from "../job-spec.ts";
 import { renderSbatchScript, slurmJobName } from "./sbatch-script.ts";
@@ -52,21 +53,6 @@ export function chunkTag(arrayId: string, k: number): string {
   return k === 0 ? arrayId : `${arrayId}.${k}`;
 }
 
-/** What a task's backend_id says of its place in a Slurm array. */
-export interface ArrayTaskBackendId extends BackendId {
-  slurm_job_id?: string;
-  remote_dir?: string;
-  cwd?: string;
-  submitted_at?: string;
-  adopted?: boolean;
-  submit_unconfirmed?: string;
-  /** The chunk's Slurm job ID (scancel of the whole chunk). */
-  array_job_id?: string;
-  /** The chunk's tag and this task's Slurm task ID: find-by-tag of an unconfirmed chunk finds `ID_<array_task>`. */
-  array_tag?: string;
-  array_task?: number;
-}
-
 export interface ArrayContext {
   h: SlurmHost;
   tickSeconds: number;
@@ -106,7 +92,7 @@ export async function launchSlurmArray(
   ctx: ArrayContext,
   tasks: ArrayTaskLaunch[],
   array: ArrayLaunch,
-): Promise<(BackendId | Error)[]> {
+): Promise<(SlurmBackendId | Error)[]> {
   const { h } = ctx;
   const first = tasks[0];
   if (first === undefined) return [];
@@ -118,7 +104,7 @@ export async function launchSlurmArray(
   const chunkOf = new Map<number, ArrayChunk>();
   for (const c of chunks) for (const i of c.indices) chunkOf.set(i, c);
   const dirOf = (job: Job) => clusterDirIn(prepared.root, job);
-  const out = new Map<number, BackendId | Error>();
+  const out = new Map<number, SlurmBackendId | Error>();
   const submittedAt = new Date();
   // every task's files before any sbatch: a task that starts at once finds its spec
   for (const t of tasks) {
@@ -157,7 +143,7 @@ export async function launchSlurmArray(
     const mine = tasks.filter((t) => chunkOf.get(t.index) === c);
     const tag = chunkTag(array.arrayId, c.k);
     const chunkDir = `${prepared.root}/arrays/${array.arrayId}/${c.k}`;
-    const base = (t: ArrayTaskLaunch): ArrayTaskBackendId => ({
+    const base = (t: ArrayTaskLaunch): SlurmBackendId => ({
       remote_dir: dirOf(t.input.job),
       cwd,
       submitted_at: submittedAt.toISOString(),
@@ -218,7 +204,7 @@ export async function launchSlurmArray(
       const jobIdOf = sub.slurmJobId === undefined ? undefined : sub.slurmJobId.split("_")[0]!;
       if (jobIdOf !== undefined) chunkJob.set(c.k, jobIdOf);
       for (const t of toSubmit) {
-        const id: ArrayTaskBackendId = base(t);
+        const id: SlurmBackendId = base(t);
         if (jobIdOf !== undefined) {
           id.slurm_job_id = `${jobIdOf}_${t.index - c.base}`;
           id.array_job_id = jobIdOf;
@@ -262,7 +248,7 @@ export function scancelTargets(jobs: readonly Job[]): string[] {
   const whole = new Set<string>();
   const ids: string[] = [];
   for (const j of jobs) {
-    const bid = (j.backend_id ?? {}) as ArrayTaskBackendId;
+    const bid: SlurmBackendId = slurmIdOf(j) ?? {};
     if (bid.slurm_job_id === undefined) continue;
     if (bid.array_job_id !== undefined) whole.add(bid.array_job_id);
     else ids.push(bid.slurm_job_id);
@@ -279,7 +265,7 @@ export async function scancelArray(
 ): Promise<void> {
   const grace = `${Math.max(0, Math.ceil(graceSeconds))}\n`;
   for (const j of jobs) {
-    const dir = (j.backend_id as ArrayTaskBackendId | null)?.remote_dir;
+    const dir = slurmIdOf(j)?.remote_dir;
     if (dir) await h.runner.writeFile(`${dir}/cancel`, grace, 0o600).catch(() => undefined);
   }
   const targets = scancelTargets(jobs);
@@ -297,7 +283,7 @@ export async function scancelArray(
     );
   }
   for (const j of jobs) {
-    const id = (j.backend_id as ArrayTaskBackendId | null)?.slurm_job_id;
+    const id = slurmIdOf(j)?.slurm_job_id;
     if (id !== undefined) scancelled.add(id);
   }
 }

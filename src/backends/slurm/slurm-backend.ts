@@ -12,6 +12,7 @@ import type {
   Stream,
 } from "../../core/backend/backend.ts";
 import { emptyScan, type LogQuery, type LogScan } from "../../core/logs/log-query.ts";
+import { type SlurmBackendId, slurmIdOf } from "../../core/model/backend-id.ts";
 import type { DependencyWait } from "../../core/model/dependency-plan.ts";
 import { AwaitlessError } from "../../core/model/errors.ts";
 import type { ArtifactEntry, BackendId, Job } from "../../core/model/job.ts";
@@ -31,7 +32,13 @@ import { releaseHeld, slurmDependency, updateDependency } from "./slurm-dependen
 import { DEFAULT_EXIT_SETTLE_MS, slurmFacts } from "./slurm-facts.ts";
 import { isLocalLoginNode, SlurmHost, slurmHostSettings } from "./slurm-host.ts";
 import { clusterDirIn, sbatchOptionsFor } from "./slurm-launch-parts.ts";
-import { forgetEnded, type ObserveDeps, observeJob, type PersistedFields } from "./slurm-observe.ts";
+import {
+  forgetEnded,
+  type ObserveDeps,
+  observeJob,
+  PERSISTED,
+  type PersistedFields,
+} from "./slurm-observe.ts";
 import { validateSlurmOptions } from "./slurm-options.ts";
 import { roundsKey, slurmPacing } from "./slurm-pacing.ts";
 import { arrayTaskOf } from "./slurm-queries.ts";
@@ -64,21 +71,6 @@ export interface SlurmBackendOptions {
   exitSettleMs?: number;
 }
 
-export interface SlurmBackendId extends BackendId {
-  slurm_job_id?: string;
-  remote_dir?: string;
-  cwd?: string;
-  submitted_at?: string;
-  adopted?: boolean;
-  submit_unconfirmed?: string;
-  /** Since when the job is out of squeue with no final sacct line (the accounting grace started then). */
-  unsettled_since?: string;
-  /** How its end was observed: "watch" (the event path) or "poll". */
-  completion?: "watch" | "poll";
-  /** Submitted with --hold for a :failed/:any parent with retries; a client releases it (heldChildNow). */
-  held?: boolean;
-}
-
 export class SlurmBackend implements Backend {
   readonly name = "slurm" as const;
   readonly capabilities = BACKEND_CAPABILITIES.slurm;
@@ -103,11 +95,11 @@ export class SlurmBackend implements Backend {
         ? {
             persist: (job: Job, fields: PersistedFields) => {
               const next: SlurmBackendId = {
-                ...((job.backend_id ?? {}) as SlurmBackendId),
+                ...slurmIdOf(job),
                 ...this.written.get(attemptKey(job)),
                 ...fields,
               };
-              for (const [k, v] of Object.entries(next)) if (v === undefined) delete next[k];
+              for (const k of PERSISTED) if (next[k] === undefined) delete next[k];
               this.written.set(attemptKey(job), next);
               persist(job.job_id, next);
             },
@@ -223,8 +215,8 @@ export class SlurmBackend implements Backend {
     // the next round asks about every task at once (one squeue + one sacct for the whole array)
     const since = Date.now();
     tasks.forEach((t, i) => {
-      const id = ids[i] as SlurmBackendId | Error;
-      if (id instanceof Error || id.slurm_job_id === undefined) return;
+      const id = ids[i];
+      if (id === undefined || id instanceof Error || id.slurm_job_id === undefined) return;
       this.launched.add(attemptKey(t.input.job));
       h.poller.track(id.slurm_job_id, Date.parse(id.submitted_at ?? "") || since);
     });
@@ -251,7 +243,7 @@ export class SlurmBackend implements Backend {
    * there to its end: its exit record and logs are read, not a COMPLETED without a record and empty tails.
    */
   private async located(job: Job): Promise<Job> {
-    const bid = (job.backend_id ?? {}) as SlurmBackendId;
+    const bid: SlurmBackendId = slurmIdOf(job) ?? {};
     if (bid.remote_dir !== undefined || localSpecMissing(job.job_dir)) return job;
     try {
       const root = (await this.host(job.host).prepare()).root;
@@ -294,7 +286,7 @@ export class SlurmBackend implements Backend {
    */
   private justSubmitted(h: SlurmHost, job: Job): Observation | undefined {
     if (!this.launched.has(attemptKey(job))) return undefined;
-    const bid = (job.backend_id ?? {}) as SlurmBackendId;
+    const bid: SlurmBackendId = slurmIdOf(job) ?? {};
     const id = bid.slurm_job_id;
     const since = Date.parse(bid.submitted_at ?? job.created_at);
     if (id === undefined || job.state !== "queued" || h.poller.answerableNow(id, since)) {
@@ -326,8 +318,8 @@ export class SlurmBackend implements Backend {
 
   /** With the event path on: whether the login side sees the wrapper's started record already. */
   private async recordsThere(h: SlurmHost, job: Job): Promise<boolean> {
-    const dir = (job.backend_id as SlurmBackendId | null)?.remote_dir;
-    const id = (job.backend_id as SlurmBackendId | null)?.slurm_job_id;
+    const dir = slurmIdOf(job)?.remote_dir;
+    const id = slurmIdOf(job)?.slurm_job_id;
     if (!h.events.on || dir === undefined || (id !== undefined && arrayTaskOf(id))) return false;
     return (await h.runner.readFile(`${dir}/${FILES.started}`, 4096).catch(() => null)) !== null;
   }
@@ -349,7 +341,7 @@ export class SlurmBackend implements Backend {
   }
 
   async redepend(job: Job, waits: DependencyWait[]): Promise<void> {
-    const id = (job.backend_id as SlurmBackendId | null)?.slurm_job_id;
+    const id = slurmIdOf(job)?.slurm_job_id;
     if (id === undefined) return;
     const h = this.host(job.host);
     await updateDependency(
@@ -361,7 +353,7 @@ export class SlurmBackend implements Backend {
   }
 
   async release(job: Job): Promise<void> {
-    const id = (job.backend_id as SlurmBackendId | null)?.slurm_job_id;
+    const id = slurmIdOf(job)?.slurm_job_id;
     if (id === undefined) return;
     const h = this.host(job.host);
     await releaseHeld(h.runner, h.settings.callTimeoutMs, String(id));
@@ -370,7 +362,7 @@ export class SlurmBackend implements Backend {
   async cancel(unlocated: Job, graceSeconds: number): Promise<void> {
     const job = await this.located(unlocated);
     const h = this.host(job.host);
-    const bid = job.backend_id as SlurmBackendId | null;
+    const bid = slurmIdOf(job);
     const dir = bid?.remote_dir;
     if (dir) {
       // Before scancel: if the allocation starts first, the wrapper never starts the command. A running command gets
@@ -391,7 +383,7 @@ export class SlurmBackend implements Backend {
   }
 
   private remoteDir(job: Job): string {
-    const dir = (job.backend_id as SlurmBackendId | null)?.remote_dir;
+    const dir = slurmIdOf(job)?.remote_dir;
     if (!dir)
       throw new AwaitlessError(
         "not_found",
@@ -402,13 +394,13 @@ export class SlurmBackend implements Backend {
   }
 
   async readTail(job: Job, stream: Stream, maxBytes: number): Promise<LogTail> {
-    const dir = ((await this.located(job)).backend_id as SlurmBackendId | null)?.remote_dir;
+    const dir = slurmIdOf(await this.located(job))?.remote_dir;
     if (!dir) return { bytes: new Uint8Array(0), totalBytes: 0, droppedBytes: 0 };
     return this.host(job.host).runner.files.readTail(dir, stream, maxBytes);
   }
 
   async scanLog(job: Job, stream: Stream, query: LogQuery): Promise<LogScan> {
-    const dir = ((await this.located(job)).backend_id as SlurmBackendId | null)?.remote_dir;
+    const dir = slurmIdOf(await this.located(job))?.remote_dir;
     if (!dir) return emptyScan(query);
     return this.host(job.host).runner.files.scanLog(dir, stream, query);
   }
@@ -416,7 +408,7 @@ export class SlurmBackend implements Backend {
   async collectArtifacts(job: Job, maxInlineBytes: number): Promise<ArtifactEntry[]> {
     if (job.spec.artifacts.length === 0) return [];
     const h = this.host(job.host);
-    const bid = job.backend_id as SlurmBackendId | null;
+    const bid = slurmIdOf(job);
     const cwd = bid?.cwd ?? h.resolveCwd(job.spec.cwd, (await h.prepare()).home);
     return h.runner.files.collectArtifacts(cwd, job.spec.artifacts, maxInlineBytes);
   }
@@ -427,7 +419,7 @@ export class SlurmBackend implements Backend {
 
   /** Resolves after the cluster's next poll that includes this job (shared by every waiter), or on timeout/abort. */
   waitForChange(job: Job, timeoutMs: number, signal?: AbortSignal): Promise<void> {
-    const bid = job.backend_id as SlurmBackendId | null;
+    const bid = slurmIdOf(job);
     const id = bid?.slurm_job_id ?? this.deps.adopted.get(attemptKey(job));
     if (id === undefined || !job.host) {
       return new Promise((resolve) => {
@@ -458,7 +450,7 @@ export class SlurmBackend implements Backend {
 
   /** How this job's completion is observed (inspect): the event path, or polling and why. */
   completionNote(job: Job): string {
-    const bid = (job.backend_id ?? {}) as SlurmBackendId;
+    const bid: SlurmBackendId = slurmIdOf(job) ?? {};
     if (bid.completion === "watch")
       return "ended as seen by the login node's watch of the job directory (exit record), confirmed by sacct";
     if (bid.completion === "poll") return "ended as seen by a scheduler poll round (squeue/sacct)";
@@ -478,7 +470,7 @@ export class SlurmBackend implements Backend {
    */
   async remove(job: Job, scope: JobDirScope): Promise<void> {
     checkJobDir(job.job_dir, scope);
-    const dir = ((await this.located(job)).backend_id as SlurmBackendId | null)?.remote_dir;
+    const dir = slurmIdOf(await this.located(job))?.remote_dir;
     if (dir) {
       await this.host(job.host)
         .runner.files.remove(dir, job.job_id)

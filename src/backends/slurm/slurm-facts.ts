@@ -1,6 +1,7 @@
 // Owns what a Slurm observation reports to the reconcile rules: one job's SlurmStatus, times and waits as
 // SchedulerFacts, with Slurm's own words (its options, settings, hints). No verdicts: src/core/rules/reconcile.ts decides.
 // "Settle": Slurm's view of a job reaching its final state (unsettled: squeue/sacct give no final answer yet).
+import { slurmIdOf } from "../../core/model/backend-id.ts";
 import type { Job } from "../../core/model/job.ts";
 import type { SchedulerFacts, SchedulerPhase, SchedulerWords } from "../../core/model/scheduler-facts.ts";
 import type { SlurmRow } from "./slurm-queries.ts";
@@ -40,7 +41,7 @@ export function slurmWords(job: Job): SchedulerWords {
       suggestion: "submit the command again (a new client_request_id): Slurm has no job with its tag",
       never_launched:
         "the client that created the job died before sbatch answered, and no Slurm job carries its tag",
-      reply_lost: `sbatch's reply was lost (${String((job.backend_id as { submit_unconfirmed?: string } | null)?.submit_unconfirmed ?? "")}) and no Slurm job carries the tag`,
+      reply_lost: `sbatch's reply was lost (${slurmIdOf(job)?.submit_unconfirmed ?? ""}) and no Slurm job carries the tag`,
     },
   };
 }

@@ -2,6 +2,7 @@
 // directory, scontrol for exact exit codes, find-by-tag for unconfirmed submissions; reported as facts (slurm-facts).
 // "Settle" means one thing here and in slurm-facts/slurm-states: Slurm's view of a job reaching its final state.
 
+import { type SlurmBackendId, slurmIdOf } from "../../core/model/backend-id.ts";
 import type { Job } from "../../core/model/job.ts";
 import type { Observation } from "../../core/model/observation.ts";
 import type { SchedulerFacts } from "../../core/model/scheduler-facts.ts";
@@ -51,6 +52,14 @@ export interface PersistedFields {
   completion?: "watch" | "poll";
 }
 
+/** The fields of PersistedFields, each removed from the stored backend_id when it is set to undefined. */
+export const PERSISTED = [
+  "slurm_job_id",
+  "adopted",
+  "unsettled_since",
+  "completion",
+] as const satisfies readonly (keyof PersistedFields)[];
+
 export interface ObserveContext {
   launchGraceMs: number;
   exitSettleMs: number;
@@ -76,13 +85,7 @@ export async function observeJob(
   deps: ObserveDeps,
   ctx: ObserveContext,
 ): Promise<Observation> {
-  const bid = (job.backend_id ?? {}) as {
-    slurm_job_id?: string;
-    remote_dir?: string;
-    submitted_at?: string;
-    unsettled_since?: string;
-    held?: boolean;
-  };
+  const bid: SlurmBackendId = slurmIdOf(job) ?? {};
   const dir = bid.remote_dir;
   const sinceMs = Date.parse(bid.submitted_at ?? job.created_at);
   const patience: Patience = {
@@ -224,7 +227,7 @@ async function lookUp(
   });
   if (Date.now() - last < h.poller.currentIntervalMs) return facts(false);
   deps.lookups.set(attemptKey(job), Date.now());
-  const arr = job.backend_id as { array_tag?: string; array_task?: number } | null;
+  const arr = slurmIdOf(job);
   let ids: string[];
   try {
     ids =

@@ -3,8 +3,9 @@
 import type { LogTail, QueueSnapshot, Stream } from "../../core/backend/backend.ts";
 import { parseCancelOutcome } from "../../core/backend/backend.ts";
 import type { LogQuery, LogScan } from "../../core/logs/log-query.ts";
+import type { HostBackendId } from "../../core/model/backend-id.ts";
 import { AwaitlessError } from "../../core/model/errors.ts";
-import type { ArtifactEntry, BackendId } from "../../core/model/job.ts";
+import type { ArtifactEntry } from "../../core/model/job.ts";
 import type { Observation } from "../../core/model/observation.ts";
 import type { LeftoverStop } from "../../core/model/service-api.ts";
 import { JobDirRefused, jobDirShape } from "../../core/util/job-dir-guard.ts";
@@ -41,7 +42,7 @@ export class SshJobHost implements JobHost {
     return { jobsDir: `${root}/jobs`, queueDir: queueDirOf(root) };
   }
 
-  async start(dir: string, text: string): Promise<BackendId> {
+  async start(dir: string, text: string): Promise<HostBackendId> {
     const host = this.host;
     const prepared = await host.prepare();
     const args = [dir, prepared.wrapperPath, WRAPPER_SHA256];

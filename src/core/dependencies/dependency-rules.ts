@@ -2,6 +2,7 @@
 // parent's state means for a child at submit. The wait itself happens on the target (wrapper.sh "Dependencies").
 
 import type { CapabilitiesOf } from "../backend/backend.ts";
+import { remoteDirOf, schedulerJobIdOf } from "../model/backend-id.ts";
 import type { DependencyPlan } from "../model/dependency-plan.ts";
 import { AwaitlessError, hint, invalid } from "../model/errors.ts";
 import type { AfterCondition, BackendId, Dependency, Job, JobSpec, JobState } from "../model/job.ts";
@@ -102,11 +103,12 @@ export function planDependencies(
       continue;
     }
     const recorded = attemptsOf(parent.job_id);
-    const dir = waitDir(parent, can.remoteJobDir, recorded[0]?.backend_id?.remote_dir);
+    const dir = waitDir(parent, can.remoteJobDir, remoteDirOf(recorded[0]?.backend_id));
     // Between attempts a Slurm parent has no job of its own: the last attempt's (ended) until the next one's launch
     // moves the dependency (redepend).
     const schedulerId =
-      parent.backend_id?.slurm_job_id ?? (retried ? recorded.at(-1)?.backend_id?.slurm_job_id : undefined);
+      schedulerJobIdOf(parent.backend_id) ??
+      (retried ? schedulerJobIdOf(recorded.at(-1)?.backend_id) : undefined);
     if (typeof dir !== "string" || (can.nativeDependencies && schedulerId === undefined)) {
       throw new AwaitlessError(
         "launch_failed",
@@ -142,11 +144,11 @@ export function heldOn(
  * parent with retries its first attempt's, where its `final` record appears once its last attempt ended (wrapper.sh
  * "Dependencies").
  */
-function waitDir(parent: Job, remote: boolean, firstRemoteDir: unknown): string | undefined {
-  const current = remote ? parent.backend_id?.remote_dir : parent.job_dir;
-  if (!parent.spec?.retry) return typeof current === "string" ? current : undefined;
+function waitDir(parent: Job, remote: boolean, firstRemoteDir: string | undefined): string | undefined {
+  const current = remote ? remoteDirOf(parent.backend_id) : parent.job_dir;
+  if (!parent.spec?.retry) return current;
   if (!remote) return firstAttemptDir(parent);
-  if (typeof firstRemoteDir === "string") return firstRemoteDir;
+  if (firstRemoteDir !== undefined) return firstRemoteDir;
   const s = attemptSuffix(attemptOf(parent));
   if (typeof current !== "string") return undefined;
   return s && current.endsWith(s) ? current.slice(0, -s.length) : current;

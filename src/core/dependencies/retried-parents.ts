@@ -4,7 +4,9 @@
 // the job's end knows, and it writes the record here. A held child's reader repairs a record never written.
 // On Slurm the child's native afterok names the parent's current attempt's Slurm job, and is moved to the next one;
 // a :failed or :any child is held instead, and released or ended by the client that sees the parent's final end.
+
 import type { Backend, CapabilitiesOf } from "../backend/backend.ts";
+import { heldOf, schedulerJobIdOf } from "../model/backend-id.ts";
 import type { DependencyWait } from "../model/dependency-plan.ts";
 import { isTerminal, type Job } from "../model/job.ts";
 import { conditionHolds, heldOn } from "./dependency-rules.ts";
@@ -74,7 +76,7 @@ export function slurmWaitsNow(
       continue;
     }
     if (heldOn(d, p, caps)) continue;
-    const id = p.backend_id?.slurm_job_id;
+    const id = schedulerJobIdOf(p.backend_id);
     if (id === undefined) return null;
     waits.push({ ...d, dir: p.job_dir, scheduler_id: String(id) });
   }
@@ -99,7 +101,7 @@ export function heldChildNow(
   get: (id: string) => Job | undefined,
   caps: CapabilitiesOf,
 ): "wait" | "release" | "failed" | null {
-  if (!caps(child.backend).nativeDependencies || child.backend_id?.held !== true) return null;
+  if (!caps(child.backend).nativeDependencies || !heldOf(child.backend_id)) return null;
   if (child.state !== "queued" || child.started_at !== null) return null;
   if (dependencyFailedNow(child, get)) return "failed";
   for (const d of child.spec.after ?? []) {

@@ -1,4 +1,7 @@
 // The job model: what a job is, the wire shapes of its results. Knows nothing of CLI, MCP or backends.
+import type { BackendId, BackendName } from "./backend-id.ts";
+
+export type { BackendId, BackendName };
 
 export const ACTIVE_STATES = ["queued", "starting", "running", "stalled"] as const;
 export const TERMINAL_STATES = ["succeeded", "failed", "cancelled", "timed_out", "lost"] as const;
@@ -6,8 +9,6 @@ export type ActiveState = (typeof ACTIVE_STATES)[number];
 export type TerminalState = (typeof TERMINAL_STATES)[number];
 export type JobState = ActiveState | TerminalState;
 export const JOB_STATES: readonly JobState[] = [...ACTIVE_STATES, ...TERMINAL_STATES];
-
-export type BackendName = "local" | "ssh" | "slurm";
 
 /** A process on some machine, identified well enough to tell that it is gone (PID reuse and reboots included). */
 export interface LaunchOwner {
@@ -63,16 +64,6 @@ export interface JobSpec {
   retry?: RetryPolicy;
   /** What the command leaves running when it ends by itself is kept (a later cancel stops it); absent when not. */
   keep_leftovers?: true;
-}
-
-/** Backend identity, known once the wrapper started (local: pids and boot ID). */
-export interface BackendId {
-  wrapper_pid?: number;
-  pid?: number;
-  pgid?: number;
-  boot_id?: string;
-  proc_start?: string;
-  [key: string]: unknown;
 }
 
 export interface Job {

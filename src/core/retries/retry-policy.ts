@@ -2,6 +2,7 @@
 // covers, the backoff, and where each attempt's files live. Pure; the retry itself is JobService's (retries/retry-attempt.ts).
 
 import type { BackendCapabilities } from "../backend/backend.ts";
+import { schedulerJobIdOf } from "../model/backend-id.ts";
 import type { TerminalDecision } from "../model/decision.ts";
 import { invalid } from "../model/errors.ts";
 import type { BackendId, Job, RetryClass, RetryPolicy } from "../model/job.ts";
@@ -112,7 +113,7 @@ export function arrayTaskEnv(
   can: Pick<BackendCapabilities, "nativeArrays">,
   first: BackendId | null | undefined,
 ): Record<string, string> {
-  const id = first?.slurm_job_id;
-  const m = can.nativeArrays && typeof id === "string" ? /^\d+_(\d+)$/.exec(id) : null;
+  const id = schedulerJobIdOf(first);
+  const m = can.nativeArrays && id !== undefined ? /^\d+_(\d+)$/.exec(id) : null;
   return m ? { SLURM_ARRAY_TASK_ID: m[1]! } : {};
 }

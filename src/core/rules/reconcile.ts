@@ -2,6 +2,7 @@
 // state, for local, SSH and Slurm jobs alike. Pure. "Settle" means only a scheduler's view of a job reaching its final
 // state (exit_settle, unsettled_since).
 
+import { wrapperPidOf } from "../model/backend-id.ts";
 import { type Decision, err, lostDecision } from "../model/decision.ts";
 import type { Job } from "../model/job.ts";
 import { HEARTBEAT_SECONDS, LEGACY_HEARTBEAT_SECONDS, lostAfterSeconds } from "../model/liveness.ts";
@@ -80,7 +81,7 @@ export function decide(job: Job, observed: Observation, ctx: ReconcileContext): 
 
   // Rule 5: the wrapper is gone without writing an exit record: it was killed.
   if (obs.wrapperAlive === false) {
-    if (obs.started || job.backend_id?.wrapper_pid) {
+    if (obs.started || wrapperPidOf(job.backend_id)) {
       return lost(job, obs, "wrapper_killed", "the wrapper process died without recording an exit (killed?)");
     }
   }
@@ -104,7 +105,7 @@ export function decide(job: Job, observed: Observation, ctx: ReconcileContext): 
   if (!obs.started && obs.wrapperAlive !== true) {
     const since = Math.max(Date.parse(job.created_at), Date.parse(job.launcher?.at ?? "") || 0);
     const ageMs = ctx.nowMs - since;
-    if (ageMs > ctx.launchGraceSeconds * 1000 && !job.backend_id?.wrapper_pid) {
+    if (ageMs > ctx.launchGraceSeconds * 1000 && !wrapperPidOf(job.backend_id)) {
       return lost(job, obs, "launch_interrupted", "the client that created the job died before launching it");
     }
     return { kind: "none" };

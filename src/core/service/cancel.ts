@@ -1,6 +1,7 @@
 // Cancelling: one job (intent first, a retry's unlaunched attempt ended, a lost job's leftover group stopped) and many
 // jobs of one target in one backend call.
 
+import { watched08Of } from "../model/backend-id.ts";
 import { invalid } from "../model/errors.ts";
 import { isTerminal } from "../model/job.ts";
 import type { CancelResponse } from "../model/service-api.ts";
@@ -21,7 +22,7 @@ export async function cancelJob(
   if (!Number.isFinite(grace) || grace < 0)
     throw invalid(`bad grace period ${grace}`, "give a duration ≥ 0, e.g. 10s");
   let job = await life.refresh(jobId);
-  if (!isTerminal(job.state) && job.backend_id?.watch) {
+  if (!isTerminal(job.state) && watched08Of(job)) {
     throw invalid(
       `${jobId} is run by Awaitless 0.8, which owns it; it was not cancelled`,
       "cancel it with Awaitless 0.8; this store follows it until 0.8 records its end",

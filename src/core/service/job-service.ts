@@ -4,11 +4,13 @@
 // (dependencies/dependency-actions.ts), reads (service/reads.ts, logs/read.ts, logs/follow.ts,
 // service/completions.ts). Every read reconciles what it needs first (no daemon). What status, list and wait do not
 // use (submit and launch, cancel, logs, results, queues) is imported when its method is first called.
+
 import { dirname } from "node:path";
 import { ArrayService } from "../arrays/array-service.ts";
 import type { Backend } from "../backend/backend.ts";
 import { JobDependencies } from "../dependencies/dependency-actions.ts";
 import type { FinalDeps } from "../dependencies/retried-parents.ts";
+import { imported08Of, watched08Of } from "../model/backend-id.ts";
 import { AwaitlessError, hint, invalid } from "../model/errors.ts";
 import { isJobId, JOB_ID_08_RE } from "../model/ids.ts";
 import { isTerminal, type Job, type JobResult, type JobState } from "../model/job.ts";
@@ -121,8 +123,7 @@ export class JobService implements JobServiceApi {
   private backendFor(job: Pick<Job, "backend"> & { backend_id?: Job["backend_id"] }): Backend {
     // a job imported from Awaitless 0.8 keeps its logs in a local copy, whatever backend ran it; one 0.8 still
     // runs is watched through 0.8's own records
-    const id = job.backend_id;
-    const b = this.backends[id?.watch ? "awaitless08" : id?.imported_from ? "local" : job.backend];
+    const b = this.backends[watched08Of(job) ? "awaitless08" : imported08Of(job) ? "local" : job.backend];
     if (!b) {
       throw new AwaitlessError(
         "invalid_argument",

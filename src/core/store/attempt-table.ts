@@ -1,6 +1,7 @@
 // A retried job's attempts (migration 9): the ended ones kept with their results (job_attempts), the next one
 // reserved and its launch claimed exactly once.
-import { type AttemptRecord, type BackendId, isTerminal, type JobState } from "../model/job.ts";
+import { parseBackendId } from "../model/backend-id.ts";
+import { type AttemptRecord, isTerminal, type JobState } from "../model/job.ts";
 import type { LaunchOwner } from "../rules/launch-owner.ts";
 import { nowIso, Table } from "./connection.ts";
 import type { JobRow } from "./rows.ts";
@@ -93,14 +94,21 @@ export class AttemptTable extends Table {
   list(jobId: string): AttemptRecord[] {
     return this.read(() =>
       (
-        this.db.query("SELECT * FROM job_attempts WHERE job_id = ? ORDER BY attempt").all(jobId) as (Omit<
-          AttemptRecord,
-          "backend_id"
-        > & { backend_id_json: string | null })[]
-      ).map(({ backend_id_json, ...r }) => ({
+        this.db
+          .query(
+            `SELECT a.*, j.backend AS backend FROM job_attempts a JOIN jobs j ON j.job_id = a.job_id
+             WHERE a.job_id = ? ORDER BY a.attempt`,
+          )
+          .all(jobId) as (Omit<AttemptRecord, "backend_id"> & {
+          backend: string;
+          backend_id_json: string | null;
+        })[]
+      ).map(({ backend, backend_id_json, ...r }) => ({
         ...r,
         state: r.state as JobState,
-        backend_id: backend_id_json ? (JSON.parse(backend_id_json) as BackendId) : null,
+        backend_id: backend_id_json
+          ? parseBackendId(backend, backend_id_json, `${jobId} (attempt ${r.attempt})`)
+          : null,
       })),
     );
   }

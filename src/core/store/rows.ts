@@ -1,4 +1,5 @@
 // The store's row shapes and the pure mapping from a jobs row to a StoredJob (no database access here).
+import { parseBackendId } from "../model/backend-id.ts";
 import type { BackendId, Job, JobSpec, JobState, StateChange } from "../model/job.ts";
 import type { LaunchOwner } from "../rules/launch-owner.ts";
 
@@ -88,7 +89,7 @@ export function rowToJob(r: JobRow): StoredJob {
     started_at: r.started_at,
     finished_at: r.finished_at,
     job_dir: r.job_dir,
-    backend_id: r.backend_id_json ? (JSON.parse(r.backend_id_json) as BackendId) : null,
+    backend_id: r.backend_id_json ? parseBackendId(r.backend, r.backend_id_json, r.job_id) : null,
     status_message: r.status_message,
     cancel_requested_at: r.cancel_requested_at,
     exit_code: r.exit_code,
