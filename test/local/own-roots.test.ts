@@ -84,9 +84,12 @@ describe("the data directory", () => {
   test("root with data_dir = /tmp (a private /tmp in its own mount namespace): refused, /tmp untouched", () => {
     if (!gateOnAvailability("a data_dir of /tmp as root (unshare -m)", rootAvailable())) return;
     // The namespace gets its own empty 1777 tmpfs on /tmp: whatever the binary does, the real /tmp is not touched.
+    // The binary is copied first to a tmpfs of the namespace's own on /mnt (a checkout under /tmp would be hidden).
     const probe = [
-      "mount --make-rprivate / && mount -t tmpfs -o mode=1777,size=4m tmpfs /tmp || exit 99",
-      `AWAITLESS_DATA_DIR=/tmp HOME=/nonexistent NO_COLOR=1 '${BINARY}' list; echo "code=$?"`,
+      "mount --make-rprivate / && mount -t tmpfs -o size=256m tmpfs /mnt || exit 99",
+      `cp '${BINARY}' /mnt/awaitless || exit 99`,
+      "mount -t tmpfs -o mode=1777,size=4m tmpfs /tmp || exit 99",
+      `AWAITLESS_DATA_DIR=/tmp HOME=/nonexistent NO_COLOR=1 /mnt/awaitless list; echo "code=$?"`,
       'echo "mode=$(stat -c %a /tmp)"; echo "entries=$(ls -A /tmp | tr "\\n" " ")"',
     ].join("\n");
     const p = Bun.spawnSync(["unshare", "-m", "sh", "-c", probe], {
