@@ -101,6 +101,7 @@ describe.skipIf(!up)("Slurm through the binary", () => {
     expect(mine.map((c: { check: string; ok: boolean }) => [c.check, c.ok])).toEqual([
       ["localhost: scheduler calls", true],
       ["localhost: completion", true],
+      ["localhost: tracking", true],
       ["localhost: slurm clients", true],
       ["localhost: slurm controller", true],
     ]);
