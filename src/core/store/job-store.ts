@@ -45,11 +45,7 @@ export class JobStore extends Table {
   private constructor(conn: Connection) {
     super(conn);
     this.path = conn.path;
-    this.rounds = new SchedulerRounds(
-      conn.db,
-      (fn) => conn.write(fn),
-      (fn) => conn.read(fn),
-    );
+    this.rounds = new SchedulerRounds(conn);
     this.attempts = new AttemptTable(conn);
     this.queues = new QueueTable(conn);
     this.arrays = new ArrayTable(conn);

@@ -3,18 +3,12 @@
 // the items (scheduler job IDs) each process watches, whose union the next round covers. Keys, items and snapshots are
 // opaque text here: the backend that polls gives them meaning.
 import type { Interest, SchedulerRound, SharedRounds } from "../backend/shared-rounds.ts";
-import type { Database } from "./sqlite.ts";
+import { Table } from "./connection.ts";
 
 export type { Interest, SchedulerRound };
 
-/** The store's side of shared rounds (JobStore.rounds); `write` runs a function in one BEGIN IMMEDIATE transaction. */
-export class SchedulerRounds implements SharedRounds {
-  constructor(
-    private readonly db: Database,
-    private readonly write: <T>(fn: () => T) => T,
-    private readonly read: <T>(fn: () => T) => T,
-  ) {}
-
+/** The store's side of shared rounds (JobStore.rounds), a table like the others (connection.ts `Table`). */
+export class SchedulerRounds extends Table implements SharedRounds {
   round(key: string): SchedulerRound | null {
     return this.read(() => this.row(key));
   }
