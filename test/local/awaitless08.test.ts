@@ -323,7 +323,7 @@ describe("our store at the old file name (awaitless.db, before this release)", (
     expect(sb.jobCount()).toBe(1);
   });
 
-  test("eight processes finding it at once: each answers, it moves once, no job is lost", async () => {
+  test("eight processes finding it at once: each answers, no job is lost, it moves once it is free", async () => {
     const { sb, id } = oldNameStore();
     // At once however busy the machine: each shell says it is ready, then waits for `go` before it becomes the binary.
     const go = join(sb.work, "go");
@@ -359,8 +359,10 @@ describe("our store at the old file name (awaitless.db, before this release)", (
       expect(r.stderr).toBe("");
       expect(JSON.parse(r.stdout).state).toBe("succeeded");
     }
-    expect(readdirSync(sb.dataDir).filter((f) => f.startsWith("awaitless.db"))).toEqual([]);
+    // Each of the eight may have found another holding it (a busy machine interleaves them): then it is still at
+    // its old name, and the next command, finding it free, moves it. Never two stores: the job is in the one.
     expect(sb.submit(["true"])).toMatch(/^job_/);
+    expect(readdirSync(sb.dataDir).filter((f) => f.startsWith("awaitless.db"))).toEqual([]);
     expect(sb.jobCount()).toBe(2);
   });
 
