@@ -26,7 +26,8 @@ function withoutSilentFields(record: Record<string, unknown>): Record<string, un
 /**
  * A wait-like answer or terminal result as MCP sends it. Left out: fields that are null or empty, `false` or `0`
  * (except `exit_code`), the same inside `leftovers` and `resources`; `leftovers` whole when its count is 0 (nothing
- * was left); `job_state` when it equals `state`; `descendants_alive` when `leftovers` exists (it is derived from it).
+ * was left); `job_state` when it equals `state`; `descendants_alive` when `leftovers` exists (it is derived from it);
+ * `waited_seconds` once the wait is complete (the result's own times say how long the job took).
  * Every other field passes through, whatever it is, so fields added to results reach MCP with no change here.
  */
 export function compactAnswer<T extends object>(answer: T): Partial<T> {
@@ -36,6 +37,7 @@ export function compactAnswer<T extends object>(answer: T): Partial<T> {
   for (const [key, raw] of Object.entries(withoutSilentFields(record))) {
     if (key === "job_state" && raw === record.state) continue;
     if (key === "descendants_alive" && hasLeftovers) continue;
+    if (key === "waited_seconds" && record.wait_state === "complete") continue;
     const value =
       COMPACTED_OBJECTS.has(key) && typeof raw === "object" && !Array.isArray(raw)
         ? withoutSilentFields(raw as Record<string, unknown>)

@@ -2,4 +2,4 @@
 import { claude } from "./harness/clients/claude.ts";
 import { clientSuite } from "./harness/suite.ts";
 
-clientSuite(claude, { bin: "claude", cut: true, modern: { quickBytes: 680 } });
+clientSuite(claude, { bin: "claude", cut: true, modern: { quickBytes: 640 } });

@@ -2,4 +2,4 @@
 import { codex } from "./harness/clients/codex.ts";
 import { clientSuite } from "./harness/suite.ts";
 
-clientSuite(codex, { bin: "codex", cut: true, modern: { quickBytes: 700 } });
+clientSuite(codex, { bin: "codex", cut: true, modern: { quickBytes: 680 } });

@@ -231,6 +231,16 @@ describe("compact answers", () => {
     expect(compactAnswer({ state: "failed", exit_code: null, waited_seconds: 0 })).toEqual({
       state: "failed",
     });
+    // how long a job was waited on: kept while the wait is pending, left out once it is complete
+    expect(compactAnswer({ state: "running", wait_state: "client_timeout", waited_seconds: 50 })).toEqual({
+      state: "running",
+      wait_state: "client_timeout",
+      waited_seconds: 50,
+    });
+    expect(compactAnswer({ state: "succeeded", wait_state: "complete", waited_seconds: 50 })).toEqual({
+      state: "succeeded",
+      wait_state: "complete",
+    });
   });
 
   test("leftovers: kept whole when something was left (descendants_alive, derived from it, left out); a result older than leftovers keeps descendants_alive", () => {
