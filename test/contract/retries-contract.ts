@@ -38,7 +38,7 @@ export function retriesContract(name: string, setup: () => Promise<Target>, avai
       killQuietly(wrapperPid);
       await until("the wrapper to die", () => !pidAlive(wrapperPid));
       const r = await waitFor(t, id);
-      expect(r.code).toBe(0);
+      // the answer first: on a failure it says how the job ended (state, reason, error) where the exit code cannot
       expect(r.json).toMatchObject({
         job_id: id,
         state: "succeeded",
@@ -46,6 +46,7 @@ export function retriesContract(name: string, setup: () => Promise<Target>, avai
         attempts: 3,
         stdout_tail: "try 2\n",
       });
+      expect(r.code).toBe(0);
       // the first attempt's command (sleep 300) was stopped before the second started: never two copies
       await until("the first attempt's group to be gone", () => groupMembers(pgid).length === 0, 15_000);
       const ins = t.sb.run(["inspect", "--json", id]).json;
