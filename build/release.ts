@@ -1,6 +1,7 @@
 // Release builds: every target through build/build.ts into one directory, each also compressed with xz and
 // with gzip, with SHA256SUMS (the three files of each target) and a size report. The .xz files need `xz`.
-// Usage: bun build/release.ts [--outdir=DIR] [--only=linux-x64,darwin-arm64]
+// Usage: bun build/release.ts [--outdir=DIR] [--only=linux-x64,darwin-arm64] [--fast]
+// --fast: the same files with the quickest compression (xz -0, gzip -1), to check the pipeline; never for publishing.
 // Bun fetches each cross-target runtime from the npm registry (cached under ~/.bun/install/cache).
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -145,31 +146,39 @@ export function buildTarget(t: ReleaseTarget, outdir: string): BuiltAsset {
  * decode the filter; docs/install.md has the measurements.
  */
 export const XZ_ARGS: readonly string[] = ["-6", "--threads=1"];
+/** `--fast`: the quickest preset, one thread (a check of the pipeline: seconds a binary instead of a minute). */
+export const XZ_FAST_ARGS: readonly string[] = ["-0", "--threads=1"];
 
 /** `<asset>.xz` beside the binary, written by the `xz` on PATH. */
-export async function xzAsset(file: string): Promise<{ file: string; sizeBytes: number; sha256: string }> {
+export async function xzAsset(
+  file: string,
+  args: readonly string[] = XZ_ARGS,
+): Promise<{ file: string; sizeBytes: number; sha256: string }> {
   if (!Bun.which("xz"))
     throw new Error(
       "xz is not installed (the .xz assets need it): apt-get install xz-utils, or brew install xz",
     );
   const xz = `${file}.xz`;
-  const proc = Bun.spawn(["sh", "-c", 'exec xz "$@" -c -- "$0" > "$0.xz.partial"', file, ...XZ_ARGS], {
+  const proc = Bun.spawn(["sh", "-c", 'exec xz "$@" -c -- "$0" > "$0.xz.partial"', file, ...args], {
     stdout: "inherit",
     stderr: "pipe",
   });
   const [code, stderr] = await Promise.all([proc.exited, new Response(proc.stderr).text()]);
   if (code !== 0) {
     rmSync(`${xz}.partial`, { force: true });
-    throw new Error(`xz ${XZ_ARGS.join(" ")} ${file} failed (${code}): ${stderr.trim()}`);
+    throw new Error(`xz ${args.join(" ")} ${file} failed (${code}): ${stderr.trim()}`);
   }
   renameSync(`${xz}.partial`, xz);
   return { file: xz, sizeBytes: statSync(xz).size, sha256: sha256File(xz) };
 }
 
-/** `<asset>.gz` beside the binary (gzip -9: the 116 MB linux-x64 binary becomes about 54 MB). */
-export function gzipAsset(file: string): { file: string; sizeBytes: number; sha256: string } {
+/** `<asset>.gz` beside the binary (gzip -9: the 116 MB linux-x64 binary becomes about 54 MB; `--fast`: -1). */
+export function gzipAsset(
+  file: string,
+  level: 1 | 9 = 9,
+): { file: string; sizeBytes: number; sha256: string } {
   const gz = `${file}.gz`;
-  writeFileSync(`${gz}.partial`, Bun.gzipSync(readFileSync(file), { level: 9 }));
+  writeFileSync(`${gz}.partial`, Bun.gzipSync(readFileSync(file), { level }));
   renameSync(`${gz}.partial`, gz);
   return { file: gz, sizeBytes: statSync(gz).size, sha256: sha256File(gz) };
 }
@@ -232,6 +241,7 @@ async function main(): Promise<number> {
   const arg = (k: string) => process.argv.find((a) => a.startsWith(`--${k}=`))?.slice(k.length + 3);
   const outdir = resolve(arg("outdir") ?? join(import.meta.dir, "..", "dist"));
   const targets = selectTargets(arg("only"));
+  const fast = process.argv.includes("--fast");
   mkdirSync(outdir, { recursive: true });
   const built: BuiltAsset[] = [];
   const sums: { file: string; sha256: string }[] = [];
@@ -243,7 +253,7 @@ async function main(): Promise<number> {
     const started = performance.now();
     try {
       const a = buildTarget(t, outdir);
-      const gz = gzipAsset(a.file);
+      const gz = gzipAsset(a.file, fast ? 1 : 9);
       built.push(a);
       sums.push({ file: assetName(t), sha256: a.sha256 }, { file: `${assetName(t)}.gz`, sha256: gz.sha256 });
       const s = ((performance.now() - started) / 1000).toFixed(1);
@@ -253,7 +263,7 @@ async function main(): Promise<number> {
         `${"".padEnd(34)} ${mib(ours).padStart(10)}  of it our code (the binary over the Bun runtime)`,
       );
       console.log(`${`${assetName(t)}.gz`.padEnd(34)} ${mib(gz.sizeBytes).padStart(10)}  ${gz.sha256}`);
-      const job: Promise<void> = xzAsset(a.file)
+      const job: Promise<void> = xzAsset(a.file, fast ? XZ_FAST_ARGS : XZ_ARGS)
         .then((xz) => {
           sums.push({ file: `${assetName(t)}.xz`, sha256: xz.sha256 });
           console.log(`${`${assetName(t)}.xz`.padEnd(34)} ${mib(xz.sizeBytes).padStart(10)}  ${xz.sha256}`);
