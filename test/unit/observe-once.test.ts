@@ -138,6 +138,20 @@ test("a wait observes once per look: its progress lines and its answer read the 
   expect(backend.observed).toBe(backend.watched + 1);
 });
 
+test("a wait that ends pending tells how long the job has been quiet, read by its last look (no look more)", async () => {
+  const id = await runningJob();
+  backend.observed = 0;
+  backend.watched = 0;
+  const told: (number | undefined)[] = [];
+  const answer = await service.wait(id, { timeoutMs: 100, onQuietSeconds: (s) => told.push(s) });
+  expect(answer.delivery_state).toBe("pending");
+  // once, and the silence since the heartbeat's last output (about 1 s before this file was loaded)
+  expect(told.length).toBe(1);
+  expect(told[0]!).toBeGreaterThanOrEqual(1);
+  expect(told[0]!).toBeLessThan((Date.now() - Date.parse(lastOutputAt)) / 1000 + 0.001);
+  expect(backend.observed).toBe(backend.watched + 1);
+});
+
 test("status of an ended job observes it no more; the backend is told of the end once, with its observation", async () => {
   const id = await runningJob();
   backend.exit = {

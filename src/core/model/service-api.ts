@@ -298,6 +298,11 @@ export interface WaitOptions {
   signal?: AbortSignal;
   onProgress?: ProgressFn;
   progressIntervalMs?: number;
+  /**
+   * Told, when the wait ends pending, how long the job has made no output (since its start while it has written
+   * none; undefined when unknown), read by the look that made the answer: no second look to offer a cancel.
+   */
+  onQuietSeconds?: (seconds: number | undefined) => void;
 }
 
 /** `queue create`: the queue as stored (created: false when it already existed with the same concurrency). */

@@ -40,7 +40,7 @@ export async function waitFor(life: LifecycleDeps, jobId: string, opts: WaitOpti
     const now = Date.now();
     if (now >= deadline || opts.signal?.aborted) break;
     if (opts.onProgress && now >= nextProgress) {
-      opts.onProgress(await progressMessage(life, job, observation));
+      opts.onProgress((await progressLook(life, job, observation)).message);
       nextProgress = now + progressEvery;
     }
     const slice = Math.min(quietMs, deadline - now, opts.onProgress ? nextProgress - now : Infinity);
@@ -63,7 +63,7 @@ export async function waitFor(life: LifecycleDeps, jobId: string, opts: WaitOpti
       : life.settings.pollIntervalMs;
   }
   if (held && !opts.untracked) recordWaited(life, jobId, Date.now() - start);
-  return waitResponse(life, job, observation);
+  return waitResponse(life, job, observation, opts.onQuietSeconds);
 }
 
 /** Adds one ended wait to the job's waited time; a full store keeps the previous total (said by storeNotices). */
@@ -79,11 +79,13 @@ function recordWaited(life: LifecycleDeps, jobId: string, ms: number): void {
 /**
  * The flat wait-like answer (docs/protocol.md, "Waiting and delivery"): result fields and envelope side by side.
  * `observation`: what the look that read `job` observed (null: none; observed here if the answer needs it).
+ * `onQuietSeconds`: told, for a pending answer, how long the job has made no output (from the same look).
  */
 export async function waitResponse(
   life: LifecycleDeps,
   job: StoredJob,
   observation: Observation | null,
+  onQuietSeconds?: WaitOptions["onQuietSeconds"],
 ): Promise<WaitResponse> {
   const waited_seconds = Math.round(life.store.waitedMs(job.job_id)) / 1000;
   if (isTerminal(job.state)) {
@@ -125,6 +127,8 @@ export async function waitResponse(
     redactor,
     life.settings.logTailLines,
   );
+  const progress = await progressLook(life, job, observation);
+  onQuietSeconds?.(progress.quietSeconds);
   return {
     ...known,
     stdout_tail: tails.stdout_tail,
@@ -136,7 +140,7 @@ export async function waitResponse(
     wait_state: "client_timeout",
     delivery_state: "pending",
     waited_seconds,
-    status_message: await progressMessage(life, job, observation),
+    status_message: progress.message,
     ...nextAttemptOf(job),
   };
 }
@@ -153,7 +157,7 @@ export async function runJob(
   const subJob = life.getJob(sub.job_id);
   if (isWaitingInLine(subJob)) {
     // A busy queue: the job may wait for hours, so the caller is told at once and collects it later.
-    const w = await waitResponse(life, subJob, null);
+    const w = await waitResponse(life, subJob, null, opts.onQuietSeconds);
     return {
       ...w,
       delivery: "detached",
@@ -173,25 +177,33 @@ export async function runJob(
   };
 }
 
+/** A look's progress line, and how long the job has made no output (since its start while it has written none). */
+interface ProgressLook {
+  message: string;
+  quietSeconds: number | undefined;
+}
+
 /** The progress line of a job read by a look that observed `observation` (null: none; observed here if needed). */
-async function progressMessage(
+async function progressLook(
   life: LifecycleDeps,
   job: StoredJob,
   observation: Observation | null,
-): Promise<string> {
+): Promise<ProgressLook> {
   const st = await life.toStatus(job);
-  if (isTerminal(job.state)) return `${job.state}`;
+  const sinceStart = st.elapsed_seconds;
+  if (isTerminal(job.state)) return { message: `${job.state}`, quietSeconds: undefined };
   const elapsed = formatDuration(st.elapsed_seconds ?? 0);
-  if (st.next_attempt_at) return st.status_message!;
-  if (job.state === "queued" && job.status_message) return `${job.status_message}, for ${elapsed}`;
-  if (job.state === "starting" || job.state === "queued") return `${job.state} for ${elapsed}`;
+  const early = (message: string): ProgressLook => ({ message, quietSeconds: sinceStart });
+  if (st.next_attempt_at) return early(st.status_message!);
+  if (job.state === "queued" && job.status_message) return early(`${job.status_message}, for ${elapsed}`);
+  if (job.state === "starting" || job.state === "queued") return early(`${job.state} for ${elapsed}`);
   const obs = observation ?? (await life.backendFor(job).observe(job, life.dependencies.lookOf(job)));
   const hb = obs.heartbeat;
   // the heartbeat's last change is the command's start until it writes something
   const silent = hb === null || hb.stdout_bytes + hb.stderr_bytes === 0;
   const last = silent ? null : Math.max(0, (Date.now() - Date.parse(hb.last_change_at)) / 1000);
   const tail = last === null ? ", no output yet" : `, last output ${formatDuration(last)} ago`;
-  return `${job.state} ${elapsed}${tail}`;
+  return { message: `${job.state} ${elapsed}${tail}`, quietSeconds: last ?? sinceStart };
 }
 
 /** Is this job waiting in line for its queue or resources? */

@@ -16,26 +16,18 @@ export async function holdForJob(
   finalShape: boolean,
 ): Promise<CallToolResult> {
   const timeoutMs = holdTimeoutMs(timeoutSeconds, ctx.hold.budgetMs);
-  const hold = () => holdWithProgress(ctx.hold, (hooks) => env.service.wait(jobId, { timeoutMs, ...hooks }));
+  let quietSeconds: number | undefined;
+  const onQuietSeconds = (seconds: number | undefined) => {
+    quietSeconds = seconds;
+  };
+  const hold = () =>
+    holdWithProgress(ctx.hold, (hooks) => env.service.wait(jobId, { timeoutMs, ...hooks, onQuietSeconds }));
   const resp = env.finished ? await env.finished.holding(jobId, hold) : await hold();
   env.finished?.track(jobId);
   if (isDelivered(resp)) env.finished?.delivered(jobId);
   env.watch.watch(jobId);
   if (finalShape || isDelivered(resp)) return finalToolResult(resp);
-  const out = mcpWait(resp, resp.host_unreachable ? undefined : await quietSecondsOf(env, jobId));
+  // the silence the wait's own last look saw decides the cancel_job offer (no second look at the job)
+  const out = mcpWait(resp, resp.host_unreachable ? undefined : quietSeconds);
   return answerResult(out, answerText(out), { jobId });
-}
-
-/** How long the answer may wait for the job's status (an SSH round trip) before it goes without the offer. */
-const QUIET_LOOKUP_MS = 2_000;
-
-/** Seconds since the job's last output (since its start when it has none), for the cancel_job offer. */
-async function quietSecondsOf(env: ToolEnv, jobId: string): Promise<number | undefined> {
-  const status = await Promise.race([
-    env.service.status(jobId).catch(() => undefined),
-    Bun.sleep(QUIET_LOOKUP_MS).then(() => undefined),
-  ]);
-  if (status === undefined) return undefined;
-  if (status.last_output_at !== null) return (Date.now() - Date.parse(status.last_output_at)) / 1000;
-  return status.elapsed_seconds;
 }
