@@ -21,7 +21,7 @@ async function check(sb: Sandbox, host: string, submitted: string[]): Promise<vo
   const cli = async (args: string[]) => {
     const r = await sb.runAsync(args);
     if (r.code !== 0 && args[0] !== "wait")
-      throw new Error(`awaitless ${args.join(" ")} failed (${r.code}): ${r.stderr}`);
+      throw new Error(`awaitless ${args.join(" ")} failed (${r.code}): ${r.stderr}${r.stdout}`);
     return r;
   };
   const sub = await cli([

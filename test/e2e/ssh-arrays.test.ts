@@ -73,7 +73,7 @@ describe.each(runE2e ? CASES : [])("ssh arrays: $title", (c) => {
   const cli = (args: string[]) => w.sb.runAsync(args, { env: env() });
   const submitArray = async (array: string, argv: string[]) => {
     const r = await cli(["submit", "--json", "--host", c.alias, "--array", array, "--", ...argv]);
-    if (r.code !== 0) throw new Error(`submit --array failed (${r.code}): ${r.stderr}`);
+    if (r.code !== 0) throw new Error(`submit --array failed (${r.code}): ${r.stderr}${r.stdout}`);
     return r.json.job_id as string;
   };
   const tasksOf = async (id: string) => {

@@ -116,12 +116,12 @@ describe.each(runE2e ? CASES : [])("ssh queues: $title", (c) => {
   const cli = (args: string[]) => w.sb.runAsync(args, { env: env() });
   const submit = async (argv: string[], flags: string[]) => {
     const r = await cli(["submit", "--json", "--backend", "ssh", "--host", host(), ...flags, "--", ...argv]);
-    if (r.code !== 0) throw new Error(`submit failed (${r.code}): ${r.stderr}`);
+    if (r.code !== 0) throw new Error(`submit failed (${r.code}): ${r.stderr}${r.stdout}`);
     return r.json.job_id as string;
   };
   const status = async (id: string) => {
     const r = await cli(["status", "--json", id]);
-    if (r.code !== 0) throw new Error(`status failed (${r.code}): ${r.stderr}`);
+    if (r.code !== 0) throw new Error(`status failed (${r.code}): ${r.stderr}${r.stdout}`);
     return r.json;
   };
   const state = async (id: string) => (await status(id)).state as string;

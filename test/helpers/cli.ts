@@ -89,13 +89,13 @@ export class Sandbox {
 
   submit(argv: string[], flags: string[] = []): string {
     const r = this.run(["submit", "--json", ...flags, "--", ...argv]);
-    if (r.code !== 0) throw new Error(`submit failed (${r.code}): ${r.stderr}`);
+    if (r.code !== 0) throw new Error(`submit failed (${r.code}): ${r.stderr}${r.stdout}`);
     return r.json.job_id as string;
   }
 
   status(jobId: string) {
     const r = this.run(["status", "--json", jobId]);
-    if (r.code !== 0) throw new Error(`status failed (${r.code}): ${r.stderr}`);
+    if (r.code !== 0) throw new Error(`status failed (${r.code}): ${r.stderr}${r.stdout}`);
     return r.json;
   }
 

@@ -24,12 +24,12 @@ export function dependencyCases(target: () => DependencyTarget): void {
   const tag = () => `d${process.pid}-${++seq}`;
   const submit = async (argv: string[], flags: string[] = []): Promise<string> => {
     const r = await t().cli(["submit", "--json", ...t().launchFlags, ...flags, "--", ...argv]);
-    if (r.code !== 0) throw new Error(`submit failed (${r.code}): ${r.stderr}`);
+    if (r.code !== 0) throw new Error(`submit failed (${r.code}): ${r.stderr}${r.stdout}`);
     return r.json.job_id as string;
   };
   const status = async (id: string) => {
     const r = await t().cli(["status", "--json", id]);
-    if (r.code !== 0) throw new Error(`status failed (${r.code}): ${r.stderr}`);
+    if (r.code !== 0) throw new Error(`status failed (${r.code}): ${r.stderr}${r.stdout}`);
     return r.json;
   };
   const waitEnd = async (id: string) => {

@@ -36,7 +36,7 @@ function tasksOf(sb: Sandbox, id: string): Task[] {
 
 function submitArray(sb: Sandbox, array: string, argv: string[], flags: string[] = []): string {
   const r = sb.run(["submit", "--json", "--array", array, ...flags, "--", ...argv]);
-  if (r.code !== 0) throw new Error(`submit --array failed (${r.code}): ${r.stderr}`);
+  if (r.code !== 0) throw new Error(`submit --array failed (${r.code}): ${r.stderr}${r.stdout}`);
   return r.json.job_id as string;
 }
 
