@@ -245,8 +245,8 @@ export class Redactor {
     out = redactPem(out);
     let lower: string | undefined;
     for (const shape of SHAPES) {
-      const seen = shape.re.ignoreCase ? (lower ??= out.toLowerCase()) : out;
-      if (!seen.includes(shape.needs)) continue;
+      if (shape.re.ignoreCase && lower === undefined) lower = out.toLowerCase();
+      if (!(shape.re.ignoreCase ? lower! : out).includes(shape.needs)) continue;
       out = out.replace(shape.re, shape.replace as (substring: string, ...args: string[]) => string);
       lower = undefined;
     }
