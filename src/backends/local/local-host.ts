@@ -188,18 +188,16 @@ export class LocalHost implements JobHost {
       );
     }
     try {
-      // detached: the wrapper gets its own session, so it outlives this process and its terminal.
-      const child = childProcess().spawn(this.opts.shell, [wrapper, dir], {
+      // detached: the wrapper gets its own session (setsid), so it outlives this process and its terminal. The
+      // runtime's own spawn: node:child_process would cost a launch more to import than the spawn itself.
+      const child = Bun.spawn([this.opts.shell, wrapper, dir], {
         detached: true,
         stdio: ["ignore", log, log],
         cwd: "/",
         env: outsideJobs(process.env),
       });
-      const pid = await new Promise<number>((resolve, reject) => {
-        child.once("spawn", () => resolve(child.pid!));
-        child.once("error", reject);
-      });
       child.unref();
+      const pid = child.pid;
       const start = processStartTime(pid);
       return { wrapper_pid: pid, ...(start ? { proc_start: start } : {}) };
     } catch (e) {
