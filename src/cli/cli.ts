@@ -273,7 +273,7 @@ export async function runCli(argv: string[], io: CliIo, makeCtx: () => Promise<C
       const keepCtx = () => {
         opening ??= makeCtx().then(async (c) => {
           ctx = c;
-          if (!quiet.has(name)) {
+          if (!quiet.has(name) && c.store.near08(io.env)) {
             const { offerImport } = await import("./import-offer.ts");
             offerImport(c, io);
           }

@@ -1,5 +1,6 @@
-// The one-time notice that offers `awaitless import` when an Awaitless 0.8 store is found beside ours: every command
-// that opens the store runs it, so it loads only the look-up (core/import-08/find-08.ts), not the import.
+// The one-time notice that offers `awaitless import` when an Awaitless 0.8 store is found beside ours: a command that
+// opens the store loads it when a file by 0.8's database name is there, and it loads only the look-up
+// (core/import-08/find-08.ts), not the import.
 import { dirname } from "node:path";
 import type { Ctx } from "../context.ts";
 import { any08File, awaitless08Dirs, find08Store, IMPORTED_META } from "../core/import-08/find-08.ts";

@@ -93,11 +93,11 @@ describe("each command loads only what it uses", () => {
     });
   }
 
-  /** What reading local jobs never uses: the 0.8 import (beyond finding a store to offer it), submit and launch,
+  /** What reading local jobs never uses: the 0.8 import (and its offer, with no 0.8 store around), submit and launch,
    * cancel, queue administration, logs (read, follow, search), results, the CLI's array and logs commands, the
    * wrapper's scripts (assembled and hashed for a launch or cancel), and the config schema (a config without keys). */
   const NOT_READING =
-    /^(core\/import-08\/(?!find-08\.ts$)|cli\/(import-command|array-commands|logs-command)\.ts$|core\/service\/(submit|launch|cancel|completions)\.ts$|core\/queues\/|core\/logs\/(read|follow|pattern)|backends\/local\/artifacts-local\.ts$|wrapper\/(scripts|shell-text)\.ts$|config\/config-schema\.ts$)/;
+    /^(core\/import-08\/(?!find-08\.ts$)|cli\/(import-command|import-offer|array-commands|logs-command)\.ts$|core\/service\/(submit|launch|cancel|completions)\.ts$|core\/queues\/|core\/logs\/(read|follow|pattern)|backends\/local\/artifacts-local\.ts$|wrapper\/(scripts|shell-text)\.ts$|config\/config-schema\.ts$)/;
   for (const args of [["status", "JOB", "--json"], ["list"], ["list", "--json"], ["wait", "JOB"]]) {
     test(`${args.join(" ")} of an ended local job loads no launch, cancel, queue, logs or 0.8 import module`, () => {
       const r = modulesOf(args.map((a) => (a === "JOB" ? done : a)));
