@@ -11,7 +11,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { newJobId } from "../src/core/model/ids.ts";
-import { CANCEL_TEXT, renderSpec, WRAPPER_TEXT } from "../src/wrapper/protocol.ts";
+import { renderSpec } from "../src/wrapper/protocol.ts";
+import { CANCEL_TEXT, WRAPPER_TEXT } from "../src/wrapper/scripts.ts";
 import { printRatioTable, type RatioRow } from "./ratio-table.ts";
 
 const opt = (name: string, fallback: string) => {

@@ -6,6 +6,7 @@ import { LocalBackend } from "./backends/local/local-backend.ts";
 import { type Config, loadConfig } from "./config/config.ts";
 import { profileKeysFor, profileRefusal } from "./config/config-legacy.ts";
 import type { Backend } from "./core/backend/backend.ts";
+import { any08File, awaitless08Dirs } from "./core/import-08/find-08.ts";
 import type { ImportReport } from "./core/import-08/import-08.ts";
 import { useHintTable } from "./core/model/errors.ts";
 import type { Job } from "./core/model/job.ts";
@@ -32,6 +33,9 @@ export interface StoreHousekeeping {
   queueNames(): string[];
   meta(key: string): string | undefined;
   setMeta(key: string, value: string): void;
+  /** Whether a file by Awaitless 0.8's database name is where an 0.8 store would be (one stat each, nothing opened):
+   * the CLI loads its offer to import only then. */
+  near08(env: Record<string, string | undefined>): boolean;
   claimAutoGc(intervalSeconds: number): boolean;
   /** How many processes watch jobs under a shared scheduler round's key now (doctor's scheduler-calls row). */
   schedulerWatchers(key: string, nowMs: number): number;
@@ -157,6 +161,7 @@ export function createContext(env: Record<string, string | undefined>, configFla
         .filter((n) => arrayOfQueue(n) === undefined),
     meta: (key) => store.meta.get(key),
     setMeta: (key, value) => store.meta.set(key, value),
+    near08: (env) => any08File(awaitless08Dirs(env, dirname(store.path))),
     claimAutoGc: (seconds) => store.meta.claimAutoGc(seconds),
     schedulerWatchers: (key, nowMs) => store.rounds.watchers(key, nowMs),
   };

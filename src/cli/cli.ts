@@ -1,5 +1,5 @@
 // The CLI (cac): declares commands and options, then hands each to its action in commands.ts.
-import { type CAC, cac } from "cac";
+import { type CAC, type Command, cac } from "cac";
 import type { Ctx } from "../context.ts";
 import { AwaitlessError, EXIT, invalid } from "../core/model/errors.ts";
 import { didYouMean, nearestName } from "../core/util/nearest-name.ts";
@@ -70,7 +70,7 @@ const LAST = "the newest job or job array, instead of an ID";
  */
 export function buildCli(bind: Bind = () => () => {}, optionsOf?: string): CAC {
   const cli = cac("awaitless");
-  if (optionsOf !== undefined) optionsOnlyFor(cli, optionsOf);
+  if (optionsOf !== undefined) onlyCommand(cli, optionsOf);
   const launch = (c: ReturnType<typeof cli.command>) => {
     for (const [flag, desc] of LAUNCH_OPTIONS) c.option(flag, desc);
     return c;
@@ -229,10 +229,15 @@ export function buildCli(bind: Bind = () => () => {}, optionsOf?: string): CAC {
   return cli;
 }
 
-/** Commands other than `name` take no options: `.option()` on them is a no-op (see buildCli). */
-function optionsOnlyFor(cli: CAC, name: string): void {
+/**
+ * Only the commands whose first word is `name` are made (runCli parses against those alone), and only `name` itself
+ * takes options: declaring another command returns a stand-in whose methods do nothing (see buildCli).
+ */
+function onlyCommand(cli: CAC, name: string): void {
   const command = cli.command.bind(cli);
+  const unmade: Command = new Proxy({} as Command, { get: () => () => unmade });
   cli.command = (rawName, description, config) => {
+    if (rawName.split(" ")[0] !== name) return unmade;
     const c = command(rawName, description, config);
     if (c.name !== name) c.option = () => c;
     return c;
@@ -268,7 +273,7 @@ export async function runCli(argv: string[], io: CliIo, makeCtx: () => Promise<C
       const keepCtx = () => {
         opening ??= makeCtx().then(async (c) => {
           ctx = c;
-          if (!quiet.has(name)) {
+          if (!quiet.has(name) && c.store.near08(io.env)) {
             const { offerImport } = await import("./import-offer.ts");
             offerImport(c, io);
           }
@@ -288,9 +293,13 @@ export async function runCli(argv: string[], io: CliIo, makeCtx: () => Promise<C
   keepTypedValues(cli);
   const style = styleFor(io.stderr, io.env);
   try {
-    const names = cli.commands.map((c) => c.name.split(" ")[0]!).filter(Boolean);
-    const aliases = cli.commands.flatMap((c) => c.aliasNames);
-    const words = ["awaitless", "awaitless", ...aliased(argv, [...names, ...aliases])];
+    // the table's command names, for `help TOPIC` and an unknown command (neither is parsed against a shortcut table)
+    const names = () => cli.commands.map((c) => c.name.split(" ")[0]!).filter(Boolean);
+    const words = [
+      "awaitless",
+      "awaitless",
+      ...aliased(argv, () => [...names(), ...cli.commands.flatMap((c) => c.aliasNames)]),
+    ];
     const all = cli.commands;
     if (shortcut) cli.commands = all.filter((c) => c.name.split(" ")[0] === named);
     try {
@@ -322,7 +331,7 @@ export async function runCli(argv: string[], io: CliIo, makeCtx: () => Promise<C
         "invalid_argument",
         first.startsWith("-")
           ? `unknown option ${JSON.stringify(first)} before any command${didYouMean(first, flags)}`
-          : `unknown command ${JSON.stringify(first)}${didYouMean(first, names)}`,
+          : `unknown command ${JSON.stringify(first)}${didYouMean(first, names())}`,
         "run `awaitless --help` to list commands",
       );
     }
@@ -391,8 +400,9 @@ async function withFullJobIds(
 }
 
 /** `--version`/`-V` → `version`; `help` → `--help`; `help CMD` → `CMD --help` (an unknown CMD is reported as one). */
-function aliased(argv: string[], names: string[]): string[] {
+function aliased(argv: string[], namesOf: () => string[]): string[] {
   const topic = argv[0] === "help" ? argv[1] : undefined;
+  const names = topic === undefined ? [] : namesOf();
   if (topic !== undefined && !topic.startsWith("-") && topic !== "help" && !names.includes(topic)) {
     throw new AwaitlessError(
       "invalid_argument",

@@ -1,6 +1,5 @@
 // Ctrl-C, SIGTERM and SIGHUP while run or wait holds: only the wait stops, the job runs on. The job's ID and the
 // command that collects it are said on stderr at once (before anything that could hang); a second signal ends now.
-import { constants } from "node:os";
 import { EXIT } from "../core/model/errors.ts";
 import type { CliIo } from "./cli-io.ts";
 import { invokedName } from "./invoked-as.ts";
@@ -46,7 +45,7 @@ export function detachOnSignals(io: CliIo, clear: () => void, what: string): Det
       if (by !== null) {
         // A second signal: leave now. Once the ID was said the job is collectable (exit 4, as any detach);
         // before it, whether the job exists is unknown, so the exit says which signal ended us (128 + its number).
-        process.exit(jobId === null ? 128 + constants.signals[sig] : EXIT.waitTimedOut);
+        process.exit(jobId === null ? 128 + signalNumber(sig) : EXIT.waitTimedOut);
       }
       by = sig;
       clear();
@@ -80,4 +79,9 @@ export function detachOnSignals(io: CliIo, clear: () => void, what: string): Det
 export function quietAfter(by: DetachSignal | null, opts: { json?: boolean }, io: CliIo): boolean {
   if (by === null) return false;
   return !opts.json || (by === "SIGHUP" && Boolean(io.stdout.isTTY));
+}
+
+/** A signal's number (node:os is loaded only when a second signal needs it: importing it costs every start). */
+function signalNumber(sig: NodeJS.Signals): number {
+  return (require("node:os") as typeof import("node:os")).constants.signals[sig];
 }

@@ -1,10 +1,9 @@
-// The TypeScript side of the wrapper's on-disk protocol: the embedded script, file names, spec rendering,
-// record parsers and readers for a local job directory. The protocol itself is documented atop wrapper.sh and
+// The TypeScript side of the wrapper's on-disk protocol: file names, spec rendering, record parsers and readers for
+// a local job directory (the embedded scripts themselves: scripts.ts). The protocol itself is documented atop wrapper.sh and
 // in docs/wrapper-protocol.md.
 
 import { closeSync, fstatSync, openSync, readFileSync, readSync, statSync } from "node:fs";
 import { join } from "node:path";
-import cancelText from "./cancel.sh" with { type: "text" };
 import { type LogPlan, type LogStream, logFileNames, planLog } from "./log-layout.ts";
 import {
   type ExitRecord,
@@ -15,9 +14,6 @@ import {
   type StartedRecord,
 } from "./records.ts";
 import { replaceFile } from "./safe-files.ts";
-import { sha256Hex } from "./sha256.ts";
-import { assemble } from "./shell-text.ts";
-import wrapperText from "./wrapper.sh" with { type: "text" };
 
 export { type LogPlan, type LogSizes, type LogStream, logFileNames, planLog } from "./log-layout.ts";
 export { parseQueued, type QueuedRecord, readQueued } from "./queue-records.ts";
@@ -32,19 +28,6 @@ export {
   type SpecInput,
   shellQuote,
 } from "./spec-render.ts";
-
-/** The wrapper script (wrapper.sh with the prelude spliced in), embedded in the binary. Run it as `sh wrapper.sh JOB_DIR`. */
-export const WRAPPER_TEXT: string = assemble(wrapperText);
-
-/**
- * The client's half of cancel (cancel.sh), run on the job's machine as `sh -c TEXT awaitless-cancel JOB_DIR GRACE
- * [QUEUE_DIR]`: writes the cancel file, takes a waiting job out of line, wakes the wrapper's monitor (the only one
- * that signals), or stops the group itself with one TERM when the wrapper is gone.
- */
-export const CANCEL_TEXT: string = assemble(cancelText);
-
-/** Hex SHA-256 of WRAPPER_TEXT: remote copies are named after it so each version is uploaded once. */
-export const WRAPPER_SHA256: string = sha256Hex(WRAPPER_TEXT);
 
 /** Names of the files in a job directory. */
 export const FILES = {

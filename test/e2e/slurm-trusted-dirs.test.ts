@@ -12,7 +12,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { WRAPPER_FILE } from "../../src/backends/ssh/ssh-host.ts";
-import { WRAPPER_SHA256 } from "../../src/wrapper/protocol.ts";
+import { WRAPPER_SHA256 } from "../../src/wrapper/scripts.ts";
 import { sha256Hex } from "../../src/wrapper/sha256.ts";
 import { Sandbox } from "../helpers/cli.ts";
 import { gateOnAvailability } from "../helpers/sshd.ts";

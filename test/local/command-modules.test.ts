@@ -52,6 +52,16 @@ describe("each command loads only what it uses", () => {
     expect(r.modules).toContain("cli/mcp-config.ts");
   });
 
+  test("a launch loads the wrapper's scripts, and a config with keys the config schema (what a status leaves out)", () => {
+    expect(modulesOf(["submit", "--", "true"]).modules).toContain("wrapper/scripts.ts");
+    sb.writeConfig("[defaults]\nlog_tail_lines = 20\n");
+    try {
+      expect(modulesOf(["status", done, "--json"]).modules).toContain("config/config-schema.ts");
+    } finally {
+      sb.writeConfig("");
+    }
+  });
+
   for (const word of ["--version", "-V", "version"])
     test(`${word} evaluates the entry alone (main.ts and the version), nothing of the program`, () => {
       const r = modulesOf([word]);
@@ -83,10 +93,11 @@ describe("each command loads only what it uses", () => {
     });
   }
 
-  /** What reading local jobs never uses: the 0.8 import (beyond finding a store to offer it), submit and launch,
-   * cancel, queue administration, logs (read, follow, search), results, and the CLI's array and logs commands. */
+  /** What reading local jobs never uses: the 0.8 import (and its offer, with no 0.8 store around), submit and launch,
+   * cancel, queue administration, logs (read, follow, search), results, the CLI's array and logs commands, the
+   * wrapper's scripts (assembled and hashed for a launch or cancel), and the config schema (a config without keys). */
   const NOT_READING =
-    /^(core\/import-08\/(?!find-08\.ts$)|cli\/(import-command|array-commands|logs-command)\.ts$|core\/service\/(submit|launch|cancel|completions)\.ts$|core\/queues\/|core\/logs\/(read|follow|pattern)|backends\/local\/artifacts-local\.ts$)/;
+    /^(core\/import-08\/(?!find-08\.ts$)|cli\/(import-command|import-offer|array-commands|logs-command)\.ts$|core\/service\/(submit|launch|cancel|completions)\.ts$|core\/queues\/|core\/logs\/(read|follow|pattern)|backends\/local\/artifacts-local\.ts$|wrapper\/(scripts|shell-text)\.ts$|config\/config-schema\.ts$)/;
   for (const args of [["status", "JOB", "--json"], ["list"], ["list", "--json"], ["wait", "JOB"]]) {
     test(`${args.join(" ")} of an ended local job loads no launch, cancel, queue, logs or 0.8 import module`, () => {
       const r = modulesOf(args.map((a) => (a === "JOB" ? done : a)));

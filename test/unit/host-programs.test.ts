@@ -17,7 +17,8 @@ import {
   SETTLE,
   script,
 } from "../../src/wrapper/host-scripts.ts";
-import { renderSpec, WRAPPER_SHA256, WRAPPER_TEXT } from "../../src/wrapper/protocol.ts";
+import { renderSpec } from "../../src/wrapper/protocol.ts";
+import { WRAPPER_SHA256, WRAPPER_TEXT } from "../../src/wrapper/scripts.ts";
 import { killQuietly, until } from "../helpers/cli.ts";
 
 const tmp = mkdtempSync(join(tmpdir(), "awl-host-programs-"));

@@ -82,6 +82,14 @@ describe("credential shapes", () => {
   for (const [name, input, expected] of cases) {
     test(`redacts ${name}`, () => expect(r(input)).toBe(expected));
   }
+
+  test("the shapes that ignore case match in any case, one after another in one text", () => {
+    const key = "A".repeat(40);
+    const text = `AWS_SECRET_ACCESS_KEY=${key} PROXY-AUTHORIZATION: Bearer abc HTTPS://u:pw@h/?TOKEN=t1 ghp_${"x".repeat(30)}`;
+    expect(r(text)).toBe(
+      `AWS_SECRET_ACCESS_KEY=${REDACTED} PROXY-AUTHORIZATION: Bearer ${REDACTED} HTTPS://u:${REDACTED}@h/?TOKEN=${REDACTED} ${REDACTED}`,
+    );
+  });
 });
 
 describe("near misses stay intact", () => {

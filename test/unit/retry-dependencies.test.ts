@@ -18,7 +18,8 @@ import {
 import type { Job, RetryClass } from "../../src/core/model/job.ts";
 import { retryDue } from "../../src/core/retries/retry-policy.ts";
 import { decide } from "../../src/core/rules/reconcile.ts";
-import { parseExitRecord, parseStarted, WRAPPER_TEXT } from "../../src/wrapper/protocol.ts";
+import { parseExitRecord, parseStarted } from "../../src/wrapper/protocol.ts";
+import { WRAPPER_TEXT } from "../../src/wrapper/scripts.ts";
 import { renderSpec } from "../../src/wrapper/spec-render.ts";
 import { plainSpec } from "../helpers/spec.ts";
 

@@ -18,7 +18,8 @@ import { parseObserveReport, toObservation } from "../../src/backends/ssh/ssh-ob
 import type { LaunchInput } from "../../src/core/backend/backend.ts";
 import type { Job } from "../../src/core/model/job.ts";
 import { parseQueueSnapshot, QUEUE_SNAPSHOT, script } from "../../src/wrapper/host-scripts.ts";
-import { CANCEL_TEXT, renderSpec } from "../../src/wrapper/protocol.ts";
+import { renderSpec } from "../../src/wrapper/protocol.ts";
+import { CANCEL_TEXT } from "../../src/wrapper/scripts.ts";
 
 const tmp = mkdtempSync(join(tmpdir(), "awl-ssh-queue-"));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));

@@ -23,8 +23,8 @@ import {
   readStarted,
   renderSpec,
   type SpecInput,
-  WRAPPER_TEXT,
 } from "../../src/wrapper/protocol.ts";
+import { WRAPPER_TEXT } from "../../src/wrapper/scripts.ts";
 import { busyboxAppletDir } from "../helpers/busybox.ts";
 import { until } from "../helpers/until.ts";
 

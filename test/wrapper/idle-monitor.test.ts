@@ -9,13 +9,8 @@ import { observationFromRecords } from "../../src/backends/observation-from-reco
 import type { Job as StoredJob } from "../../src/core/model/job.ts";
 import { lostAfterSeconds } from "../../src/core/model/liveness.ts";
 import { decide } from "../../src/core/rules/reconcile.ts";
-import {
-  CANCEL_TEXT,
-  logLayout,
-  readHeartbeat,
-  readLogTail,
-  readStarted,
-} from "../../src/wrapper/protocol.ts";
+import { logLayout, readHeartbeat, readLogTail, readStarted } from "../../src/wrapper/protocol.ts";
+import { CANCEL_TEXT } from "../../src/wrapper/scripts.ts";
 import { plainSpec } from "../helpers/spec.ts";
 import { termCounter, termsIn } from "../helpers/term-counter.ts";
 import { describeEachShell, type Job, newJob, type ShellCase, shellEnv, waitFor } from "./harness.ts";

@@ -5,7 +5,8 @@
 import { expect, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { CANCEL_TEXT, readHeartbeat, readStarted, writeCancelRequest } from "../../src/wrapper/protocol.ts";
+import { readHeartbeat, readStarted, writeCancelRequest } from "../../src/wrapper/protocol.ts";
+import { CANCEL_TEXT } from "../../src/wrapper/scripts.ts";
 import { termCounter, termsIn } from "../helpers/term-counter.ts";
 import { describeEachShell, isGone, type Job, newJob, type ShellCase, shellEnv, waitFor } from "./harness.ts";
 

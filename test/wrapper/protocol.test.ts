@@ -15,9 +15,8 @@ import {
   renderSpec,
   type SpecInput,
   shellQuote,
-  WRAPPER_SHA256,
-  WRAPPER_TEXT,
 } from "../../src/wrapper/protocol.ts";
+import { WRAPPER_SHA256, WRAPPER_TEXT } from "../../src/wrapper/scripts.ts";
 import { sha256Hex } from "../../src/wrapper/sha256.ts";
 
 const BASE: SpecInput = { jobId: "job_X", cwd: "/tmp/w", argv: ["echo", "hi"], env: {} };

@@ -1,6 +1,5 @@
 // The launch owner on this machine: this process's identity (pid, start time, boot ID, host name), and whether a
 // recorded owner is certainly gone — dead, its PID reused, or this machine rebooted since it reserved the launch.
-import { hostname } from "node:os";
 import type { LaunchOwner, LaunchOwners } from "../../core/rules/launch-owner.ts";
 import { isProcessAlive, localBootId, processStartTime } from "./proc.ts";
 
@@ -25,3 +24,8 @@ export const localLaunchOwners: LaunchOwners = {
     return !isProcessAlive(owner.pid, owner.start);
   },
 };
+
+/** This machine's name; node:os is loaded when a launch first needs it (importing it costs every start). */
+function hostname(): string {
+  return (require("node:os") as typeof import("node:os")).hostname();
+}

@@ -25,7 +25,6 @@ import { removeHostJobDir } from "../../core/util/job-dir-guard.ts";
 import { freeSpace, isNoSpace, noSpaceError } from "../../core/util/no-space.ts";
 import { assertTrustedDir, makeOwnDir } from "../../core/util/trusted-dir.ts";
 import {
-  CANCEL_TEXT,
   EXIT_RESERVATION,
   FILES,
   readExitRecord,
@@ -33,8 +32,6 @@ import {
   readLeftovers,
   readQueued,
   readStarted,
-  WRAPPER_SHA256,
-  WRAPPER_TEXT,
 } from "../../wrapper/protocol.ts";
 import { openAppend, replaceFile } from "../../wrapper/safe-files.ts";
 import { sha256Hex } from "../../wrapper/sha256.ts";
@@ -137,6 +134,7 @@ export class LocalHost implements JobHost {
    * against its SHA-256 before every launch: a changed file is replaced, never run.
    */
   private ensureWrapper(): string {
+    const { WRAPPER_SHA256, WRAPPER_TEXT } = scripts();
     const dir = join(this.opts.dataDir, "bin");
     const path = join(dir, `wrapper-${WRAPPER_SHA256.slice(0, 16)}.sh`);
     if (!this.binChecked) {
@@ -190,18 +188,16 @@ export class LocalHost implements JobHost {
       );
     }
     try {
-      // detached: the wrapper gets its own session, so it outlives this process and its terminal.
-      const child = childProcess().spawn(this.opts.shell, [wrapper, dir], {
+      // detached: the wrapper gets its own session (setsid), so it outlives this process and its terminal. The
+      // runtime's own spawn: node:child_process would cost a launch more to import than the spawn itself.
+      const child = Bun.spawn([this.opts.shell, wrapper, dir], {
         detached: true,
         stdio: ["ignore", log, log],
         cwd: "/",
         env: outsideJobs(process.env),
       });
-      const pid = await new Promise<number>((resolve, reject) => {
-        child.once("spawn", () => resolve(child.pid!));
-        child.once("error", reject);
-      });
       child.unref();
+      const pid = child.pid;
       const start = processStartTime(pid);
       return { wrapper_pid: pid, ...(start ? { proc_start: start } : {}) };
     } catch (e) {
@@ -259,7 +255,7 @@ export class LocalHost implements JobHost {
   ): Promise<LeftoverStop> {
     const r = await runDetached(this.opts.shell, [
       "-c",
-      CANCEL_TEXT,
+      scripts().CANCEL_TEXT,
       "awaitless-cancel",
       dir,
       String(graceSeconds),
@@ -386,6 +382,11 @@ function runDetached(
     child.once("close", (code) => resolve({ code: code ?? -1, stdout, stderr }));
     if (stdin !== undefined) child.stdin?.end(stdin);
   });
+}
+
+/** The embedded scripts when a launch or cancel first needs them: assembling and hashing them cost every start. */
+function scripts(): typeof import("../../wrapper/scripts.ts") {
+  return require("../../wrapper/scripts.ts") as typeof import("../../wrapper/scripts.ts");
 }
 
 /** node:child_process when a process is first started: importing it costs a command's start, and status starts none. */

@@ -4,7 +4,7 @@ import { isAbsolute, resolve } from "node:path";
 import type { HostConfig } from "../../config/config.ts";
 import { AwaitlessError } from "../../core/model/errors.ts";
 import { keyValues, PREPARE } from "../../wrapper/host-scripts.ts";
-import { WRAPPER_TEXT } from "../../wrapper/protocol.ts";
+import { WRAPPER_TEXT } from "../../wrapper/scripts.ts";
 import { onceUntilFailure } from "../host/job-host.ts";
 import { WRAPPER_FILE } from "../ssh/ssh-host.ts";
 import { SshWatch } from "../ssh/ssh-watch.ts";

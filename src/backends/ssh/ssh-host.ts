@@ -5,7 +5,7 @@ import { OpensshTransport } from "../../ssh/openssh-transport.ts";
 import { SshSession } from "../../ssh/ssh-session.ts";
 import type { ExecResult, SshTransport } from "../../ssh/ssh-transport.ts";
 import { keyValues, OBSERVE, PREPARE, REMOTE_SHELL_COMMAND, script } from "../../wrapper/host-scripts.ts";
-import { WRAPPER_SHA256, WRAPPER_TEXT } from "../../wrapper/protocol.ts";
+import { WRAPPER_SHA256, WRAPPER_TEXT } from "../../wrapper/scripts.ts";
 import { onceUntilFailure } from "../host/job-host.ts";
 import { type ObserveReport, parseObserveReport } from "./ssh-observe.ts";
 import type { SshHostSettings } from "./ssh-target.ts";

@@ -12,7 +12,7 @@ import { JobDirRefused, jobDirShape } from "../../core/util/job-dir-guard.ts";
 import { isNoSpace, noSpaceError } from "../../core/util/no-space.ts";
 import { humanBytes } from "../../core/util/text.ts";
 import { JOB_DIR_PRESENT, keyValues, launchScript, REMOVE, SETTLE } from "../../wrapper/host-scripts.ts";
-import { CANCEL_TEXT, WRAPPER_SHA256 } from "../../wrapper/protocol.ts";
+import { CANCEL_TEXT, WRAPPER_SHA256 } from "../../wrapper/scripts.ts";
 import type { HostRoot, JobHost, WrapperIdentity } from "../host/job-host.ts";
 import { unreachableObservation } from "../host/wrapper-backend.ts";
 import { collectRemoteArtifacts } from "./ssh-artifacts.ts";

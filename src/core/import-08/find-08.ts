@@ -1,5 +1,6 @@
 // Where an Awaitless 0.8 store is found for this environment, and the mark of one imported: what every command's
 // offer to import needs, without the import's own modules (import-08.ts, store-08.ts).
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { classifyDb, LEGACY_FILE } from "../store/store-file.ts";
 
@@ -17,4 +18,9 @@ export function awaitless08Dirs(env: Record<string, string | undefined>, ourData
 export function find08Store(dirs: string[]): string | null {
   for (const d of dirs) if (classifyDb(join(d, LEGACY_FILE)) === "awaitless-0.8") return d;
   return null;
+}
+
+/** Whether any of `dirs` holds a file by 0.8's database name: one stat each, before anything is opened or queried. */
+export function any08File(dirs: string[]): boolean {
+  return dirs.some((d) => existsSync(join(d, LEGACY_FILE)));
 }

@@ -75,7 +75,7 @@ export class Connection {
    */
   static open(dataDir: string): Connection {
     // Another user's directory could hold their bin/wrapper-*.sh or spec.sh: refuse it before anything is made.
-    assertTrustedDir(dataDir, "the data directory", "store_unavailable");
+    const existed = assertTrustedDir(dataDir, "the data directory", "store_unavailable");
     // Never a shared directory, and never one whose mode we would change without having made it.
     const makePrivate = checkOwnRoot(
       dataDir,
@@ -95,7 +95,8 @@ export class Connection {
         e,
       );
     }
-    assertTrustedDir(dataDir, "the data directory", "store_unavailable");
+    // what was made or changed here is checked again (the first check stopped where the path did not exist yet)
+    if (!existed || makePrivate) assertTrustedDir(dataDir, "the data directory", "store_unavailable");
     const located = locateStore(dataDir);
     let path = located.path;
     let db: Database;

@@ -1,7 +1,6 @@
 // A directory awaitless keeps its files in (the data directory) is its own: never a shared one (`/`, `/tmp`, the
 // home, ~/.ssh, …), and never one whose mode it would have to change. Checked before anything is created in it.
-import { realpathSync } from "node:fs";
-import { homedir, userInfo } from "node:os";
+import { readFileSync, realpathSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { AwaitlessError, type ErrorCode } from "../model/errors.ts";
 import { lstatOrNull } from "../util/trusted-dir.ts";
@@ -33,15 +32,31 @@ function real(p: string): string {
   }
 }
 
+/** $HOME (else the account's home) and the account's home: what os.homedir() and os.userInfo() would say. */
 function homes(): string[] {
+  const account = accountHome();
   const out = new Set<string>();
-  for (const h of [homedir(), safeUserHome()]) if (h) out.add(real(h));
+  for (const h of [process.env.HOME || account, account]) if (h) out.add(real(h));
   return [...out];
 }
 
-function safeUserHome(): string {
+/**
+ * The account's home as the system's user database gives it, read from /etc/passwd; an account that file does not
+ * hold (a directory service's) is asked of node:os, loaded only then: importing it costs every start.
+ */
+function accountHome(): string {
+  const uid = process.getuid?.();
   try {
-    return userInfo().homedir;
+    if (uid !== undefined)
+      for (const line of readFileSync("/etc/passwd", "utf8").split("\n")) {
+        const f = line.split(":");
+        if (f.length >= 7 && f[2] === String(uid)) return f[5]!;
+      }
+  } catch {
+    // unreadable: ask the system below
+  }
+  try {
+    return (require("node:os") as typeof import("node:os")).userInfo().homedir;
   } catch {
     return "";
   }

@@ -19,45 +19,52 @@ export const REDACTION_MARGIN_BYTES = 16 * 1024;
 interface Shape {
   re: RegExp;
   replace: (match: string, ...groups: string[]) => string;
+  /** A literal every match contains (lower case when `re` ignores case): text without it is not scanned (a regular
+   * expression is compiled at its first scan, which costs a command's start more than the rest of its redaction). */
+  needs: string;
 }
 
 const whole = (): string => REDACTED;
 
 const SHAPES: Shape[] = [
   // AWS access key IDs: long-term (AKIA) and temporary (ASIA).
-  { re: /\b(?:AKIA|ASIA)[A-Z0-9]{16}\b/g, replace: whole },
+  { re: /\b(?:AKIA|ASIA)[A-Z0-9]{16}\b/g, replace: whole, needs: "IA" },
   // AWS secret access keys appear bare only next to their well-known name.
   {
     re: /\b(aws_secret_access_key["']?[ \t]*[=:][ \t]*["']?)[A-Za-z0-9/+=]{40}\b/gi,
     replace: (_m, name) => `${name}${REDACTED}`,
+    needs: "aws_secret_access_key",
   },
   // GitHub tokens: personal, OAuth, user-to-server, server-to-server, refresh; fine-grained PATs.
-  { re: /\bgh[pousr]_[A-Za-z0-9]{30,}\b/g, replace: whole },
-  { re: /\bgithub_pat_[A-Za-z0-9_]{20,}/g, replace: whole },
+  { re: /\bgh[pousr]_[A-Za-z0-9]{30,}\b/g, replace: whole, needs: "gh" },
+  { re: /\bgithub_pat_[A-Za-z0-9_]{20,}/g, replace: whole, needs: "github_pat_" },
   // GitLab personal access tokens.
-  { re: /\bglpat-[A-Za-z0-9_-]{20,}/g, replace: whole },
+  { re: /\bglpat-[A-Za-z0-9_-]{20,}/g, replace: whole, needs: "glpat-" },
   // Slack bot/app/user/refresh/session tokens.
-  { re: /\bxox[baprs]-[A-Za-z0-9-]{10,}/g, replace: whole },
+  { re: /\bxox[baprs]-[A-Za-z0-9-]{10,}/g, replace: whole, needs: "xox" },
   // OpenAI and Anthropic style keys (sk-…, sk-proj-…, sk-ant-…): 20+ key characters, at least one a digit.
-  { re: /\bsk-(?=[A-Za-z0-9_-]{20})(?=[A-Za-z_-]{0,100}\d)[A-Za-z0-9_-]+/g, replace: whole },
+  { re: /\bsk-(?=[A-Za-z0-9_-]{20})(?=[A-Za-z_-]{0,100}\d)[A-Za-z0-9_-]+/g, replace: whole, needs: "sk-" },
   // Google API keys.
-  { re: /\bAIza[0-9A-Za-z_-]{35}/g, replace: whole },
+  { re: /\bAIza[0-9A-Za-z_-]{35}/g, replace: whole, needs: "AIza" },
   // npm access tokens.
-  { re: /\bnpm_[A-Za-z0-9]{36}\b/g, replace: whole },
+  { re: /\bnpm_[A-Za-z0-9]{36}\b/g, replace: whole, needs: "npm_" },
   // Authorization headers (also as JSON keys or curl -H arguments): keep the name and scheme, drop the value.
   {
     re: /\b((?:proxy-)?authorization["']?[ \t]*[:=][ \t]*["']?)((?:bearer|basic|token|digest)[ \t]+)?([^\s"',;]+)/gi,
     replace: (_m, name, scheme = "") => `${name}${scheme}${REDACTED}`,
+    needs: "authorization",
   },
   // Passwords in URL userinfo: scheme://user:password@host keeps scheme and user.
   {
     re: /\b([a-z][a-z0-9+.-]{0,30}:\/\/[^\s/@:]{0,256}:)[^\s/@]{1,512}@/gi,
     replace: (_m, prefix) => `${prefix}${REDACTED}@`,
+    needs: "://",
   },
   // Credentials in URL query strings.
   {
     re: /([?&](?:password|passwd|pwd|token|access_token|refresh_token|api_key|apikey|secret|client_secret)=)[^&\s#"']+/gi,
     replace: (_m, name) => `${name}${REDACTED}`,
+    needs: "=",
   },
 ];
 
@@ -236,8 +243,12 @@ export class Redactor {
     if (opts.startsMidStream) out = this.redactLeadingFragment(out);
     if (opts.endsMidStream) out = this.redactTrailingFragment(out);
     out = redactPem(out);
+    let lower: string | undefined;
     for (const shape of SHAPES) {
+      if (shape.re.ignoreCase && lower === undefined) lower = out.toLowerCase();
+      if (!(shape.re.ignoreCase ? lower! : out).includes(shape.needs)) continue;
       out = out.replace(shape.re, shape.replace as (substring: string, ...args: string[]) => string);
+      lower = undefined;
     }
     return out;
   }

@@ -29,18 +29,19 @@ function untrustedReason(path: string, st: Stats, uid: number): { why: string; f
  * Throws unless `path` and every ancestor are owned by us or root and not group/other-writable (a sticky directory
  * such as /tmp may be). Symbolic links on the way are followed one at a time, and the link itself must be ours or
  * root's. Components that do not exist yet are skipped (they will be created by us, 0700). `what` names the
- * directory in the message ("the data directory", "--log-dir"). Does nothing when not on a POSIX system.
+ * directory in the message ("the data directory", "--log-dir"). Does nothing when not on a POSIX system. True when
+ * the whole path existed (so all of it was checked).
  */
-export function assertTrustedDir(path: string, what: string, code: ErrorCode = "invalid_argument"): void {
+export function assertTrustedDir(path: string, what: string, code: ErrorCode = "invalid_argument"): boolean {
   const uid = process.getuid?.();
-  if (uid === undefined) return;
+  if (uid === undefined) return true;
   let current = "/";
   const parts = resolve(path).split("/").filter(Boolean);
   check(current, look(current));
   for (let i = 0, hops = 0; i < parts.length; i++) {
     const next = join(current, parts[i]!);
     const st = look(next);
-    if (st === null) return; // the rest is made by us
+    if (st === null) return false; // the rest is made by us
     check(next, st);
     if (st.isSymbolicLink()) {
       if (++hops > 40) refuse(`${next}: too many symbolic links`, "choose a directory without a link loop");
@@ -54,6 +55,7 @@ export function assertTrustedDir(path: string, what: string, code: ErrorCode = "
     if (!st.isDirectory()) refuse(`${next} is not a directory`, "choose a directory path, not a file");
     current = next;
   }
+  return true;
 
   function look(p: string): Stats | null {
     try {
