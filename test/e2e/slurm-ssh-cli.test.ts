@@ -33,7 +33,8 @@ describe.skipIf(!up)("Slurm over SSH through the binary", () => {
 
   const cli = async (args: string[]) => {
     const r = await w.sb.runAsync(args);
-    if (r.code !== 0) throw new Error(`awaitless ${args.join(" ")} failed (${r.code}): ${r.stderr}${r.stdout}`);
+    if (r.code !== 0)
+      throw new Error(`awaitless ${args.join(" ")} failed (${r.code}): ${r.stderr}${r.stdout}`);
     return r.json;
   };
 
