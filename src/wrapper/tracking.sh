@@ -84,7 +84,9 @@ awl_cg_place() {
   [ "$awl_cgb" != / ] || awl_cgb=''
   case $awl_cgb in *[!A-Za-z0-9_./:@,-]* | */../*) return 1 ;; esac
   [ -w "$1$awl_cgb/cgroup.procs" ] || return 1
-  if [ "$awl_cgb" != "$2" ]; then
+  # only out of another job's cgroup: a write to cgroup.procs costs a kernel grace period (milliseconds) even when the
+  # process is already there (PATH "/" is the root, where awl_cgb is '')
+  if [ "$awl_cgb" != "${2%/}" ]; then
     { echo "$$" >"$1$awl_cgb/cgroup.procs"; } 2>/dev/null || return 1
   fi
   awl_cgd=$1$awl_cgb/awaitless-$AWL_JOB_ID.$AWL_ATTEMPT

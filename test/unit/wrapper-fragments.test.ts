@@ -300,6 +300,27 @@ awl_outcome 2>/dev/null; echo "reason=$awl_reason"`,
     expect(outcome("")).toBe("launch failed\n");
   });
 
+  test("tracking.sh: awl_cg_place moves the wrapper only out of another job's cgroup, never into the one it is in", () => {
+    // a write to cgroup.procs costs the kernel a grace period even when the process is already there (the root "/")
+    const r = run(
+      shell,
+      ["tracking.sh"],
+      `AWL_JOB_ID=job_X AWL_ATTEMPT=1 m=$PWD/cg
+mkdir -p "$m/a/b"
+for p in / /a/b /awaitless-job_P.1 /a/b/awaitless-job_P.1; do
+  : >"$m/cgroup.procs"; : >"$m/a/b/cgroup.procs"
+  awl_cg_place "$m" "$p" || echo "$p refused"
+  moved=''; [ ! -s "$m/cgroup.procs" ] || moved=' (moved to /)'; [ ! -s "$m/a/b/cgroup.procs" ] || moved=' (moved to /a/b)'
+  echo "$p: \${awl_cgd#"$m"}$moved"
+done`,
+    );
+    expect(r.err).toBe("");
+    expect(r.out).toBe(
+      "/: /awaitless-job_X.1\n/a/b: /a/b/awaitless-job_X.1\n" +
+        "/awaitless-job_P.1: /awaitless-job_X.1 (moved to /)\n/a/b/awaitless-job_P.1: /a/b/awaitless-job_X.1 (moved to /a/b)\n",
+    );
+  });
+
   test("job-end.sh: awl_end_fields: the exit record's whole-job lines", () => {
     const r = run(
       shell,
