@@ -176,6 +176,23 @@ echo "heartbeats:$beats"`,
     );
   });
 
+  test("monitor.sh: a command that ends during the start's check gets no heartbeat; one still running does", () => {
+    const monitor = (check: string) =>
+      run(
+        shell,
+        ["job/clock.sh", "job/monitor.sh"],
+        `AWL_TICK=1 AWL_HEARTBEAT=30 AWL_CHECK_MAX=15 AWL_TIMEOUT=0 AWL_SCHEDULER='' awl_started_at=0 awl_started_cs=0
+awl_up_ok=1 awl_rotate_at=0 awl_wrapper_pid=$$
+awl_read_started() { pid=1; }
+awl_check() { echo check; awl_changed=1; ${check} }
+awl_heartbeat() { echo heartbeat; awl_hb_at=$awl_cs; }
+awl_nap() { echo nap; : >monitor.stop; }
+awl_monitor; echo stopped`,
+      );
+    expect(monitor(": >monitor.stop;")).toMatchObject({ err: "", out: "check\nstopped\n" });
+    expect(monitor(":;")).toMatchObject({ err: "", out: "check\nheartbeat\nnap\nstopped\n" });
+  });
+
   test("monitor.sh: awl_next_wake: the timeout's deadline, a tick during a kill or under Slurm, at least 1 cs", () => {
     const wake = (set: string) =>
       run(
