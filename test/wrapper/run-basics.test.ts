@@ -133,6 +133,11 @@ describeEachShell("wrapper runs a command", (shell) => {
     for (const name of ["started", "exit", "stdout", "stderr"]) {
       expect(statSync(job.path(name)).mode & 0o777).toBe(0o600);
     }
+    // another umask than the test's own, set by the shell that starts the wrapper
+    const strict = { ...shell, argv: ["/bin/sh", "-c", 'umask 0027; exec "$@"', "sh", ...shell.argv] };
+    await using other = newJob().start(strict, { argv: ["sh", "-c", "umask"] });
+    expect(await other.exit()).toMatchObject({ exitCode: 0 });
+    expect(other.read("stdout").trim()).toBe("0027");
   });
 
   test("a readonly shell name in env does not stop the launch", async () => {
