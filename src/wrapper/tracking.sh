@@ -92,6 +92,26 @@ awl_cg_place() {
   awl_cgd=$1$awl_cgb/awaitless-$AWL_JOB_ID.$AWL_ATTEMPT
 }
 
+# awl_track_prime: the kernel makes the first move between cgroups after a quiet spell wait for an RCU grace period
+# (5–25 ms on a two-core machine; forks go on meanwhile), and a move made during that wait, or soon after it, does not
+# wait again. A background write of 0 (the writing process itself: a move to where it already is) to the cgroup.procs
+# of this wrapper's own cgroup starts that wait at once, so the command's move into the job's cgroups, a few process
+# starts later, finds it over. Only where awl_track_setup will make cgroups (its own cgroup writable; not by
+# environment, not under Slurm); one fork, nothing waits for it.
+awl_track_prime() {
+  [ "${AWL_TRACKING:-${AWAITLESS_TRACKING:-auto}}" != environment ] && [ "${AWL_SCHEDULER-}" != slurm ] || return 0
+  awl_cg_mounts && awl_cg_self || return 0
+  for awl_x in "$awl_cg2:$awl_cgp2" "$awl_cg1_memory:$awl_cgp_memory"; do
+    case $awl_x in :* | *:) continue ;; esac
+    awl_x=${awl_x%%:*}${awl_x#*:}
+    awl_x=${awl_x%/}/cgroup.procs
+    [ -w "$awl_x" ] || continue
+    { echo 0 >"$awl_x"; } 2>/dev/null &
+    return 0
+  done
+  return 0
+}
+
 # awl_track_setup: decides how this job's processes are tracked (before the command starts). Sets awl_cg_track (the
 # cgroup whose members are the job's; '' for environment tracking), awl_cg_dirs (the cgroups the command joins),
 # awl_cg_cpu and awl_cg_mem (where its CPU time and peak memory are read), awl_cg_inherited, and awl_track_why (the

@@ -338,6 +338,27 @@ done`,
     );
   });
 
+  test("tracking.sh: awl_track_prime writes 0 (itself) to its own cgroup's cgroup.procs in the background, only where cgroups will be made", () => {
+    const prime = (set: string) =>
+      run(
+        shell,
+        ["tracking.sh"],
+        `m=$PWD/cg; mkdir -p "$m/a/b" "$m/mem"; : >"$m/a/b/cgroup.procs"; : >"$m/mem/cgroup.procs"
+awl_cg_mounts() { awl_cg2=$m awl_cg1_memory=$m/mem; }
+awl_cg_self() { awl_cgp2=/a/b awl_cgp_memory=/; }
+${set}
+awl_track_prime; wait
+echo "v2=[$(cat "$m/a/b/cgroup.procs")] memory=[$(cat "$m/mem/cgroup.procs")]"`,
+      );
+    expect(prime("")).toMatchObject({ err: "", out: "v2=[0] memory=[]\n" });
+    expect(prime("awl_cgp2=''; awl_cg_self() { awl_cgp2='' awl_cgp_memory=/; }")).toMatchObject({
+      out: "v2=[] memory=[0]\n",
+    });
+    expect(prime("AWAITLESS_TRACKING=environment").out).toBe("v2=[] memory=[]\n");
+    expect(prime("AWL_SCHEDULER=slurm").out).toBe("v2=[] memory=[]\n");
+    expect(prime("awl_cg_self() { awl_cgp2='' awl_cgp_memory=''; }").out).toBe("v2=[] memory=[]\n");
+  });
+
   test("job-end.sh: awl_end_fields: the exit record's whole-job lines", () => {
     const r = run(
       shell,
