@@ -100,7 +100,10 @@ awl_cg_place() {
 # environment, not under Slurm); one fork, nothing waits for it.
 awl_track_prime() {
   [ "${AWL_TRACKING:-${AWAITLESS_TRACKING:-auto}}" != environment ] && [ "${AWL_SCHEDULER-}" != slurm ] || return 0
-  awl_cg_mounts && awl_cg_self || return 0
+  awl_cg_mounts && [ -r /proc/self/cgroup ] || return 0
+  awl_cg_self
+  # (awl_track_setup uses what was found here)
+  awl_cg_known=1
   for awl_x in "$awl_cg2:$awl_cgp2" "$awl_cg1_memory:$awl_cgp_memory"; do
     case $awl_x in :* | *:) continue ;; esac
     awl_x=${awl_x%%:*}${awl_x#*:}
@@ -124,11 +127,13 @@ awl_track_setup() {
     awl_track_why="by environment: asked for (AWAITLESS_TRACKING=environment)"
     return 0
   fi
-  if ! awl_cg_mounts || [ ! -r /proc/self/cgroup ]; then
-    awl_track_why="by environment: no /proc to find cgroups"
-    return 0
+  if [ "${awl_cg_known-}" != 1 ]; then
+    if ! awl_cg_mounts || [ ! -r /proc/self/cgroup ]; then
+      awl_track_why="by environment: no /proc to find cgroups"
+      return 0
+    fi
+    awl_cg_self
   fi
-  awl_cg_self
   if [ "${AWL_SCHEDULER-}" = slurm ]; then
     awl_track_inherit
     return 0

@@ -359,6 +359,21 @@ echo "v2=[$(cat "$m/a/b/cgroup.procs")] memory=[$(cat "$m/mem/cgroup.procs")]"`,
     expect(prime("awl_cg_self() { awl_cgp2='' awl_cgp_memory=''; }").out).toBe("v2=[] memory=[]\n");
   });
 
+  test("prelude.sh: awl_catches tells a process that traps USR1 from one that does not, and from one that is gone", () => {
+    const r = run(
+      shell,
+      ["prelude.sh"],
+      `(trap 'exit 0' USR1; : >ready; while [ ! -e stop ]; do sleep 0.05; done) >/dev/null 2>&1 & p1=$!
+sleep 30 >/dev/null 2>&1 & p2=$!
+n=0; while [ ! -e ready ] && [ "$n" -lt 200 ]; do sleep 0.05; n=$((n + 1)); done
+awl_catches "$p1" 10 && echo "trapped: yes" || echo "trapped: no"
+awl_catches "$p2" 10 && echo "plain: yes" || echo "plain: no"
+kill "$p2"; : >stop; wait
+awl_catches "$p2" 10 && echo "gone: yes" || echo "gone: no"`,
+    );
+    expect(r).toMatchObject({ err: "", out: "trapped: yes\nplain: no\ngone: no\n" });
+  });
+
   test("job-end.sh: awl_end_fields: the exit record's whole-job lines", () => {
     const r = run(
       shell,
