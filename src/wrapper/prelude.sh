@@ -120,17 +120,18 @@ awl_q_entry_alive() {
   awl_env_has_job "$e_job"
 }
 
-# awl_catches PID SIGNAL_NUMBER: has PID a handler for that signal (bit N-1 of SigCgt in /proc/PID/status)? Without
-# /proc: yes.
+# awl_catches PID SIGNAL_NUMBER: has PID a handler for that signal (bit N-1 of sigcatch, field 34 of /proc/PID/stat:
+# the shell's `read` takes a byte per system call, and the stat line is half of /proc/PID/status up to SigCgt)?
+# Without /proc: yes.
 # shellcheck disable=SC2317 # not every includer calls every reader
 awl_catches() {
   [ -r /proc/self/stat ] || return 0
-  { while read -r awl_k awl_v; do
-    [ "$awl_k" = SigCgt: ] || continue
-    [ $((0x$awl_v >> ($2 - 1) & 1)) -eq 1 ]
-    return
-  done <"/proc/$1/status"; } 2>/dev/null
-  return 1
+  awl_l=''
+  { read -r awl_l <"/proc/$1/stat"; } 2>/dev/null || return 1
+  # shellcheck disable=SC2086 # numbers and a state letter after the name
+  set -- "$2" ${awl_l##*") "}
+  [ $# -ge 33 ] || return 1
+  [ $((${33} >> ($1 - 1) & 1)) -eq 1 ]
 }
 
 # awl_is_wrapper_of PID JOB_ID: is PID a wrapper running a job directory of JOB_ID (its command line is a shell,

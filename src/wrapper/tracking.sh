@@ -84,10 +84,35 @@ awl_cg_place() {
   [ "$awl_cgb" != / ] || awl_cgb=''
   case $awl_cgb in *[!A-Za-z0-9_./:@,-]* | */../*) return 1 ;; esac
   [ -w "$1$awl_cgb/cgroup.procs" ] || return 1
-  if [ "$awl_cgb" != "$2" ]; then
+  # only out of another job's cgroup: a write to cgroup.procs costs a kernel grace period (milliseconds) even when the
+  # process is already there (PATH "/" is the root, where awl_cgb is '')
+  if [ "$awl_cgb" != "${2%/}" ]; then
     { echo "$$" >"$1$awl_cgb/cgroup.procs"; } 2>/dev/null || return 1
   fi
   awl_cgd=$1$awl_cgb/awaitless-$AWL_JOB_ID.$AWL_ATTEMPT
+}
+
+# awl_track_prime: the kernel makes the first move between cgroups after a quiet spell wait for an RCU grace period
+# (5–25 ms on a two-core machine; forks go on meanwhile), and a move made during that wait, or soon after it, does not
+# wait again. A background write of 0 (the writing process itself: a move to where it already is) to the cgroup.procs
+# of this wrapper's own cgroup starts that wait at once, so the command's move into the job's cgroups, a few process
+# starts later, finds it over. Only where awl_track_setup will make cgroups (its own cgroup writable; not by
+# environment, not under Slurm); one fork, nothing waits for it.
+awl_track_prime() {
+  [ "${AWL_TRACKING:-${AWAITLESS_TRACKING:-auto}}" != environment ] && [ "${AWL_SCHEDULER-}" != slurm ] || return 0
+  awl_cg_mounts && [ -r /proc/self/cgroup ] || return 0
+  awl_cg_self
+  # (awl_track_setup uses what was found here)
+  awl_cg_known=1
+  for awl_x in "$awl_cg2:$awl_cgp2" "$awl_cg1_memory:$awl_cgp_memory"; do
+    case $awl_x in :* | *:) continue ;; esac
+    awl_x=${awl_x%%:*}${awl_x#*:}
+    awl_x=${awl_x%/}/cgroup.procs
+    [ -w "$awl_x" ] || continue
+    { echo 0 >"$awl_x"; } 2>/dev/null &
+    return 0
+  done
+  return 0
 }
 
 # awl_track_setup: decides how this job's processes are tracked (before the command starts). Sets awl_cg_track (the
@@ -102,11 +127,13 @@ awl_track_setup() {
     awl_track_why="by environment: asked for (AWAITLESS_TRACKING=environment)"
     return 0
   fi
-  if ! awl_cg_mounts || [ ! -r /proc/self/cgroup ]; then
-    awl_track_why="by environment: no /proc to find cgroups"
-    return 0
+  if [ "${awl_cg_known-}" != 1 ]; then
+    if ! awl_cg_mounts || [ ! -r /proc/self/cgroup ]; then
+      awl_track_why="by environment: no /proc to find cgroups"
+      return 0
+    fi
+    awl_cg_self
   fi
-  awl_cg_self
   if [ "${AWL_SCHEDULER-}" = slurm ]; then
     awl_track_inherit
     return 0

@@ -90,7 +90,10 @@
 #   their own (no setsid) or without /proc: for those, bytes written between the copy reaching end-of-file and the
 #   truncation are lost and not counted.
 
-awl_umask=$(umask)
+# the umask it was started with, which the command gets back: /proc's `Umask:` line (no fork), else `umask`
+awl_umask='' awl_x=''
+{ read -r awl_x && read -r awl_x awl_umask; } </proc/self/status 2>/dev/null
+case $awl_x/$awl_umask in Umask:/[0-7][0-7][0-7] | Umask:/[0-7][0-7][0-7][0-7]) ;; *) awl_umask=$(umask) ;; esac
 umask 077
 IFS=' 	
 '
@@ -131,6 +134,7 @@ fi
 awl_spec_checked $#
 awl_identity
 awl_wait_turn
+awl_track_prime
 awl_find_setsid
 awl_start_clock
 awl_enter_cwd

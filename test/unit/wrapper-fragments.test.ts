@@ -176,6 +176,23 @@ echo "heartbeats:$beats"`,
     );
   });
 
+  test("monitor.sh: a command that ends during the start's check gets no heartbeat; one still running does", () => {
+    const monitor = (check: string) =>
+      run(
+        shell,
+        ["job/clock.sh", "job/monitor.sh"],
+        `AWL_TICK=1 AWL_HEARTBEAT=30 AWL_CHECK_MAX=15 AWL_TIMEOUT=0 AWL_SCHEDULER='' awl_started_at=0 awl_started_cs=0
+awl_up_ok=1 awl_rotate_at=0 awl_wrapper_pid=$$
+awl_read_started() { pid=1; }
+awl_check() { echo check; awl_changed=1; ${check} }
+awl_heartbeat() { echo heartbeat; awl_hb_at=$awl_cs; }
+awl_nap() { echo nap; : >monitor.stop; }
+awl_monitor; echo stopped`,
+      );
+    expect(monitor(": >monitor.stop;")).toMatchObject({ err: "", out: "check\nstopped\n" });
+    expect(monitor(":;")).toMatchObject({ err: "", out: "check\nheartbeat\nnap\nstopped\n" });
+  });
+
   test("monitor.sh: awl_next_wake: the timeout's deadline, a tick during a kill or under Slurm, at least 1 cs", () => {
     const wake = (set: string) =>
       run(
@@ -298,6 +315,63 @@ awl_outcome 2>/dev/null; echo "reason=$awl_reason"`,
     expect(outcome("started cancelled")).toBe("reason=cancelled\n");
     expect(outcome("cancel")).toBe("finish [] cancelled\n");
     expect(outcome("")).toBe("launch failed\n");
+  });
+
+  test("tracking.sh: awl_cg_place moves the wrapper only out of another job's cgroup, never into the one it is in", () => {
+    // a write to cgroup.procs costs the kernel a grace period even when the process is already there (the root "/")
+    const r = run(
+      shell,
+      ["tracking.sh"],
+      `AWL_JOB_ID=job_X AWL_ATTEMPT=1 m=$PWD/cg
+mkdir -p "$m/a/b"
+for p in / /a/b /awaitless-job_P.1 /a/b/awaitless-job_P.1; do
+  : >"$m/cgroup.procs"; : >"$m/a/b/cgroup.procs"
+  awl_cg_place "$m" "$p" || echo "$p refused"
+  moved=''; [ ! -s "$m/cgroup.procs" ] || moved=' (moved to /)'; [ ! -s "$m/a/b/cgroup.procs" ] || moved=' (moved to /a/b)'
+  echo "$p: \${awl_cgd#"$m"}$moved"
+done`,
+    );
+    expect(r.err).toBe("");
+    expect(r.out).toBe(
+      "/: /awaitless-job_X.1\n/a/b: /a/b/awaitless-job_X.1\n" +
+        "/awaitless-job_P.1: /awaitless-job_X.1 (moved to /)\n/a/b/awaitless-job_P.1: /a/b/awaitless-job_X.1 (moved to /a/b)\n",
+    );
+  });
+
+  test("tracking.sh: awl_track_prime writes 0 (itself) to its own cgroup's cgroup.procs in the background, only where cgroups will be made", () => {
+    const prime = (set: string) =>
+      run(
+        shell,
+        ["tracking.sh"],
+        `m=$PWD/cg; mkdir -p "$m/a/b" "$m/mem"; : >"$m/a/b/cgroup.procs"; : >"$m/mem/cgroup.procs"
+awl_cg_mounts() { awl_cg2=$m awl_cg1_memory=$m/mem; }
+awl_cg_self() { awl_cgp2=/a/b awl_cgp_memory=/; }
+${set}
+awl_track_prime; wait
+echo "v2=[$(cat "$m/a/b/cgroup.procs")] memory=[$(cat "$m/mem/cgroup.procs")]"`,
+      );
+    expect(prime("")).toMatchObject({ err: "", out: "v2=[0] memory=[]\n" });
+    expect(prime("awl_cgp2=''; awl_cg_self() { awl_cgp2='' awl_cgp_memory=/; }")).toMatchObject({
+      out: "v2=[] memory=[0]\n",
+    });
+    expect(prime("AWAITLESS_TRACKING=environment").out).toBe("v2=[] memory=[]\n");
+    expect(prime("AWL_SCHEDULER=slurm").out).toBe("v2=[] memory=[]\n");
+    expect(prime("awl_cg_self() { awl_cgp2='' awl_cgp_memory=''; }").out).toBe("v2=[] memory=[]\n");
+  });
+
+  test("prelude.sh: awl_catches tells a process that traps USR1 from one that does not, and from one that is gone", () => {
+    const r = run(
+      shell,
+      ["prelude.sh"],
+      `(trap 'exit 0' USR1; : >ready; while [ ! -e stop ]; do sleep 0.05; done) >/dev/null 2>&1 & p1=$!
+sleep 30 >/dev/null 2>&1 & p2=$!
+n=0; while [ ! -e ready ] && [ "$n" -lt 200 ]; do sleep 0.05; n=$((n + 1)); done
+awl_catches "$p1" 10 && echo "trapped: yes" || echo "trapped: no"
+awl_catches "$p2" 10 && echo "plain: yes" || echo "plain: no"
+kill "$p2"; : >stop; wait
+awl_catches "$p2" 10 && echo "gone: yes" || echo "gone: no"`,
+    );
+    expect(r).toMatchObject({ err: "", out: "trapped: yes\nplain: no\ngone: no\n" });
   });
 
   test("job-end.sh: awl_end_fields: the exit record's whole-job lines", () => {

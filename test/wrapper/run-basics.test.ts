@@ -4,7 +4,7 @@ import { expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { readStarted } from "../../src/wrapper/protocol.ts";
-import { describeEachShell, helperScript, newJob } from "./harness.ts";
+import { describeEachShell, helperScript, newJob, waitFor } from "./harness.ts";
 
 const envBin = Bun.which("env")!;
 
@@ -33,7 +33,12 @@ describeEachShell("wrapper runs a command", (shell) => {
     await using job = newJob().start(deaf, { argv: ["sh", "-c", "echo done"] });
     expect(await job.exit()).toMatchObject({ exitCode: 0, reason: "exited" });
     expect(job.read("stdout")).toBe("done\n");
-    expect(existsSync(job.path("monitor.stop"))).toBe(false);
+    // removed right after the record (a client waits for the record only)
+    await waitFor(
+      "monitor.stop removed",
+      () => (existsSync(job.path("monitor.stop")) ? undefined : true),
+      5_000,
+    );
   });
 
   test("a non-zero exit code is recorded as is", async () => {
@@ -128,6 +133,11 @@ describeEachShell("wrapper runs a command", (shell) => {
     for (const name of ["started", "exit", "stdout", "stderr"]) {
       expect(statSync(job.path(name)).mode & 0o777).toBe(0o600);
     }
+    // another umask than the test's own, set by the shell that starts the wrapper
+    const strict = { ...shell, argv: ["/bin/sh", "-c", 'umask 0027; exec "$@"', "sh", ...shell.argv] };
+    await using other = newJob().start(strict, { argv: ["sh", "-c", "umask"] });
+    expect(await other.exit()).toMatchObject({ exitCode: 0 });
+    expect(other.read("stdout").trim()).toBe("0027");
   });
 
   test("a readonly shell name in env does not stop the launch", async () => {

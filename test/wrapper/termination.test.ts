@@ -49,7 +49,11 @@ describeEachShell("wrapper stops jobs", (shell) => {
     writeFileSync(job.path("monitor.stop"), "");
     job.start(shell, { argv: ["sh", "-c", "exec sleep 30"], timeoutSeconds: 1, graceSeconds: 1 });
     expect(await job.exit()).toMatchObject({ reason: "timed_out", signal: "TERM" });
-    expect(existsSync(job.path("monitor.stop"))).toBe(false);
+    await waitFor(
+      "monitor.stop removed",
+      () => (existsSync(job.path("monitor.stop")) ? undefined : true),
+      5_000,
+    );
   });
 
   test("a cancel file stops the group", async () => {

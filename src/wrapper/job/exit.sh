@@ -49,8 +49,6 @@ awl_finish() {
   if [ "$awl_cap" -gt 0 ]; then awl_cap_trim "$awl_tailcap" all; fi
   # A full disk now (a one-byte write needs a block) or earlier (the marker): the record says so.
   { printf x >no_space.probe; } 2>/dev/null || : >no_space
-  # (monitor.stop, the stopped monitor's, goes with the probe: one rm)
-  rm -f no_space.probe monitor.stop
   awl_nospace=''
   [ ! -e no_space ] || awl_nospace='
 no_space=1'
@@ -70,6 +68,8 @@ wrapper_pid=${awl_wrapper_pid-}
 proc_start=${awl_proc_start-}${awl_endf:-
 leftovers=0
 leftovers_action=stopped}"
+  # after the record, which a client waits for: the probe, and monitor.stop (the stopped monitor's), with one rm
+  rm -f no_space.probe monitor.stop
   # the job's cgroups go once its record is out (removing one takes the kernel a while); one that kept processes stays
   [ "${awl_left_action-}" = kept ] || awl_track_drop
   # The queue slot (or place in line) is freed after the exit record, so a job's files never show more

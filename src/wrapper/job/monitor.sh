@@ -126,12 +126,13 @@ awl_monitor() {
       awl_check_next
     fi
     awl_kill_step
-    if [ "$awl_changed" = 1 ] || awl_heartbeat_due; then awl_heartbeat; fi
+    # the command ended during this wake-up's check: no heartbeat (the exit record follows; the main wrapper waits)
     [ ! -f monitor.stop ] || awl_done=1
     if [ "$awl_done" = 1 ] && [ "$awl_kill" != term ]; then
       [ "$awl_kill" = killed ] && awl_reap_wait
       break
     fi
+    if [ "$awl_changed" = 1 ] || awl_heartbeat_due; then awl_heartbeat; fi
     awl_next_wake
     awl_nap "$awl_w"
   done
