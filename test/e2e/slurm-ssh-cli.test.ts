@@ -17,6 +17,8 @@ describe.skipIf(!up)("Slurm over SSH through the binary", () => {
   // a directory the SSH user can look into: the job waits for a file the test creates there
   let gate = "";
   const submitted: string[] = [];
+  // every job by its Slurm name as soon as it is submitted: one whose Slurm ID was never read is cancelled too
+  const names: string[] = [];
   beforeAll(async () => {
     w = await sshWorld();
     w.sb.writeConfig(
@@ -27,6 +29,7 @@ describe.skipIf(!up)("Slurm over SSH through the binary", () => {
   });
   afterAll(async () => {
     if (submitted.length > 0) await run(["scancel", ...submitted]);
+    for (const name of names) await run(["scancel", `--name=${name}`]);
     await w?.close();
     if (gate) rmSync(gate, { recursive: true, force: true });
   });
@@ -55,6 +58,7 @@ describe.skipIf(!up)("Slurm over SSH through the binary", () => {
       `while [ ! -e ${marker} ]; do sleep 0.2; done; echo "finished as $(id -un)"; exit 3`,
     ]);
     const id = String(sub.job_id);
+    names.push(`awaitless-${id}`);
     const status = await cli(["status", "--json", id]);
     const slurmJobId = String(status.backend_id.slurm_job_id);
     submitted.push(slurmJobId);
@@ -108,6 +112,7 @@ describe.skipIf(!up)("Slurm over SSH through the binary", () => {
       `touch ${shared}/running; while [ ! -e ${marker} ]; do sleep 0.2; done; exit 5`,
     ]);
     const id = String(sub.job_id);
+    names.push(`awaitless-${id}`);
     submitted.push(String((await cli(["status", "--json", id])).backend_id.slurm_job_id));
     await until("the command running", () => existsSync(join(shared, "running")), 60_000, 100);
     const waiter = w.sb.spawn(["wait", "--json", "--timeout", "25", id]);

@@ -52,7 +52,20 @@ describe("outcomes", () => {
 
 describe("waiting", () => {
   test("run detaches after the inline window; the job keeps running and wait collects it", () => {
-    const r = sb.run(["run", "--json", "--inline-timeout", "0.3", "--", "sh", "-c", "sleep 1; echo late"]);
+    // the job ends when the test says so (a gate file), not after a stretch a busy machine may outlast
+    const gate = join(sb.work, "gate-late");
+    const r = sb.run([
+      "run",
+      "--json",
+      "--inline-timeout",
+      "0.3",
+      "--",
+      "sh",
+      "-c",
+      'while [ ! -e "$0" ]; do sleep 0.05; done; echo late',
+      gate,
+    ]);
+    writeFileSync(gate, "");
     expect(r.code).toBe(4);
     expect(r.json.delivery).toBe("detached");
     expect(r.json.detach_reason).toBe("inline_timeout");
@@ -65,11 +78,13 @@ describe("waiting", () => {
   });
 
   test("wait --timeout exits 4 and never changes the job", () => {
-    const id = sb.submit(["sleep", "2"]);
+    const gate = join(sb.work, "gate-wait-timeout");
+    const id = sb.submit(["sh", "-c", 'while [ ! -e "$0" ]; do sleep 0.05; done', gate]);
     const w = sb.run(["wait", "--json", "--timeout", "0.2", id]);
     expect(w.code).toBe(4);
     expect(w.json.job_state).toBe("running");
     expect(sb.status(id).state).toBe("running");
+    writeFileSync(gate, "");
     expect(sb.run(["wait", id]).code).toBe(0);
   });
 
