@@ -237,7 +237,19 @@ export function selectNamed<T extends { name: string }>(
 
 const mib = (n: number): string => `${(n / 1024 / 1024).toFixed(1)} MiB`;
 
+/** The arguments this script takes; anything else is refused by name (a mistyped `--fast` must not build slowly). */
+export function unknownArgs(argv: readonly string[]): string[] {
+  return argv.filter((a) => !/^--(outdir|only)=/.test(a) && a !== "--fast");
+}
+
 async function main(): Promise<number> {
+  const unknown = unknownArgs(process.argv.slice(2));
+  if (unknown.length > 0) {
+    console.error(
+      `error: unknown argument(s) ${unknown.join(" ")}\nhint: bun build/release.ts [--outdir=DIR] [--only=linux-x64,darwin-arm64] [--fast]`,
+    );
+    return 2;
+  }
   const arg = (k: string) => process.argv.find((a) => a.startsWith(`--${k}=`))?.slice(k.length + 3);
   const outdir = resolve(arg("outdir") ?? join(import.meta.dir, "..", "dist"));
   const targets = selectTargets(arg("only"));

@@ -13,6 +13,7 @@ import {
   selectTargets,
   sniffBinary,
   TARGETS,
+  unknownArgs,
 } from "../../build/release.ts";
 import { DEV_BINARY, ROOT, requireDevBinary } from "./release-fixture.ts";
 
@@ -69,6 +70,20 @@ describe("release helpers", () => {
       ]),
     );
   });
+});
+
+test("an argument the script does not take is refused by name before anything is built", () => {
+  expect(unknownArgs(["--outdir=/x", "--only=linux-x64", "--fast"])).toEqual([]);
+  const r = Bun.spawnSync(
+    [process.execPath, join(ROOT, "build", "release.ts"), "--fats", "--outdir=/nonexistent/x"],
+    {
+      stdout: "pipe",
+      stderr: "pipe",
+    },
+  );
+  expect(r.exitCode).toBe(2);
+  expect(r.stderr.toString()).toContain("unknown argument(s) --fats");
+  expect(r.stderr.toString()).toContain("[--fast]");
 });
 
 test("docs/install.md lists every asset and names the darwin builds as untested", () => {
