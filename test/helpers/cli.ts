@@ -128,6 +128,15 @@ function finish(code: number, stdout: string, stderr: string): CliResult {
   return { code, stdout, stderr, json };
 }
 
+/**
+ * A job's argv that runs `before`, waits until the file `gate` exists, then runs `after`: it ends when the test says
+ * so (creates the gate), not after a stretch of time a busy machine may outlast.
+ */
+export function gatedCommand(gate: string, before = "", after = ""): string[] {
+  const wait = 'while [ ! -e "$0" ]; do sleep 0.05; done';
+  return ["sh", "-c", [before, wait, after].filter(Boolean).join("; "), gate];
+}
+
 export function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);

@@ -5,7 +5,7 @@ import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ENVELOPE_FIELDS } from "../../src/core/model/service-api.ts";
 import { canonicalJson } from "../../src/core/results/canonical-json.ts";
-import { BINARY, Sandbox } from "../helpers/cli.ts";
+import { BINARY, gatedCommand, Sandbox } from "../helpers/cli.ts";
 
 const sb = new Sandbox();
 afterAll(() => sb.cleanup());
@@ -44,10 +44,10 @@ function sha256Of(result: Record<string, unknown>): string {
 /** A job that prints `started`, then waits for GATE to exist, then prints `done`. */
 function gatedJob(name: string): { id: string; gate: string } {
   const gate = join(sb.root, `gate-${name}`);
-  const id = sb.submit(
-    ["sh", "-c", 'echo started; while [ ! -e "$0" ]; do sleep 0.05; done; echo done', gate],
-    ["--artifact", "results/benchmark.json"],
-  );
+  const id = sb.submit(gatedCommand(gate, "echo started", "echo done"), [
+    "--artifact",
+    "results/benchmark.json",
+  ]);
   return { id, gate };
 }
 

@@ -3,7 +3,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { killQuietly, pidAlive, Sandbox, until } from "../helpers/cli.ts";
+import { gatedCommand, killQuietly, pidAlive, Sandbox, until } from "../helpers/cli.ts";
 
 const sb = new Sandbox();
 afterAll(() => sb.cleanup());
@@ -52,7 +52,6 @@ describe("outcomes", () => {
 
 describe("waiting", () => {
   test("run detaches after the inline window; the job keeps running and wait collects it", () => {
-    // the job ends when the test says so (a gate file), not after a stretch a busy machine may outlast
     const gate = join(sb.work, "gate-late");
     const r = sb.run([
       "run",
@@ -60,10 +59,7 @@ describe("waiting", () => {
       "--inline-timeout",
       "0.3",
       "--",
-      "sh",
-      "-c",
-      'while [ ! -e "$0" ]; do sleep 0.05; done; echo late',
-      gate,
+      ...gatedCommand(gate, "", "echo late"),
     ]);
     writeFileSync(gate, "");
     expect(r.code).toBe(4);
@@ -79,7 +75,7 @@ describe("waiting", () => {
 
   test("wait --timeout exits 4 and never changes the job", () => {
     const gate = join(sb.work, "gate-wait-timeout");
-    const id = sb.submit(["sh", "-c", 'while [ ! -e "$0" ]; do sleep 0.05; done', gate]);
+    const id = sb.submit(gatedCommand(gate));
     const w = sb.run(["wait", "--json", "--timeout", "0.2", id]);
     expect(w.code).toBe(4);
     expect(w.json.job_state).toBe("running");

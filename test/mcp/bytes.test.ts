@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { gatedCommand } from "../helpers/cli.ts";
 import type { Era } from "./harness.ts";
 import { structured, textOf } from "./harness.ts";
 import { connectStdio, makeSandbox } from "./stdio-client.ts";
@@ -203,7 +204,7 @@ for (const era of ["legacy", "modern"] as Era[]) {
       const result = await conn.client.callTool({
         name: "run",
         arguments: {
-          command: ["sh", "-c", 'echo warming up; while [ ! -e "$0" ]; do sleep 0.05; done', gate],
+          command: gatedCommand(gate, "echo warming up"),
           inline_timeout_seconds: 0.5,
         },
       });
