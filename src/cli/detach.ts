@@ -1,6 +1,7 @@
 // Ctrl-C, SIGTERM and SIGHUP while run or wait holds: only the wait stops, the job runs on. The job's ID and the
 // command that collects it are said on stderr at once (before anything that could hang); a second signal ends now.
 import { EXIT } from "../core/model/errors.ts";
+import { nodeOs } from "../core/util/node-os.ts";
 import type { CliIo } from "./cli-io.ts";
 import { invokedName } from "./invoked-as.ts";
 import { paint, styleFor } from "./render.ts";
@@ -81,7 +82,7 @@ export function quietAfter(by: DetachSignal | null, opts: { json?: boolean }, io
   return !opts.json || (by === "SIGHUP" && Boolean(io.stdout.isTTY));
 }
 
-/** A signal's number (node:os is loaded only when a second signal needs it: importing it costs every start). */
+/** A signal's number (node:os is loaded only when a second signal needs it). */
 function signalNumber(sig: NodeJS.Signals): number {
-  return (require("node:os") as typeof import("node:os")).constants.signals[sig];
+  return nodeOs().constants.signals[sig];
 }

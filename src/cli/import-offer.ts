@@ -1,9 +1,9 @@
 // The one-time notice that offers `awaitless import` when an Awaitless 0.8 store is found beside ours: a command that
-// opens the store loads it when a file by 0.8's database name is there, and it loads only the look-up
-// (core/import-08/find-08.ts), not the import.
+// opens the store loads it only when a file by 0.8's database name is there (the store's near08), and it loads only
+// the look-up (core/import-08/find-08.ts), not the import.
 import { dirname } from "node:path";
 import type { Ctx } from "../context.ts";
-import { any08File, awaitless08Dirs, find08Store, IMPORTED_META } from "../core/import-08/find-08.ts";
+import { awaitless08Dirs, find08Store, IMPORTED_META } from "../core/import-08/find-08.ts";
 import type { CliIo } from "./cli-io.ts";
 import { paint, styleFor } from "./render.ts";
 
@@ -17,10 +17,8 @@ const NOTICED_META = "awaitless08_noticed_at";
 export function offerImport(ctx: Ctx, io: CliIo): void {
   const store = ctx.store;
   try {
-    const dirs = awaitless08Dirs(io.env, dirname(store.path));
-    if (!any08File(dirs)) return;
     if (store.meta(IMPORTED_META) !== undefined || store.meta(NOTICED_META) !== undefined) return;
-    const source = find08Store(dirs);
+    const source = find08Store(awaitless08Dirs(io.env, dirname(store.path)));
     if (source === null) return;
     store.setMeta(NOTICED_META, new Date().toISOString());
     const style = styleFor(io.stderr, io.env);

@@ -4,6 +4,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { AwaitlessError } from "../core/model/errors.ts";
+import { nodeOs } from "../core/util/node-os.ts";
 import { readLegacyKeys } from "./config-legacy.ts";
 import type { ConfigFile, HostConfig } from "./config-schema.ts";
 
@@ -161,9 +162,9 @@ function checkSlurmFloors(config: ConfigFile, path: string): void {
   }
 }
 
-/** $HOME, else the account's home (node:os, loaded only then: importing it costs every start). */
+/** $HOME, else the account's home (node:os, loaded only then). */
 function homeOf(env: PathEnv | Record<string, string | undefined>): string {
-  return env.HOME || (require("node:os") as typeof import("node:os")).homedir();
+  return env.HOME || nodeOs().homedir();
 }
 
 function expandHome(path: string, home: string): string {

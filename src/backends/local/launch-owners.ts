@@ -1,6 +1,7 @@
 // The launch owner on this machine: this process's identity (pid, start time, boot ID, host name), and whether a
 // recorded owner is certainly gone — dead, its PID reused, or this machine rebooted since it reserved the launch.
 import type { LaunchOwner, LaunchOwners } from "../../core/rules/launch-owner.ts";
+import { nodeOs } from "../../core/util/node-os.ts";
 import { isProcessAlive, localBootId, processStartTime } from "./proc.ts";
 
 export const localLaunchOwners: LaunchOwners = {
@@ -25,7 +26,7 @@ export const localLaunchOwners: LaunchOwners = {
   },
 };
 
-/** This machine's name; node:os is loaded when a launch first needs it (importing it costs every start). */
+/** This machine's name; node:os is loaded when a launch first needs it. */
 function hostname(): string {
-  return (require("node:os") as typeof import("node:os")).hostname();
+  return nodeOs().hostname();
 }

@@ -3,6 +3,7 @@
 import { readFileSync, realpathSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { AwaitlessError, type ErrorCode } from "../model/errors.ts";
+import { nodeOs } from "../util/node-os.ts";
 import { lstatOrNull } from "../util/trusted-dir.ts";
 import { LEGACY_FILE, STORE_FILE } from "./store-file.ts";
 
@@ -56,7 +57,7 @@ function accountHome(): string {
     // unreadable: ask the system below
   }
   try {
-    return (require("node:os") as typeof import("node:os")).userInfo().homedir;
+    return nodeOs().userInfo().homedir;
   } catch {
     return "";
   }
