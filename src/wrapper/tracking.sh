@@ -99,6 +99,7 @@ awl_cg_place() {
 # starts later, finds it over. Only where awl_track_setup will make cgroups (its own cgroup writable; not by
 # environment, not under Slurm); one fork, nothing waits for it.
 awl_track_prime() {
+  awl_primed=1
   [ "${AWL_TRACKING:-${AWAITLESS_TRACKING:-auto}}" != environment ] && [ "${AWL_SCHEDULER-}" != slurm ] || return 0
   awl_cg_mounts && [ -r /proc/self/cgroup ] || return 0
   awl_cg_self

@@ -41,6 +41,27 @@ describe("outcomes", () => {
     expect(human.stdout).not.toContain("setsid");
   });
 
+  test("the local launch hands the wrapper its clocks (EPOCH_CS:UPTIME_CS:BOOT_ID), so the job's start needs no `date`", () => {
+    const r = sb.run([
+      "run",
+      "--json",
+      "--",
+      "sh",
+      "-c",
+      `tr '\\0' '\\n' </proc/$PPID/cmdline; tr '\\0' '\\n' </proc/$PPID/environ | grep '^AWL_LAUNCH_CLOCK='; echo "command: [\${AWL_LAUNCH_CLOCK-unset}]"`,
+    ]);
+    expect(r.code).toBe(0);
+    const lines = (r.json.stdout_tail as string).trim().split("\n");
+    // the command line ends in the job directory (a wrapper is known by it); the clocks are in its environment
+    expect(lines[1]).toMatch(/\/bin\/wrapper-[0-9a-f]{16}\.sh$/);
+    expect(lines[2]).toBe(join(sb.dataDir, "jobs", r.json.job_id));
+    expect(lines[4]).toBe("command: [unset]");
+    const [epochCs, uptimeCs, boot] = lines[3]!.replace("AWL_LAUNCH_CLOCK=", "").split(":");
+    expect(Math.abs(Number(epochCs) / 100 - Date.now() / 1000)).toBeLessThan(120);
+    expect(Number(uptimeCs)).toBeGreaterThan(0);
+    expect(boot).toBe(readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim());
+  });
+
   test("human output names the state and shows the tails", () => {
     const r = sb.run(["run", "--", "sh", "-c", "echo hello-human"]);
     expect(r.code).toBe(0);

@@ -167,7 +167,7 @@ export class Job {
   }
 
   /** Render spec.sh (cwd defaults to this job's work directory) and start the wrapper detached. */
-  start(shell: ShellCase, options: JobOptions): this {
+  start(shell: ShellCase, options: JobOptions, env: Record<string, string> = {}): this {
     const spec = renderSpec({
       jobId: this.jobId,
       cwd: this.work,
@@ -177,11 +177,11 @@ export class Job {
       ...options,
     });
     writeFileSync(join(this.dir, "spec.sh"), spec, { mode: 0o600 });
-    return this.launch(shell);
+    return this.launch(shell, env);
   }
 
-  /** Start the wrapper on whatever the job directory holds now. */
-  launch(shell: ShellCase): this {
+  /** Start the wrapper on whatever the job directory holds now (`env`: what a launcher adds to its environment). */
+  launch(shell: ShellCase, env: Record<string, string> = {}): this {
     const log = openSync(join(this.dir, "wrapper.log"), "a", 0o600);
     try {
       // The embedded script, written out: tests run exactly what the binary ships.
@@ -191,7 +191,7 @@ export class Job {
         stdin: "ignore",
         stdout: log,
         stderr: log,
-        env: shellEnv(shell),
+        env: { ...shellEnv(shell), ...env },
       });
       this.wrapperPid = proc.pid;
     } catch (error) {

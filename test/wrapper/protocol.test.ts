@@ -1,6 +1,7 @@
 // Pure parts of the wrapper protocol: spec rendering and its validation, record parsers, log plan, script hash.
 
 import { describe, expect, test } from "bun:test";
+import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { AwaitlessError } from "../../src/core/model/errors.ts";
@@ -18,6 +19,7 @@ import {
 } from "../../src/wrapper/protocol.ts";
 import { WRAPPER_SHA256, WRAPPER_TEXT } from "../../src/wrapper/scripts.ts";
 import { sha256Hex } from "../../src/wrapper/sha256.ts";
+import { assemble } from "../../src/wrapper/shell-text.ts";
 
 const BASE: SpecInput = { jobId: "job_X", cwd: "/tmp/w", argv: ["echo", "hi"], env: {} };
 
@@ -204,13 +206,47 @@ describe("embedded wrapper", () => {
           return splice(read(m[1]!).replace("# shellcheck shell=sh\n", ""));
         })
         .join("");
-    expect(WRAPPER_TEXT).toBe(splice(read("wrapper.sh")));
+    // as it runs: the header (the leading comment block) kept, every later comment line dropped
+    const spliced = splice(read("wrapper.sh")).split("\n");
+    const header = spliced.findIndex((line) => !line.startsWith("#"));
+    expect(header).toBeGreaterThan(20);
+    expect(WRAPPER_TEXT).toBe(
+      [
+        ...spliced.slice(0, header),
+        ...spliced.slice(header).filter((line) => !line.trimStart().startsWith("#")),
+      ].join("\n"),
+    );
+    expect(WRAPPER_TEXT.length).toBeLessThan(spliced.join("\n").length * 0.7);
     expect(WRAPPER_TEXT).not.toContain("awaitless:include");
     const parts = readdirSync(join(import.meta.dir, "../../src/wrapper/job")).map((f) => `job/${f}`);
     expect(included.filter((n) => n.startsWith("job/")).sort()).toEqual(parts.sort());
     expect(included).toContain("prelude.sh");
     expect(included).toContain("tracking.sh");
     expect(WRAPPER_SHA256).toBe(new Bun.CryptoHasher("sha256").update(WRAPPER_TEXT).digest("hex"));
+  });
+
+  test("the comment lines dropped from the running wrapper held no code: bash reads the same functions and main part", () => {
+    const bash = Bun.which("bash");
+    if (!bash) throw new Error("bash is needed to compare the wrapper's functions (apt-get install bash)");
+    const read = (name: string) => readFileSync(join(import.meta.dir, "../../src/wrapper", name), "utf8");
+    const full = assemble(read("wrapper.sh"));
+    // every function as bash prints it back (comments gone, layout normalized), then the main part's code lines
+    const code = (text: string) => {
+      const main = text.indexOf("\nawl_launch_clock=");
+      expect(main).toBeGreaterThan(0);
+      const r = spawnSync(bash, ["-c", `eval "$1"; declare -f`, "bash", text.slice(0, main)], {
+        encoding: "utf8",
+      });
+      expect(r.stderr).toBe("");
+      const mainLines = text
+        .slice(main)
+        .split("\n")
+        .filter((line) => !line.trimStart().startsWith("#"));
+      return { functions: r.stdout, main: mainLines };
+    };
+    const running = code(WRAPPER_TEXT);
+    expect(running.functions.length).toBeGreaterThan(50_000);
+    expect(running).toEqual(code(full));
   });
 
   test("sha256Hex matches a reference across block boundaries", () => {

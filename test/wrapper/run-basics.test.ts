@@ -75,6 +75,42 @@ describeEachShell("wrapper runs a command", (shell) => {
     expect(sigIgn).toMatch(/SigIgn:\s*0+$/);
   });
 
+  test("a launcher's clock reading gives started_at without `date` when it is this boot's and under a minute old", async () => {
+    const boot = readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
+    const uptimeCs = () => {
+      const [s, cs] = readFileSync("/proc/uptime", "utf8").split(" ")[0]!.split(".");
+      return Number(s) * 100 + Number(cs);
+    };
+    // an epoch no clock of this machine shows (2001-09-09): taken only from the reading
+    const then = 100_000_000_000;
+    const startedAt = async (clock: string) => {
+      // the command sees no AWL_LAUNCH_CLOCK: it is the wrapper's
+      await using job = newJob().start(
+        shell,
+        { argv: ["sh", "-c", `echo "[\${AWL_LAUNCH_CLOCK-unset}]"`] },
+        {
+          AWL_LAUNCH_CLOCK: clock,
+        },
+      );
+      expect(await job.exit()).toMatchObject({ exitCode: 0, reason: "exited" });
+      expect(job.read("stdout")).toBe("[unset]\n");
+      return readStarted(job.dir)!.startedAtEpochSeconds;
+    };
+    const fresh = await startedAt(`${then}:${uptimeCs()}:${boot}`);
+    expect(fresh).toBeGreaterThanOrEqual(then / 100);
+    expect(fresh).toBeLessThan(then / 100 + 60);
+    const now = Date.now() / 1000;
+    for (const clock of [
+      `${then}:${uptimeCs()}:00000000-0000-0000-0000-000000000000`, // another boot
+      `${then}:${uptimeCs() - 7000}:${boot}`, // 70 s old
+      `${then}:${uptimeCs() + 100_000}:${boot}`, // from the future
+      `x${then}:${uptimeCs()}:${boot}`,
+      "",
+    ]) {
+      expect({ clock, near: Math.abs((await startedAt(clock)) - now) < 60 }).toEqual({ clock, near: true });
+    }
+  });
+
   test("the command runs in a cwd whose name holds spaces, quotes and $", async () => {
     await using job = newJob();
     const cwd = join(job.root, `we ird'dir "$HOME" \`x\``);

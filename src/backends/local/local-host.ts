@@ -38,7 +38,7 @@ import { sha256Hex } from "../../wrapper/sha256.ts";
 import type { HostRoot, JobHost, WrapperIdentity } from "../host/job-host.ts";
 import { isMissing, writeLocalSpec } from "../job-spec.ts";
 import { observationFromRecords } from "../observation-from-records.ts";
-import { dropJobCgroups } from "./job-cgroups.ts";
+import { dropJobCgroups, primeCgroupMoves } from "./job-cgroups.ts";
 import { readLocalTail, scanLocalLog } from "./local-logs.ts";
 import { localQueueDir } from "./local-queue.ts";
 import { isProcessAlive, localBootId, processStartTime } from "./proc.ts";
@@ -153,6 +153,7 @@ export class LocalHost implements JobHost {
 
   /** `dir` is job.job_dir: its parent (jobs/ or --log-dir) must be trusted. */
   async start(dir: string, text: string): Promise<HostBackendId> {
+    primeCgroupMoves();
     const parent = dirname(dir);
     const room = freeSpace(parent);
     if (room !== null && room.free < LAUNCH_HEADROOM_BYTES) {
@@ -190,11 +191,12 @@ export class LocalHost implements JobHost {
     try {
       // detached: the wrapper gets its own session (setsid), so it outlives this process and its terminal. The
       // runtime's own spawn: node:child_process would cost a launch more to import than the spawn itself.
+      const clock = launchClock();
       const child = Bun.spawn([this.opts.shell, wrapper, dir], {
         detached: true,
         stdio: ["ignore", log, log],
         cwd: "/",
-        env: outsideJobs(process.env),
+        env: { ...outsideJobs(process.env), ...(clock ? { AWL_LAUNCH_CLOCK: clock } : {}) },
       });
       child.unref();
       const pid = child.pid;
@@ -392,4 +394,21 @@ function scripts(): typeof import("../../wrapper/scripts.ts") {
 /** node:child_process when a process is first started: importing it costs a command's start, and status starts none. */
 function childProcess(): typeof import("node:child_process") {
   return require("node:child_process") as typeof import("node:child_process");
+}
+
+/**
+ * The wrapper's AWL_LAUNCH_CLOCK: this machine's clocks read now, EPOCH_CS:UPTIME_CS:BOOT_ID (epoch and
+ * /proc/uptime in centiseconds), from which the wrapper takes its start's epoch without running `date` (awl_start_clock
+ * in src/wrapper/job/setup.sh). Null without /proc: the wrapper then asks `date`.
+ */
+function launchClock(): string | null {
+  const boot = localBootId();
+  if (!boot) return null;
+  try {
+    const up = /^(\d+)\.(\d\d)\s/.exec(readFileSync("/proc/uptime", "utf8"));
+    if (!up) return null;
+    return `${Math.floor(Date.now() / 10)}:${Number(up[1]) * 100 + Number(up[2])}:${boot}`;
+  } catch {
+    return null;
+  }
 }

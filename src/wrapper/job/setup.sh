@@ -112,16 +112,29 @@ awl_find_setsid() {
   awl_setsid=$(command -v setsid 2>/dev/null)
 }
 
-# awl_start_clock: the command's start on both clocks: awl_started_at (epoch seconds, for the records) and
-# awl_started_cs (awl_clock; awl_up_ok=1 when /proc/uptime gives centiseconds).
+# awl_start_clock: the command's start on both clocks: awl_started_cs (awl_clock; awl_up_ok=1 when /proc/uptime gives
+# centiseconds) and awl_started_at (epoch seconds, for the records). The epoch comes without `date` (a process start)
+# from the local launcher's reading (awl_launch_clock, from AWL_LAUNCH_CLOCK: EPOCH_CS:UPTIME_CS:BOOT_ID, both
+# clocks read at the launch) plus the uptime since, when it was taken on this boot of this machine less than a minute
+# ago (a longer wait, for a queue or a parent, could span a step of the system clock); else from `date`.
 awl_start_clock() {
-  awl_now
-  awl_started_at=$awl_t
   awl_up_ok=0
   # shellcheck disable=SC2034 # awl_x: the rest of the line
   { read -r awl_u awl_x </proc/uptime; } 2>/dev/null && case $awl_u in *.[0-9][0-9]) awl_up_ok=1 ;; esac
   awl_clock
   awl_started_cs=$awl_cs
+  awl_started_at=''
+  awl_le=${awl_launch_clock%%:*} awl_x=${awl_launch_clock#*:}
+  awl_lu=${awl_x%%:*} awl_lb=${awl_x#*:}
+  case $awl_le/$awl_lu in
+  */*[!0-9]* | *[!0-9]*/* | /* | */) ;;
+  *)
+    [ "$awl_up_ok" = 1 ] && [ -n "$awl_boot_id" ] && [ "$awl_lb" = "$awl_boot_id" ] &&
+      [ "$awl_cs" -ge "$awl_lu" ] && [ $((awl_cs - awl_lu)) -lt 6000 ] &&
+      awl_started_at=$(((awl_le + awl_cs - awl_lu) / 100))
+    ;;
+  esac
+  [ -n "$awl_started_at" ] || { awl_now && awl_started_at=$awl_t; }
 }
 
 # awl_enter_cwd: changes to the command's working directory (AWL_CWD; a relative one from where the wrapper started).
