@@ -31,6 +31,7 @@
 #                  written, dropped ones included; last_change is the time of the check that saw the change.
 #   checked        empty, touched before each size check (its mtime says whether anything was written since).
 #   monitor.ls     scratch: the `ls -ln` listing of the last size check.
+#   exit.ls        scratch: the same listing for the exit record, made while the monitor stops (removed after it).
 #   timed_out | cancelled   marker (content: epoch seconds), written before the group is signalled: whoever finds
 #                  one knows TERM went out then. A client stopping a group whose wrapper is gone claims `cancelled`
 #                  with noclobber first (see "Cancel").

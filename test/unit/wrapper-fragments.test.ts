@@ -172,7 +172,7 @@ echo "heartbeats:$beats"`,
     );
     expect(r.err).toBe("");
     expect(r.out).toBe(
-      "wake-ups: 0 400 1200 3000 4500 6000 7500 9000 10500 12000\nheartbeats: 0 3000 6000 9000 12000\n",
+      "wake-ups: 0 20 420 1220 3020 4520 6020 7520 9020 10520\nheartbeats: 20 3020 6020 9020\n",
     );
   });
 
@@ -191,6 +191,59 @@ awl_monitor; echo stopped`,
       );
     expect(monitor(": >monitor.stop;")).toMatchObject({ err: "", out: "check\nstopped\n" });
     expect(monitor(":;")).toMatchObject({ err: "", out: "check\nheartbeat\nnap\nstopped\n" });
+  });
+
+  test("monitor.sh: a command that ends within a fifth of a second costs its monitor no check and no heartbeat", () => {
+    const r = run(
+      shell,
+      ["job/clock.sh", "job/monitor.sh"],
+      `AWL_TICK=1 AWL_HEARTBEAT=30 AWL_CHECK_MAX=15 AWL_TIMEOUT=0 AWL_SCHEDULER='' awl_up_ok=1 awl_rotate_at=0
+awl_wrapper_pid=$$
+awl_clock; awl_started_cs=$awl_cs awl_started_at=0
+awl_read_started() { pid=1; }
+awl_check() { echo check; }
+awl_heartbeat() { echo heartbeat; }
+awl_nap() { echo "nap $1"; : >monitor.stop; }
+awl_monitor; echo stopped`,
+    );
+    expect(r.err).toBe("");
+    const [nap, ...rest] = r.out.trim().split("\n");
+    expect(rest).toEqual(["stopped"]);
+    expect(nap).toMatch(/^nap \d+$/);
+    expect(Number(nap!.slice(4))).toBeGreaterThanOrEqual(1);
+    expect(Number(nap!.slice(4))).toBeLessThanOrEqual(20);
+  });
+
+  test("monitor.sh: naps are fractions until sleep refuses one, then whole seconds (no probe at the start)", () => {
+    const dir = scratch();
+    const bin = join(dir, "bin");
+    mkdirSync(bin);
+    // a sleep that takes whole seconds only, logging what it was asked
+    writeFileSync(
+      join(bin, "sleep"),
+      `#!/bin/sh\necho "$1" >>"${dir}/asked"\ncase $1 in *.*) exit 1 ;; esac\nexit 0\n`,
+      { mode: 0o755 },
+    );
+    const r = run(
+      shell,
+      ["job/clock.sh", "job/monitor.sh"],
+      `PATH="${bin}:$PATH"
+awl_done=0 awl_woke=0 awl_nap_pid='' awl_frac='' awl_short=0.1 awl_kill=none
+awl_nap 50; echo "frac=$awl_frac short=$awl_short"
+awl_nap 150; echo "frac=$awl_frac"`,
+      dir,
+    );
+    expect(r.err).toBe("");
+    expect(r.out).toBe("frac=0 short=1\nfrac=0\n");
+    expect(readFileSync(join(dir, "asked"), "utf8")).toBe("0.50\n1\n2\n");
+    // a sleep that takes fractions keeps them, and nothing was asked before the first nap
+    const real = run(
+      shell,
+      ["job/clock.sh", "job/monitor.sh"],
+      `awl_done=0 awl_woke=0 awl_nap_pid='' awl_frac='' awl_short=0.1 awl_kill=none
+awl_nap 5; echo "frac=$awl_frac slept=$awl_slept"`,
+    );
+    expect(real.out).toBe("frac= slept=0\n");
   });
 
   test("monitor.sh: awl_next_wake: the timeout's deadline, a tick during a kill or under Slurm, at least 1 cs", () => {

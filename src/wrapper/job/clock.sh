@@ -29,12 +29,16 @@ awl_wake() {
 }
 
 # awl_sleep SECONDS: one `sleep` child waited for with `wait`, which a trapped signal interrupts (awl_wake then kills
-# the child); none when a wake came since the caller last set awl_woke=0.
+# the child); none when a wake came since the caller last set awl_woke=0. awl_slept: the child's status (1: sleep
+# refused SECONDS), 0 when there was none.
+awl_slept=0
 awl_sleep() {
+  awl_slept=0
   [ "$awl_woke" = 0 ] || return 0
-  sleep "$1" &
+  sleep "$1" 2>/dev/null &
   awl_nap_pid=$!
-  if [ "$awl_woke" = 1 ] || ! wait "$awl_nap_pid"; then
+  [ "$awl_woke" = 1 ] || { wait "$awl_nap_pid" || awl_slept=$?; }
+  if [ "$awl_woke" = 1 ] || [ "$awl_slept" != 0 ]; then
     kill "$awl_nap_pid" 2>/dev/null
     wait "$awl_nap_pid" 2>/dev/null
   fi

@@ -68,8 +68,9 @@ wrapper_pid=${awl_wrapper_pid-}
 proc_start=${awl_proc_start-}${awl_endf:-
 leftovers=0
 leftovers_action=stopped}"
-  # after the record, which a client waits for: the probe, and monitor.stop (the stopped monitor's), with one rm
-  rm -f no_space.probe monitor.stop
+  # after the record, which a client waits for: the probe, monitor.stop (the stopped monitor's) and the sizes' listing,
+  # with one rm
+  rm -f no_space.probe monitor.stop exit.ls
   # the job's cgroups go once its record is out (removing one takes the kernel a while); one that kept processes stays
   [ "${awl_left_action-}" = kept ] || awl_track_drop
   # The queue slot (or place in line) is freed after the exit record, so a job's files never show more

@@ -23,12 +23,25 @@ awl_put() {
   mv -f "$awl_f.tmp" "$awl_f"
 }
 
+# awl_list_sizes FILE: the `ls -ln` listing of the watched files, into FILE.
+awl_list_sizes() {
+  { LC_ALL=C BLOCK_SIZE=1 LS_BLOCK_SIZE=1 ls -ln stdout stderr progress stdout.prev stderr.prev >"$1"; } 2>/dev/null
+}
+
 # awl_stat: sizes of the watched files, one `ls` for all (missing files count 0). Its listing goes through the file
 # monitor.ls rather than a command substitution (see awl_monitor, job/monitor.sh, on bash's traps); with no room for that file (a
-# full disk), through a command substitution after all.
+# full disk), through a command substitution after all. A listing started already in the background (awl_ls_pid,
+# into exit.ls: awl_job_end) is waited for and read instead.
+awl_ls_pid=''
 awl_stat() {
   sz_out=0 sz_err=0 sz_prog=0 sz_outp=0 sz_errp=0 awl_seen=0
-  { LC_ALL=C BLOCK_SIZE=1 LS_BLOCK_SIZE=1 ls -ln stdout stderr progress stdout.prev stderr.prev >monitor.ls; } 2>/dev/null
+  if [ -n "$awl_ls_pid" ]; then
+    wait "$awl_ls_pid"
+    awl_ls_pid=''
+    { awl_sizes <exit.ls; } 2>/dev/null
+    [ "$awl_seen" = 0 ] || return 0
+  fi
+  awl_list_sizes monitor.ls
   { awl_sizes <monitor.ls; } 2>/dev/null
   [ "$awl_seen" = 0 ] || return 0
   awl_ls=$(LC_ALL=C BLOCK_SIZE=1 LS_BLOCK_SIZE=1 ls -ln stdout stderr progress stdout.prev stderr.prev 2>/dev/null)

@@ -34,6 +34,13 @@ awl_job_end() {
     awl_put leftovers "$awl_lines" 2>/dev/null || { rm -f leftovers.tmp; : >no_space; }
     awl_desc=1
   fi
+  # Nothing left running to write to the logs, and no log cap for the monitor to apply (none set, or no size check
+  # begun yet: `checked` is touched before each, and the first never rotates a log, monitor.sh): the exit record's
+  # sizes are listed while the monitor stops (awl_stat reads that listing).
+  if [ "$awl_left_n" = 0 ] && { [ "$awl_cap" = 0 ] || [ ! -e checked ]; }; then
+    awl_list_sizes exit.ls &
+    awl_ls_pid=$!
+  fi
   [ "$awl_mon_waited" = 1 ] || wait "$awl_mon"
   awl_exclude="$awl_wrapper_pid"
   awl_killed=0

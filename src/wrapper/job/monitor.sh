@@ -22,18 +22,15 @@ awl_signal_group() {
 # awl_nap CENTISECONDS: the monitor's nap (awl_sleep), which USR1 from the main wrapper (the command ended) and USR2
 # from a client (a cancel) end at once. Once the command has exited the monitor only naps while a kill is in progress
 # (the group still alive): a short nap then, not none, or it would spin for the whole grace period.
+# Naps are in fractions of a second until sleep(1) refuses one (it then fails at once, status 1, where the nap would
+# have been slept): whole seconds from then on (awl_frac=0, awl_short=1). No probe: it would cost every job a process.
 awl_nap() {
-  # whether sleep takes fractions, asked at the first nap (a quick command's monitor never naps)
-  if [ -z "$awl_frac" ]; then
-    awl_frac=0
-    if sleep 0.001 2>/dev/null; then awl_frac=1 awl_short=0.1; fi
-  fi
   if [ "$awl_done" = 1 ] || [ -f monitor.stop ]; then
-    # (the command ended during the probe, with no kill under way: the loop stops at once)
-    [ "$awl_kill" = none ] || sleep "$awl_short" 2>/dev/null
+    # (the command has ended, with no kill under way: the loop stops at once)
+    [ "$awl_kill" = none ] || sleep "$awl_short" 2>/dev/null || { awl_frac=0 awl_short=1 && sleep 1; }
     return
   fi
-  if [ "$awl_frac" = 1 ]; then
+  if [ "$awl_frac" != 0 ]; then
     awl_f=$(($1 % 100))
     [ "$awl_f" -ge 10 ] || awl_f=0$awl_f
     awl_s=$(($1 / 100)).$awl_f
@@ -41,6 +38,10 @@ awl_nap() {
     awl_s=$((($1 + 99) / 100))
   fi
   awl_sleep "$awl_s"
+  if [ "$awl_slept" = 1 ] && [ "$awl_woke" = 0 ] && [ "$awl_frac" != 0 ]; then
+    awl_frac=0 awl_short=1
+    awl_sleep $((($1 + 99) / 100))
+  fi
   awl_woke=0
 }
 
@@ -106,7 +107,7 @@ awl_job_alive() {
 #   a kill           awl_kill (none, term, killed or done) and awl_kill_at (epoch seconds: its KILL is due)
 #   the nap          awl_done (the command has ended), awl_woke and awl_nap_pid (clock.sh)
 awl_monitor() {
-  awl_done=0 awl_woke=0 awl_nap_pid='' awl_frac='' awl_short=1
+  awl_done=0 awl_woke=0 awl_nap_pid='' awl_frac='' awl_short=0.1
   trap 'awl_done=1; awl_wake' USR1
   # A client's cancel: look at the cancel file now instead of at the end of the nap.
   trap awl_wake USR2
@@ -144,9 +145,14 @@ awl_monitor_init() {
   sz_out=0 sz_err=0 sz_prog=0 sz_outp=0 sz_errp=0
   awl_out=0 awl_err=0 awl_prog=0 awl_changed_at=$awl_started_at
   awl_tick=$((AWL_TICK * 100)) awl_hb=$((AWL_HEARTBEAT * 100)) awl_cmax=$((AWL_CHECK_MAX * 100))
-  # the first quiet check comes 4 ticks after the start's (2 ticks before it doubles): a job that writes at once is
-  # seen growing by the start's check, and a quiet one pays one wake-up fewer in its first seconds
-  awl_gap=$((awl_tick * 2)) awl_check_at=0 awl_hb_at=-$awl_hb awl_force=1 awl_first=1
+  # The start's check (and first heartbeat) comes a fifth of a second after the start (a tick, when shorter): a
+  # command that ends sooner costs its monitor no listing and no heartbeat, which would compete with its start and
+  # end for the machine; one that writes at once is seen growing then. The first quiet check comes 4 ticks after the
+  # start's (2 ticks before it doubles): a quiet job pays one wake-up fewer in its first seconds.
+  awl_first_at=20
+  [ "$awl_tick" -ge 20 ] || awl_first_at=$awl_tick
+  awl_gap=$((awl_tick * 2)) awl_check_at=$((awl_started_cs + awl_first_at)) awl_force=0 awl_first=1
+  awl_hb_at=$((awl_check_at - awl_hb))
   awl_timeout_at=$((awl_started_cs + AWL_TIMEOUT * 100))
 }
 

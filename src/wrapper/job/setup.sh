@@ -21,7 +21,7 @@ awl_enter() {
     exit 2
   }
   awl_cap=0 awl_q_slot='' awl_q_entry='' awl_q_root='' awl_ext_term=0 awl_bad_started='' awl_a_failed='' awl_a_dir=''
-  for awl_f in stdout stderr progress exit.tmp exit started heartbeat no_space monitor.stop leftovers tracked.ls tracked.mon; do
+  for awl_f in stdout stderr progress exit.tmp exit started heartbeat no_space monitor.stop leftovers tracked.ls tracked.mon exit.ls; do
     [ ! -h "$awl_f" ] || { rm -f "$awl_f" && awl_log "removed the symlink $awl_dir/$awl_f; the wrapper writes it"; }
   done
   AWL_QUEUE='' AWL_RESOURCES='' AWL_QUEUE_DIR='' AWL_QUEUE_LOCK='' AWL_SCHEDULER='' AWL_AFTER_N=0 AWL_AFTER_FAILED=''
