@@ -1,7 +1,6 @@
 // The cgroups a job's wrapper made on this machine (its `started` record names them): removed with the job (gc); and
 // the kernel's wait before a job's first move between cgroups, started by the launch (primeCgroupMoves).
 import { accessSync, constants, existsSync, readFileSync, rmdirSync } from "node:fs";
-import { writeFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 
 /**
@@ -55,6 +54,8 @@ export function primeCgroupMoves(env: Record<string, string | undefined> = proce
   if (env.AWAITLESS_TRACKING === "environment") return;
   if (primePath === undefined) primePath = ownCgroupProcs();
   if (primePath === null) return;
+  // node:fs/promises on first use (it costs a command that launches nothing, e.g. a status, half a millisecond)
+  const { writeFile } = require("node:fs/promises") as typeof import("node:fs/promises");
   writeFile(primePath, "0\n").catch(() => {
     primePath = null;
   });
