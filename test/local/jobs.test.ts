@@ -42,14 +42,9 @@ describe("outcomes", () => {
   });
 
   test("the local launch hands the wrapper its clocks (EPOCH_CS:UPTIME_CS:BOOT_ID), so the job's start needs no `date`", () => {
-    const r = sb.run([
-      "run",
-      "--json",
-      "--",
-      "sh",
-      "-c",
-      `tr '\\0' '\\n' </proc/$PPID/cmdline; tr '\\0' '\\n' </proc/$PPID/environ | grep '^AWL_LAUNCH_CLOCK='; echo "command: [\${AWL_LAUNCH_CLOCK-unset}]"`,
-    ]);
+    // the wrapper (the command's parent): its command line, the clocks in its environment, and the command's own
+    const show = `tr '\\0' '\\n' </proc/$PPID/cmdline; tr '\\0' '\\n' </proc/$PPID/environ | grep '^AWL_LAUNCH_CLOCK='; echo "command: [\${AWL_LAUNCH_CLOCK-unset}]"`;
+    const r = sb.run(["run", "--json", "--", "sh", "-c", show]);
     expect(r.code).toBe(0);
     const lines = (r.json.stdout_tail as string).trim().split("\n");
     // the command line ends in the job directory (a wrapper is known by it); the clocks are in its environment
