@@ -43,7 +43,8 @@
 #                  (exit.tmp -> mv); the last file written. finished_at is when the command ended.
 #   leftovers      `PID COMMAND` lines: the first 20 processes the command left running (see "The whole job").
 #   leftovers.stopped   marker (content: epoch seconds): a client's cancel sent TERM to what the job kept running.
-#   tracked.ls tracked.mon   scratch: the lists of the job's processes found by environment.
+#   tracked.ls tracked.mon   scratch: the lists of the job's processes found by environment (tracked.mon also the
+#                  command's group while a log rotation stops it).
 #   exit.tmp       the exit record's reservation: 511 spaces and a newline, written at start-up before anything else
 #                  (the launcher may have written it already). At the end the record is written over those bytes
 #                  in place (`1<>`, no truncation) and renamed to `exit`, so a disk or quota that the command's

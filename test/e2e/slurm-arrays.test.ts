@@ -64,7 +64,7 @@ describe.skipIf(!up)("job arrays on Slurm through the binary", () => {
       "sh",
       "-c",
       // each command notes its start and end (ns) in one file: how many overlapped is then exact
-      `echo "+ $(date +%s%N)" >> ${spans}; echo "index=$AWAITLESS_ARRAY_INDEX slurm=$SLURM_ARRAY_TASK_ID array=$AWAITLESS_ARRAY_ID"; sleep 1; echo "- $(date +%s%N)" >> ${spans}; [ "$AWAITLESS_ARRAY_INDEX" != 3 ] && [ "$AWAITLESS_ARRAY_INDEX" != 5 ]`,
+      `echo "+ $(date +%s%N)" >> ${spans}; echo "index=$AWAITLESS_ARRAY_INDEX slurm=$SLURM_ARRAY_TASK_ID array=$AWAITLESS_ARRAY_ID"; sleep 3; echo "- $(date +%s%N)" >> ${spans}; [ "$AWAITLESS_ARRAY_INDEX" != 3 ] && [ "$AWAITLESS_ARRAY_INDEX" != 5 ]`,
     ]);
     expect(sub.code).toBe(0);
     const id = String(sub.json.job_id);
@@ -73,7 +73,8 @@ describe.skipIf(!up)("job arrays on Slurm through the binary", () => {
     // one sbatch for the array: every task is a task of one Slurm array job
     expect(jobs.size).toBe(1);
     const [arrayJob] = [...jobs];
-    // sampled continuously until every task ended: never more than %N running, by our status and by squeue
+    // sampled continuously until every task ended: never more than %N running, by our status and by squeue (each
+    // task runs 3 s, three pairs in a row: room for several samples even where a status takes a second or two)
     let maxOurs = 0;
     let maxSlurm = 0;
     let samples = 0;
