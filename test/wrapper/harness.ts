@@ -8,10 +8,12 @@ import {
   mkdirSync,
   mkdtempSync,
   openSync,
+  readdirSync,
   readFileSync,
   renameSync,
   rmdirSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
@@ -233,8 +235,35 @@ export class Job {
       try {
         log = this.read("wrapper.log");
       } catch {}
-      throw new Error(`${(error as Error).message}; wrapper.log:\n${log}`);
+      throw new Error(`${(error as Error).message}; wrapper.log:\n${log}\n${this.snapshot()}`);
     }
+  }
+
+  /** What a stuck job looks like: its files with their sizes, its heartbeat, and the state of each of its processes. */
+  snapshot(): string {
+    const files = (() => {
+      try {
+        return readdirSync(this.dir)
+          .map((f) => `${f} ${statSync(join(this.dir, f)).size}`)
+          .join(", ");
+      } catch (e) {
+        return String(e);
+      }
+    })();
+    const started = readStarted(this.dir);
+    const ids = [this.wrapperPid, started?.pgid].filter((n): n is number => typeof n === "number" && n > 1);
+    const procs: string[] = [];
+    for (const entry of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+      try {
+        const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+        const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+        const [state, ppid, pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+        if (ids.includes(Number(pgrp))) procs.push(`${entry} ${name} ${state} ppid=${ppid} pgrp=${pgrp}`);
+      } catch {
+        // gone meanwhile
+      }
+    }
+    return `files: ${files}\nheartbeat: ${this.readOr("heartbeat").replaceAll("\n", " ")}\nprocesses:\n${procs.join("\n")}`;
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

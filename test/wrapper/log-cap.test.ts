@@ -89,7 +89,8 @@ describeEachShell("wrapper log cap", (shell) => {
       maxDisk = Math.max(maxDisk, diskBytes(job, "stdout"));
     }, 20);
     try {
-      const exit = await job.exit(60_000);
+      // (under the test's own limit: a stuck job is then shown, files, heartbeat and processes, not just timed out)
+      const exit = await job.exit(50_000);
       expect(exit).toMatchObject({ exitCode: 0, stdoutBytes: data.length });
       expectReconstructs(job, "stdout", data, exit.stdoutDroppedBytes);
     } finally {
