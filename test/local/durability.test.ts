@@ -270,11 +270,17 @@ describe("gc store quota", () => {
         finished.push(id);
       }
       const active = own.submit(["sh", "-c", "head -c 50000 /dev/zero; exec sleep 30"]);
-      // Its output counts: wait until all of it is on disk, so that every gc below sees the same sizes.
+      // Its files count: wait until all of its output is on disk and its monitor's heartbeat has counted it (the
+      // monitor's records change no more until its next heartbeat, 30 s on), so that every gc below sees the same sizes.
       const activeOut = join(own.dataDir, "jobs", active, "stdout");
+      const activeBeat = join(own.dataDir, "jobs", active, "heartbeat");
       await until(
-        "the active job's output",
-        () => existsSync(activeOut) && statSync(activeOut).size === 50_000,
+        "the active job's output, counted by its heartbeat",
+        () =>
+          existsSync(activeOut) &&
+          statSync(activeOut).size === 50_000 &&
+          existsSync(activeBeat) &&
+          /^out=50000$/m.test(readFileSync(activeBeat, "utf8")),
       );
       const keepAll = ["--keep", "100", "--older-than", "30d"];
       const dry = own.run(["gc", "--json", ...keepAll, "--max-bytes", "260000", "--dry-run"]);
