@@ -1,6 +1,5 @@
 // Writes to stdout/stderr synchronously to the last byte (slow or non-blocking pipes included); a gone reader ends quietly.
 import { writeSync } from "node:fs";
-import type { Writable } from "node:stream";
 
 /** Exit status when the reader of stdout went away: 128 + SIGPIPE, what a shell reports for `git log | head -1`. */
 export const EXIT_BROKEN_PIPE = 141;
@@ -82,14 +81,4 @@ export function stdoutWriter(stderr: SyncWriter, fd = 1): SyncWriter {
       process.exit(1);
     },
   };
-}
-
-/** Ends an asynchronous stream (the MCP transport's stdout) once everything queued on it has been written. */
-export function finishStream(stream: Writable): Promise<void> {
-  return new Promise((resolve) => {
-    if (stream.destroyed || stream.writableFinished) return resolve();
-    stream.once("error", () => resolve());
-    stream.once("close", () => resolve());
-    stream.end(() => resolve());
-  });
 }

@@ -2,6 +2,7 @@
 import type { McpServer, ServerContext } from "@modelcontextprotocol/server";
 import { holdChoiceFor } from "./config.ts";
 import type { HoldContext, ProgressToken } from "./hold.ts";
+import { diagnose } from "./stdio-streams.ts";
 import type { CallCtx, ToolEnv } from "./tools/define.ts";
 
 export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
@@ -38,8 +39,8 @@ function announcedHold(env: ToolEnv, clientName: string | undefined): number {
   const key = clientName ?? "";
   if (!seen.has(key)) {
     seen.add(key);
-    process.stderr.write(
-      `awaitless mcp: client ${JSON.stringify(clientName ?? "(unnamed)")}: hold budget ${choice.budgetMs / 1000}s (${choice.source})\n`,
+    diagnose(
+      `client ${JSON.stringify(clientName ?? "(unnamed)")}: hold budget ${choice.budgetMs / 1000}s (${choice.source})`,
     );
   }
   return choice.budgetMs;

@@ -1,15 +1,15 @@
 // `awaitless mcp`: serves both protocol generations on one stdio pipe; stdout carries protocol only.
 import { EventEmitter } from "node:events";
-import type { Readable } from "node:stream";
+import type { Readable, Writable } from "node:stream";
 import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/server";
 import { StdioServerTransport, serveStdio } from "@modelcontextprotocol/server/stdio";
 import type { JobServiceApi } from "../core/model/service-api.ts";
-import { finishStream } from "../stdio-writer.ts";
 import { applyMcpEnv, type McpConfig } from "./config.ts";
 import { boundedErrorResponse } from "./echo-bounds.ts";
 import { checkRequestLine, type LineVerdict } from "./request-check.ts";
 import { MAX_REQUEST_LINE_BYTES, RequestLines } from "./request-lines.ts";
 import { type AwaitlessMcpServer, createMcpServer } from "./server.ts";
+import { diagnose, finishDiagnostics, OutputSink, readStdin } from "./stdio-streams.ts";
 import { AwaitlessWire } from "./wire.ts";
 
 /** At end of input, how long requests already received may take to be answered before the server exits anyway. */
@@ -17,11 +17,6 @@ export const EOF_ANSWER_BACKSTOP_MS = 60_000;
 
 /** How long the exit waits for diagnostics a client is slow to read (they must never hold the server up). */
 const STDERR_FLUSH_MS = 5_000;
-
-/** Diagnostics: asynchronous, so a client that never reads stderr cannot stall the protocol. */
-const diagnose = (line: string) => {
-  process.stderr.write(`awaitless mcp: ${line}\n`);
-};
 
 export interface McpConnection {
   /** Resolves when the transport closed (the entry closed it, or stdout failed). */
@@ -62,7 +57,7 @@ export function serveMcp(
 }
 
 /**
- * process.stdin as the SDK's transport sees it: whole request lines only, none over MAX_REQUEST_LINE_BYTES
+ * stdin as the SDK's transport sees it: whole request lines only, none over MAX_REQUEST_LINE_BYTES
  * (those go to `onOversized`), each one JSON-RPC message (request-check.ts; a line that is not goes to
  * `onRefused`, to be answered). Its end (or failure) goes to `onEnd` instead, so the transport stays open to
  * answer what was already received; the SDK would close it at once.
@@ -70,9 +65,10 @@ export function serveMcp(
 class InputWithoutEnd extends EventEmitter {
   readonly readableEnded = false;
   readonly destroyed = false;
+  private stop: () => void = () => {};
 
   constructor(
-    private readonly source: NodeJS.ReadStream,
+    source: typeof readStdin,
     onEnd: () => void,
     onOversized: (bytes: number, id: string | number | null) => void,
     onRefused: (answer: Extract<LineVerdict, { kind: "answer" }>) => void,
@@ -83,24 +79,16 @@ class InputWithoutEnd extends EventEmitter {
       if (verdict.kind === "forward") this.emit("data", verdict.line);
       else if (verdict.kind === "answer") onRefused(verdict);
     }, onOversized);
-    let ended = false;
-    const end = () => {
-      if (ended) return;
-      ended = true;
-      onEnd();
-    };
     // Read only once the transport listens, so no chunk arrives before it can take it.
     this.once("newListener", (event: string) => {
       if (event !== "data") return;
-      source.on("data", (chunk: Buffer) => lines.push(chunk));
-      source.once("end", end);
-      source.once("close", end);
-      source.once("error", end);
+      this.stop = source((chunk) => lines.push(chunk), onEnd);
     });
   }
 
+  /** The transport closed: read no more. */
   pause(): this {
-    this.source.pause();
+    this.stop();
     return this;
   }
 }
@@ -158,15 +146,16 @@ export async function runMcpStdio(service: JobServiceApi, config: McpConfig): Pr
       .catch(() => {});
   };
   const input = new InputWithoutEnd(
-    process.stdin,
+    readStdin,
     () => {
       endOfInput().catch(() => {});
     },
     refuseOversized,
     refuseLine,
   );
+  const output = new OutputSink();
   const transport = withBoundedErrors(
-    new StdioServerTransport(input as unknown as Readable, process.stdout, {
+    new StdioServerTransport(input as unknown as Readable, output as unknown as Writable, {
       maxBufferSize: MAX_REQUEST_LINE_BYTES + 1,
     }),
   );
@@ -184,9 +173,6 @@ export async function runMcpStdio(service: JobServiceApi, config: McpConfig): Pr
     await connection.close().catch(() => {});
     // Responses and diagnostics are queued on asynchronous streams: exit only once they are written (the
     // protocol whatever it takes; diagnostics for a bounded time).
-    await Promise.all([
-      finishStream(process.stdout),
-      Promise.race([finishStream(process.stderr), Bun.sleep(STDERR_FLUSH_MS)]),
-    ]);
+    await Promise.all([output.finish(), finishDiagnostics(STDERR_FLUSH_MS)]);
   }
 }

@@ -12,6 +12,7 @@ import { callContext, clientNameOf } from "../call-context.ts";
 import { type KnownClient, knownClient, withoutInjected } from "../clients.ts";
 import { listedInputSchema } from "../json-schema.ts";
 import { errorResult } from "../results.ts";
+import { diagnose } from "../stdio-streams.ts";
 import { assertTaskSupported, createTaskResult, requestedTask } from "../tasks-2025.ts";
 import { TOOLS, toolNamed } from "./catalog.ts";
 import { isTaskOutcome, type ToolEnv } from "./define.ts";
@@ -86,7 +87,7 @@ export function registerTools(
     } finally {
       // A full disk kept observations out of the store: the results above came from the jobs' records.
       for (const notice of env.service.storeNotices()) {
-        process.stderr.write(`awaitless mcp: warning: ${notice}\n`);
+        diagnose(`warning: ${notice}`);
       }
     }
   });
