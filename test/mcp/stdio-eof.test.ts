@@ -142,6 +142,45 @@ describe("end of input", () => {
   }, 60_000);
 });
 
+describe("a reader that goes away", () => {
+  test("stdout closed after 100 bytes while 200 answers wait behind a full pipe: the server ends at once, saying why in one line", async () => {
+    const base = join(sb.root, "mcp-head");
+    const f = { req: `${base}.in`, err: `${base}.err`, rc: `${base}.rc`, pid: `${base}.pid` };
+    const requests = [
+      {
+        id: 1,
+        method: "initialize",
+        params: {
+          protocolVersion: "2025-06-18",
+          capabilities: {},
+          clientInfo: { name: "head", version: "1" },
+        },
+      },
+      { method: "notifications/initialized" },
+      ...Array.from({ length: 200 }, (_, i) => ({ id: i + 2, method: "tools/list" })),
+    ];
+    writeFileSync(f.req, requests.map((r) => `${JSON.stringify({ jsonrpc: "2.0", ...r })}\n`).join(""));
+    const script =
+      `cat '${f.req}' | { sh -c 'echo $$ > "$1"; exec "$0" mcp' "$0" '${f.pid}' 2>'${f.err}'; echo $? > '${f.rc}'; }` +
+      // the reader waits first, so the answers fill the pipe and queue up behind it, then takes 100 bytes and goes
+      " | { sleep 0.5; head -c 100 > /dev/null; }";
+    const shell = Bun.spawn(["sh", "-c", script, BINARY], { cwd: sb.work, env: sb.env });
+    try {
+      await until("the server to exit once its reader is gone", () => existsSync(f.rc), 30_000);
+      await shell.exited;
+    } finally {
+      if (existsSync(f.pid)) killQuietly(Number(readFileSync(f.pid, "utf8")));
+      killQuietly(shell.pid);
+    }
+    expect(readFileSync(f.rc, "utf8").trim()).toBe("0");
+    const stderr = readFileSync(f.err, "utf8");
+    // one line naming the failed write; no runtime warning about listeners piling up, no stack trace
+    expect(stderr).toMatch(/^awaitless mcp: EPIPE/m);
+    expect(stderr).not.toMatch(/MaxListeners|Warning|\n\s+at /);
+    expect(pidAlive(Number(readFileSync(f.pid, "utf8")))).toBe(false);
+  }, 60_000);
+});
+
 test("the server process is gone after each session", () => {
   // serve() waited for its exit status; nothing it started may linger as a server.
   for (let i = 1; i <= seq; i++) {
