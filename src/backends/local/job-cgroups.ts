@@ -50,8 +50,8 @@ let primePath: string | null | undefined;
  * here waits for it. Not when jobs are tracked by environment (AWAITLESS_TRACKING=environment), nor where that file
  * cannot be written (not root, no delegated cgroup): looked up once per process.
  */
-export function primeCgroupMoves(env: Record<string, string | undefined> = process.env): void {
-  if (env.AWAITLESS_TRACKING === "environment") return;
+export function primeCgroupMoves(): void {
+  if (process.env.AWAITLESS_TRACKING === "environment") return;
   if (primePath === undefined) primePath = ownCgroupProcs();
   if (primePath === null) return;
   // node:fs/promises on first use (it costs a command that launches nothing, e.g. a status, half a millisecond)
