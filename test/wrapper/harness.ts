@@ -157,7 +157,8 @@ export class Job {
    * name), and queue slots are named after it (running/JOB_ID).
    */
   readonly jobId = newJobId();
-  private wrapperPid = 0;
+  /** The wrapper's process ID (it leads its own session), once started. */
+  wrapperPid = 0;
 
   constructor() {
     this.root = mkdtempSync(join(tmpdir(), "awl-job-"));

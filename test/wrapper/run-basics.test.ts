@@ -1,7 +1,7 @@
 // wrapper.sh under each shell: exit codes, signals, started record, cwd, env, launch failures.
 
 import { expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { readStarted } from "../../src/wrapper/protocol.ts";
 import { describeEachShell, helperScript, newJob, waitFor } from "./harness.ts";
@@ -183,6 +183,36 @@ describeEachShell("wrapper runs a command", (shell) => {
     });
     expect(await job.exit()).toMatchObject({ exitCode: 0 });
     expect(job.read("stdout")).toBe("ran\n");
+  });
+
+  test("the monitor naps in the C locale; the command keeps the caller's locale", async () => {
+    await using job = newJob().start(
+      shell,
+      { argv: ["sh", "-c", `echo "\${LC_ALL-unset} $LANG"; sleep 4`] },
+      { LANG: "C.UTF-8" },
+    );
+    // the monitor's `sleep`: in the wrapper's session (the command has its own), its environment read from /proc
+    const session = (pid: number) => readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")[3];
+    const napEnv = await waitFor(
+      "a nap of the monitor",
+      () => {
+        for (const name of readdirSync("/proc").filter((n) => /^\d+$/.test(n))) {
+          try {
+            if (readFileSync(`/proc/${name}/comm`, "utf8").trim() !== "sleep") continue;
+            if (session(Number(name)) !== String(job.wrapperPid)) continue;
+            return readFileSync(`/proc/${name}/environ`, "utf8").split("\0");
+          } catch {
+            // gone meanwhile
+          }
+        }
+        return undefined;
+      },
+      10_000,
+    );
+    expect(napEnv).toContain("LC_ALL=C");
+    expect(napEnv).toContain("LANG=C.UTF-8");
+    expect(await job.exit()).toMatchObject({ exitCode: 0 });
+    expect(job.read("stdout")).toBe("unset C.UTF-8\n");
   });
 
   test("a cancel file present before the start means the command never runs", async () => {

@@ -30,12 +30,13 @@ awl_wake() {
 
 # awl_sleep SECONDS: one `sleep` child waited for with `wait`, which a trapped signal interrupts (awl_wake then kills
 # the child); none when a wake came since the caller last set awl_woke=0. awl_slept: the child's status (1: sleep
-# refused SECONDS), 0 when there was none.
+# refused SECONDS), 0 when there was none. In the C locale: a quiet job's `sleep` and `mv` are most of its cost, and
+# with a UTF-8 locale each loads the locale's files first (1.5 instead of 1.2 ms of CPU for an `mv` here).
 awl_slept=0
 awl_sleep() {
   awl_slept=0
   [ "$awl_woke" = 0 ] || return 0
-  sleep "$1" 2>/dev/null &
+  LC_ALL=C sleep "$1" 2>/dev/null &
   awl_nap_pid=$!
   [ "$awl_woke" = 1 ] || { wait "$awl_nap_pid" || awl_slept=$?; }
   if [ "$awl_woke" = 1 ] || [ "$awl_slept" != 0 ]; then

@@ -19,7 +19,7 @@ awl_write_exit() {
   [ ! -h exit.tmp ] || rm -f exit.tmp
   awl_pad=$((awl_reserve_bytes - ${#1} - 2))
   [ "$awl_pad" -ge 1 ] || awl_pad=1
-  if { printf "%s\n%${awl_pad}s\n" "$1" '' 1<>exit.tmp; } 2>/dev/null && mv -f exit.tmp exit; then
+  if { printf "%s\n%${awl_pad}s\n" "$1" '' 1<>exit.tmp; } 2>/dev/null && LC_ALL=C mv -f exit.tmp exit; then
     return 0
   fi
   awl_log "could not write the exit record in $PWD (disk full?):

@@ -4,7 +4,8 @@
 awl_log() { printf 'awaitless wrapper: %s\n' "$*" >&2; }
 
 # awl_put FILE LINE... : write lines to FILE atomically: FILE.tmp made fresh with noclobber (O_EXCL, so no symlink
-# is followed, dangling or not), then renamed over FILE unless FILE is a symlink or a directory.
+# is followed, dangling or not), then renamed over FILE unless FILE is a symlink or a directory (`mv` in the C
+# locale, as awl_sleep's `sleep`: a heartbeat is a quiet job's one other process).
 awl_put() {
   awl_f=$1
   shift
@@ -20,7 +21,7 @@ awl_put() {
     awl_log "$awl_f is a symlink or a directory; not writing through it"
     return 1
   fi
-  mv -f "$awl_f.tmp" "$awl_f"
+  LC_ALL=C mv -f "$awl_f.tmp" "$awl_f"
 }
 
 # awl_list_sizes FILE: the `ls -ln` listing of the watched files, into FILE.
