@@ -24,9 +24,17 @@ awl_put() {
   LC_ALL=C mv -f "$awl_f.tmp" "$awl_f"
 }
 
-# awl_list_sizes FILE: the `ls -ln` listing of the watched files, into FILE.
+# awl_list_sizes FILE [background]: the `ls -ln` listing of the watched files, into FILE; with `background` it runs
+# beside the caller (awl_ls_pid), as one process: a function or a group put in the background is a subshell, which
+# would fork again for `ls` (1.8 ms more on a quick job's end). stderr is redirected first, so that a FILE that
+# cannot be made is not said in the wrapper's log either.
 awl_list_sizes() {
-  { LC_ALL=C BLOCK_SIZE=1 LS_BLOCK_SIZE=1 ls -ln stdout stderr progress stdout.prev stderr.prev >"$1"; } 2>/dev/null
+  if [ "${2-}" = background ]; then
+    LC_ALL=C BLOCK_SIZE=1 LS_BLOCK_SIZE=1 ls -ln stdout stderr progress stdout.prev stderr.prev 2>/dev/null >"$1" &
+    awl_ls_pid=$!
+  else
+    LC_ALL=C BLOCK_SIZE=1 LS_BLOCK_SIZE=1 ls -ln stdout stderr progress stdout.prev stderr.prev 2>/dev/null >"$1"
+  fi
 }
 
 # awl_stat: sizes of the watched files, one `ls` for all (missing files count 0). Its listing goes through the file

@@ -38,8 +38,7 @@ awl_job_end() {
   # begun yet: `checked` is touched before each, and the first never rotates a log, monitor.sh): the exit record's
   # sizes are listed while the monitor stops (awl_stat reads that listing).
   if [ "$awl_left_n" = 0 ] && { [ "$awl_cap" = 0 ] || [ ! -e checked ]; }; then
-    awl_list_sizes exit.ls &
-    awl_ls_pid=$!
+    awl_list_sizes exit.ls background
   fi
   [ "$awl_mon_waited" = 1 ] || wait "$awl_mon"
   awl_exclude="$awl_wrapper_pid"
