@@ -151,6 +151,26 @@ awl_cap_trim 50 all && echo "after trim: $sz_out $sz_outp $o_drop"`,
     expect(readFileSync(join(dir, "stdout"), "utf8")).toBe("");
   });
 
+  test("log-cap.sh: a group that does not stop in time leaves the live file whole and asks for another try", () => {
+    const dir = scratch();
+    writeFileSync(join(dir, "stdout"), "x".repeat(300));
+    const r = run(
+      shell,
+      ["job/files.sh", "job/clock.sh", "prelude.sh", "job/log-cap.sh"],
+      `pgid=4242 awl_headcap=25 awl_cap_retry=0
+awl_freeze() { return 1; }
+sz_out=300 sz_outp=0 o_drop=0 sz_err=0 sz_errp=0 e_drop=0
+awl_cap_trim 100
+echo "retry=$awl_cap_retry sizes: $sz_out $sz_outp $o_drop"`,
+      dir,
+    );
+    expect(r.err).toBe("");
+    expect(r.out).toBe("retry=1 sizes: 300 0 0\n");
+    expect(readFileSync(join(dir, "stdout"), "utf8")).toBe("x".repeat(300));
+    expect(existsSync(join(dir, "stdout.snap"))).toBe(false);
+    expect(existsSync(join(dir, "stdout.prev"))).toBe(false);
+  });
+
   test("monitor.sh: a quiet job's wake-ups and heartbeats in its first two minutes (the schedule idle jobs pay)", () => {
     const r = run(
       shell,
@@ -174,6 +194,34 @@ echo "heartbeats:$beats"`,
     expect(r.out).toBe(
       "wake-ups: 0 20 420 1220 3020 4520 6020 7520 9020 10520\nheartbeats: 20 3020 6020 9020\n",
     );
+  });
+
+  test("monitor.sh: a rotation postponed (the group did not stop in time) is tried again a tick later, forced, though nothing changes", () => {
+    const r = run(
+      shell,
+      ["job/monitor.sh"],
+      `AWL_TICK=1 AWL_HEARTBEAT=30 AWL_CHECK_MAX=15 AWL_TIMEOUT=0 AWL_SCHEDULER='' awl_started_at=0 awl_started_cs=0
+awl_rotate_at=0
+awl_monitor_init
+pid=1 awl_cs=0 checks=''
+while [ "$awl_cs" -le 3100 ]; do
+  awl_changed=0
+  if awl_check_due; then
+    checks="$checks $awl_cs:$awl_force"
+    # the check at 4.2 s had to postpone its rotation (log-cap.sh's awl_rotate)
+    [ "$awl_cs" != 420 ] || awl_cap_retry=1
+    awl_check_next
+  fi
+  if awl_heartbeat_due; then awl_hb_at=$awl_cs; fi
+  awl_next_wake
+  awl_cs=$((awl_cs + awl_w))
+done
+echo "checks (cs:forced):$checks"`,
+    );
+    expect(r.err).toBe("");
+    // a quiet job's checks are 0 20 420 1220 3020 (the schedule above); the postponed one brings a forced check at
+    // 520, then the back-off starts again from a tick
+    expect(r.out).toBe("checks (cs:forced): 20:0 420:0 520:1 720:0 1120:0 1920:0 3020:0\n");
   });
 
   test("monitor.sh: a command that ends during the start's check gets no heartbeat; one still running does", () => {

@@ -32,7 +32,10 @@ awl_rotate() {
   awl_freeze
   case $? in
   1)
+    # (the group did not stop in time, e.g. on a busy host: the next check tries again, within a tick and even if
+    # nothing is written meanwhile — a command may wait for the rotation before it writes more)
     rm -f "$1.snap"
+    awl_cap_retry=1
     return 1
     ;;
   0)

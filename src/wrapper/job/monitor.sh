@@ -103,7 +103,8 @@ awl_job_alive() {
 #                    and awl_changed_at (epoch seconds): what the heartbeat says; awl_changed: this wake-up saw growth
 #   the schedule     awl_check_at and awl_gap (the next size check and the back-off), awl_hb_at (the last heartbeat),
 #                    awl_timeout_at, awl_force (the next wake-up checks: after the start's check found a stream
-#                    over the log cap), awl_first (no check yet); and the lengths awl_tick awl_hb awl_cmax
+#                    over the log cap, or a rotation was postponed: awl_cap_retry, log-cap.sh), awl_first (no check
+#                    yet); and the lengths awl_tick awl_hb awl_cmax
 #   a kill           awl_kill (none, term, killed or done) and awl_kill_at (epoch seconds: its KILL is due)
 #   the nap          awl_done (the command has ended), awl_woke and awl_nap_pid (clock.sh)
 awl_monitor() {
@@ -151,7 +152,7 @@ awl_monitor_init() {
   # start's (2 ticks before it doubles): a quiet job pays one wake-up fewer in its first seconds.
   awl_first_at=20
   [ "$awl_tick" -ge 20 ] || awl_first_at=$awl_tick
-  awl_gap=$((awl_tick * 2)) awl_check_at=$((awl_started_cs + awl_first_at)) awl_force=0 awl_first=1
+  awl_gap=$((awl_tick * 2)) awl_check_at=$((awl_started_cs + awl_first_at)) awl_force=0 awl_first=1 awl_cap_retry=0
   awl_hb_at=$((awl_check_at - awl_hb))
   awl_timeout_at=$((awl_started_cs + AWL_TIMEOUT * 100))
 }
@@ -180,11 +181,12 @@ awl_check() {
   fi
 }
 
-# awl_check_next: when the next size check is due (awl_check_at): AWL_TICK after a check that saw growth, else the
-# gap doubled up to AWL_CHECK_MAX; a quiet check due at most half a gap before the heartbeat waits for it, so one
+# awl_check_next: when the next size check is due (awl_check_at): AWL_TICK after a check that saw growth or had to
+# postpone a rotation (then forced: it runs even if nothing changes meanwhile), else the gap doubled up to
+# AWL_CHECK_MAX; a quiet check due at most half a gap before the heartbeat waits for it, so one
 # wake-up does both (the backing-off checks otherwise land just short of the heartbeat's, one more `sleep` fork each).
 awl_check_next() {
-  if [ "$awl_changed" = 1 ]; then
+  if [ "$awl_changed" = 1 ] || [ "$awl_cap_retry" = 1 ]; then
     awl_gap=$awl_tick
   else
     awl_gap=$((awl_gap * 2))
@@ -192,11 +194,11 @@ awl_check_next() {
     [ "$awl_gap" -ge "$awl_tick" ] || awl_gap=$awl_tick
   fi
   awl_check_at=$((awl_cs + awl_gap))
-  if [ "$awl_changed" = 0 ] && [ $((awl_hb_at + awl_hb)) -gt "$awl_check_at" ] &&
+  if [ "$awl_changed" = 0 ] && [ "$awl_cap_retry" = 0 ] && [ $((awl_hb_at + awl_hb)) -gt "$awl_check_at" ] &&
     [ $((awl_hb_at + awl_hb - awl_check_at)) -le $((awl_gap / 2)) ]; then
     awl_check_at=$((awl_hb_at + awl_hb))
   fi
-  awl_force=0
+  awl_force=$awl_cap_retry awl_cap_retry=0
   if [ "$awl_first" = 1 ]; then
     awl_first=0
     { [ "$sz_out" -gt "$awl_rotate_at" ] || [ "$sz_err" -gt "$awl_rotate_at" ]; } && awl_force=1
