@@ -242,8 +242,6 @@ export class SshSession implements SshTransport {
       return await new Promise<ExecResult>((resolve, reject) => {
         const out: Buffer[] = [];
         const err: Buffer[] = [];
-        let code: number | null = null;
-        let signal: string | null = null;
         const timer = setTimeout(() => {
           this.destroy();
           reject(
@@ -256,10 +254,6 @@ export class SshSession implements SshTransport {
         }, timeoutMs);
         stream.on("data", (d: Buffer) => out.push(d));
         stream.stderr.on("data", (d: Buffer) => err.push(d));
-        stream.on("exit", (c: number | null, s?: string) => {
-          code = c;
-          signal = s ? s.replace(/^SIG/, "") : null;
-        });
         const lost = () =>
           reject(
             connectionError(
@@ -272,9 +266,15 @@ export class SshSession implements SshTransport {
           clearTimeout(timer);
           lost();
         });
-        stream.on("close", () => {
+        // The status comes from "close", not "exit": ssh2 records it when it arrives and passes it to "close" as
+        // (code), (null, "SIGNAME", …), or nothing when the server sent none. "exit" fires while ssh2 parses the
+        // packet, so when the exec reply, the output and the status arrive in one read (a busy client), it fired
+        // before this code, resumed after the await above, could listen, and the status was lost.
+        stream.on("close", (c?: number | null, s?: string) => {
           clearTimeout(timer);
           off();
+          const code = typeof c === "number" ? c : null;
+          const signal = typeof s === "string" ? s.replace(/^SIG/, "") : null;
           if (code === null && signal === null && this.closing.closed) {
             reject(
               connectionError(
