@@ -195,6 +195,39 @@ export function makeRig(opts: RigOptions = {}): Rig {
   };
 }
 
+/** What slurmJobIdOf reads: a job's status from the CLI, MCP or the service (backend_id.slurm_job_id). */
+export interface StatusWithSlurmId {
+  state?: unknown;
+  status_message?: unknown;
+  backend_id?: { slurm_job_id?: unknown } | null;
+}
+
+/**
+ * The Slurm job ID a job's status records, waited for (polling `status` up to `timeoutMs`). Submit can return
+ * without it: when sbatch's reply was lost or ambiguous (a loaded slurmctld) and no job with the attempt's tag showed
+ * up within the adopt window, the submission is unconfirmed until a later look (any status) adopts the job by its tag.
+ */
+export async function slurmJobIdOf(
+  status: () => StatusWithSlurmId | Promise<StatusWithSlurmId>,
+  timeoutMs = 60_000,
+): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const st = await status();
+    const sid = st.backend_id?.slurm_job_id;
+    if (typeof sid === "string" && sid !== "") return sid;
+    if (Date.now() > deadline) {
+      const seen = JSON.stringify({
+        state: st.state,
+        status_message: st.status_message,
+        backend_id: st.backend_id,
+      });
+      throw new Error(`no Slurm job ID recorded within ${timeoutMs} ms (last status: ${seen})`);
+    }
+    await Bun.sleep(500);
+  }
+}
+
 /** sacct's allocation lines for a job ID: State and ExitCode. */
 export async function sacctState(slurmJobId: string): Promise<string> {
   const r = await run(["sacct", "-X", "-n", "-P", "-o", "State,ExitCode", "-j", slurmJobId]);

@@ -7,7 +7,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { killQuietly, Sandbox, until } from "../helpers/cli.ts";
-import { run, slurmUp } from "./slurm-harness.ts";
+import { run, slurmJobIdOf, slurmUp } from "./slurm-harness.ts";
 
 const up = await slurmUp("Slurm retry-dependency e2e");
 
@@ -25,6 +25,8 @@ describe.skipIf(!up)("Slurm: a dependency on a retried parent", () => {
     const sid = sb!.status(id).backend_id?.slurm_job_id;
     if (sid !== undefined) submitted.push(String(sid));
   };
+  /** A job's Slurm ID once recorded (an unconfirmed sbatch reply leaves it unset until a status adopts the job). */
+  const slurmIdOf = (id: string) => slurmJobIdOf(() => sb!.status(id));
 
   test("a parent failing twice, then succeeding: the :ok child runs once, after the success", async () => {
     const s = sb!;
@@ -41,9 +43,8 @@ describe.skipIf(!up)("Slurm: a dependency on a retried parent", () => {
       [...flags, "--retries", "2", "--retry-on", "exit", "--retry-backoff", "0"],
     );
     const child = s.submit(["sh", "-c", `echo "saw $(cat '${count}')"`], [...flags, "--after", p]);
-    const first = String(s.status(p).backend_id.slurm_job_id);
-    const shown = (await run(["scontrol", "show", "job", String(s.status(child).backend_id.slurm_job_id)]))
-      .stdout;
+    const first = await slurmIdOf(p);
+    const shown = (await run(["scontrol", "show", "job", await slurmIdOf(child)])).stdout;
     expect(shown).toContain(`afterok:${first}`);
     const w = await s.runAsync(["wait", "--json", "--timeout", "240s", child]);
     track(p);
@@ -68,7 +69,7 @@ describe.skipIf(!up)("Slurm: a dependency on a retried parent", () => {
   const saw = (count: string, on: string) =>
     sb!.submit(["sh", "-c", `echo "saw $(cat '${count}')"`], [...flags, "--after", on]);
   const slurmShow = async (id: string) =>
-    (await run(["scontrol", "show", "job", String(sb!.status(id).backend_id.slurm_job_id)])).stdout;
+    (await run(["scontrol", "show", "job", await slurmIdOf(id)])).stdout;
   const wait = async (id: string) => (await sb!.runAsync(["wait", "--json", "--timeout", "240s", id])).json;
   const gone = (sid: string) => async () => (await run(["squeue", "-h", "-j", sid])).stdout.trim() === "";
 
@@ -123,12 +124,7 @@ describe.skipIf(!up)("Slurm: a dependency on a retried parent", () => {
     ]);
     expect(f.error.detail).toBe(`after ${p}:failed`);
     // scancelled, not left pending in the cluster
-    await until(
-      "the never-run child out of squeue",
-      gone(String(s.status(failed).backend_id.slurm_job_id)),
-      30_000,
-      500,
-    );
+    await until("the never-run child out of squeue", gone(await slurmIdOf(failed)), 30_000, 500);
     const parent = (await s.runAsync(["wait", "--json", "--timeout", "60s", p])).json;
     expect([parent.state, parent.attempt]).toEqual(["succeeded", 2]);
   }, 300_000);
@@ -142,8 +138,8 @@ describe.skipIf(!up)("Slurm: a dependency on a retried parent", () => {
     const any = saw(count, `${p}:any`);
     const waiter = s.spawn(["wait", "--timeout", "240s", any]);
     await until("attempt 1 started", () => existsSync(count), 90_000, 250);
-    const first = String(s.status(p).backend_id.slurm_job_id);
-    const childSid = String(s.status(any).backend_id.slurm_job_id);
+    const first = await slurmIdOf(p);
+    const childSid = await slurmIdOf(any);
     const heldNow = async () => (await run(["scontrol", "show", "job", childSid])).stdout;
     expect(await heldNow()).toContain("Reason=JobHeldUser");
     killQuietly(waiter.pid);
@@ -164,7 +160,7 @@ describe.skipIf(!up)("Slurm: a dependency on a retried parent", () => {
     const count = join(s.work, "count-d");
     const p = counting(count, 2, 1);
     const any = saw(count, `${p}:any`);
-    const childSid = String(s.status(any).backend_id.slurm_job_id);
+    const childSid = await slurmIdOf(any);
     const parent = (await s.runAsync(["wait", "--json", "--timeout", "240s", p])).json;
     submitted.push(childSid);
     expect([parent.state, parent.attempt]).toEqual(["succeeded", 2]);
@@ -185,18 +181,14 @@ describe.skipIf(!up)("Slurm: a dependency on a retried parent", () => {
     const s = sb!;
     const p = s.submit(["sleep", "30"], [...flags, "--retries", "1", "--retry-on", "exit"]);
     const child = s.submit(["sh", "-c", "echo never"], [...flags, "--after", `${p}:failed`]);
+    const childSid = await slurmIdOf(child);
     track(p);
     track(child);
-    expect(await slurmShow(child)).toContain("Reason=JobHeldUser");
+    expect((await run(["scontrol", "show", "job", childSid])).stdout).toContain("Reason=JobHeldUser");
     expect((await s.runAsync(["cancel", "--json", child])).code).toBe(0);
     const c = await wait(child);
     expect([c.job_state, c.started_at, c.stdout_tail]).toEqual(["cancelled", null, ""]);
-    await until(
-      "the cancelled child out of squeue",
-      gone(String(s.status(child).backend_id.slurm_job_id)),
-      30_000,
-      500,
-    );
+    await until("the cancelled child out of squeue", gone(childSid), 30_000, 500);
     expect(["queued", "starting", "running"]).toContain(s.status(p).state);
     expect(s.run(["cancel", "--grace-period", "0", p]).code).toBe(0);
   }, 120_000);
