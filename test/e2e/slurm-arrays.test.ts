@@ -4,7 +4,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { Sandbox, until } from "../helpers/cli.ts";
-import { run, slurmUp } from "./slurm-harness.ts";
+import { run, slurmJobIdOf, slurmUp } from "./slurm-harness.ts";
 
 const up = await slurmUp("Slurm arrays e2e");
 
@@ -28,12 +28,13 @@ describe.skipIf(!up)("job arrays on Slurm through the binary", () => {
     );
   const target = ["--backend", "slurm", "--host", "localhost", "--slurm-option", "mem=32M"];
   const tasks = (id: string): Task[] => s().run(["inspect", "--json", id]).json.task_list as Task[];
-  const slurmIdOf = (jobId: string): string => String(s().status(jobId).backend_id.slurm_job_id);
+  /** A job's Slurm ID once recorded (an unconfirmed sbatch reply leaves it unset until a status adopts the job). */
+  const slurmIdOf = (jobId: string): Promise<string> => slurmJobIdOf(() => s().status(jobId));
   /** The Slurm array job IDs of an array's tasks (each task's ID is ARRAYJOB_TASK). */
-  const arrayJobsOf = (id: string): Set<string> => {
+  const arrayJobsOf = async (id: string): Promise<Set<string>> => {
     const out = new Set<string>();
     for (const t of tasks(id)) {
-      const sid = slurmIdOf(t.job_id);
+      const sid = await slurmIdOf(t.job_id);
       expect(sid).toMatch(/^\d+_\d+$/);
       out.add(sid.split("_")[0]!);
     }
@@ -69,7 +70,7 @@ describe.skipIf(!up)("job arrays on Slurm through the binary", () => {
     expect(sub.code).toBe(0);
     const id = String(sub.json.job_id);
     expect(sub.json.tasks).toBe(6);
-    const jobs = arrayJobsOf(id);
+    const jobs = await arrayJobsOf(id);
     // one sbatch for the array: every task is a task of one Slurm array job
     expect(jobs.size).toBe(1);
     const [arrayJob] = [...jobs];
@@ -124,7 +125,7 @@ describe.skipIf(!up)("job arrays on Slurm through the binary", () => {
     configure();
     const sub = s().run(["submit", "--json", ...target, "--array", "0-4%1", "--", "sleep", "300"]);
     const id = String(sub.json.job_id);
-    const [arrayJob] = [...arrayJobsOf(id)];
+    const [arrayJob] = [...(await arrayJobsOf(id))];
     await until("task 0 running", () => tasks(id).find((t) => t.index === 0)?.state === "running", 60_000);
     // a pending task: Slurm drops it and keeps no line of its own; it ends cancelled, never run
     const one = s().run(["cancel", "--json", `${id}.3`]);
@@ -172,7 +173,7 @@ describe.skipIf(!up)("job arrays on Slurm through the binary", () => {
     ]);
     expect(sub.code).toBe(0);
     const id = String(sub.json.job_id);
-    expect(arrayJobsOf(id).size).toBe(2);
+    expect((await arrayJobsOf(id)).size).toBe(2);
     const w = s().run(["wait", "--json", "--timeout", "150s", id]);
     expect(w.json.job_state).toBe("succeeded");
     const results = tasks(id).map((t) => ({ t, r: s().run(["wait", "--json", `${id}.${t.index}`]).json }));
@@ -199,7 +200,7 @@ describe.skipIf(!up)("job arrays on Slurm through the binary", () => {
       ["sh", "-c", `while [ ! -e ${marker} ]; do sleep 0.2; done; exit "$(cat ${marker})"`],
       target,
     );
-    arrayJobs.add(slurmIdOf(parent));
+    arrayJobs.add(await slurmIdOf(parent));
     const ok = s().run(["submit", "--json", ...target, "--after", parent, "--array", "0-2", "--", "true"]);
     expect(ok.code).toBe(0);
     const okId = String(ok.json.job_id);
@@ -215,8 +216,8 @@ describe.skipIf(!up)("job arrays on Slurm through the binary", () => {
       "true",
     ]);
     const failedId = String(failed.json.job_id);
-    const [okJob] = [...arrayJobsOf(okId)];
-    arrayJobsOf(failedId);
+    const [okJob] = [...(await arrayJobsOf(okId))];
+    await arrayJobsOf(failedId);
     const dep = await run(["scontrol", "--oneliner", "show", "job", `${okJob}_0`]);
     expect(dep.stdout).toMatch(/Dependency=afterok:\d+/);
     await until("the parent running", () => s().status(parent).state === "running", 60_000);
@@ -278,14 +279,14 @@ describe.skipIf(!up)("job arrays on Slurm through the binary", () => {
       expect(again.code).toBe(0);
       expect(again.json.idempotent_replay).toBe(true);
       const id = String(again.json.job_id);
-      const jobs = arrayJobsOf(id);
+      const jobs = await arrayJobsOf(id);
       expect(jobs.size).toBe(1);
       const w = s().run(["wait", "--json", "--timeout", "120s", id]);
       expect(w.json.job_state).toBe("succeeded");
       // a third submit replays: nothing new is submitted
       const third = s().run(args);
       expect(third.json.idempotent_replay).toBe(true);
-      expect(arrayJobsOf(id)).toEqual(jobs);
+      expect(await arrayJobsOf(id)).toEqual(jobs);
       // each index ran exactly once: the killed submit's sbatch (when it got through) was adopted, not repeated
       const lines = (await Bun.file(`${marker}.${key}`).text()).trim().split("\n").sort();
       expect(lines).toEqual(["0", "1", "2"]);

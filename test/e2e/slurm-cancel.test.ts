@@ -8,7 +8,16 @@ import { type ExecOptions, LocalRunner, type RunResult } from "../../src/backend
 import { AwaitlessError } from "../../src/core/model/errors.ts";
 import { until as cliUntil, Sandbox } from "../helpers/cli.ts";
 import { cleanupIn, termCounter, termsIn } from "../helpers/term-counter.ts";
-import { makeRig, type Rig, run, sacctState, slurmUp, until } from "./slurm-harness.ts";
+import {
+  makeRig,
+  type Rig,
+  rigSlurmJobIdOf,
+  run,
+  sacctState,
+  slurmJobIdOf,
+  slurmUp,
+  until,
+} from "./slurm-harness.ts";
 
 const up = await slurmUp("Slurm cancel e2e");
 
@@ -36,10 +45,10 @@ describe.skipIf(!up)("cancel on the test cluster", () => {
       allow_duplicate: true,
       slurm_options: { mem: "32M" },
     });
-    const job = rig.service.getJob(r.job_id);
-    const bid = job.backend_id as { slurm_job_id: string; remote_dir: string };
-    slurmIds.push(bid.slurm_job_id);
-    return { id: r.job_id, slurmId: bid.slurm_job_id, dir: bid.remote_dir };
+    const slurmId = await rigSlurmJobIdOf(rig, r.job_id);
+    slurmIds.push(slurmId);
+    const bid = rig.service.getJob(r.job_id).backend_id as { remote_dir: string };
+    return { id: r.job_id, slurmId, dir: bid.remote_dir };
   };
 
   test("a running job: scancel's TERM reaches only the wrapper, which outlives it; the command gets one TERM and its cleanup completes", async () => {
@@ -77,8 +86,8 @@ describe.skipIf(!up)("cancel on the test cluster", () => {
         "--slurm-option",
         "mem=32M",
       ]);
-      const bid = sb.status(id).backend_id as { slurm_job_id: string; remote_dir: string };
-      slurmIds.push(bid.slurm_job_id);
+      slurmIds.push(await slurmJobIdOf(() => sb.status(id)));
+      const bid = sb.status(id).backend_id as { remote_dir: string };
       await cliUntil("the command's ready", () => sb.run(["logs", id]).stdout.includes("ready"), 60_000);
       const c = await sb.runAsync(["cancel", "--json", "--grace-period", "30s", id]);
       expect(c.json.job_state).toBe("cancelled");

@@ -2,7 +2,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { Sandbox, until } from "../helpers/cli.ts";
-import { run, slurmUp } from "./slurm-harness.ts";
+import { run, slurmJobIdOf, slurmUp } from "./slurm-harness.ts";
 
 const up = await slurmUp("Slurm CLI e2e");
 
@@ -24,7 +24,7 @@ describe.skipIf(!up)("Slurm through the binary", () => {
       ["sh", "-c", `while [ ! -e ${marker} ]; do sleep 0.2; done; echo finished; exit 3`],
       ["--backend", "slurm", "--host", "localhost", "--slurm-option", "mem=32M"],
     );
-    const slurmJobId = String(s.status(id).backend_id.slurm_job_id);
+    const slurmJobId = await slurmJobIdOf(() => s.status(id));
     submitted.push(slurmJobId);
     expect(slurmJobId).toMatch(/^\d+$/);
 
@@ -72,7 +72,7 @@ describe.skipIf(!up)("Slurm through the binary", () => {
     const retry = await s.runAsync(args);
     expect(retry.code).toBe(0);
     expect(retry.json.launch_resumed).toBe(true);
-    const slurmJobId = String(s.status(retry.json.job_id).backend_id.slurm_job_id);
+    const slurmJobId = await slurmJobIdOf(() => s.status(retry.json.job_id));
     submitted.push(slurmJobId);
     expect(slurmJobId).toMatch(/^\d+$/);
     const again = await s.runAsync(args);
@@ -88,7 +88,7 @@ describe.skipIf(!up)("Slurm through the binary", () => {
       `[defaults]\nbackend = "local"\npoll_interval_seconds = 0.5\nslurm_poll_interval_seconds = 0.5\nslurm_min_poll_interval_seconds = 0.5\n[hosts.localhost]\nbackend = "slurm"\nslurm_job_dir = "${join(s.root, "cluster")}"\nslurm_accounting_grace = 20\n`,
     );
     const id = s.submit(["sh", "-c", "echo on-slurm"], ["--host", "localhost", "--slurm-option", "mem=32M"]);
-    const slurmJobId = String(s.status(id).backend_id.slurm_job_id);
+    const slurmJobId = await slurmJobIdOf(() => s.status(id));
     submitted.push(slurmJobId);
     expect(slurmJobId).toMatch(/^\d+$/);
     const w = await s.runAsync(["wait", "--json", id]);

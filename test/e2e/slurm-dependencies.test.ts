@@ -6,7 +6,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { Sandbox, until } from "../helpers/cli.ts";
-import { run, slurmUp } from "./slurm-harness.ts";
+import { run, slurmJobIdOf, slurmUp } from "./slurm-harness.ts";
 
 const up = await slurmUp("Slurm dependency e2e");
 
@@ -24,17 +24,23 @@ describe.skipIf(!up)("Slurm dependencies through the binary", () => {
     return sb!;
   };
   const flags = ["--backend", "slurm", "--host", "localhost", "--slurm-option", "mem=32M"];
-  const slurmIdOf = (id: string) => {
+  /** A job's Slurm ID once recorded (an unconfirmed sbatch reply leaves it unset until a status adopts the job). */
+  const slurmIdOf = async (id: string) => {
+    const sid = await slurmJobIdOf(() => sb!.status(id));
+    submitted.push(sid);
+    return sid;
+  };
+  /** For the cleanup: a job's Slurm ID if it has one now (a child whose parent already failed never gets one). */
+  const track = (id: string) => {
     const sid = sb!.status(id).backend_id?.slurm_job_id;
     if (sid !== undefined) submitted.push(String(sid));
-    return sid === undefined ? undefined : String(sid);
   };
   const showJob = async (sid: string) => (await run(["scontrol", "show", "job", sid])).stdout;
   /** A parent that stays active until the test cancels it: held when Slurm has not started it yet, else running a
    * bounded sleep (an idle cluster may start it before `scontrol hold` reaches it). */
   const heldParent = async () => {
     const id = s().submit(["sh", "-c", "sleep 90"], flags);
-    const sid = slurmIdOf(id)!;
+    const sid = await slurmIdOf(id);
     const hold = await run(["scontrol", "hold", sid]);
     if (hold.code !== 0) expect(await showJob(sid)).toMatch(/JobState=(RUNNING|CONFIGURING)/);
     return { id, sid };
@@ -45,9 +51,9 @@ describe.skipIf(!up)("Slurm dependencies through the binary", () => {
     const ok = s().submit(["true"], [...flags, "--after", p.id]);
     const any = s().submit(["true"], [...flags, "--after", `${p.id}:any`]);
     const failed = s().submit(["true"], [...flags, "--after", `${p.id}:failed`]);
-    expect(await showJob(slurmIdOf(ok)!)).toContain(`Dependency=afterok:${p.sid}`);
-    expect(await showJob(slurmIdOf(any)!)).toContain(`Dependency=afterany:${p.sid}`);
-    expect(await showJob(slurmIdOf(failed)!)).toContain(`Dependency=afternotok:${p.sid}`);
+    expect(await showJob(await slurmIdOf(ok))).toContain(`Dependency=afterok:${p.sid}`);
+    expect(await showJob(await slurmIdOf(any))).toContain(`Dependency=afterany:${p.sid}`);
+    expect(await showJob(await slurmIdOf(failed))).toContain(`Dependency=afternotok:${p.sid}`);
     expect(s().status(ok).state).toBe("queued");
     const c = await s().runAsync(["cancel", "--json", any]);
     expect(c.code).toBe(0);
@@ -59,7 +65,7 @@ describe.skipIf(!up)("Slurm dependencies through the binary", () => {
   test("a parent cancelled while the child waits: Slurm's DependencyNeverSatisfied → dependency_failed, scancelled", async () => {
     const p = await heldParent();
     const child = s().submit(["sh", "-c", "echo never"], [...flags, "--after", `${p.id}:ok`]);
-    const sid = slurmIdOf(child)!;
+    const sid = await slurmIdOf(child);
     expect((await s().runAsync(["cancel", p.id])).code).toBe(0);
     const w = await s().runAsync(["wait", "--json", "--timeout", "90s", child]);
     expect([w.json.job_state, w.json.reason, w.json.exit_code]).toEqual([
@@ -75,15 +81,15 @@ describe.skipIf(!up)("Slurm dependencies through the binary", () => {
 
   test("chains that run: afterok after a success; after exit 3, afterok → dependency_failed and afternotok runs", async () => {
     const ok = s().submit(["sh", "-c", "exit 0"], flags);
-    slurmIdOf(ok);
+    track(ok);
     const next = s().submit(["sh", "-c", "echo next ran"], [...flags, "--after", ok]);
-    slurmIdOf(next);
+    track(next);
     const bad = s().submit(["sh", "-c", "exit 3"], flags);
-    slurmIdOf(bad);
+    track(bad);
     const never = s().submit(["sh", "-c", "echo never"], [...flags, "--after", bad]);
-    slurmIdOf(never);
+    track(never);
     const rescue = s().submit(["sh", "-c", "echo rescue ran"], [...flags, "--after", `${bad}:failed`]);
-    slurmIdOf(rescue);
+    track(rescue);
     const wait = async (id: string) => (await s().runAsync(["wait", "--json", "--timeout", "120s", id])).json;
     const a = await wait(next);
     expect([a.job_state, a.stdout_tail]).toEqual(["succeeded", "next ran\n"]);
@@ -105,7 +111,7 @@ describe.skipIf(!up)("Slurm dependencies through the binary", () => {
     expect([st.state, st.reason]).toEqual(["cancelled", "dependency_failed"]);
     expect(st.backend_id?.slurm_job_id).toBeUndefined();
     const any = s().submit(["true"], [...flags, "--after", `${p.id}:any`]);
-    const sid = slurmIdOf(any)!;
+    const sid = await slurmIdOf(any);
     expect(await showJob(sid)).toMatch(/Dependency=\(null\)/);
     await s().runAsync(["cancel", "--grace-period", "0", any]);
   }, 120_000);

@@ -7,7 +7,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { killQuietly, Sandbox, until } from "../helpers/cli.ts";
 import { CallLog } from "./slurm-call-log.ts";
-import { makeRig, memoryNotEnforced, run, slurmUp } from "./slurm-harness.ts";
+import { makeRig, memoryNotEnforced, run, slurmJobIdOf, slurmUp } from "./slurm-harness.ts";
 
 const up = await slurmUp("Slurm event-driven completion e2e");
 const notEnforced = up ? await memoryNotEnforced() : undefined;
@@ -46,7 +46,7 @@ describe.skipIf(!up)("event-driven completion (real Slurm)", () => {
       ["sh", "-c", `while [ ! -e ${marker} ]; do sleep 0.2; done; ${script}`],
       ["--backend", "slurm", "--host", "localhost", ...extra],
     );
-    slurmIds.push(String(s.status(id).backend_id.slurm_job_id));
+    slurmIds.push(await slurmJobIdOf(() => s.status(id)));
     await until(
       "the wrapper's started record",
       () => existsSync(join(cluster, "jobs", id, "started")),

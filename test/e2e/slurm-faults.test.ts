@@ -19,7 +19,7 @@ import {
   stopController,
   taggedSlurmJobs,
 } from "./slurm-faults-rig.ts";
-import { run } from "./slurm-harness.ts";
+import { run, slurmJobIdOf } from "./slurm-harness.ts";
 
 const up = await faultRigUp("Slurm fault e2e");
 
@@ -31,9 +31,10 @@ describe.skipIf(!up)("real faults on the test cluster", () => {
     sandboxes.push(s);
     return s;
   };
-  const slurmIdOf = (s: Sandbox, id: string) => {
-    const sid = String(s.status(id).backend_id?.slurm_job_id ?? "");
-    if (sid !== "") slurmIds.push(sid);
+  /** A job's Slurm ID once recorded (an unconfirmed sbatch reply leaves it unset until a status adopts the job). */
+  const slurmIdOf = async (s: Sandbox, id: string) => {
+    const sid = await slurmJobIdOf(() => s.status(id));
+    slurmIds.push(sid);
     return sid;
   };
   afterEach(async () => {
@@ -67,7 +68,7 @@ describe.skipIf(!up)("real faults on the test cluster", () => {
         "exclusive=yes",
       ],
     );
-    const sid = slurmIdOf(s, id);
+    const sid = await slurmIdOf(s, id);
     expect(await scontrolField(sid, "OverSubscribe")).toBe("NO");
     await until("the low-priority job running", () => s.status(id).state === "running", 45_000, 200);
 
@@ -136,7 +137,7 @@ describe.skipIf(!up)("real faults on the test cluster", () => {
       ["sh", "-c", "echo on-node2; sleep 150"],
       ["--host", "localhost", "--slurm-option", `partition=${LOW}`, "--slurm-option", "time=5"],
     );
-    const sid = slurmIdOf(s, id);
+    const sid = await slurmIdOf(s, id);
     await until("the job running", () => s.status(id).state === "running", 45_000, 200);
     // a job that may not be requeued (JobRequeue=0 sites, --no-requeue); a requeueable one goes the preemption way
     expect((await run(["scontrol", "update", `jobid=${sid}`, "requeue=0"])).code).toBe(0);
@@ -172,7 +173,7 @@ describe.skipIf(!up)("real faults on the test cluster", () => {
     const flags = ["--host", "localhost", "--slurm-option", `partition=${LOW}`, "--slurm-option", "mem=32M"];
     const a = s.submit(["sh", "-c", `while [ ! -e ${goA} ]; do sleep 0.2; done; echo A-done; exit 3`], flags);
     const b = s.submit(["sh", "-c", `while [ ! -e ${goB} ]; do sleep 0.2; done; echo B-done`], flags);
-    const [sa, sb] = [slurmIdOf(s, a), slurmIdOf(s, b)];
+    const [sa, sb] = [await slurmIdOf(s, a), await slurmIdOf(s, b)];
     await until(
       "both jobs running",
       () => s.status(a).state === "running" && s.status(b).state === "running",
@@ -256,8 +257,8 @@ describe.skipIf(!up)("real faults on the test cluster", () => {
       );
       expect(r.code).toBe(0);
       const id = r.json.job_id as string;
+      const sid = await slurmIdOf(s, id);
       const st = s.status(id);
-      const sid = slurmIdOf(s, id);
       expect(sid).toMatch(/^\d+$/);
       expect(st.backend_id.adopted).toBe(true);
       const w = await s.runAsync(["wait", "--json", "--timeout", "60s", id]);

@@ -228,6 +228,14 @@ export async function slurmJobIdOf(
   }
 }
 
+/** slurmJobIdOf for a rig's job: the stored ID when there is one, else what the service's status adopts. */
+export function rigSlurmJobIdOf(rig: Rig, jobId: string, timeoutMs = 60_000): Promise<string> {
+  return slurmJobIdOf(async () => {
+    const stored = rig.service.getJob(jobId) as StatusWithSlurmId;
+    return stored.backend_id?.slurm_job_id !== undefined ? stored : await rig.service.status(jobId);
+  }, timeoutMs);
+}
+
 /** sacct's allocation lines for a job ID: State and ExitCode. */
 export async function sacctState(slurmJobId: string): Promise<string> {
   const r = await run(["sacct", "-X", "-n", "-P", "-o", "State,ExitCode", "-j", slurmJobId]);

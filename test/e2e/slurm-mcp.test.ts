@@ -7,7 +7,7 @@ import { createTaskSessionFromClient, resultFromTaskOutcome } from "@modelcontex
 import { structured, v2Framing } from "../mcp/harness.ts";
 import { connectStdio, makeSandbox } from "../mcp/stdio-client.ts";
 import { tasksSchemaIssues } from "../mcp/tasks-schema.ts";
-import { run, slurmUp } from "./slurm-harness.ts";
+import { run, slurmJobIdOf, slurmUp } from "./slurm-harness.ts";
 
 const up = await slurmUp("Slurm MCP e2e");
 
@@ -58,11 +58,12 @@ describe.skipIf(!up)("MCP run_job on Slurm through the ext-tasks requester", () 
     expect(taskId).toMatch(/^job_/);
 
     // while it works, the job is a real Slurm job (squeue knows it by the ID we persisted)
-    const status = structured<{ state: string; backend: string; backend_id?: { slurm_job_id?: string } }>(
-      await conn.client.callTool({ name: "get_job_status", arguments: { job_id: taskId } }),
-    );
-    expect(status.backend).toBe("slurm");
-    const slurmJobId = status.backend_id?.slurm_job_id ?? "";
+    const getStatus = async () =>
+      structured<{ state: string; backend: string; backend_id?: { slurm_job_id?: string } }>(
+        await conn.client.callTool({ name: "get_job_status", arguments: { job_id: taskId } }),
+      );
+    expect((await getStatus()).backend).toBe("slurm");
+    const slurmJobId = await slurmJobIdOf(getStatus);
     expect(slurmJobId).toMatch(/^\d+$/);
     slurmIds.push(slurmJobId);
 

@@ -3,7 +3,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import type { Sandbox } from "../helpers/cli.ts";
 import { faultRigUp, LOW, scontrolField, slurmSandbox } from "./slurm-faults-rig.ts";
-import { run } from "./slurm-harness.ts";
+import { run, slurmJobIdOf } from "./slurm-harness.ts";
 
 const up = await faultRigUp("Slurm options e2e");
 
@@ -28,7 +28,7 @@ describe.skipIf(!up)("Slurm options on the test cluster", () => {
   test("mem_per_cpu, licenses and exclusive reach Slurm as asked", async () => {
     const r = submit([`partition=${LOW}`, "mem-per-cpu=64M", "licenses=awl_lic:1", "exclusive=yes"]);
     expect(r.code).toBe(0);
-    const sid = String(r.json.job.backend_id.slurm_job_id);
+    const sid = await slurmJobIdOf(() => s!.status(r.json.job_id));
     slurmIds.push(sid);
     expect(await scontrolField(sid, "MinMemoryCPU")).toBe("64M");
     expect(await scontrolField(sid, "Licenses")).toBe("awl_lic:1");

@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Sandbox, until } from "../helpers/cli.ts";
 import { faultRigUp, LOW, NODE2, resumeNode, sacctRuns, slurmSandbox } from "./slurm-faults-rig.ts";
-import { run } from "./slurm-harness.ts";
+import { run, slurmJobIdOf } from "./slurm-harness.ts";
 
 const up = await faultRigUp("Slurm retries e2e");
 
@@ -42,7 +42,7 @@ describe.skipIf(!up)("retries on the test cluster", () => {
       ],
     );
     await until("the job running", () => s.status(id).state === "running", 45_000, 200);
-    const first = String(s.status(id).backend_id.slurm_job_id);
+    const first = await slurmJobIdOf(() => s.status(id));
     slurmIds.push(first);
     expect((await run(["scontrol", "update", `jobid=${first}`, "requeue=0"])).code).toBe(0);
     const down = await run([
@@ -60,7 +60,7 @@ describe.skipIf(!up)("retries on the test cluster", () => {
       60_000,
       200,
     );
-    const second = String(s.status(id).backend_id.slurm_job_id);
+    const second = await slurmJobIdOf(() => s.status(id));
     slurmIds.push(second);
     expect(second).not.toBe(first);
     await resumeNode(NODE2);

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { killQuietly, Sandbox, until } from "../helpers/cli.ts";
 import { CallLog } from "./slurm-call-log.ts";
-import { run, slurmUp } from "./slurm-harness.ts";
+import { run, slurmJobIdOf, slurmUp } from "./slurm-harness.ts";
 
 const up = await slurmUp("Slurm shared poller e2e");
 const INTERVAL_S = 2;
@@ -38,7 +38,7 @@ describe.skipIf(!up)("one poller per cluster per machine (real Slurm)", () => {
         ),
       );
     }
-    for (const id of ids) slurmIds.push(String(s.status(id).backend_id.slurm_job_id));
+    for (const id of ids) slurmIds.push(await slurmJobIdOf(() => s.status(id)));
     const [a, b, c, d] = ids as [string, string, string, string];
     const w1 = s.spawn(["completions", "--drain", "--json", a, b, c]);
     const w2 = s.spawn(["completions", "--drain", "--json", b, c, d]);
