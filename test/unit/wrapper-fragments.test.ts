@@ -59,6 +59,27 @@ function run(
   return { code: r.status ?? -1, out: r.stdout, err: r.stderr, cwd };
 }
 
+/**
+ * The monitor's schedule (job/monitor.sh) without its naps, from awl_monitor_init with the wrapper's default lengths
+ * (a 1 s tick, 30 s heartbeat, 15 s longest check gap): `body` runs at each wake-up until `untilCs`, then `report`.
+ */
+function schedule(shell: string, untilCs: number, body: string, report: string) {
+  return run(
+    shell,
+    ["job/monitor.sh"],
+    `AWL_TICK=1 AWL_HEARTBEAT=30 AWL_CHECK_MAX=15 AWL_TIMEOUT=0 AWL_SCHEDULER='' awl_started_at=0 awl_started_cs=0
+awl_rotate_at=0
+awl_monitor_init
+pid=1 awl_cs=0
+while [ "$awl_cs" -le ${untilCs} ]; do
+${body}
+  awl_next_wake
+  awl_cs=$((awl_cs + awl_w))
+done
+${report}`,
+  );
+}
+
 describe.each(shells)("wrapper fragments under %s", (_name, shell) => {
   test("each fragment sourced alone only defines: no output, no error", () => {
     expect(JOB_PARTS.length).toBeGreaterThanOrEqual(10);
@@ -172,22 +193,14 @@ echo "retry=$awl_cap_retry sizes: $sz_out $sz_outp $o_drop"`,
   });
 
   test("monitor.sh: a quiet job's wake-ups and heartbeats in its first two minutes (the schedule idle jobs pay)", () => {
-    const r = run(
+    const r = schedule(
       shell,
-      ["job/monitor.sh"],
-      `AWL_TICK=1 AWL_HEARTBEAT=30 AWL_CHECK_MAX=15 AWL_TIMEOUT=0 AWL_SCHEDULER='' awl_started_at=0 awl_started_cs=0
-awl_rotate_at=0
-awl_monitor_init
-pid=1 awl_cs=0 wakes='' beats=''
-while [ "$awl_cs" -le 12000 ]; do
-  wakes="$wakes $awl_cs"
+      12000,
+      `  wakes="$wakes $awl_cs"
   awl_changed=0
   if awl_check_due; then awl_check_next; fi
-  if awl_heartbeat_due; then beats="$beats $awl_cs"; awl_hb_at=$awl_cs; fi
-  awl_next_wake
-  awl_cs=$((awl_cs + awl_w))
-done
-echo "wake-ups:$wakes"
+  if awl_heartbeat_due; then beats="$beats $awl_cs"; awl_hb_at=$awl_cs; fi`,
+      `echo "wake-ups:$wakes"
 echo "heartbeats:$beats"`,
     );
     expect(r.err).toBe("");
@@ -197,26 +210,18 @@ echo "heartbeats:$beats"`,
   });
 
   test("monitor.sh: a rotation postponed (the group did not stop in time) is tried again a tick later, forced, though nothing changes", () => {
-    const r = run(
+    const r = schedule(
       shell,
-      ["job/monitor.sh"],
-      `AWL_TICK=1 AWL_HEARTBEAT=30 AWL_CHECK_MAX=15 AWL_TIMEOUT=0 AWL_SCHEDULER='' awl_started_at=0 awl_started_cs=0
-awl_rotate_at=0
-awl_monitor_init
-pid=1 awl_cs=0 checks=''
-while [ "$awl_cs" -le 3100 ]; do
-  awl_changed=0
+      3100,
+      `  awl_changed=0
   if awl_check_due; then
     checks="$checks $awl_cs:$awl_force"
     # the check at 4.2 s had to postpone its rotation (log-cap.sh's awl_rotate)
     [ "$awl_cs" != 420 ] || awl_cap_retry=1
     awl_check_next
   fi
-  if awl_heartbeat_due; then awl_hb_at=$awl_cs; fi
-  awl_next_wake
-  awl_cs=$((awl_cs + awl_w))
-done
-echo "checks (cs:forced):$checks"`,
+  if awl_heartbeat_due; then awl_hb_at=$awl_cs; fi`,
+      `echo "checks (cs:forced):$checks"`,
     );
     expect(r.err).toBe("");
     // a quiet job's checks are 0 20 420 1220 3020 (the schedule above); the postponed one brings a forced check at
