@@ -32,9 +32,10 @@ export function readStdin(onChunk: (chunk: Buffer) => void, onEnd: () => void): 
 }
 
 /**
- * fd 1 (Bun.stdout's sink; fd 2 for diagnostics) as the SDK's transport writes to it: `write` answers true when the bytes went out at once,
- * false when they are queued (a slow reader: `drain` follows once they went out); a failed write (EPIPE: the client
- * went away; ENOSPC behind `> file`) emits `error` once, and every later write fails the same way.
+ * fd 1 (Bun.stdout's sink; fd 2 for diagnostics) as the SDK's transport writes to it: `write` answers true when the
+ * bytes went out at once, false when they are queued (a slow reader: `drain` follows once they went out); a failed
+ * write (EPIPE: the client went away; ENOSPC behind `> file`) emits `error` once, and every later write fails the
+ * same way.
  */
 export class OutputSink extends EventEmitter {
   private readonly sink: Bun.FileSink;
@@ -107,7 +108,7 @@ export function diagnose(line: string): void {
   diagnostics.write(`awaitless mcp: ${line}\n`);
 }
 
-/** Resolves once the diagnostics written so far went out, or after `ms` (a client slow to read them never holds the exit). */
+/** Resolves once the diagnostics written so far went out, or after `ms` (a slow reader never holds the exit). */
 export function finishDiagnostics(ms: number): Promise<unknown> | undefined {
   return diagnostics && Promise.race([diagnostics.finish(), Bun.sleep(ms)]);
 }
