@@ -56,7 +56,7 @@ describe.skipIf(!up)("Slurm: a dependency on a retried parent", () => {
     expect(ins.attempt_history.map((a: { state: string }) => a.state)).toEqual(["failed", "failed"]);
   }, 300_000);
 
-  /** A parent that counts its attempts in `count`, each 3 s, failing until attempt `okAt` (never when 0). */
+  /** A parent that counts its attempts in `count`, each `seconds` long, failing until attempt `okAt` (never when 0). */
   const counting = (count: string, okAt: number, retries: number, seconds = 3) =>
     sb!.submit(
       [
@@ -76,7 +76,9 @@ describe.skipIf(!up)("Slurm: a dependency on a retried parent", () => {
   test("a parent failing every attempt: the held :failed child runs once after the last, the :ok child is dependency_failed", async () => {
     const s = sb!;
     const count = join(s.work, "count-a");
-    const p = counting(count, 0, 1);
+    // attempts of 10 s: the child is looked at in Slurm while the parent is still on them (held), also on a loaded
+    // host where its Slurm ID takes seconds to be recorded
+    const p = counting(count, 0, 1, 10);
     const failed = saw(count, `${p}:failed`);
     const ok = saw(count, `${p}:ok`);
     // held by us, not by a native afternotok (which would start it after attempt 1)
@@ -106,7 +108,8 @@ describe.skipIf(!up)("Slurm: a dependency on a retried parent", () => {
   test("a parent succeeding on attempt 2: the held :any child runs after it, the held :failed child never runs", async () => {
     const s = sb!;
     const count = join(s.work, "count-b");
-    const p = counting(count, 2, 2);
+    // attempts of 10 s (see above): with 3 s a loaded CI saw the parent succeed, and the child released, before it looked
+    const p = counting(count, 2, 2, 10);
     const any = saw(count, `${p}:any`);
     const failed = saw(count, `${p}:failed`);
     expect(await slurmShow(any)).toContain("Reason=JobHeldUser");
