@@ -97,7 +97,8 @@ awl_cg_place() {
 # wait again. A background write of 0 (the writing process itself: a move to where it already is) to the cgroup.procs
 # of this wrapper's own cgroup starts that wait at once, so the command's move into the job's cgroups, a few process
 # starts later, finds it over. Only where awl_track_setup will make cgroups (its own cgroup writable; not by
-# environment, not under Slurm); one fork, nothing waits for it.
+# environment, not under Slurm); one fork, nothing waits for it. None when the local launcher wrote there already, as
+# the launch began (awl_launch_primed, from AWL_LAUNCH_PRIMED): the look-up is still made (awl_track_setup uses it).
 awl_track_prime() {
   awl_primed=1
   [ "${AWL_TRACKING:-${AWAITLESS_TRACKING:-auto}}" != environment ] && [ "${AWL_SCHEDULER-}" != slurm ] || return 0
@@ -110,6 +111,7 @@ awl_track_prime() {
     awl_x=${awl_x%%:*}${awl_x#*:}
     awl_x=${awl_x%/}/cgroup.procs
     [ -w "$awl_x" ] || continue
+    [ "${awl_launch_primed-}" != 1 ] || return 0
     { echo 0 >"$awl_x"; } 2>/dev/null &
     return 0
   done

@@ -5,8 +5,10 @@
 #
 # Usage: sh wrapper.sh JOB_DIR   (started detached, in its own session; its stdout/stderr go to JOB_DIR/wrapper.log)
 #   [AWL_LAUNCH_CLOCK=EPOCH_CS:UPTIME_CS:BOOT_ID in its environment: the local launcher's reading of its clocks, which
-#   spares the wrapper a `date` (awl_start_clock in job/setup.sh); taken out before anything else starts. Not an
-#   argument: a wrapper is known by its command line ending in the job directory (awl_is_wrapper_of).]
+#   spares the wrapper a `date` (awl_start_clock in job/setup.sh); AWL_LAUNCH_PRIMED=1: the launcher started the
+#   kernel's wait before the first move between cgroups itself (awl_track_prime then writes nothing). Both taken
+#   out before anything else starts. Not arguments: a wrapper is known by its command line ending in the job
+#   directory (awl_is_wrapper_of).]
 #
 # Files in JOB_DIR (umask 077: every file 0600; nothing is written outside JOB_DIR; the command itself gets the
 # umask the wrapper was started with):
@@ -124,8 +126,8 @@ IFS='
 # awaitless:include job/after.sh
 # awaitless:include job/job-end.sh
 # --- main -------------------------------------------------------------------------------------------------
-awl_launch_clock=${AWL_LAUNCH_CLOCK-}
-unset AWL_LAUNCH_CLOCK
+awl_launch_clock=${AWL_LAUNCH_CLOCK-} awl_launch_primed=${AWL_LAUNCH_PRIMED-}
+unset AWL_LAUNCH_CLOCK AWL_LAUNCH_PRIMED
 awl_enter "${1-}"
 # First the exit record's room, so that output filling the disk later cannot take it; no room: nothing starts.
 awl_reserve_exit ||
@@ -139,12 +141,13 @@ fi
 # shellcheck source=/dev/null
 . ./spec.sh
 # A job that starts at once starts the kernel's wait before its first move between cgroups now, while the wrapper's
-# start goes on (awl_track_prime); one that waits first (a parent, a queue) starts it after the wait.
+# start goes on (awl_track_prime; nothing to write when the local launcher did so as it began); one that waits first
+# (a parent, a queue) starts it after the wait, whatever the launcher did then.
 [ "$AWL_AFTER_N$AWL_AFTER_FAILED$AWL_QUEUE$AWL_RESOURCES" != 0 ] || awl_track_prime
 awl_spec_checked $#
 awl_identity
 awl_wait_turn
-[ "${awl_primed-}" = 1 ] || awl_track_prime
+[ "${awl_primed-}" = 1 ] || { awl_launch_primed='' && awl_track_prime; }
 awl_find_setsid
 awl_start_clock
 awl_enter_cwd

@@ -3,6 +3,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { ownCgroupProcs } from "../../src/backends/local/job-cgroups.ts";
 import { gatedCommand, killQuietly, pidAlive, Sandbox, until } from "../helpers/cli.ts";
 
 const sb = new Sandbox();
@@ -43,18 +44,28 @@ describe("outcomes", () => {
 
   test("the local launch hands the wrapper its clocks (EPOCH_CS:UPTIME_CS:BOOT_ID), so the job's start needs no `date`", () => {
     // the wrapper (the command's parent): its command line, the clocks in its environment, and the command's own
-    const show = `tr '\\0' '\\n' </proc/$PPID/cmdline; tr '\\0' '\\n' </proc/$PPID/environ | grep '^AWL_LAUNCH_CLOCK='; echo "command: [\${AWL_LAUNCH_CLOCK-unset}]"`;
+    const show = `tr '\\0' '\\n' </proc/$PPID/cmdline; tr '\\0' '\\n' </proc/$PPID/environ | grep '^AWL_LAUNCH_CLOCK='; echo "command: [\${AWL_LAUNCH_CLOCK-unset}] [\${AWL_LAUNCH_PRIMED-unset}]"`;
     const r = sb.run(["run", "--json", "--", "sh", "-c", show]);
     expect(r.code).toBe(0);
     const lines = (r.json.stdout_tail as string).trim().split("\n");
     // the command line ends in the job directory (a wrapper is known by it); the clocks are in its environment
     expect(lines[1]).toMatch(/\/bin\/wrapper-[0-9a-f]{16}\.sh$/);
     expect(lines[2]).toBe(join(sb.dataDir, "jobs", r.json.job_id));
-    expect(lines[4]).toBe("command: [unset]");
+    expect(lines[4]).toBe("command: [unset] [unset]");
     const [epochCs, uptimeCs, boot] = lines[3]!.replace("AWL_LAUNCH_CLOCK=", "").split(":");
     expect(Math.abs(Number(epochCs) / 100 - Date.now() / 1000)).toBeLessThan(120);
     expect(Number(uptimeCs)).toBeGreaterThan(0);
     expect(boot).toBe(readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim());
+  });
+
+  test("the local launch tells its wrapper when it started the cgroup prime itself (AWL_LAUNCH_PRIMED=1)", () => {
+    const show = `tr '\\0' '\\n' </proc/$PPID/environ | grep -c '^AWL_LAUNCH_PRIMED=1$'; echo "[\${AWL_LAUNCH_PRIMED-unset}]"`;
+    const r = sb.run(["run", "--json", "--", "sh", "-c", show]);
+    expect(r.code).toBe(0);
+    // the launcher primes where its own cgroup's cgroup.procs is writable (as the wrapper would) and jobs are tracked
+    // by cgroup; the command never sees the variable
+    const primes = ownCgroupProcs() !== null && sb.env.AWAITLESS_TRACKING !== "environment";
+    expect((r.json.stdout_tail as string).split("\n").slice(0, 2)).toEqual([primes ? "1" : "0", "[unset]"]);
   });
 
   test("human output names the state and shows the tails", () => {

@@ -463,6 +463,9 @@ echo "v2=[$(cat "$m/a/b/cgroup.procs")] memory=[$(cat "$m/mem/cgroup.procs")]"`,
     expect(prime("AWAITLESS_TRACKING=environment").out).toBe("v2=[] memory=[]\n");
     expect(prime("AWL_SCHEDULER=slurm").out).toBe("v2=[] memory=[]\n");
     expect(prime("awl_cg_self() { awl_cgp2='' awl_cgp_memory=''; }").out).toBe("v2=[] memory=[]\n");
+    // the local launcher wrote there as the launch began: nothing to write, and the look-up is kept for the setup
+    const launched = prime("awl_launch_primed=1; trap 'echo \"known=$awl_cg_known v2=$awl_cgp2\"' EXIT");
+    expect(launched.out).toBe("v2=[] memory=[]\nknown=1 v2=/a/b\n");
   });
 
   test("prelude.sh: awl_catches tells a process that traps USR1 from one that does not, and from one that is gone", () => {

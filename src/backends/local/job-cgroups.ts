@@ -48,17 +48,19 @@ let primePath: string | null | undefined;
  * itself: a move to where this process already is, which changes nothing) to the cgroup.procs of this process's own
  * cgroup, v2 first, else v1 `memory`, as the wrapper would; the write runs on the runtime's I/O threads, so nothing
  * here waits for it. Not when jobs are tracked by environment (AWAITLESS_TRACKING=environment), nor where that file
- * cannot be written (not root, no delegated cgroup): looked up once per process.
+ * cannot be written (not root, no delegated cgroup): looked up once per process. True when a write was started: the
+ * launch then tells its wrapper (AWL_LAUNCH_PRIMED=1), which skips its own.
  */
-export function primeCgroupMoves(): void {
-  if (process.env.AWAITLESS_TRACKING === "environment") return;
+export function primeCgroupMoves(): boolean {
+  if (process.env.AWAITLESS_TRACKING === "environment") return false;
   if (primePath === undefined) primePath = ownCgroupProcs();
-  if (primePath === null) return;
+  if (primePath === null) return false;
   // node:fs/promises on first use (it costs a command that launches nothing, e.g. a status, half a millisecond)
   const { writeFile } = require("node:fs/promises") as typeof import("node:fs/promises");
   writeFile(primePath, "0\n").catch(() => {
     primePath = null;
   });
+  return true;
 }
 
 /** The writable cgroup.procs of this process's own cgroup (v2, else v1 `memory`), or null. */

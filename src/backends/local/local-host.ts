@@ -153,7 +153,7 @@ export class LocalHost implements JobHost {
 
   /** `dir` is job.job_dir: its parent (jobs/ or --log-dir) must be trusted. */
   async start(dir: string, text: string): Promise<HostBackendId> {
-    primeCgroupMoves();
+    const primed = primeCgroupMoves();
     const parent = dirname(dir);
     const room = freeSpace(parent);
     if (room !== null && room.free < LAUNCH_HEADROOM_BYTES) {
@@ -196,7 +196,11 @@ export class LocalHost implements JobHost {
         detached: true,
         stdio: ["ignore", log, log],
         cwd: "/",
-        env: { ...outsideJobs(process.env), ...(clock ? { AWL_LAUNCH_CLOCK: clock } : {}) },
+        env: {
+          ...outsideJobs(process.env),
+          ...(clock ? { AWL_LAUNCH_CLOCK: clock } : {}),
+          ...(primed ? { AWL_LAUNCH_PRIMED: "1" } : {}),
+        },
       });
       child.unref();
       const pid = child.pid;
