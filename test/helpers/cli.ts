@@ -105,16 +105,42 @@ export class Sandbox {
   }
 
   cleanup(): void {
-    // the cgroups of its jobs whose wrappers a test killed (a finished wrapper removes its own)
     const jobs = join(this.dataDir, "jobs");
+    const dirs: string[] = [];
     if (existsSync(jobs)) {
       for (const id of readdirSync(jobs)) {
-        dropJobCgroups(join(jobs, id));
+        dirs.push(join(jobs, id));
         const attempts = join(jobs, id, "attempts");
-        if (existsSync(attempts)) for (const n of readdirSync(attempts)) dropJobCgroups(join(attempts, n));
+        if (existsSync(attempts)) for (const n of readdirSync(attempts)) dirs.push(join(attempts, n));
       }
     }
+    // what a test that failed or ran out of time left running (its own `finally` never ran)
+    stopUnfinishedJobs(dirs.filter((d) => !existsSync(join(d, "exit"))));
+    // the cgroups of its jobs whose wrappers were killed (a finished wrapper removes its own)
+    for (const dir of dirs) dropJobCgroups(dir);
     rmSync(this.root, { recursive: true, force: true });
+  }
+}
+
+/**
+ * KILL to every process of jobs that have no exit record: their wrappers and monitors (a command line ending in the
+ * job directory) and their commands' processes (AWAITLESS_JOB_DIR=the job directory in their environment). A job
+ * directory is the sandbox's own temporary path, so nothing of another test matches.
+ */
+function stopUnfinishedJobs(dirs: string[]): void {
+  if (dirs.length === 0) return;
+  const wanted = new Set(dirs);
+  const marks = dirs.map((d) => `\0AWAITLESS_JOB_DIR=${d}\0`);
+  for (const name of readdirSync("/proc")) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid) || pid === process.pid) continue;
+    try {
+      const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean);
+      const env = `\0${readFileSync(`/proc/${pid}/environ`, "utf8")}`;
+      if (wanted.has(argv.at(-1) ?? "") || marks.some((m) => env.includes(m))) killQuietly(pid);
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
   }
 }
 
