@@ -33,10 +33,11 @@ function configFlag(argv: string[]): string | undefined {
 
 async function main(argv: string[], args: string[]): Promise<number> {
   const io = { stdout, stderr, env: process.env };
-  const { reportError, runCli } = await import("./cli/cli.ts");
+  const { runCli } = await import("./cli/cli.ts");
   try {
     refuseInvalidUtf8(args);
   } catch (e) {
+    const { reportError } = await import("./cli/session.ts");
     const { styleFor } = await import("./cli/render.ts");
     return reportError(e, io, args.includes("--json"), styleFor(stderr, process.env));
   }

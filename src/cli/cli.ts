@@ -3,11 +3,10 @@ import { type CAC, type Command, cac } from "cac";
 import type { Ctx } from "../context.ts";
 import { AwaitlessError, EXIT, invalid } from "../core/model/errors.ts";
 import { didYouMean, nearestName } from "../core/util/nearest-name.ts";
-import { noSpaceFromErrno } from "../core/util/no-space.ts";
 import type { CliIo } from "./cli-io.ts";
 import { type Action, COMMANDS } from "./commands.ts";
 import { paint, shellWord, styleFor } from "./render.ts";
-import { shownLines } from "./terminal-safe.ts";
+import { cliSession, reportError } from "./session.ts";
 import { keepTypedValues } from "./typed-values.ts";
 
 const LAUNCH_OPTIONS: [string, string][] = [
@@ -261,35 +260,23 @@ function commandWord(words: string[]): string | undefined {
 export async function runCli(argv: string[], io: CliIo, makeCtx: () => Promise<Ctx>): Promise<number> {
   let exitCode = EXIT.ok as number;
   let action: Promise<number> | null = null;
-  let ctx: Ctx | undefined;
-  // One context per invocation (job-ID prefixes are resolved with it before the action); kept for its
-  // notices. Commands that open the store offer, once, to import an Awaitless 0.8 store found beside it.
-  const quiet = new Set(["import", "mcp"]);
-  let opening: Promise<Ctx> | undefined;
+  let named: string | undefined;
+  // One context per invocation (job-ID prefixes are resolved with it before the action; session.ts)
+  const session = cliSession(() => named ?? "", io, makeCtx);
   let cli: CAC;
   const bind: Bind =
     (name) =>
     (...args: unknown[]) => {
-      const keepCtx = () => {
-        opening ??= makeCtx().then(async (c) => {
-          ctx = c;
-          if (!quiet.has(name) && c.store.near08(io.env)) {
-            const { offerImport } = await import("./import-offer.ts");
-            offerImport(c, io);
-          }
-          return c;
-        });
-        return opening;
-      };
-      action = withFullJobIds(name, cli.matchedCommand?.args[0], args, keepCtx).then((a) =>
-        ACTIONS[name]!(a, io, keepCtx),
+      named = name;
+      action = withFullJobIds(name, cli.matchedCommand?.args[0], args, session.ctx).then((a) =>
+        ACTIONS[name]!(a, io, session.ctx),
       );
     };
   // The table with only the named command's options, parsed against that command alone; when cac's parse does
   // not confirm it (no command, a typo, an option's value taken for the command), the whole table decides.
-  const named = commandWord(aliasedWords(argv));
-  const shortcut = named !== undefined && !asksHelp(aliasedWords(argv));
-  cli = buildCli(bind, shortcut ? named : undefined);
+  const word = commandWord(aliasedWords(argv));
+  const shortcut = word !== undefined && !asksHelp(aliasedWords(argv));
+  cli = buildCli(bind, shortcut ? word : undefined);
   keepTypedValues(cli);
   const style = styleFor(io.stderr, io.env);
   try {
@@ -301,13 +288,13 @@ export async function runCli(argv: string[], io: CliIo, makeCtx: () => Promise<C
       ...aliased(argv, () => [...names(), ...cli.commands.flatMap((c) => c.aliasNames)]),
     ];
     const all = cli.commands;
-    if (shortcut) cli.commands = all.filter((c) => c.name.split(" ")[0] === named);
+    if (shortcut) cli.commands = all.filter((c) => c.name.split(" ")[0] === word);
     try {
       cli.parse(words, { run: false });
     } finally {
       cli.commands = all;
     }
-    if (shortcut && cli.matchedCommand?.name.split(" ")[0] !== named) {
+    if (shortcut && cli.matchedCommand?.name.split(" ")[0] !== word) {
       cli = buildCli(bind);
       keepTypedValues(cli);
       cli.parse(words, { run: false });
@@ -349,10 +336,7 @@ export async function runCli(argv: string[], io: CliIo, makeCtx: () => Promise<C
   } catch (e) {
     exitCode = reportError(withNearestOption(e, cli), io, Boolean(cli.options.json), style);
   }
-  // What was observed but could not be stored (a full disk): said once, after the output.
-  for (const notice of ctx?.service.storeNotices() ?? []) {
-    io.stderr.write(`${paint(style, "yellow", "warning:")} ${shownLines(notice)}\n`);
-  }
+  session.notices(style);
   return exitCode;
 }
 
@@ -455,33 +439,4 @@ function withNearestOption(e: unknown, cli: ReturnType<typeof buildCli>): unknow
   const err = new Error(`${(e as Error).message} (did you mean \`--${near}\`?)`);
   err.name = "CACError";
   return err;
-}
-
-export function reportError(
-  e: unknown,
-  io: CliIo,
-  json: boolean,
-  style: ReturnType<typeof styleFor>,
-): number {
-  const err =
-    e instanceof AwaitlessError
-      ? e
-      : noSpaceFromErrno(e)
-        ? noSpaceFromErrno(e)!
-        : (e as { name?: string })?.name === "CACError"
-          ? new AwaitlessError(
-              "invalid_argument",
-              (e as Error).message,
-              "run `awaitless <command> --help` for its options",
-            )
-          : new AwaitlessError(
-              "internal",
-              String((e as Error)?.stack ?? e),
-              "this is a bug: please report it with the command you ran",
-            );
-  if (json) io.stdout.write(JSON.stringify({ error: err.toJSON() }) + "\n");
-  io.stderr.write(
-    `${paint(style, "red", "error:")} ${shownLines(err.message)}\n${paint(style, "dim", "hint:")} ${shownLines(err.hint)}\n`,
-  );
-  return err.exitCode;
 }
