@@ -33,7 +33,6 @@ function configFlag(argv: string[]): string | undefined {
 
 async function main(argv: string[], args: string[]): Promise<number> {
   const io = { stdout, stderr, env: process.env };
-  const { runCli } = await import("./cli/cli.ts");
   try {
     refuseInvalidUtf8(args);
   } catch (e) {
@@ -41,6 +40,11 @@ async function main(argv: string[], args: string[]): Promise<number> {
     const { styleFor } = await import("./cli/render.ts");
     return reportError(e, io, args.includes("--json"), styleFor(stderr, process.env));
   }
+  // `status ID [--json]`, the command scripts loop on, skips the command table (cli/direct.ts)
+  const { directStatus, runDirectStatus } = await import("./cli/direct.ts");
+  const direct = directStatus(argv);
+  if (direct) return runDirectStatus(direct, io, () => makeCtx(undefined));
+  const { runCli } = await import("./cli/cli.ts");
   return runCli(argv, io, () => makeCtx(configFlag(argv)));
 }
 

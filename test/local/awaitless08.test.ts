@@ -104,6 +104,10 @@ describe("beside an Awaitless 0.8 store", () => {
     const sb = beside08();
     const r = sb.run(["status", OK]);
     expect(r.code).toBe(2);
+    // the first command (here status, which skips the command table: src/cli/direct.ts) offers the import too
+    expect(r.stderr).toMatch(
+      /^notice: an Awaitless 0\.8 store is in .*; bring its jobs here with: awaitless import\n/,
+    );
     expect(r.stderr).toContain(`no job ${OK}`);
     expect(r.stderr).toContain("awaitless import");
   });

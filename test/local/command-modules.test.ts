@@ -106,4 +106,23 @@ describe("each command loads only what it uses", () => {
       expect(r.modules.filter((m) => NOT_LOCAL.test(m) || NOT_READING.test(m))).toEqual([]);
     });
   }
+
+  for (const args of [
+    ["status", "JOB", "--json"],
+    ["status", "--json", "JOB"],
+    ["status", "JOB"],
+  ])
+    test(`${args.join(" ")} skips the command table (cli/direct.ts)`, () => {
+      const r = modulesOf(args.map((a) => (a === "JOB" ? done : a)));
+      expect(r.code).toBe(0);
+      expect(r.modules).toContain("cli/direct.ts");
+      expect(r.modules).not.toContain("cli/cli.ts");
+    });
+
+  test("status with other words (--last) goes through the command table", () => {
+    const r = modulesOf(["status", "--last", "--json"]);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).job_id).toMatch(/^job_/);
+    expect(r.modules).toContain("cli/cli.ts");
+  });
 });
