@@ -28,12 +28,15 @@ awl_put() {
 # beside the caller (awl_ls_pid), as one process: a function or a group put in the background is a subshell, which
 # would fork again for `ls` (1.8 ms more on a quick job's end). stderr is redirected first, so that a FILE that
 # cannot be made is not said in the wrapper's log either.
+# The watched files (awl_sizes reads their lines), split on the spaces where they are listed.
+awl_watched='stdout stderr progress stdout.prev stderr.prev'
+# shellcheck disable=SC2086 # awl_watched: fixed names without patterns, one word each
 awl_list_sizes() {
   if [ "${2-}" = background ]; then
-    LC_ALL=C BLOCK_SIZE=1 LS_BLOCK_SIZE=1 ls -ln stdout stderr progress stdout.prev stderr.prev 2>/dev/null >"$1" &
+    LC_ALL=C BLOCK_SIZE=1 LS_BLOCK_SIZE=1 ls -ln $awl_watched 2>/dev/null >"$1" &
     awl_ls_pid=$!
   else
-    LC_ALL=C BLOCK_SIZE=1 LS_BLOCK_SIZE=1 ls -ln stdout stderr progress stdout.prev stderr.prev 2>/dev/null >"$1"
+    LC_ALL=C BLOCK_SIZE=1 LS_BLOCK_SIZE=1 ls -ln $awl_watched 2>/dev/null >"$1"
   fi
 }
 
@@ -53,7 +56,8 @@ awl_stat() {
   awl_list_sizes monitor.ls
   { awl_sizes <monitor.ls; } 2>/dev/null
   [ "$awl_seen" = 0 ] || return 0
-  awl_ls=$(LC_ALL=C BLOCK_SIZE=1 LS_BLOCK_SIZE=1 ls -ln stdout stderr progress stdout.prev stderr.prev 2>/dev/null)
+  # shellcheck disable=SC2086 # as in awl_list_sizes
+  awl_ls=$(LC_ALL=C BLOCK_SIZE=1 LS_BLOCK_SIZE=1 ls -ln $awl_watched 2>/dev/null)
   awl_sizes <<EOF
 $awl_ls
 EOF
