@@ -24,17 +24,17 @@ function io(): { io: Parameters<typeof runCli>[1]; said: () => Omit<Said, "code"
   };
 }
 
-async function byTable(argv: string[]): Promise<Said> {
+async function byTable(argv: string[], env = sb.env): Promise<Said> {
   const o = io();
-  const code = await runCli(argv, o.io, async () => createContext(sb.env));
+  const code = await runCli(argv, o.io, async () => createContext(env));
   return { code, ...o.said() };
 }
 
-async function direct(argv: string[]): Promise<Said> {
+async function direct(argv: string[], env = sb.env): Promise<Said> {
   const given = directStatus(argv);
   if (!given) throw new Error(`${argv.join(" ")} does not take the direct path`);
   const o = io();
-  const code = await runDirectStatus(given, o.io, async () => createContext(sb.env));
+  const code = await runDirectStatus(given, o.io, async () => createContext(env));
   return { code, ...o.said() };
 }
 
@@ -108,4 +108,22 @@ describe("the direct path says what the table says", () => {
       expect(mine).toEqual(table);
       expect(mine.stdout + mine.stderr).not.toBe("");
     });
+
+  test("a config with a mistyped key", async () => {
+    const bad = new Sandbox();
+    try {
+      bad.writeConfig("[defaults]\nlog_tail_lnes = 3\n");
+      for (const argv of [
+        ["status", ok],
+        ["status", ok, "--json"],
+      ]) {
+        const mine = await direct(argv, bad.env);
+        expect(mine).toEqual(await byTable(argv, bad.env));
+        expect(mine.code).not.toBe(0);
+        expect(mine.stderr).toContain("log_tail_lnes");
+      }
+    } finally {
+      bad.cleanup();
+    }
+  });
 });
