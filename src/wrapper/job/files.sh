@@ -24,12 +24,13 @@ awl_put() {
   LC_ALL=C mv -f "$awl_f.tmp" "$awl_f"
 }
 
+# The watched files (awl_sizes reads their lines), split on the spaces where they are listed.
+awl_watched='stdout stderr progress stdout.prev stderr.prev'
+
 # awl_list_sizes FILE [background]: the `ls -ln` listing of the watched files, into FILE; with `background` it runs
 # beside the caller (awl_ls_pid), as one process: a function or a group put in the background is a subshell, which
 # would fork again for `ls` (1.8 ms more on a quick job's end). stderr is redirected first, so that a FILE that
 # cannot be made is not said in the wrapper's log either.
-# The watched files (awl_sizes reads their lines), split on the spaces where they are listed.
-awl_watched='stdout stderr progress stdout.prev stderr.prev'
 # shellcheck disable=SC2086 # awl_watched: fixed names without patterns, one word each
 awl_list_sizes() {
   if [ "${2-}" = background ]; then
