@@ -6,7 +6,12 @@ import { join } from "node:path";
 import { configPath } from "../config/config.ts";
 import type { Ctx } from "../context.ts";
 import { EXIT } from "../core/model/errors.ts";
-import { CHECK_MAX_SECONDS, HEARTBEAT_SECONDS, lostAfterSeconds } from "../core/model/liveness.ts";
+import {
+  CHECK_MAX_SECONDS,
+  HEARTBEAT_SECONDS,
+  LOCAL_HEARTBEAT_SECONDS,
+  lostAfterSeconds,
+} from "../core/model/liveness.ts";
 import { directoryBytes } from "../core/util/directory-bytes.ts";
 import type { CliIo } from "./cli-io.ts";
 import { ago, humanBytes, humanDuration, paint, styleFor } from "./render.ts";
@@ -166,7 +171,7 @@ export async function doctor(
   checks.push({
     check: "liveness",
     ok: true,
-    detail: `a job's wrapper checks its output every 1–${CHECK_MAX_SECONDS}s (less often while quiet) and heartbeats every ${HEARTBEAT_SECONDS}s while quiet; a job whose wrapper cannot be checked directly (Slurm) is lost after ${lostAfterSeconds()}s without a heartbeat`,
+    detail: `a job's wrapper checks its output every 1–${CHECK_MAX_SECONDS}s (less often while quiet) and heartbeats every ${HEARTBEAT_SECONDS}s while quiet (${LOCAL_HEARTBEAT_SECONDS}s on this machine, where the wrapper's process is checked directly); a job whose wrapper cannot be checked directly (Slurm) is lost after ${lostAfterSeconds()}s without a heartbeat`,
   });
   const { localBootCheck } = await import("../backends/local/boot-doctor.ts");
   checks.push(localBootCheck());

@@ -204,6 +204,34 @@ describe("stall and lost", () => {
     expect(hist.lastIndexOf("running")).toBeGreaterThan(hist.indexOf("stalled"));
   });
 
+  test("a quiet local job heartbeats every 120 s; its killed wrapper is found lost by its process at once, dated by its last heartbeat", async () => {
+    const id = sb.submit(["sleep", "300"]);
+    const dir = sb.run(["inspect", "--json", id]).json.job_dir as string;
+    const read = (name: string) => {
+      try {
+        return readFileSync(join(dir, name), "utf8");
+      } catch {
+        return "";
+      }
+    };
+    const beat = await until("the first heartbeat", () => read("heartbeat"));
+    const started = read("started");
+    const field = (text: string, k: string) => Number(new RegExp(`^${k}=(\\d+)`, "m").exec(text)?.[1]);
+    try {
+      expect(read("spec.sh")).toMatch(/^AWL_HEARTBEAT=120$/m);
+      expect(field(beat, "interval")).toBe(120);
+      killQuietly(field(started, "wrapper_pid"));
+      // found at the next look, long before a heartbeat would be missed (3 intervals + 10 s)
+      const w = await sb.runAsync(["wait", "--json", "--timeout", "30s", id]);
+      expect([w.json.state, w.json.reason]).toEqual(["lost", "wrapper_killed"]);
+      const last = read("heartbeat") || beat;
+      expect(w.json.finished_at).toBe(new Date(field(last, "now") * 1000).toISOString());
+    } finally {
+      killQuietly(-field(started, "pgid"));
+      killQuietly(field(started, "pid"));
+    }
+  });
+
   test("a changed boot ID makes the job lost with reason host_rebooted", async () => {
     const id = sb.submit(["sleep", "30"]);
     const info = sb.run(["inspect", "--json", id]).json;

@@ -1,4 +1,5 @@
 // The local backend: the wrapper backend over this machine (LocalHost); a job's directory is job.job_dir itself.
+import { LOCAL_HEARTBEAT_SECONDS } from "../../core/model/liveness.ts";
 import { WrapperBackend, type WrapperBackendOptions } from "../host/wrapper-backend.ts";
 import { LocalHost } from "./local-host.ts";
 
@@ -11,6 +12,11 @@ export interface LocalBackendOptions extends WrapperBackendOptions {
 export class LocalBackend extends WrapperBackend {
   constructor(opts: LocalBackendOptions) {
     const host = new LocalHost({ dataDir: opts.dataDir, shell: opts.shell });
-    super("local", { hostOf: () => host, inPlace: true }, opts);
+    // a local wrapper is checked by its process, so its quiet heartbeat can be rare (LOCAL_HEARTBEAT_SECONDS)
+    super(
+      "local",
+      { hostOf: () => host, inPlace: true },
+      { ...opts, heartbeatSeconds: opts.heartbeatSeconds ?? LOCAL_HEARTBEAT_SECONDS },
+    );
   }
 }
