@@ -179,9 +179,32 @@ export function pidAlive(pid: number): boolean {
 }
 
 export function killQuietly(pid: number, signal: NodeJS.Signals = "SIGKILL"): void {
+  if (!Number.isInteger(pid) || pid === 0 || pid === -1 || isOwnRun(pid)) return;
   try {
     process.kill(pid, signal);
   } catch {
     // already gone
   }
+}
+
+/**
+ * Is `pid` (a process, or with a minus a process group) this test run's own: this process, its runner, one of the
+ * runner's other workers, or the group they share? A pid a test noted earlier can name one of them by the time it is
+ * signalled: a small machine's pid_max is 32,768, and the suite starts processes fast enough to wrap it within
+ * minutes (a parallel run once lost a worker to a SIGKILL from nowhere).
+ */
+export function isOwnRun(pid: number): boolean {
+  const target = Math.abs(pid);
+  if (target === process.pid || target === process.ppid) return true;
+  const field = (p: number, n: number) => {
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, "utf8");
+      return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[n - 3]);
+    } catch {
+      return Number.NaN;
+    }
+  };
+  if (pid < 0) return target === field(process.pid, 5);
+  // a sibling: started by the same parent (the runner's other workers); never init's orphans
+  return process.ppid > 1 && field(target, 4) === process.ppid;
 }

@@ -3,7 +3,7 @@
 import { expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { gatedCommand, killQuietly, pidAlive, Sandbox, until } from "../helpers/cli.ts";
+import { gatedCommand, isOwnRun, killQuietly, pidAlive, Sandbox, until } from "../helpers/cli.ts";
 
 test("cleanup kills an unfinished job's wrapper, its command and the command's child", async () => {
   const sb = new Sandbox();
@@ -49,5 +49,36 @@ test("cleanup kills an unfinished job's wrapper, its command and the command's c
     await until("every process of the job gone", () => pids.every((p) => !pidAlive(p)) || undefined, 10_000);
   } finally {
     for (const pid of pids) killQuietly(pid);
+  }
+});
+
+test("killQuietly never signals this test run: itself, its runner, the runner's other workers, or their group", async () => {
+  const stat = readFileSync("/proc/self/stat", "utf8");
+  const pgid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
+  expect(isOwnRun(process.pid)).toBe(true);
+  expect(isOwnRun(process.ppid)).toBe(true);
+  expect(isOwnRun(-pgid)).toBe(true);
+  // what a test starts itself is signalled
+  const child = Bun.spawn(["sleep", "300"]);
+  try {
+    expect(isOwnRun(child.pid)).toBe(false);
+    killQuietly(child.pid);
+    expect(await child.exited).not.toBe(0);
+  } finally {
+    child.kill("SIGKILL");
+  }
+  // a sibling: a process the runner (this process's parent) started, as it starts its workers
+  if (process.ppid > 1) {
+    for (const name of readdirSync("/proc")) {
+      const pid = Number(name);
+      if (!Number.isInteger(pid) || pid === process.pid) continue;
+      try {
+        const s = readFileSync(`/proc/${pid}/stat`, "utf8");
+        if (Number(s.slice(s.lastIndexOf(")") + 2).split(" ")[1]) === process.ppid)
+          expect(isOwnRun(pid)).toBe(true);
+      } catch {
+        // gone meanwhile
+      }
+    }
   }
 });
