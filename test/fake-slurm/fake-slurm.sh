@@ -162,15 +162,15 @@ runner)
   fi
   ;;
 squeue)
-  jobs='' name=''
+  jobs='' name='' all=''
   for a in "$@"; do
-    case $a in --jobs=*) jobs=${a#--jobs=} ;; --name=*) name=${a#--name=} ;; esac
+    case $a in --jobs=*) jobs=${a#--jobs=} ;; --name=*) name=${a#--name=} ;; --states=all) all=1 ;; esac
   done
   for id in $(ids "$jobs"); do
     d=$S/jobs/$id
     [ -d "$d" ] || continue
     state=$(field "$d/state" UNKNOWN)
-    case $state in PENDING | RUNNING) ;; *) continue ;; esac
+    [ -n "$all" ] || case $state in PENDING | RUNNING) ;; *) continue ;; esac
     [ -z "$name" ] || [ "$(field "$d/job-name" '')" = "$name" ] || continue
     printf '%s|%s|%s|%s|%s\n' "$id" "$state" "$(field "$d/reason" None)" "$(field "$d/job-name" '')" \
       "$(field "$d/comment" '')"

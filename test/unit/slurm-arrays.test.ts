@@ -2,7 +2,12 @@
 // (one line per task with --array, collapsed pending lines) mapped to task rows, scancel targets, MaxArraySize parsing.
 import { describe, expect, test } from "bun:test";
 import type { CommandRunner, ExecOptions, RunResult } from "../../src/backends/slurm/runner.ts";
-import { arrayChunks, chunkTag, scancelTargets } from "../../src/backends/slurm/slurm-array.ts";
+import {
+  arrayChunks,
+  chunkTag,
+  findArrayTasks,
+  scancelTargets,
+} from "../../src/backends/slurm/slurm-array.ts";
 import {
   arrayIndexText,
   arrayTaskOf,
@@ -16,6 +21,7 @@ import {
 } from "../../src/backends/slurm/slurm-queries.ts";
 import { queryIds, runRound } from "../../src/backends/slurm/slurm-round.ts";
 import { observeSlurmJob } from "../../src/backends/slurm/slurm-states.ts";
+import { findByTag } from "../../src/backends/slurm/slurm-submit.ts";
 import type { Job } from "../../src/core/model/job.ts";
 
 describe("array chunks", () => {
@@ -46,6 +52,29 @@ describe("array rows of squeue and sacct", () => {
   test("squeue is asked with --array (pending tasks one line each, also with --jobs and --name)", () => {
     expect(squeueArgs(["12"])).toContain("--array");
     expect(squeueByNameArgs("x-job_A")).toContain("--array");
+  });
+  test("find-by-tag sees a job or task that ended a moment ago, before the accounting has it (squeue --states=all)", async () => {
+    // the controller still lists ended jobs when asked for every state; the accounting has not caught up
+    const runner = {
+      label: "fake",
+      isLocal: true,
+      exec: async (argv: readonly string[], _o: ExecOptions): Promise<RunResult> => {
+        if (argv[0] !== "squeue") return { code: 0, stdout: "", stderr: "" };
+        if (!argv.includes("--states=all")) return { code: 0, stdout: "", stderr: "" };
+        return {
+          code: 0,
+          stdout: argv.some((a) => a.includes("job_ARR"))
+            ? "41_0|COMPLETED|None|n-job_ARR|awaitless:job_ARR\n41_1|RUNNING|None|n-job_ARR|awaitless:job_ARR\n"
+            : "40|COMPLETED|None|n-job_ONE|awaitless:job_ONE\n",
+          stderr: "",
+        };
+      },
+    } as unknown as CommandRunner;
+    expect(await findByTag(runner, { jobId: "job_ONE", jobName: "n" }, new Date(), 1000)).toEqual(["40"]);
+    const host = { runner, name: "fake", settings: { callTimeoutMs: 1000 } } as unknown as Parameters<
+      typeof findArrayTasks
+    >[0];
+    expect(await findArrayTasks(host, "job_ARR", "n", new Date())).toEqual(["41_0", "41_1"]);
   });
   test("task IDs and collapsed lines", () => {
     expect(arrayTaskOf("1663_4")).toEqual({ arrayJobId: "1663", taskId: 4 });

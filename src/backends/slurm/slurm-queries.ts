@@ -15,9 +15,21 @@ export function squeueArgs(slurmJobIds: readonly string[]): string[] {
   const ids = slurmJobIds.length === 1 ? [slurmJobIds[0], slurmJobIds[0]] : slurmJobIds;
   return ["squeue", "--noheader", "--array", `--jobs=${ids.join(",")}`, `--format=${SQUEUE_FORMAT}`];
 }
-/** Active jobs carrying our Slurm job name (find-by-tag: squeue knows a job the moment sbatch accepts it). */
+/**
+ * Jobs carrying our Slurm job name, in every state the controller still holds (find-by-tag: squeue knows a job the
+ * moment sbatch accepts it). `--states=all`: a job or array task that ended a moment ago has left squeue's default
+ * states but may not be in the accounting yet (slurmdbd lags), and found in neither it would be submitted again and
+ * run twice; the controller keeps ended jobs for MinJobAge (300 s by default).
+ */
 export function squeueByNameArgs(slurmJobName: string): string[] {
-  return ["squeue", "--noheader", "--array", `--name=${slurmJobName}`, `--format=${SQUEUE_FORMAT}`];
+  return [
+    "squeue",
+    "--noheader",
+    "--array",
+    "--states=all",
+    `--name=${slurmJobName}`,
+    `--format=${SQUEUE_FORMAT}`,
+  ];
 }
 /** The cluster's configuration (MaxArraySize: the highest array task ID plus one). */
 export const SCONTROL_CONFIG_ARGS = ["scontrol", "show", "config"] as const;
