@@ -13,12 +13,11 @@ import { cliSession, reportError } from "./session.ts";
 /** The job ID and output form when `argv` is exactly `status ID [--json]` (or `status --json ID`), else undefined. */
 export function directStatus(argv: readonly string[]): { id: string; json: boolean } | undefined {
   if (argv[0] !== "status" || argv.length < 2 || argv.length > 3) return undefined;
-  const rest = argv.slice(1);
-  const json = rest.includes("--json");
-  const words = rest.filter((w) => w !== "--json");
-  if (words.length !== 1 || rest.length !== words.length + (json ? 1 : 0)) return undefined;
+  // at most two words after `status`: one left once `--json` is taken out is the ID
+  const words = argv.slice(1).filter((w) => w !== "--json");
+  if (words.length !== 1) return undefined;
   const id = words[0]!;
-  return id === "" || id.startsWith("-") ? undefined : { id, json };
+  return id === "" || id.startsWith("-") ? undefined : { id, json: argv.includes("--json") };
 }
 
 /** Runs `status ID [--json]` as the table would: same context, same action, same error report and notices. */
