@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { dropJobCgroups } from "../../src/backends/local/job-cgroups.ts";
+import { statField } from "./proc-state.ts";
 
 export { until } from "./until.ts";
 
@@ -196,15 +197,7 @@ export function killQuietly(pid: number, signal: NodeJS.Signals = "SIGKILL"): vo
 export function isOwnRun(pid: number): boolean {
   const target = Math.abs(pid);
   if (target === process.pid || target === process.ppid) return true;
-  const field = (p: number, n: number) => {
-    try {
-      const stat = readFileSync(`/proc/${p}/stat`, "utf8");
-      return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[n - 3]);
-    } catch {
-      return Number.NaN;
-    }
-  };
-  if (pid < 0) return target === field(process.pid, 5);
+  if (pid < 0) return target === Number(statField("self", 5));
   // a sibling: started by the same parent (the runner's other workers); never init's orphans
-  return process.ppid > 1 && field(target, 4) === process.ppid;
+  return process.ppid > 1 && Number(statField(target, 4)) === process.ppid;
 }

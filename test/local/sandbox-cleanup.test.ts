@@ -4,6 +4,7 @@ import { expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { gatedCommand, isOwnRun, killQuietly, pidAlive, Sandbox, until } from "../helpers/cli.ts";
+import { statField } from "../helpers/proc-state.ts";
 
 test("cleanup kills an unfinished job's wrapper, its command and the command's child", async () => {
   const sb = new Sandbox();
@@ -53,8 +54,7 @@ test("cleanup kills an unfinished job's wrapper, its command and the command's c
 });
 
 test("killQuietly never signals this test run: itself, its runner, the runner's other workers, or their group", async () => {
-  const stat = readFileSync("/proc/self/stat", "utf8");
-  const pgid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
+  const pgid = Number(statField("self", 5));
   expect(isOwnRun(process.pid)).toBe(true);
   expect(isOwnRun(process.ppid)).toBe(true);
   expect(isOwnRun(-pgid)).toBe(true);
@@ -72,13 +72,7 @@ test("killQuietly never signals this test run: itself, its runner, the runner's 
     for (const name of readdirSync("/proc")) {
       const pid = Number(name);
       if (!Number.isInteger(pid) || pid === process.pid) continue;
-      try {
-        const s = readFileSync(`/proc/${pid}/stat`, "utf8");
-        if (Number(s.slice(s.lastIndexOf(")") + 2).split(" ")[1]) === process.ppid)
-          expect(isOwnRun(pid)).toBe(true);
-      } catch {
-        // gone meanwhile
-      }
+      if (Number(statField(pid, 4)) === process.ppid) expect(isOwnRun(pid)).toBe(true);
     }
   }
 });
