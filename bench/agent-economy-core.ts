@@ -27,8 +27,15 @@ export interface Outcome {
   measuredSeconds: number;
   /** Tool calls the agent's model made (each a turn in its context). */
   calls: number;
-  /** Calls the client cut at its own limit (should stay 0). */
+  /** Calls the client cut at its own limit (plus the run's `limitSlackMs`; should stay 0). */
   cut: number;
+  /**
+   * The longest time the server held one of the agent's calls, scaled back to real seconds: its own clock (the
+   * job's `waited_seconds`), so a loaded machine's pipe and scheduling delays are not in it. null: no held client.
+   */
+  longestHoldSeconds: number | null;
+  /** Calls the server held past the client's limit (plus the run's `holdSlackMs`; should stay 0). */
+  overLimit: number;
   /** JSON-RPC requests on the wire (tasks/get polls included). */
   requests: number;
   /** Bytes the server sent (responses + notifications), as JSON lines. */
@@ -46,9 +53,13 @@ export interface EconomyOptions {
   profiles?: Profile[];
   jobs?: typeof JOBS;
   naive?: boolean;
-  /** Milliseconds added to each client's scaled limit: at high scales a 10 s margin becomes 100 ms, which a
-   * loaded machine's stdio round trip can eat; tests pass a slack so only a real overrun is a cut. */
+  /** Milliseconds added to each client's scaled limit before the scripted client cuts a call: at high scales a
+   * 10 s margin becomes 100 ms, which a loaded machine's stdio round trip and test process can eat. Tests pass a
+   * long one (the client then cuts only a call that hangs) and judge the holds by the server's clock instead. */
   limitSlackMs?: number;
+  /** Milliseconds a call's hold, by the server's clock, may pass the client's scaled limit before it counts in
+   * `overLimit` (the server's own lateness on a loaded machine: its timer, its last look at the job). */
+  holdSlackMs?: number;
 }
 
 /** Runs every profile (in parallel, one server each) through every job, one after the other. */
@@ -77,7 +88,10 @@ export async function runEconomy(options: EconomyOptions): Promise<Outcome[]> {
         const outcomes: Outcome[] = [];
         for (const job of jobs)
           outcomes.push(
-            await runOne(conn, box.env, profile, job, scale, `p${index}`, options.limitSlackMs ?? 0),
+            await runOne(conn, box.env, profile, job, scale, `p${index}`, {
+              limit: options.limitSlackMs ?? 0,
+              hold: options.holdSlackMs ?? 0,
+            }),
           );
         checkHoldLine(conn, profile);
         return outcomes;
@@ -101,11 +115,43 @@ function checkHoldLine(conn: Conn, profile: Profile): void {
     throw new Error(`${profile.label}: the server did not pick the expected hold: ${line ?? conn.stderr()}`);
 }
 
-/** The job's status through the CLI (bench bookkeeping, not one of the agent's calls). */
-function cliStatus(env: Record<string, string>, jobId: string): Json {
-  const r = Bun.spawnSync([BINARY, "status", jobId, "--json"], { env, stdout: "pipe", stderr: "pipe" });
-  if (r.exitCode !== 0) throw new Error(`awaitless status ${jobId}: ${r.stderr.toString()}`);
-  return JSON.parse(r.stdout.toString()) as Json;
+/**
+ * A CLI command's JSON answer (bench bookkeeping, not one of the agent's calls), run beside the other profiles'
+ * calls rather than blocking their timers as a synchronous spawn would.
+ */
+async function cliJson(env: Record<string, string>, args: string[]): Promise<Json> {
+  const proc = Bun.spawn([BINARY, ...args, "--json"], { env, stdout: "pipe", stderr: "pipe" });
+  const [out, err, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
+  if (code !== 0) throw new Error(`awaitless ${args.join(" ")}: ${err}`);
+  return JSON.parse(out) as Json;
+}
+
+/**
+ * Each call's hold by the server's clock, in ms. A pending answer's `waited_seconds` is the job's waited time so
+ * far, so each one gives its call's hold; the total (a `wait --json` on the ended job, which holds nothing) gives
+ * what the other calls held (the delivered one, a cut one, any answer read as text alone), shared evenly when
+ * there is more than one.
+ */
+function holdsOf(waitedAfter: (number | null)[], totalMs: number): number[] {
+  const holds: (number | null)[] = [];
+  let before = 0;
+  let known = 0;
+  for (const w of waitedAfter) {
+    if (w === null) {
+      holds.push(null);
+      continue;
+    }
+    holds.push(w - before);
+    known += w - before;
+    before = w;
+  }
+  const unknown = holds.filter((h) => h === null).length;
+  const share = unknown === 0 ? 0 : Math.max(0, totalMs - known) / unknown;
+  return holds.map((h) => h ?? share);
 }
 
 async function runOne(
@@ -115,7 +161,7 @@ async function runOne(
   job: (typeof JOBS)[number],
   scale: number,
   tag: string,
-  slackMs: number,
+  slack: { limit: number; hold: number },
 ): Promise<Outcome> {
   const sleep = scaled(job.seconds, scale);
   const id = `${tag}-${job.seconds}`;
@@ -126,7 +172,7 @@ async function runOne(
     profile === NAIVE
       ? await naivePoller(conn, command, scale)
       : profile.tasks === "none"
-        ? await heldAgent(conn, profile, command, id, scale, slackMs)
+        ? await heldAgent(conn, profile, command, id, scale, slack.limit)
         : await taskAgent(conn, profile, command, id);
   const window = conn.tap.log.slice(from);
   let bytes = 0;
@@ -138,10 +184,22 @@ async function runOne(
   }
   const requests = window.filter((e) => e.dir === ">>" && e.message.id !== undefined).length;
   // A client that got the text alone (Qwen Code) has no timestamps in what it read: the CLI has them.
+  const jobId = String(run.final.job_id);
   const final =
     run.final.created_at === undefined
-      ? { ...run.final, ...cliStatus(env, String(run.final.job_id)) }
+      ? { ...run.final, ...(await cliJson(env, ["status", jobId])) }
       : run.final;
+  let longestHoldSeconds: number | null = null;
+  let overLimit = 0;
+  if (run.waitedAfter !== undefined) {
+    const waited = Number((await cliJson(env, ["wait", jobId])).waited_seconds) * 1000;
+    const holds = holdsOf(run.waitedAfter, waited);
+    longestHoldSeconds = (Math.max(...holds) / 1000) * scale;
+    if (profile.limitSeconds !== null) {
+      const limitMs = (profile.limitSeconds / scale) * 1000 + slack.hold;
+      overLimit = holds.filter((h) => h > limitMs).length;
+    }
+  }
   const measuredSeconds =
     ((Date.parse(String(final.finished_at)) - Date.parse(String(final.created_at))) / 1000) * scale;
   const ceilingOf = (d: number) => (profile === NAIVE ? null : 1 + Math.ceil(d / profile.holdSeconds));
@@ -152,6 +210,8 @@ async function runOne(
     measuredSeconds,
     calls: run.calls,
     cut: run.cut,
+    longestHoldSeconds,
+    overLimit,
     requests,
     bytes,
     notifications,
@@ -164,6 +224,8 @@ async function runOne(
 interface AgentRun {
   calls: number;
   cut: number;
+  /** A held client's calls in order: the job's `waited_seconds` (ms) its answer gave, null when it gave none. */
+  waitedAfter?: (number | null)[];
   /** The terminal result (or status) the agent ended with. */
   final: Json;
 }
@@ -200,8 +262,10 @@ async function heldAgent(
   let calls = 0;
   let cut = 0;
   let jobId: string | undefined;
+  const waitedAfter: (number | null)[] = [];
   while (calls < MAX_CALLS) {
     calls++;
+    waitedAfter.push(null);
     const call =
       jobId === undefined
         ? { name: "run", arguments: { command, client_request_id: requestId } }
@@ -215,7 +279,8 @@ async function heldAgent(
     }
     if (typeof body.job_id !== "string") throw new Error(`${call.name} answered ${JSON.stringify(body)}`);
     jobId = body.job_id;
-    if (body.delivery_state === "delivered") return { calls, cut, final: body };
+    if (typeof body.waited_seconds === "number") waitedAfter[calls - 1] = body.waited_seconds * 1000;
+    if (body.delivery_state === "delivered") return { calls, cut, final: body, waitedAfter };
   }
   throw new Error(`${profile.label}: no result after ${MAX_CALLS} calls`);
 }

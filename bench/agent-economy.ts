@@ -35,6 +35,7 @@ function table(outcomes: Outcome[]): string {
     "requests on the wire",
     "bytes to the client",
     "cut by the client",
+    "longest hold (server) / client limit",
   ];
   const rows = outcomes.map((o) => {
     const p = o.profile;
@@ -49,6 +50,10 @@ function table(outcomes: Outcome[]): string {
       String(o.requests),
       `${o.bytes.toLocaleString("en-US")} (${o.notifications} notif.)`,
       String(o.cut),
+      o.longestHoldSeconds === null
+        ? "—"
+        : `${fmtSeconds(o.longestHoldSeconds)} / ${p.limitSeconds === null ? "none" : fmtSeconds(p.limitSeconds)}` +
+          (o.overLimit > 0 ? ` (${o.overLimit} over!)` : ""),
     ];
   });
   return [header, header.map(() => "---"), ...rows].map((cells) => `| ${cells.join(" | ")} |`).join("\n");
@@ -72,7 +77,12 @@ console.log(
     `get_job_logs at the end; the sleeps between its polls are not counted). ` +
     `Bench took ${((Date.now() - started) / 1000).toFixed(0)} s.`,
 );
-if (failed.length > 0 || outcomes.some((o) => o.ceiling !== null && o.calls > (o.measuredCeiling ?? 0))) {
-  console.error("a job did not succeed or an agent needed more calls than the ceiling");
+if (
+  failed.length > 0 ||
+  outcomes.some((o) => (o.ceiling !== null && o.calls > (o.measuredCeiling ?? 0)) || o.overLimit > 0)
+) {
+  console.error(
+    "a job did not succeed, an agent needed more calls than the ceiling, or a hold passed a limit",
+  );
   process.exit(1);
 }
