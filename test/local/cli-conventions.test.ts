@@ -123,3 +123,26 @@ describe("queues", () => {
     expect(sb.run(["queue", "set", "nope", "--concurrency", "2"]).stderr).toContain("there is no queue nope");
   });
 });
+
+describe("standard input", () => {
+  test("a job reads /dev/null and awaitless never reads its own stdin: a `while read` loop keeps every line", () => {
+    // Each line is read by the loop, not by `awaitless run` (whose stdin is the rest of the file), and the job's
+    // `cat` gets nothing of it (a job outlives this process: its stdin is /dev/null, docs/cli.md).
+    const script = `printf 'one\\ntwo\\nthree\\n' > "$1"
+while read -r word; do
+  "$2" run --json -- sh -c 'printf "%s:" "$1"; cat; echo' sh "$word" || exit 9
+done < "$1"`;
+    const r = Bun.spawnSync(["sh", "-c", script, "sh", `${sb.work}/lines.txt`, BINARY], {
+      env: sb.env,
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    expect(r.exitCode).toBe(0);
+    const tails = r.stdout
+      .toString()
+      .trim()
+      .split("\n")
+      .map((line) => (JSON.parse(line) as { stdout_tail: string }).stdout_tail);
+    expect(tails).toEqual(["one:\n", "two:\n", "three:\n"]);
+  });
+});
