@@ -61,7 +61,8 @@
 # exit_code: the command's status; 128+n when it died from signal n (signal= names n, e.g. KILL). sh cannot tell
 #   a command that exited 130 from one killed by SIGINT; both read exit_code=130 signal=INT.
 #   126 with reason=launch_failed: JOB_DIR/spec.sh or AWL_CWD unusable, or no space for `started` (wrapper.log).
-#   127: command not found (recorded as reason=exited, like a shell would). Empty with reason=cancelled: the
+#   127: command not found; 126 also when the command, named by its path, is a directory or not executable (both
+#   recorded as reason=exited, like a shell would). Empty with reason=cancelled: the
 #   cancel file existed before the command started (or before its queue admitted it), so it never ran.
 # reason: exited | timed_out | cancelled | launch_failed | dependency_failed (then dependency=ID:ON; see
 #   "Dependencies", job/after.sh).

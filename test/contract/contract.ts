@@ -108,12 +108,13 @@ export function backendContract(name: string, setup: () => Promise<Target>, opts
 
     it(
       "exit-codes",
-      "exit codes 0, 3 and 255, and 127 for a missing command: state, exit_code, tails and the CLI's exit",
+      "exit codes 0, 3 and 255, 127 for a missing command and 126 for a directory: state, exit_code, tails and the CLI's exit",
       async () => {
         const ok = submitTo(t, ["sh", "-c", "echo out; echo err >&2"]);
         const three = submitTo(t, ["sh", "-c", "echo 'Error: broken thing' >&2; exit 3"]);
         const max = submitTo(t, ["sh", "-c", "exit 255"]);
         const missing = submitTo(t, ["awl-no-such-command", "x"]);
+        const directory = submitTo(t, ["/"]);
         const a = await waitFor(t, ok);
         expect(a.code).toBe(0);
         expect(a.json).toMatchObject({
@@ -137,6 +138,10 @@ export function backendContract(name: string, setup: () => Promise<Target>, opts
         expect(d.code).toBe(3);
         expect(d.json).toMatchObject({ state: "failed", exit_code: 127, reason: "command_not_found" });
         expect(d.json.stderr_tail).toBe("awaitless: command not found: awl-no-such-command\n");
+        const e = await waitFor(t, directory);
+        expect(e.code).toBe(3);
+        expect(e.json).toMatchObject({ state: "failed", exit_code: 126, reason: "nonzero_exit" });
+        expect(e.json.stderr_tail).toBe("awaitless: cannot execute /: it is a directory\n");
       },
       60_000,
     );

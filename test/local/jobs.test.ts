@@ -42,6 +42,38 @@ describe("outcomes", () => {
     expect(human.stdout).not.toContain("setsid");
   });
 
+  test("a script without the execute permission, or a directory, fails with 126 and says so by name", () => {
+    const script = `${sb.work}/not-executable.sh`;
+    Bun.spawnSync([
+      "sh",
+      "-c",
+      'printf "echo hi\\n" > "$1"; chmod 644 "$1"; mkdir -p "$2"',
+      "sh",
+      script,
+      `${sb.work}/a-dir`,
+    ]);
+    const r = sb.run(["run", "--json", "--cwd", sb.work, "--", "./not-executable.sh"]);
+    expect(r.code).toBe(3);
+    expect(r.json).toMatchObject({ state: "failed", exit_code: 126, reason: "nonzero_exit" });
+    expect(r.json.stderr_tail).toBe(
+      "awaitless: cannot execute ./not-executable.sh: permission denied (make it executable: chmod +x ./not-executable.sh; or run it through its interpreter: sh ./not-executable.sh)\n",
+    );
+    expect(r.json.error.suggestion).toContain("chmod +x");
+    const dir = sb.run(["run", "--json", "--", `${sb.work}/a-dir`]);
+    expect(dir.json).toMatchObject({
+      exit_code: 126,
+      stderr_tail: `awaitless: cannot execute ${sb.work}/a-dir: it is a directory\n`,
+    });
+    // the same script run through its interpreter, and made executable, runs
+    expect(
+      sb.run(["run", "--json", "--cwd", sb.work, "--", "sh", "./not-executable.sh"]).json.stdout_tail,
+    ).toBe("hi\n");
+    Bun.spawnSync(["chmod", "755", script]);
+    const ok = sb.run(["run", "--", script]);
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).not.toContain("setsid");
+  });
+
   test("the local launch hands the wrapper its clocks (EPOCH_CS:UPTIME_CS:BOOT_ID), so the job's start needs no `date`", () => {
     // the wrapper (the command's parent): its command line, the clocks in its environment, and the command's own
     const show = `tr '\\0' '\\n' </proc/$PPID/cmdline; tr '\\0' '\\n' </proc/$PPID/environ | grep '^AWL_LAUNCH_CLOCK='; echo "command: [\${AWL_LAUNCH_CLOCK-unset}] [\${AWL_LAUNCH_PRIMED-unset}]"`;

@@ -440,6 +440,8 @@ function exitDecision(job: Job, obs: Observation): Decision {
   }
   const what = x.signal ? `killed by signal ${x.signal}` : `exited with code ${x.exit_code}`;
   const notFound = x.exit_code === 127 && !x.signal;
+  // 126: found but not runnable (the wrapper names a directory or a file without the execute permission)
+  const notRunnable = x.exit_code === 126 && !x.signal;
   return {
     ...base,
     to: "failed",
@@ -450,7 +452,9 @@ function exitDecision(job: Job, obs: Observation): Decision {
       false,
       notFound
         ? "the command was not found on the target: check its name and PATH"
-        : "read the digest and stderr tail; fix the command and run it again",
+        : notRunnable
+          ? "the command could not be executed (exit 126): make it executable (chmod +x) or run it through its interpreter (sh SCRIPT)"
+          : "read the digest and stderr tail; fix the command and run it again",
       ooms > 0
         ? `the kernel's OOM killer ended ${ooms} process${ooms === 1 ? "" : "es"} of the job`
         : undefined,

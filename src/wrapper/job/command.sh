@@ -100,6 +100,20 @@ awl_command() {
     printf 'awaitless: command not found: %s\n' "$awl_c" >&2
     exit 127
   }
+  # So is a file named by its path that cannot be run as a program (126, as a shell says it): a directory, or one
+  # without the execute permission (a script that was never made executable).
+  case $awl_c in
+  */*)
+    if [ -d "$awl_c" ]; then
+      printf 'awaitless: cannot execute %s: it is a directory\n' "$awl_c" >&2
+      exit 126
+    elif [ ! -x "$awl_c" ]; then
+      printf 'awaitless: cannot execute %s: permission denied (make it executable: chmod +x %s; or run it through its interpreter: sh %s)\n' \
+        "$awl_c" "$awl_c" "$awl_c" >&2
+      exit 126
+    fi
+    ;;
+  esac
   exec "$@"
 }
 
