@@ -137,7 +137,7 @@ for (const era of ["legacy", "modern"] as Era[]) {
       console.log(
         `run echo hi (${era}): wire ${bytes} B; as each model receives it: ${JSON.stringify(sizes)}`,
       );
-      // measured 560–588 B (588 when both CPU figures of resources are over 0, one run in five); 611 B with
+      // measured 537–588 B (537 when both CPU figures of resources are 0, 588 when both are over 0); 611 B with
       // waited_seconds, 840 B before false, 0 and leftovers of count 0 were left out, 943 B before the compact form
       expect(sizes["Claude Code / Codex"]!).toBeLessThanOrEqual(600);
       // measured 130 / 91 B: the text of a quick command has no resources line (its figures are tiny)
