@@ -108,13 +108,21 @@ export function backendContract(name: string, setup: () => Promise<Target>, opts
 
     it(
       "exit-codes",
-      "exit codes 0, 3 and 255, 127 for a missing command and 126 for a directory: state, exit_code, tails and the CLI's exit",
+      "exit codes 0, 3 and 255, 127 for a missing command or a script with Windows line endings, 126 for a directory: state, exit_code, tails and the CLI's exit",
       async () => {
         const ok = submitTo(t, ["sh", "-c", "echo out; echo err >&2"]);
         const three = submitTo(t, ["sh", "-c", "echo 'Error: broken thing' >&2; exit 3"]);
         const max = submitTo(t, ["sh", "-c", "exit 255"]);
         const missing = submitTo(t, ["awl-no-such-command", "x"]);
         const directory = submitTo(t, ["/"]);
+        // a script whose first line ends in a carriage return (its interpreter "/bin/sh\r" is not there), made by a
+        // job in the target's default working directory
+        const crlf = `crlf-${process.pid}-${Date.now()}.sh`;
+        const made = submitTo(t, [
+          "sh",
+          "-c",
+          `printf '#!/bin/sh\\r\\necho hi\\r\\n' > ${crlf} && chmod 755 ${crlf}`,
+        ]);
         const a = await waitFor(t, ok);
         expect(a.code).toBe(0);
         expect(a.json).toMatchObject({
@@ -142,6 +150,13 @@ export function backendContract(name: string, setup: () => Promise<Target>, opts
         expect(e.code).toBe(3);
         expect(e.json).toMatchObject({ state: "failed", exit_code: 126, reason: "nonzero_exit" });
         expect(e.json.stderr_tail).toBe("awaitless: cannot execute /: it is a directory\n");
+        expect((await waitFor(t, made)).code).toBe(0);
+        const f = await waitFor(t, submitTo(t, [`./${crlf}`]));
+        await waitFor(t, submitTo(t, ["rm", "-f", crlf]));
+        expect(f.json).toMatchObject({ state: "failed", exit_code: 127 });
+        expect(f.json.stderr_tail).toContain(
+          `awaitless: cannot run ./${crlf}: its first line ends in a carriage return (Windows line endings); convert it with sed -i 's/\\r$//' ./${crlf}\n`,
+        );
       },
       60_000,
     );

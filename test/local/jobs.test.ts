@@ -74,6 +74,36 @@ describe("outcomes", () => {
     expect(ok.stdout).not.toContain("setsid");
   });
 
+  test("a script whose interpreter cannot be started says why: Windows line endings, a missing interpreter", () => {
+    const write = (name: string, text: string) =>
+      Bun.spawnSync([
+        "sh",
+        "-c",
+        'printf "%s" "$2" > "$1"; chmod 755 "$1"',
+        "sh",
+        `${sb.work}/${name}`,
+        text,
+      ]);
+    write("crlf.sh", "#!/bin/sh\r\necho hi\r\n");
+    write("other.sh", "#!/no/such/interpreter -x\necho hi\n");
+    write("inner.sh", "#!/bin/sh\nawl-no-such-tool\n");
+    const crlf = sb.run(["run", "--json", "--cwd", sb.work, "--", "./crlf.sh"]);
+    expect(crlf.json).toMatchObject({ state: "failed", exit_code: 127 });
+    expect(crlf.json.stderr_tail).toEndWith(
+      "awaitless: cannot run ./crlf.sh: its first line ends in a carriage return (Windows line endings); convert it with sed -i 's/\\r$//' ./crlf.sh\n",
+    );
+    expect(crlf.json.error.suggestion).toContain("the interpreter its first line (#!) names");
+    const other = sb.run(["run", "--json", "--", `${sb.work}/other.sh`]);
+    expect(other.json.stderr_tail).toEndWith(
+      `awaitless: cannot run ${sb.work}/other.sh: the interpreter its first line names, /no/such/interpreter, does not exist on this host\n`,
+    );
+    // a script that ran and ended 127 by itself gets no note: its interpreter is there
+    const inner = sb.run(["run", "--json", "--", `${sb.work}/inner.sh`]);
+    expect(inner.json.exit_code).toBe(127);
+    expect(inner.json.stderr_tail).toContain("awl-no-such-tool");
+    expect(inner.json.stderr_tail).not.toContain("awaitless:");
+  });
+
   test("the local launch hands the wrapper its clocks (EPOCH_CS:UPTIME_CS:BOOT_ID), so the job's start needs no `date`", () => {
     // the wrapper (the command's parent): its command line, the clocks in its environment, and the command's own
     const show = `tr '\\0' '\\n' </proc/$PPID/cmdline; tr '\\0' '\\n' </proc/$PPID/environ | grep '^AWL_LAUNCH_CLOCK='; echo "command: [\${AWL_LAUNCH_CLOCK-unset}] [\${AWL_LAUNCH_PRIMED-unset}]"`;

@@ -451,7 +451,7 @@ function exitDecision(job: Job, obs: Observation): Decision {
       `the command ${what}`,
       false,
       notFound
-        ? "the command was not found on the target: check its name and PATH"
+        ? "the command, or the interpreter its first line (#!) names, was not found on the target: check its name and PATH, and the stderr tail"
         : notRunnable
           ? "the command could not be executed (exit 126): make it executable (chmod +x) or run it through its interpreter (sh SCRIPT)"
           : "read the digest and stderr tail; fix the command and run it again",

@@ -46,6 +46,7 @@ awl_run() {
   fi
   (awl_command "$@")
   awl_code=$?
+  case $awl_code in 126 | 127) awl_interp_note "$@" ;; esac
   awl_clock
   awl_end_cs=$awl_cs
   awl_ru1='' awl_rs1=''
@@ -54,6 +55,36 @@ awl_run() {
   awl_cmd_end=$awl_t
   set +m 2>/dev/null
 }
+
+# awl_interp_note [setsid] ARGV... (the command ended 126 or 127): a script named by its path whose #! line the kernel
+# could not follow fails with only "No such file or directory" (setsid's words, naming setsid): says why on the job's
+# stderr when its first line ends in a carriage return (Windows line endings) or names an interpreter that is not
+# there. Nothing for a script that ran and ended so itself (its interpreter exists), nor for anything else.
+awl_interp_note() {
+  if [ -n "$awl_setsid" ]; then awl_c=$2; else awl_c=$1; fi
+  case $awl_c in */*) ;; *) return 0 ;; esac
+  [ -f "$awl_c" ] && [ -x "$awl_c" ] || return 0
+  # its first line (at most 256 bytes: a binary need not have a newline anywhere near its start)
+  awl_l=$(LC_ALL=C dd if="$awl_c" bs=256 count=1 2>/dev/null)
+  awl_nl='
+' awl_cr=$(printf '\r')
+  awl_l=${awl_l%%"$awl_nl"*}
+  case $awl_l in '#!'*) ;; *) return 0 ;; esac
+  awl_i=${awl_l#??}
+  awl_i=${awl_i#"${awl_i%%[! 	]*}"}
+  awl_i=${awl_i%%[ 	]*}
+  case $awl_l in
+  *"$awl_cr")
+    printf 'awaitless: cannot run %s: its first line ends in a carriage return (Windows line endings); convert it with %s %s\n' \
+      "$awl_c" "sed -i 's/\r\$//'" "$awl_c" >>"$awl_dir/stderr"
+    ;;
+  *)
+    [ -n "$awl_i" ] && [ ! -e "$awl_i" ] || return 0
+    printf 'awaitless: cannot run %s: the interpreter its first line names, %s, does not exist on this host\n' \
+      "$awl_c" "$awl_i" >>"$awl_dir/stderr"
+    ;;
+  esac
+} 2>/dev/null
 
 # awl_command [setsid] ARGV... (in the subshell that becomes the command): reads its own pid and start time, marks
 # the queue slot, joins the job's cgroups, writes `started` (no room: exit 126, the command never runs), sets the
