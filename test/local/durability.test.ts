@@ -82,7 +82,11 @@ describe("idempotent creation", () => {
     expect(readFileSync(marker, "utf8")).toBe("x\n");
     const history = sb.run(["inspect", "--json", id]).json.history.map((h: { reason: string }) => h.reason);
     // `started` is there when a look saw the job running; a job this quick can end before any look does
-    expect(history.filter((r: string) => r !== "started")).toEqual(["created", "launch_resumed", "succeeded"]);
+    expect(history.filter((r: string) => r !== "started")).toEqual([
+      "created",
+      "launch_resumed",
+      "succeeded",
+    ]);
     expect(history.slice(2, -1).every((r: string) => r === "started")).toBe(true);
     // people are told that this retry launched it
     const human = sb.run(["submit", "--client-request-id", "crash-1h", "--", "true"], {
