@@ -34,6 +34,8 @@ export interface Outcome {
    * job's `waited_seconds`), so a loaded machine's pipe and scheduling delays are not in it. null: no held client.
    */
   longestHoldSeconds: number | null;
+  /** The median of those holds (real seconds): where a held client's calls typically end. null: no held client. */
+  medianHoldSeconds: number | null;
   /** Calls the server held past the client's limit (plus the run's `holdSlackMs`; should stay 0). */
   overLimit: number;
   /** JSON-RPC requests on the wire (tasks/get polls included). */
@@ -190,11 +192,14 @@ async function runOne(
       ? { ...run.final, ...(await cliJson(env, ["status", jobId])) }
       : run.final;
   let longestHoldSeconds: number | null = null;
+  let medianHoldSeconds: number | null = null;
   let overLimit = 0;
   if (run.waitedAfter !== undefined) {
     const waited = Number((await cliJson(env, ["wait", jobId])).waited_seconds) * 1000;
     const holds = holdsOf(run.waitedAfter, waited);
     longestHoldSeconds = (Math.max(...holds) / 1000) * scale;
+    const sorted = [...holds].sort((a, b) => a - b);
+    medianHoldSeconds = (sorted[Math.floor(sorted.length / 2)]! / 1000) * scale;
     if (profile.limitSeconds !== null) {
       const limitMs = (profile.limitSeconds / scale) * 1000 + slack.hold;
       overLimit = holds.filter((h) => h > limitMs).length;
@@ -211,6 +216,7 @@ async function runOne(
     calls: run.calls,
     cut: run.cut,
     longestHoldSeconds,
+    medianHoldSeconds,
     overLimit,
     requests,
     bytes,

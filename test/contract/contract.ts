@@ -31,15 +31,15 @@ export const SECRET = "Zq7vKp2XwR9tLm4NbY6hJc3DfG";
 /** A shell word waiting for `$AWAITLESS_JOB_DIR/NAME` to exist (the test creates it; the job dir is ours). */
 export const awaitFile = (name: string) => `while [ ! -e "$AWAITLESS_JOB_DIR/${name}" ]; do sleep 0.1; done`;
 
-/** The wrapper's `started` record of a job, parsed (key=value lines), once it exists. */
-export async function startedRecord(t: Target, id: string): Promise<Record<string, string>> {
+/** The wrapper's `started` record of a job, parsed (key=value lines), once it exists (within `ms`, default t.jobMs). */
+export async function startedRecord(t: Target, id: string, ms = t.jobMs): Promise<Record<string, string>> {
   const text = await until(
     "the started record",
     () => {
       const p = join(t.jobDir(id), "started");
       return existsSync(p) ? readFileSync(p, "utf8") : null;
     },
-    t.jobMs,
+    ms,
   );
   return Object.fromEntries(
     text

@@ -120,7 +120,9 @@ async function cancelThroughFaults(r: Run, id: string): Promise<void> {
 }
 
 async function killWrapper(r: Run, id: string): Promise<number> {
-  const rec = await startedRecord(r.t, id);
+  // Three times the target's bound: on the shared test cluster a Slurm job can pend behind other test files' jobs
+  // (a CI run's job waited more than 60 s while the preemption test held the nodes); pending is no fault of ours.
+  const rec = await startedRecord(r.t, id, r.t.jobMs * 3);
   await moment(between(r.rand, 0, 500));
   killQuietly(Number(rec.wrapper_pid));
   r.fault("wrapper killed");
