@@ -36,7 +36,7 @@ export interface Outcome {
   longestHoldSeconds: number | null;
   /** The median of those holds (real seconds): where a held client's calls typically end. null: no held client. */
   medianHoldSeconds: number | null;
-  /** Calls the server held past the client's limit (plus the run's `holdSlackMs`; should stay 0). */
+  /** Calls the server held past the client's limit (should stay 0). */
   overLimit: number;
   /** JSON-RPC requests on the wire (tasks/get polls included). */
   requests: number;
@@ -59,9 +59,6 @@ export interface EconomyOptions {
    * 10 s margin becomes 100 ms, which a loaded machine's stdio round trip and test process can eat. Tests pass a
    * long one (the client then cuts only a call that hangs) and judge the holds by the server's clock instead. */
   limitSlackMs?: number;
-  /** Milliseconds a call's hold, by the server's clock, may pass the client's scaled limit before it counts in
-   * `overLimit` (the server's own lateness on a loaded machine: its timer, its last look at the job). */
-  holdSlackMs?: number;
 }
 
 /** Runs every profile (in parallel, one server each) through every job, one after the other. */
@@ -90,10 +87,7 @@ export async function runEconomy(options: EconomyOptions): Promise<Outcome[]> {
         const outcomes: Outcome[] = [];
         for (const job of jobs)
           outcomes.push(
-            await runOne(conn, box.env, profile, job, scale, `p${index}`, {
-              limit: options.limitSlackMs ?? 0,
-              hold: options.holdSlackMs ?? 0,
-            }),
+            await runOne(conn, box.env, profile, job, scale, `p${index}`, options.limitSlackMs ?? 0),
           );
         checkHoldLine(conn, profile);
         return outcomes;
@@ -163,7 +157,7 @@ async function runOne(
   job: (typeof JOBS)[number],
   scale: number,
   tag: string,
-  slack: { limit: number; hold: number },
+  slackMs: number,
 ): Promise<Outcome> {
   const sleep = scaled(job.seconds, scale);
   const id = `${tag}-${job.seconds}`;
@@ -174,7 +168,7 @@ async function runOne(
     profile === NAIVE
       ? await naivePoller(conn, command, scale)
       : profile.tasks === "none"
-        ? await heldAgent(conn, profile, command, id, scale, slack.limit)
+        ? await heldAgent(conn, profile, command, id, scale, slackMs)
         : await taskAgent(conn, profile, command, id);
   const window = conn.tap.log.slice(from);
   let bytes = 0;
@@ -201,7 +195,7 @@ async function runOne(
     const sorted = [...holds].sort((a, b) => a - b);
     medianHoldSeconds = (sorted[Math.floor(sorted.length / 2)]! / 1000) * scale;
     if (profile.limitSeconds !== null) {
-      const limitMs = (profile.limitSeconds / scale) * 1000 + slack.hold;
+      const limitMs = (profile.limitSeconds / scale) * 1000;
       overLimit = holds.filter((h) => h > limitMs).length;
     }
   }
