@@ -372,6 +372,15 @@ function fromExit(job: Job, obs: Observation): Decision {
   return { ...d, no_space: true, ...(d.error ? { error: { ...d.error, detail: NO_SPACE_DETAIL } } : {}) };
 }
 
+/** What to do after the exit codes a shell gives a command it could not run (the wrapper says which on stderr). */
+const EXIT_SUGGESTIONS: Record<string, string> = {
+  "127":
+    "the command, or the interpreter its first line (#!) names, was not found on the target: check its name and PATH, and the stderr tail",
+  // found but not runnable: a directory, or a file without the execute permission
+  "126":
+    "the command could not be executed (exit 126): make it executable (chmod +x) or run it through its interpreter (sh SCRIPT)",
+};
+
 function exitDecision(job: Job, obs: Observation): Decision {
   const x = obs.exit!;
   const started_at = obs.started?.started_at ?? job.started_at;
@@ -440,8 +449,6 @@ function exitDecision(job: Job, obs: Observation): Decision {
   }
   const what = x.signal ? `killed by signal ${x.signal}` : `exited with code ${x.exit_code}`;
   const notFound = x.exit_code === 127 && !x.signal;
-  // 126: found but not runnable (the wrapper names a directory or a file without the execute permission)
-  const notRunnable = x.exit_code === 126 && !x.signal;
   return {
     ...base,
     to: "failed",
@@ -450,11 +457,8 @@ function exitDecision(job: Job, obs: Observation): Decision {
       "runtime_failed",
       `the command ${what}`,
       false,
-      notFound
-        ? "the command, or the interpreter its first line (#!) names, was not found on the target: check its name and PATH, and the stderr tail"
-        : notRunnable
-          ? "the command could not be executed (exit 126): make it executable (chmod +x) or run it through its interpreter (sh SCRIPT)"
-          : "read the digest and stderr tail; fix the command and run it again",
+      (!x.signal && EXIT_SUGGESTIONS[String(x.exit_code)]) ||
+        "read the digest and stderr tail; fix the command and run it again",
       ooms > 0
         ? `the kernel's OOM killer ended ${ooms} process${ooms === 1 ? "" : "es"} of the job`
         : undefined,
