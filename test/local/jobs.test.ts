@@ -1,7 +1,7 @@
 // End to end through the compiled binary, what is local-only or run-specific: inline runs, waits, grace, timeout
 // descendants, stall, reboot (what every backend shares is in test/contract/).
 import { afterAll, describe, expect, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ownCgroupProcs } from "../../src/backends/local/job-cgroups.ts";
 import { gatedCommand, killQuietly, pidAlive, Sandbox, until } from "../helpers/cli.ts";
@@ -44,14 +44,8 @@ describe("outcomes", () => {
 
   test("a script without the execute permission, or a directory, fails with 126 and says so by name", () => {
     const script = `${sb.work}/not-executable.sh`;
-    Bun.spawnSync([
-      "sh",
-      "-c",
-      'printf "echo hi\\n" > "$1"; chmod 644 "$1"; mkdir -p "$2"',
-      "sh",
-      script,
-      `${sb.work}/a-dir`,
-    ]);
+    writeFileSync(script, "echo hi\n", { mode: 0o644 });
+    mkdirSync(`${sb.work}/a-dir`, { recursive: true });
     const r = sb.run(["run", "--json", "--cwd", sb.work, "--", "./not-executable.sh"]);
     expect(r.code).toBe(3);
     expect(r.json).toMatchObject({ state: "failed", exit_code: 126, reason: "nonzero_exit" });
@@ -68,22 +62,14 @@ describe("outcomes", () => {
     expect(
       sb.run(["run", "--json", "--cwd", sb.work, "--", "sh", "./not-executable.sh"]).json.stdout_tail,
     ).toBe("hi\n");
-    Bun.spawnSync(["chmod", "755", script]);
+    chmodSync(script, 0o755);
     const ok = sb.run(["run", "--", script]);
     expect(ok.code).toBe(0);
     expect(ok.stdout).not.toContain("setsid");
   });
 
   test("a script whose interpreter cannot be started says why: Windows line endings, a missing interpreter", () => {
-    const write = (name: string, text: string) =>
-      Bun.spawnSync([
-        "sh",
-        "-c",
-        'printf "%s" "$2" > "$1"; chmod 755 "$1"',
-        "sh",
-        `${sb.work}/${name}`,
-        text,
-      ]);
+    const write = (name: string, text: string) => writeFileSync(`${sb.work}/${name}`, text, { mode: 0o755 });
     write("crlf.sh", "#!/bin/sh\r\necho hi\r\n");
     write("other.sh", "#!/no/such/interpreter -x\necho hi\n");
     write("inner.sh", "#!/bin/sh\nawl-no-such-tool\n");
