@@ -378,7 +378,7 @@ const EXIT_SUGGESTIONS: Record<string, string> = {
     "the command, or the interpreter its first line (#!) names, was not found on the target: check its name and PATH, and the stderr tail",
   // found but not runnable: a directory, or a file without the execute permission
   "126":
-    "the command could not be executed (exit 126): make it executable (chmod +x) or run it through its interpreter (sh SCRIPT)",
+    "the command could not be executed (exit 126; the stderr tail says why): a script needs the execute permission (chmod +x) or to be run through its interpreter (sh SCRIPT)",
 };
 
 function exitDecision(job: Job, obs: Observation): Decision {
