@@ -44,11 +44,17 @@ export function retryDependenciesContract(
     /** A child that prints the parent's attempt counter when it runs. */
     const child = (c: string, after: string) =>
       submitTo(t, ["sh", "-c", `echo "saw $(cat ${c})"`], ["--after", after]);
+    // Each look is a CLI status, over SSH a connection of its own: under the full suite's load a few of them took
+    // the helper's default 15 s (a CI run, busybox user), so twice the target's own bound for a job.
     const held = (id: string, says: string) =>
-      until(`${id} held (${says})`, () => {
-        const s = t.sb.status(id);
-        return s.state === "queued" && String(s.status_message).includes(says) && s;
-      });
+      until(
+        `${id} held (${says})`,
+        () => {
+          const s = t.sb.status(id);
+          return s.state === "queued" && String(s.status_message).includes(says) && s;
+        },
+        t.jobMs * 2,
+      );
     const neverRan = (r: Record<string, unknown>, after: string) => {
       expect([r.state, r.reason, r.exit_code, r.started_at]).toEqual([
         "cancelled",
